@@ -1,0 +1,32 @@
+GO      ?= go
+BIN     := bin/xp
+PKGS    := ./...
+# make test must stay under 15 minutes on 2 cores.
+TESTFLAGS ?= -count=1 -timeout 14m
+
+.PHONY: build test bench lint demo clean fuzz
+
+build:
+	$(GO) build -o $(BIN) ./cmd/xp
+
+test: lint
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+# One table, every comparison measured side by side in one run.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m $(PKGS) 2>&1 | tee bench.out
+	@$(GO) run ./cmd/xpbench < bench.out
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+demo: build
+	./$(BIN) plan expand plans/quickstart.yaml -o out/quickstart.jsonl
+	./$(BIN) run out/quickstart.jsonl --db out/quickstart.db
+	./$(BIN) analyse --db out/quickstart.db --out out/quickstart-analysis
+	@echo "results: out/quickstart.db, report: out/quickstart-analysis/report.html"
+
+clean:
+	rm -rf bin out bench.out

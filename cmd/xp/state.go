@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// state carries everything a subcommand may take from the process: streams,
+// environment, clock and signals. Tests build their own.
+type state struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+	now    func() time.Time
+	// isTerminal reports whether stderr is a terminal (progress bars).
+	isTerminal bool
+	// signals delivers SIGINT/SIGTERM; nil disables signal handling.
+	signals func() (<-chan os.Signal, func())
+}
+
+func newState() *state {
+	return &state{
+		stdin:      os.Stdin,
+		stdout:     os.Stdout,
+		stderr:     os.Stderr,
+		getenv:     os.Getenv,
+		now:        time.Now,
+		isTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+		signals: func() (<-chan os.Signal, func()) {
+			ch := make(chan os.Signal, 2)
+			signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+			return ch, func() { signal.Stop(ch) }
+		},
+	}
+}
+
+// interruptible returns a context cancelled by the first SIGINT/SIGTERM; a
+// second signal exits the process at once with 130.
+func (st *state) interruptible(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	if st.signals == nil {
+		return ctx, cancel
+	}
+	ch, stop := st.signals()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-ch:
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); stop(); cancel() }
+}

@@ -1,0 +1,95 @@
+// Package planner turns a factor spec into a campaign of plan rows, and reads
+// and validates campaigns. It depends on nothing else of xp's.
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Rate is a target publish rate in messages per second; RateMax means
+// saturating, closed loop ("max" in JSON).
+type Rate int64
+
+// RateMax is the saturating, closed-loop rate, written "max".
+const RateMax Rate = -1
+
+// IsMax reports whether r is the saturating rate.
+func (r Rate) IsMax() bool { return r == RateMax }
+
+func (r Rate) String() string {
+	if r == RateMax {
+		return "max"
+	}
+	return strconv.FormatInt(int64(r), 10)
+}
+
+// MarshalJSON writes "max" or an integer.
+func (r Rate) MarshalJSON() ([]byte, error) {
+	if r == RateMax {
+		return []byte(`"max"`), nil
+	}
+	return strconv.AppendInt(nil, int64(r), 10), nil
+}
+
+// UnmarshalJSON reads "max" or a positive integer.
+func (r *Rate) UnmarshalJSON(b []byte) error {
+	if string(b) == `"max"` {
+		*r = RateMax
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf(`want a positive integer or "max", got %s`, b)
+	}
+	*r = Rate(n)
+	return nil
+}
+
+// Row is one run of a campaign: one line of the JSONL plan. Identity fields
+// are derived by the planner, never typed by hand.
+type Row struct {
+	// Identity.
+	Campaign  string `json:"campaign"`
+	Run       string `json:"run"`
+	Cell      string `json:"cell"`
+	Pair      string `json:"pair"`
+	Replicate int    `json:"replicate"`
+	Block     int    `json:"block"`
+	Order     int    `json:"order"`
+	// Treatment names the compared factor (default "security") and Baseline
+	// its reference level; every row carries them so a campaign is
+	// self-describing.
+	Treatment string `json:"treatment"`
+	Baseline  string `json:"baseline"`
+
+	// Factors.
+	Security          string   `json:"security"`
+	Brokers           int      `json:"brokers"`
+	MessageSize       int      `json:"message_size"`
+	Acks              string   `json:"acks"`
+	TargetRate        Rate     `json:"target_rate"`
+	Platform          string   `json:"platform"`
+	InstanceType      string   `json:"instance_type"`
+	Partitions        int      `json:"partitions"`
+	Topics            int      `json:"topics"`
+	ReplicationFactor int      `json:"replication_factor"`
+	MinInsyncReplicas int      `json:"min_insync_replicas"`
+	Producers         int      `json:"producers"`
+	ConsumerGroups    int      `json:"consumer_groups"`
+	ConsumersPerGroup int      `json:"consumers_per_group"`
+	Concurrency       int      `json:"concurrency"`
+	LingerMs          int      `json:"linger_ms"`
+	BatchBytes        int      `json:"batch_bytes"`
+	Compression       string   `json:"compression"`
+	Encoding          string   `json:"encoding"`
+	EncryptFields     []string `json:"encrypt_fields"`
+	Gateways          int      `json:"gateways"`
+	GatewayKind       string   `json:"gateway_kind"`
+	GatewayTransport  string   `json:"gateway_transport"`
+	WarmupS           int      `json:"warmup_s"`
+	DurationS         int      `json:"duration_s"`
+	DrainTimeoutS     int      `json:"drain_timeout_s"`
+	KafkaVersion      string   `json:"kafka_version"`
+}
