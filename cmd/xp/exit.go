@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -45,7 +46,7 @@ func execute(st *state, args []string) int {
 	code := exitFailure
 	if errors.As(err, &ee) {
 		code = ee.code
-	} else if isFlagError(err) {
+	} else if isFlagError(err) || strings.HasPrefix(err.Error(), "unknown command") {
 		code = exitUsage
 	}
 	if ee == nil || ee.err != nil && ee.err.Error() != "" {
