@@ -14,7 +14,7 @@ test: lint
 
 # One table, every comparison measured side by side in one run.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS) 2>&1 | tee bench.out
+	$(GO) test -run '^$$' -bench . -benchmem -p 1 -timeout 60m $(PKGS) 2>&1 | tee bench.out
 	@$(GO) run ./cmd/xpbench < bench.out
 
 lint:
