@@ -1,0 +1,299 @@
+// Package pki makes the certificates xp's clusters and gateways use: one
+// certificate authority per directory, broker and gateway server
+// certificates, and client certificates for mutual TLS. Everything is PEM
+// (Kafka reads it with ssl.keystore.type=PEM) and written 0600.
+package pki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+)
+
+// File names inside an authority's directory.
+const (
+	caCertFile = "ca.pem"
+	caKeyFile  = "ca-key.pem"
+)
+
+// Validity is how long issued certificates last; long enough for any
+// campaign, short enough that a leaked one expires.
+const Validity = 398 * 24 * time.Hour
+
+// Authority is a certificate authority rooted in one directory. Reopening
+// the same directory reuses its CA, so remote hosts and local runs share it.
+type Authority struct {
+	dir  string
+	cert *x509.Certificate
+	key  crypto.Signer
+	mu   sync.Mutex
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// New opens the authority in dir, creating dir (0700) and a fresh CA when
+// none exists yet.
+func New(dir string) (*Authority, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("pki: %w", err)
+	}
+	a := &Authority{dir: dir}
+	certPath, keyPath := a.CAPath(), filepath.Join(dir, caKeyFile)
+	if _, err := os.Stat(certPath); err == nil {
+		cert, key, err := loadPair(certPath, keyPath)
+		if err != nil {
+			return nil, fmt.Errorf("pki: existing CA in %s: %w", dir, err)
+		}
+		a.cert, a.key = cert, key
+		return a, nil
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "xp test CA", Organization: []string{"xp"}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(10 * Validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %w", err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	if err := writePair(certPath, keyPath, der, key); err != nil {
+		return nil, err
+	}
+	a.cert, a.key = cert, key
+	return a, nil
+}
+
+// Dir is the authority's directory.
+func (a *Authority) Dir() string { return a.dir }
+
+// CAPath is the CA certificate (PEM); the trust anchor clients and brokers
+// load (Kafka: ssl.ca.location / ssl.truststore.location).
+func (a *Authority) CAPath() string { return filepath.Join(a.dir, caCertFile) }
+
+// CertPool returns a pool holding the CA certificate.
+func (a *Authority) CertPool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(a.cert)
+	return p
+}
+
+// Server issues (or reissues) a server certificate for name, valid for
+// localhost, 127.0.0.1, ::1 and every extra host (DNS name or IP address).
+// It returns the certificate and key paths, <name>.pem and <name>-key.pem.
+func (a *Authority) Server(name string, hosts ...string) (certPath, keyPath string, err error) {
+	all := append([]string{"localhost", "127.0.0.1", "::1", name}, hosts...)
+	return a.issue(name, all, x509.ExtKeyUsageServerAuth)
+}
+
+// Gateway issues a certificate for a gateway: it serves clients and, for
+// upstream mutual TLS, presents itself to brokers, so it is good for both.
+func (a *Authority) Gateway(name string, hosts ...string) (certPath, keyPath string, err error) {
+	all := append([]string{"localhost", "127.0.0.1", "::1", name}, hosts...)
+	return a.issue(name, all, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
+// Client issues a client certificate with common name name (the principal
+// User:<name> in Kafka's default mapping) for mutual TLS.
+func (a *Authority) Client(name string) (certPath, keyPath string, err error) {
+	return a.issue(name, nil, x509.ExtKeyUsageClientAuth)
+}
+
+func (a *Authority) issue(name string, hosts []string, usage ...x509.ExtKeyUsage) (string, string, error) {
+	if !nameRE.MatchString(name) {
+		return "", "", fmt.Errorf("pki: certificate name %q: use letters, digits, '.', '_' and '-' only", name)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", fmt.Errorf("pki: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: name, Organization: []string{"xp"}},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(Validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  usage,
+	}
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if h == "" || seen[h] {
+			continue
+		}
+		seen[h] = true
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, key.Public(), a.key)
+	if err != nil {
+		return "", "", fmt.Errorf("pki: sign %s: %w", name, err)
+	}
+	certPath := filepath.Join(a.dir, name+".pem")
+	keyPath := filepath.Join(a.dir, name+"-key.pem")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := writePair(certPath, keyPath, der, key); err != nil {
+		return "", "", err
+	}
+	return certPath, keyPath, nil
+}
+
+// ServerTLS is a server configuration presenting certPath/keyPath; with
+// requireClient it demands a client certificate signed by the CA (mTLS).
+func (a *Authority) ServerTLS(certPath, keyPath string, requireClient bool) (*tls.Config, error) {
+	return ServerTLS(a.CAPath(), certPath, keyPath, requireClient)
+}
+
+// ClientTLS is a client configuration trusting the CA, presenting
+// certPath/keyPath when both are non-empty.
+func (a *Authority) ClientTLS(certPath, keyPath string) (*tls.Config, error) {
+	return ClientTLS(a.CAPath(), certPath, keyPath, "")
+}
+
+// ServerTLS builds a server tls.Config from PEM files. With requireClient,
+// clients must present a certificate that chains to caPath (Kafka:
+// ssl.client.auth=required).
+func ServerTLS(caPath, certPath, keyPath string, requireClient bool) (*tls.Config, error) {
+	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("pki: load %s: %w", certPath, err)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}
+	if requireClient {
+		pool, err := LoadPool(caPath)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// ClientTLS builds a client tls.Config trusting caPath (system roots when
+// empty), presenting certPath/keyPath when given, and verifying serverName
+// when non-empty (otherwise the dialled host).
+func ClientTLS(caPath, certPath, keyPath, serverName string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
+	if caPath != "" {
+		pool, err := LoadPool(caPath)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	if certPath != "" || keyPath != "" {
+		if certPath == "" || keyPath == "" {
+			return nil, errors.New("pki: a client certificate needs both a certificate and a key file")
+		}
+		pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+		if err != nil {
+			return nil, fmt.Errorf("pki: load %s: %w", certPath, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// LoadPool reads a PEM bundle of CA certificates.
+func LoadPool(caPath string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(caPath)
+	if err != nil {
+		return nil, fmt.Errorf("pki: CA file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("pki: CA file %s holds no PEM certificate", caPath)
+	}
+	return pool, nil
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return n
+}
+
+func writePair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) error {
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	if err := writeFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})); err != nil {
+		return err
+	}
+	return writeFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// writeFile writes 0600 atomically, so a reader never sees half a key.
+func writeFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".pki-*")
+	if err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("pki: %w", err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("pki: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("pki: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	return nil
+}
+
+func loadPair(certPath, keyPath string) (*x509.Certificate, crypto.Signer, error) {
+	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	if !cert.IsCA {
+		return nil, nil, fmt.Errorf("%s is not a CA certificate", certPath)
+	}
+	signer, ok := pair.PrivateKey.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: key cannot sign", keyPath)
+	}
+	return cert, signer, nil
+}
