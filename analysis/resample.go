@@ -1,0 +1,337 @@
+package analysis
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// The four statistics estimated for every treatment, metric and scope.
+const (
+	statMeanPenalty = iota
+	statMedianPenalty
+	statMeanDifference
+	statRatioOfMeans
+	nStats
+)
+
+// Statistic names as written in effects.csv, indexed like the constants.
+var statNames = [nStats]string{"mean_penalty", "median_penalty", "mean_difference", "ratio_of_means"}
+
+// pairedSample is one metric's values over the matched sets of one scope.
+type pairedSample struct {
+	t, b   []float64 // treatment and baseline values
+	d, pen []float64 // difference t-b, penalty in percent (positive = worse)
+	order  []int32   // set indexes sorted by penalty (for weighted medians)
+}
+
+func newPairedSample(t, b []float64, higher bool) *pairedSample {
+	p := &pairedSample{t: t, b: b, d: make([]float64, len(t)), pen: make([]float64, len(t))}
+	for i := range t {
+		p.d[i] = t[i] - b[i]
+		p.pen[i] = penalty(t[i], b[i], higher)
+	}
+	p.order = make([]int32, len(t))
+	for i := range p.order {
+		p.order[i] = int32(i)
+	}
+	slices.SortStableFunc(p.order, func(x, y int32) int {
+		switch {
+		case p.pen[x] < p.pen[y]:
+			return -1
+		case p.pen[x] > p.pen[y]:
+			return 1
+		}
+		return 0
+	})
+	return p
+}
+
+// penalty is the cost of the treatment in percent of the baseline, positive
+// meaning worse: (b-t)/b when larger is better (throughput), (t-b)/b
+// otherwise (latency, CPU).
+func penalty(t, b float64, higher bool) float64 {
+	if higher {
+		return (b - t) / b * 100
+	}
+	return (t - b) / b * 100
+}
+
+// eval computes the four statistics of the resample in which set i appears
+// w[i] times.
+func (p *pairedSample) eval(w []int32, out *[nStats]float64) {
+	var W int64
+	var sp, sd, st, sb float64
+	for i, wi := range w {
+		if wi == 0 {
+			continue
+		}
+		f := float64(wi)
+		W += int64(wi)
+		sp += f * p.pen[i]
+		sd += f * p.d[i]
+		st += f * p.t[i]
+		sb += f * p.b[i]
+	}
+	if W == 0 {
+		for k := range out {
+			out[k] = math.NaN()
+		}
+		return
+	}
+	fw := float64(W)
+	out[statMeanPenalty] = sp / fw
+	out[statMeanDifference] = sd / fw
+	out[statRatioOfMeans] = st / sb
+	// numpy's median: the middle value, or the mean of the two middle ones.
+	r1, r2 := (W-1)/2, W/2
+	var v1 float64
+	var c int64
+	found1 := false
+	for _, i := range p.order {
+		c += int64(w[i])
+		if !found1 && r1 < c {
+			v1, found1 = p.pen[i], true
+		}
+		if r2 < c {
+			out[statMedianPenalty] = (v1 + p.pen[i]) / 2
+			break
+		}
+	}
+}
+
+// bootJob is one bootstrap: a set of metrics observed on the same matched
+// sets, resampled together with one random stream. Sets are resampled
+// independently (clusters nil), or in two levels: whole clusters (cells)
+// with replacement, then sets within each drawn cluster.
+type bootJob struct {
+	key      string // names the random stream; with the seed it fixes every draw
+	samples  []*pairedSample
+	clusters [][]int32
+
+	// results, per sample and statistic
+	est  [][nStats]float64
+	low  [][nStats]float64
+	high [][nStats]float64
+	used [][nStats]Method
+
+	// keep, for tests, retains the raw bootstrap distribution in dist
+	// (direct path only).
+	keep   bool
+	dist   [][nStats][]float64
+	direct bool // tests: never use the counted path
+}
+
+// bootConfig is what every job shares.
+type bootConfig struct {
+	seed       uint64
+	resamples  int
+	confidence float64
+	method     Method
+}
+
+// streamSeed derives a job's random stream from the campaign seed and the
+// job key, so results do not depend on which worker runs which job or in
+// which order.
+func streamSeed(key string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return h.Sum64()
+}
+
+// exactLimit is the largest set count resampled through the exact count of
+// distinct resamples; beyond it each resample is evaluated directly.
+const exactLimit = 8
+
+// bootScratch is a worker's reusable memory, so resampling allocates nothing
+// per resample.
+type bootScratch struct {
+	w     []int32
+	vals  [][nStats][]float64
+	atoms []atom
+	idx   []int32
+}
+
+func (s *bootScratch) weights(n int) []int32 {
+	if cap(s.w) < n {
+		s.w = make([]int32, n)
+	}
+	s.w = s.w[:n]
+	return s.w
+}
+
+func (s *bootScratch) values(samples, b int) [][nStats][]float64 {
+	for len(s.vals) < samples {
+		s.vals = append(s.vals, [nStats][]float64{})
+	}
+	for i := 0; i < samples; i++ {
+		for k := range nStats {
+			if cap(s.vals[i][k]) < b {
+				s.vals[i][k] = make([]float64, b)
+			}
+			s.vals[i][k] = s.vals[i][k][:b]
+		}
+	}
+	return s.vals[:samples]
+}
+
+// run computes the estimates and their intervals.
+func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
+	ns := len(j.samples)
+	if ns == 0 {
+		return
+	}
+	n := len(j.samples[0].t)
+	j.est = make([][nStats]float64, ns)
+	j.low = make([][nStats]float64, ns)
+	j.high = make([][nStats]float64, ns)
+	j.used = make([][nStats]Method, ns)
+
+	w := s.weights(n)
+	for i := range w {
+		w[i] = 1
+	}
+	for si, p := range j.samples {
+		p.eval(w, &j.est[si])
+	}
+	method := cfg.method
+	if n < 2 || j.clusters != nil && len(j.clusters) < 2 {
+		// One set (or one cell) has no sampling distribution to speak of.
+		for si := range j.samples {
+			for k := range nStats {
+				j.low[si][k], j.high[si][k], j.used[si][k] = math.NaN(), math.NaN(), method
+			}
+		}
+		return
+	}
+
+	// Jackknife: leave out one set, or one whole cluster.
+	units := n
+	if j.clusters != nil {
+		units = len(j.clusters)
+	}
+	jack := make([][nStats][]float64, ns)
+	for si := range jack {
+		for k := range nStats {
+			jack[si][k] = make([]float64, units)
+		}
+	}
+	var out [nStats]float64
+	for u := 0; u < units; u++ {
+		if j.clusters == nil {
+			w[u] = 0
+		} else {
+			for _, i := range j.clusters[u] {
+				w[i] = 0
+			}
+		}
+		for si, p := range j.samples {
+			p.eval(w, &out)
+			for k := range nStats {
+				jack[si][k][u] = out[k]
+			}
+		}
+		if j.clusters == nil {
+			w[u] = 1
+		} else {
+			for _, i := range j.clusters[u] {
+				w[i] = 1
+			}
+		}
+	}
+
+	rng := rand.New(rand.NewPCG(cfg.seed, streamSeed(j.key)))
+	B := cfg.resamples
+	if j.clusters == nil && n <= exactLimit && !j.direct {
+		j.runCounted(cfg, s, rng, w, jack)
+		return
+	}
+	vals := s.values(ns, B)
+	for r := 0; r < B; r++ {
+		clear(w)
+		if j.clusters == nil {
+			for range n {
+				w[rng.IntN(n)]++
+			}
+		} else {
+			nc := len(j.clusters)
+			for range nc {
+				c := j.clusters[rng.IntN(nc)]
+				for range c {
+					w[c[rng.IntN(len(c))]]++
+				}
+			}
+		}
+		for si, p := range j.samples {
+			p.eval(w, &out)
+			for k := range nStats {
+				vals[si][k][r] = out[k]
+			}
+		}
+	}
+	if j.keep {
+		j.dist = make([][nStats][]float64, ns)
+		for si := range j.samples {
+			for k := range nStats {
+				j.dist[si][k] = slices.Clone(vals[si][k])
+			}
+		}
+	}
+	for si := range j.samples {
+		for k := range nStats {
+			d := distributionOf(vals[si][k], s.atoms)
+			j.low[si][k], j.high[si][k], j.used[si][k] = intervalOf(d, j.est[si][k], jack[si][k], cfg.confidence, method)
+			s.atoms = d.atoms[:0]
+		}
+	}
+}
+
+// runCounted resamples few sets: it draws exactly as the direct path does,
+// but counts how often each distinct resample (multiset of sets) occurs and
+// evaluates each distinct one once.
+func (j *bootJob) runCounted(cfg bootConfig, s *bootScratch, rng *rand.Rand, w []int32, jack [][nStats][]float64) {
+	n := len(w)
+	base := uint64(n + 1)
+	counts := make(map[uint64]int, 64)
+	if cap(s.idx) < n {
+		s.idx = make([]int32, n)
+	}
+	for r := 0; r < cfg.resamples; r++ {
+		clear(w)
+		for range n {
+			w[rng.IntN(n)]++
+		}
+		var key uint64
+		for _, c := range w {
+			key = key*base + uint64(c)
+		}
+		counts[key]++
+	}
+	keys := make([]uint64, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	atoms := make([][nStats][]atom, len(j.samples))
+	var out [nStats]float64
+	for _, key := range keys {
+		k := key
+		for i := n - 1; i >= 0; i-- {
+			w[i] = int32(k % base)
+			k /= base
+		}
+		for si, p := range j.samples {
+			p.eval(w, &out)
+			for st := range nStats {
+				atoms[si][st] = append(atoms[si][st], atom{v: out[st], n: counts[key]})
+			}
+		}
+	}
+	for si := range j.samples {
+		for st := range nStats {
+			d := distributionOfAtoms(atoms[si][st])
+			j.low[si][st], j.high[si][st], j.used[si][st] = intervalOf(d, j.est[si][st], jack[si][st], cfg.confidence, cfg.method)
+		}
+	}
+}

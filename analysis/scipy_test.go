@@ -1,0 +1,281 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// debianPython is Debian's interpreter, which has python3-scipy; the
+// python3 first on PATH may be another one without it.
+const debianPython = "/usr/bin/python3"
+
+// runPython runs script with Debian's python3, passing in as JSON on stdin
+// and decoding JSON from stdout into out.
+func runPython(t *testing.T, script string, in, out any) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "check.py")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(debianPython, path)
+	cmd.Stdin = bytes.NewReader(b)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	res, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", debianPython, path, err, stderr.String())
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		t.Fatalf("decode python output %q: %v", res, err)
+	}
+}
+
+// scipyStats defines, in numpy, the four statistics of pairedSample.eval on
+// treatment x and baseline y (lower is better).
+const scipyStats = `
+import json, sys, warnings
+import numpy as np
+from scipy import stats
+warnings.simplefilter("ignore")
+def mean_penalty(x, y, axis=-1): return np.mean((x - y) / y * 100, axis=axis)
+def median_penalty(x, y, axis=-1): return np.median((x - y) / y * 100, axis=axis)
+def mean_difference(x, y, axis=-1): return np.mean(x - y, axis=axis)
+def ratio_of_means(x, y, axis=-1): return np.mean(x, axis=axis) / np.mean(y, axis=axis)
+STATS = [mean_penalty, median_penalty, mean_difference, ratio_of_means]
+`
+
+// genPaired draws n matched latencies: baseline lognormal around 5 ms, the
+// treatment 10% slower with its own noise.
+func genPaired(seed uint64, n int) (t, b []float64) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	for range n {
+		base := 5 * math.Exp(0.3*r.NormFloat64())
+		b = append(b, base)
+		t = append(t, base*1.1*math.Exp(0.15*r.NormFloat64()))
+	}
+	return t, b
+}
+
+// TestBCaFormulaMatchesScipy hands our own bootstrap distribution to
+// scipy.stats.bootstrap (bootstrap_result=..., n_resamples=0), so both
+// compute the BCa interval from identical resamples: bias correction,
+// jackknife acceleration and numpy's percentile must agree to rounding.
+func TestBCaFormulaMatchesScipy(t *testing.T) {
+	cases := []struct {
+		name string
+		seed uint64
+		n    int
+		conf float64
+	}{
+		{"n12-95", 1, 12, 0.95},
+		{"n30-90", 2, 30, 0.90},
+		{"n57-99", 3, 57, 0.99},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			x, y := genPaired(tc.seed, tc.n)
+			j := &bootJob{key: tc.name, samples: []*pairedSample{newPairedSample(x, y, false)}, keep: true}
+			cfg := bootConfig{seed: 42, resamples: 2000, confidence: tc.conf, method: MethodBCa}
+			j.run(cfg, &bootScratch{})
+			in := map[string]any{"x": x, "y": y, "conf": tc.conf, "dist": j.dist[0]}
+			var out struct {
+				Low, High []float64
+			}
+			runPython(t, scipyStats+`
+d = json.load(sys.stdin)
+x, y = np.array(d["x"]), np.array(d["y"])
+low, high = [], []
+for k, f in enumerate(STATS):
+    prior = stats._resampling.BootstrapResult(confidence_interval=None,
+        bootstrap_distribution=np.array(d["dist"][k]), standard_error=None)
+    r = stats.bootstrap((x, y), f, paired=True, method="BCa", n_resamples=0,
+        confidence_level=d["conf"], bootstrap_result=prior)
+    low.append(float(r.confidence_interval.low)); high.append(float(r.confidence_interval.high))
+print(json.dumps({"low": low, "high": high}))
+`, in, &out)
+			for k := range nStats {
+				if j.used[0][k] != MethodBCa {
+					t.Errorf("%s: used %s, want bca", statNames[k], j.used[0][k])
+				}
+				for _, c := range []struct {
+					what      string
+					got, want float64
+				}{{"low", j.low[0][k], out.Low[k]}, {"high", j.high[0][k], out.High[k]}} {
+					if !closeRel(c.got, c.want, 1e-9) {
+						t.Errorf("%s %s = %.15g, scipy %.15g", statNames[k], c.what, c.got, c.want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func closeRel(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// TestBCaMonteCarloMatchesScipy compares intervals from independent random
+// streams: ours and scipy's own resampling (numpy's generator), each with
+// B resamples. An endpoint is a Monte Carlo estimate, so the two differ by
+// the noise of both. We measure that noise instead of guessing it: the
+// standard deviation sigma of each endpoint over K of our runs with
+// different seeds. The difference of two independent estimates has sd
+// sqrt(2)*sigma; the test allows 5*sqrt(2)*sigma (for a normal difference a
+// false failure has probability 6e-7 per endpoint, < 1e-5 for the 16 here).
+// sigma is estimated from K=30 runs, so the bound carries a further ~15%
+// uncertainty, which the 5-sigma margin covers.
+func TestBCaMonteCarloMatchesScipy(t *testing.T) {
+	const (
+		B = 4000
+		K = 30
+	)
+	cases := []struct {
+		name string
+		seed uint64
+		n    int
+	}{
+		{"n15", 11, 15},
+		{"n40", 12, 40},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			x, y := genPaired(tc.seed, tc.n)
+			var lows, highs [nStats][]float64
+			var first *bootJob
+			for k := range K {
+				j := &bootJob{key: tc.name, samples: []*pairedSample{newPairedSample(x, y, false)}}
+				j.run(bootConfig{seed: uint64(1000 + k), resamples: B, confidence: 0.95, method: MethodBCa}, &bootScratch{})
+				if first == nil {
+					first = j
+				}
+				for s := range nStats {
+					lows[s] = append(lows[s], j.low[0][s])
+					highs[s] = append(highs[s], j.high[0][s])
+				}
+			}
+			var out struct {
+				Low, High, Est []float64
+			}
+			runPython(t, scipyStats+`
+d = json.load(sys.stdin)
+x, y = np.array(d["x"]), np.array(d["y"])
+low, high, est = [], [], []
+for f in STATS:
+    r = stats.bootstrap((x, y), f, paired=True, method="BCa", n_resamples=d["B"],
+        confidence_level=0.95, random_state=np.random.default_rng(12345))
+    low.append(float(r.confidence_interval.low)); high.append(float(r.confidence_interval.high))
+    est.append(float(f(x, y)))
+print(json.dumps({"low": low, "high": high, "est": est}))
+`, map[string]any{"x": x, "y": y, "B": B}, &out)
+			for s := range nStats {
+				if !closeRel(first.est[0][s], out.Est[s], 1e-12) {
+					t.Errorf("%s estimate %.15g, numpy %.15g", statNames[s], first.est[0][s], out.Est[s])
+				}
+				for _, c := range []struct {
+					what string
+					ours []float64
+					sp   float64
+				}{{"low", lows[s], out.Low[s]}, {"high", highs[s], out.High[s]}} {
+					sigma := stddev(c.ours)
+					tol := 5 * math.Sqrt2 * sigma
+					if sigma == 0 || math.Abs(c.ours[0]-c.sp) > tol {
+						t.Errorf("%s %s: ours %.6g, scipy %.6g, |diff| %.3g > tolerance %.3g (sigma %.3g)",
+							statNames[s], c.what, c.ours[0], c.sp, math.Abs(c.ours[0]-c.sp), tol, sigma)
+					}
+				}
+			}
+		})
+	}
+}
+
+func stddev(v []float64) float64 {
+	var m float64
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(v)-1))
+}
+
+// TestWilcoxonMatchesScipy checks statistic and p-value against
+// scipy.stats.wilcoxon: its defaults where we agree (exact without zeros
+// and ties up to n=50, normal approximation beyond), and method="approx"
+// where there are ties (see Wilcoxon for why).
+func TestWilcoxonMatchesScipy(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	normal := func(n int, shift float64) []float64 {
+		var d []float64
+		for range n {
+			d = append(d, shift+r.NormFloat64())
+		}
+		return d
+	}
+	rounded := func(d []float64) []float64 {
+		var o []float64
+		for _, v := range d {
+			o = append(o, math.Round(v*2)/2)
+		}
+		return o
+	}
+	cases := []struct {
+		name   string
+		d      []float64
+		method string
+		exact  bool
+	}{
+		{"exact-n3", []float64{0.5, 1.2, 2.2}, "auto", true},
+		{"exact-n10-shifted", normal(10, 0.8), "auto", true},
+		{"exact-n25-null", normal(25, 0), "auto", true},
+		{"exact-n50", normal(50, 0.3), "auto", true},
+		{"approx-n51", normal(51, 0.3), "auto", false},
+		{"approx-n300", normal(300, 0.1), "auto", false},
+		{"ties-n20", rounded(normal(20, 0.5)), "approx", false},
+		{"zeros-and-ties-n80", rounded(normal(80, 0.2)), "approx", false},
+	}
+	var ds [][]float64
+	var methods []string
+	for _, c := range cases {
+		ds = append(ds, c.d)
+		methods = append(methods, c.method)
+	}
+	var out struct {
+		T, P []float64
+	}
+	runPython(t, scipyStats+`
+d = json.load(sys.stdin)
+T, P = [], []
+for x, m in zip(d["d"], d["m"]):
+    r = stats.wilcoxon(np.array(x), method=m)
+    T.append(float(r.statistic)); P.append(float(r.pvalue))
+print(json.dumps({"t": T, "p": P}))
+`, map[string]any{"d": ds, "m": methods}, &out)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Wilcoxon(c.d)
+			if got.Exact != c.exact {
+				t.Errorf("exact = %v, want %v", got.Exact, c.exact)
+			}
+			if got.T != out.T[i] {
+				t.Errorf("T = %v, scipy %v", got.T, out.T[i])
+			}
+			if !closeRel(got.P, out.P[i], 1e-9) {
+				t.Errorf("p = %.15g, scipy %.15g", got.P, out.P[i])
+			}
+		})
+	}
+}
