@@ -1,0 +1,156 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Progress is a campaign's progress, read with a handful of indexed queries
+// so that it stays fast on campaigns of thousands of rows.
+type Progress struct {
+	Campaign   string
+	PlanSHA256 string
+	Target     string
+	Created    time.Time
+	Rows       map[State]int // every state present, zero when none
+	Total      int
+	// Attempts counts attempts by outcome; "" counts running ones.
+	Attempts map[Outcome]int
+	// Current is the attempt running now (or left running by a killed
+	// process), nil when none.
+	Current *Attempt
+	// CurrentPlan is the plan row of Current.
+	CurrentPlan json.RawMessage
+	// FirstStarted is when the first attempt started; LastEnded when the
+	// latest one ended (zero if none).
+	FirstStarted, LastEnded time.Time
+	// MeanAttempt is the mean wall time of attempts that completed (done,
+	// invalid or failed).
+	MeanAttempt time.Duration
+	// InfraUp lists groups whose latest event is "up".
+	InfraUp []InfraEvent
+	// Cost is the sum of the cost of every infrastructure event, USD.
+	Cost float64
+}
+
+// Progress reads the campaign's progress.
+func (s *Store) Progress(ctx context.Context) (Progress, error) {
+	var p Progress
+	c, err := s.campaignHead(ctx)
+	if err != nil {
+		return p, err
+	}
+	p.Campaign, p.PlanSHA256, p.Target, p.Created = c.Name, c.PlanSHA256, c.Target, c.Created
+
+	p.Rows = map[State]int{}
+	for _, st := range States {
+		p.Rows[st] = 0
+	}
+	rs, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM row GROUP BY state`)
+	if err != nil {
+		return p, err
+	}
+	for rs.Next() {
+		var st string
+		var n int
+		if err := rs.Scan(&st, &n); err != nil {
+			rs.Close()
+			return p, err
+		}
+		p.Rows[State(st)] = n
+		p.Total += n
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return p, err
+	}
+
+	p.Attempts = map[Outcome]int{}
+	rs, err = s.db.QueryContext(ctx, `SELECT coalesce(outcome, ''), count(*) FROM attempt GROUP BY outcome`)
+	if err != nil {
+		return p, err
+	}
+	for rs.Next() {
+		var o string
+		var n int
+		if err := rs.Scan(&o, &n); err != nil {
+			rs.Close()
+			return p, err
+		}
+		p.Attempts[Outcome(o)] = n
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return p, err
+	}
+
+	var first, last sql.NullString
+	var mean sql.NullFloat64
+	if err := s.db.QueryRowContext(ctx, `SELECT min(started), max(ended),
+		avg(CASE WHEN outcome IN ('done', 'invalid', 'failed')
+			THEN (julianday(ended) - julianday(started)) * 86400.0 END)
+		FROM attempt`).Scan(&first, &last, &mean); err != nil {
+		return p, err
+	}
+	if p.FirstStarted, err = parseTime(first.String); err != nil {
+		return p, err
+	}
+	if p.LastEnded, err = parseTime(last.String); err != nil {
+		return p, err
+	}
+	p.MeanAttempt = time.Duration(mean.Float64 * float64(time.Second))
+
+	var cur Attempt
+	var started, plan string
+	err = s.db.QueryRowContext(ctx, `SELECT a.id, a.run, a.number, a.started, a.phase, r.plan_row
+		FROM attempt a JOIN row r ON r.run = a.run WHERE a.outcome IS NULL ORDER BY a.id DESC LIMIT 1`).
+		Scan(&cur.ID, &cur.Run, &cur.Number, &started, &cur.Phase, &plan)
+	switch {
+	case err == nil:
+		if cur.Started, err = parseTime(started); err != nil {
+			return p, err
+		}
+		p.Current, p.CurrentPlan = &cur, json.RawMessage(plan)
+	case !errors.Is(err, sql.ErrNoRows):
+		return p, err
+	}
+
+	events, err := s.InfraEvents(ctx)
+	if err != nil {
+		return p, err
+	}
+	latest := map[string]InfraEvent{}
+	var order []string
+	for _, e := range events {
+		p.Cost += e.Cost
+		if _, ok := latest[e.Group]; !ok {
+			order = append(order, e.Group)
+		}
+		latest[e.Group] = e
+	}
+	for _, g := range order {
+		if e := latest[g]; e.Event == "up" {
+			p.InfraUp = append(p.InfraUp, e)
+		}
+	}
+	return p, nil
+}
+
+// campaignHead reads the campaign without its plan and spec bytes.
+func (s *Store) campaignHead(ctx context.Context) (Campaign, error) {
+	var c Campaign
+	var created string
+	err := s.db.QueryRowContext(ctx, `SELECT name, plan_sha256, target, created FROM campaign WHERE id = 1`).
+		Scan(&c.Name, &c.PlanSHA256, &c.Target, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, ErrNoCampaign
+	}
+	if err != nil {
+		return c, err
+	}
+	c.Created, err = parseTime(created)
+	return c, err
+}

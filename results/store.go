@@ -1,0 +1,286 @@
+// Package results is the evidence store: the SQLite schema of a campaign
+// database, its migrations, and the only code that writes or reads one.
+//
+// A database holds one campaign. One process writes it at a time (a lock file
+// beside it, released by the kernel however the process ends); any number
+// read it. Every state change is one transaction, so a process killed at any
+// instant loses at most the attempt in flight.
+package results
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Errors callers branch on.
+var (
+	// ErrLocked: another process is writing the database.
+	ErrLocked = errors.New("campaign database is in use by another xp process")
+	// ErrNewerSchema: the database was written by a newer xp.
+	ErrNewerSchema = errors.New("campaign database has a newer schema than this xp understands")
+	// ErrNoDatabase: a read-only open of a file that does not exist.
+	ErrNoDatabase = errors.New("no campaign database")
+	// ErrNotCampaign: the file is an SQLite database but not an xp campaign.
+	ErrNotCampaign = errors.New("not an xp campaign database")
+	// ErrNoCampaign: the database has no campaign registered yet.
+	ErrNoCampaign = errors.New("no campaign registered in the database")
+	// ErrPlanMismatch: a different plan is already registered.
+	ErrPlanMismatch = errors.New("a different plan is registered in this database")
+	// ErrReadOnly: a write through a store opened read-only.
+	ErrReadOnly = errors.New("campaign database opened read-only")
+)
+
+// LockedError says who holds the writer lock.
+type LockedError struct {
+	Path string
+	PID  int // 0 when unknown
+}
+
+func (e *LockedError) Error() string {
+	who := "another xp process"
+	if e.PID > 0 {
+		who = fmt.Sprintf("another xp process (pid %d)", e.PID)
+	}
+	return fmt.Sprintf("%s is in use by %s; wait for it to finish or stop it, then run again", e.Path, who)
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// SchemaError reports a database whose schema this build cannot use.
+type SchemaError struct {
+	Path       string
+	Have, Want int
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("%s has schema version %d but this xp knows only up to %d: use a newer xp to read it",
+		e.Path, e.Have, e.Want)
+}
+
+func (e *SchemaError) Unwrap() error { return ErrNewerSchema }
+
+// Store is an open campaign database.
+type Store struct {
+	db       *sql.DB
+	path     string
+	readOnly bool
+	lock     *os.File
+}
+
+// Path returns the database file.
+func (s *Store) Path() string { return s.path }
+
+// Open opens the campaign database at path for writing, creating it if it
+// does not exist and migrating it to SchemaVersion. It takes the writer lock
+// (path + ".lock") and fails with a *LockedError while another process holds
+// it. A database with a newer schema is refused before anything is changed.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("campaign database path is empty")
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return nil, fmt.Errorf("campaign database %s is a directory", path)
+		}
+		// Refuse a newer schema before the lock file or WAL touch anything.
+		if err := peekSchema(ctx, path); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("campaign database %s: %w", path, err)
+	}
+
+	lock, err := acquireLock(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	db.SetMaxOpenConns(1) // one writer connection
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	s := &Store{db: db, path: path, lock: lock}
+	if err := s.init(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context) error {
+	var mode string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+		return fmt.Errorf("open campaign database %s: %w", s.path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("open campaign database %s: journal mode %q, want wal", s.path, mode)
+	}
+	return migrate(ctx, s.db, s.path)
+}
+
+// OpenReadOnly opens an existing campaign database for reading. It takes no
+// lock and may run while a writer works.
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s", ErrNoDatabase, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("campaign database %s is a directory", path)
+	}
+	if err := peekSchema(ctx, path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, path: path, readOnly: true}
+	v, err := schemaVersion(ctx, db)
+	if err != nil {
+		db.Close()
+		if errors.Is(err, ErrNotCampaign) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, fmt.Errorf("read campaign database %s: %w", path, err)
+	}
+	if v != SchemaVersion {
+		db.Close()
+		if v == 0 {
+			return nil, fmt.Errorf("%s: %w", path, ErrNoCampaign)
+		}
+		return nil, &SchemaError{Path: path, Have: v, Want: SchemaVersion}
+	}
+	return s, nil
+}
+
+// Close closes the database and releases the writer lock.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.lock != nil {
+		s.lock.Close() // releases the flock
+		s.lock = nil
+	}
+	return err
+}
+
+// peekSchema refuses a newer-schema or foreign database without creating or
+// changing any file: it reads the main database file as immutable (no
+// locks, no -wal or -shm). A write still in the WAL is invisible here; the
+// real open checks again.
+func peekSchema(ctx context.Context, path string) error {
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: "mode=ro&immutable=1"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	v, err := schemaVersion(ctx, db)
+	switch {
+	case errors.Is(err, ErrNotCampaign):
+		return fmt.Errorf("%s: %w", path, err)
+	case err != nil:
+		return fmt.Errorf("read campaign database %s: %w", path, err)
+	case v > SchemaVersion:
+		return &SchemaError{Path: path, Have: v, Want: SchemaVersion}
+	}
+	return nil
+}
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "synchronous(FULL)")
+		q.Set("_txlock", "immediate")
+	}
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// acquireLock takes an exclusive flock on path+".lock" and writes our pid
+// into it. The kernel drops the lock when the process ends, even by SIGKILL,
+// so a stale file never blocks the next run.
+func acquireLock(path string) (*os.File, error) {
+	lp := path + ".lock"
+	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		dir := filepath.Dir(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("cannot create campaign database %s: directory %s does not exist", path, dir)
+		}
+		if errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("cannot write campaign database %s: no write permission in %s", path, dir)
+		}
+		return nil, fmt.Errorf("cannot write campaign database %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(lp)
+		f.Close()
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &LockedError{Path: path, PID: pid}
+		}
+		return nil, fmt.Errorf("lock campaign database %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	// The database itself must be writable too. access(2), not open(2): closing
+	// a descriptor of the database would drop SQLite's POSIX locks held by
+	// other connections of this process.
+	if _, err := os.Stat(path); err == nil {
+		if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cannot write campaign database %s: %w", path, err)
+		}
+	}
+	return f, nil
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// timeLayout is fixed width so that stored times sort as text.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(timeLayout, s)
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its first line
+// ("ok" for a sound database).
+func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
+	var r string
+	err := s.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&r)
+	return r, err
+}

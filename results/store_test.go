@@ -1,0 +1,468 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as a writer process for the lock tests.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("XP_RESULTS_TEST_HOLD"); path != "" {
+		s, err := Open(context.Background(), path)
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		defer s.Close()
+		fmt.Println("locked")
+		// Hold the lock until killed.
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+func newStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+func testRows(n int) []Row {
+	rows := make([]Row, n)
+	for i := range rows {
+		rows[i] = Row{
+			Run: fmt.Sprintf("cell%02d-r1", i), Order: i, Cell: fmt.Sprintf("cell%02d", i),
+			Pair: fmt.Sprintf("pair%02d", i/2), Replicate: 1, Block: 1,
+			Plan: json.RawMessage(fmt.Sprintf(`{"run":"cell%02d-r1","security":"plaintext"}`, i)),
+		}
+	}
+	return rows
+}
+
+func testCampaign(plan string) Campaign {
+	return Campaign{Name: "t", Plan: []byte(plan), Target: "local", Seed: 7, XPVersion: "test",
+		Host: json.RawMessage(`{"cpus":2}`)}
+}
+
+func TestRegister(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	created, err := s.Register(ctx, testCampaign("plan-a"), testRows(3))
+	if err != nil || !created {
+		t.Fatalf("first Register: created %v, err %v", created, err)
+	}
+	tests := []struct {
+		name        string
+		plan        string
+		wantCreated bool
+		wantErr     error
+	}{
+		{"same plan again", "plan-a", false, nil},
+		{"different plan", "plan-b", false, ErrPlanMismatch},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			created, err := s.Register(ctx, testCampaign(tc.plan), testRows(5))
+			if !errors.Is(err, tc.wantErr) || created != tc.wantCreated {
+				t.Fatalf("created %v, err %v; want %v, %v", created, err, tc.wantCreated, tc.wantErr)
+			}
+			rows, err := s.Rows(ctx)
+			if err != nil || len(rows) != 3 {
+				t.Fatalf("rows %d, err %v; want the 3 registered first", len(rows), err)
+			}
+		})
+	}
+	c, err := s.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PlanSHA256 != PlanSHA256([]byte("plan-a")) || string(c.Plan) != "plan-a" || c.Seed != 7 ||
+		string(c.Host) != `{"cpus":2}` || c.Created.IsZero() {
+		t.Fatalf("campaign read back wrong: %+v", c)
+	}
+}
+
+func TestAttemptLifecycle(t *testing.T) {
+	ctx := context.Background()
+	s, path := newStore(t)
+	if _, err := s.Register(ctx, testCampaign("p"), testRows(2)); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
+	a, err := s.StartAttempt(ctx, "cell00-r1", t0, json.RawMessage(`{"mode":"plaintext"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Number != 1 {
+		t.Fatalf("first attempt number %d", a.Number)
+	}
+	if err := s.SetPhase(ctx, a.ID, "measure"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Progress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Rows[Running] != 1 || p.Current == nil || p.Current.Phase != "measure" || p.Current.Run != "cell00-r1" {
+		t.Fatalf("progress while running: %+v current %+v", p, p.Current)
+	}
+
+	ev := Evidence{
+		Outcome: OutcomeInvalid,
+		Reasons: []string{"publish rate 90 msg/s is 10% below target 100"},
+		Ended:   t0.Add(3 * time.Second),
+		Metrics: map[string]float64{"publish_rate": 90, "publish_ms_p99": 1.25},
+		Histograms: []Histogram{
+			{Kind: KindPublish, Second: WholeRun, Data: []byte{1, 2, 3}},
+			{Kind: KindPublish, Second: 0, Data: []byte{4}},
+			{Kind: KindE2E, Second: WholeRun, Data: []byte{5, 6}},
+		},
+		Series:    []SeriesPoint{{0, 90, 90, 0}, {1, 90, 89, 1}},
+		Telemetry: []Sample{{Host: "client", TS: t0.Add(time.Second), Metric: "cpu_s", Value: 0.5}},
+		Logs:      []Log{{Name: "loadgen", Text: bytes.Repeat([]byte("line\n"), 100)}},
+	}
+	if err := s.FinishAttempt(ctx, a.ID, ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishAttempt(ctx, a.ID, ev); err == nil {
+		t.Fatal("finishing an attempt twice succeeded")
+	}
+
+	// Read it all back through a read-only store, as analysis does.
+	r, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	atts, err := r.Attempts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(atts) != 1 {
+		t.Fatalf("%d attempts", len(atts))
+	}
+	got := atts[0]
+	if got.Outcome != OutcomeInvalid || !got.Started.Equal(t0) || !got.Ended.Equal(ev.Ended) ||
+		!reflect.DeepEqual(got.Reasons, ev.Reasons) || !reflect.DeepEqual(got.Metrics, ev.Metrics) ||
+		string(got.Environment) != `{"mode":"plaintext"}` {
+		t.Fatalf("attempt read back wrong: %+v", got)
+	}
+	hs, err := r.Histograms(ctx, a.ID, KindPublish)
+	if err != nil || len(hs) != 2 || hs[0].Second != WholeRun || !bytes.Equal(hs[0].Data, []byte{1, 2, 3}) {
+		t.Fatalf("histograms %+v, err %v", hs, err)
+	}
+	whole, err := r.WholeRunHistogram(ctx, a.ID, KindE2E)
+	if err != nil || !bytes.Equal(whole, []byte{5, 6}) {
+		t.Fatalf("whole-run e2e %v, err %v", whole, err)
+	}
+	if none, err := r.WholeRunHistogram(ctx, a.ID, KindSendDelay); none != nil || err != nil {
+		t.Fatalf("missing kind: %v, %v", none, err)
+	}
+	ser, err := r.Series(ctx, a.ID)
+	if err != nil || !reflect.DeepEqual(ser, ev.Series) {
+		t.Fatalf("series %+v, err %v", ser, err)
+	}
+	tel, err := r.Telemetry(ctx, a.ID)
+	if err != nil || len(tel) != 1 || tel[0].Value != 0.5 || tel[0].TS.Sub(t0.Add(time.Second)).Abs() > time.Microsecond {
+		t.Fatalf("telemetry %+v, err %v", tel, err)
+	}
+	logs, err := r.Logs(ctx, a.ID)
+	if err != nil || len(logs) != 1 || !bytes.Equal(logs[0].Text, ev.Logs[0].Text) {
+		t.Fatalf("logs %+v, err %v", logs, err)
+	}
+	rows, err := r.Rows(ctx)
+	if err != nil || rows[0].State != Invalid || rows[1].State != Pending {
+		t.Fatalf("rows %+v, err %v", rows, err)
+	}
+	if _, err := r.StartAttempt(ctx, "cell01-r1", t0, nil); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("write through read-only store: %v", err)
+	}
+}
+
+func TestOutcomeSetsRowState(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		outcome Outcome
+		want    State
+	}{
+		{OutcomeDone, Done},
+		{OutcomeInvalid, Invalid},
+		{OutcomeFailed, Failed},
+		{OutcomeInterrupted, Pending},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.outcome), func(t *testing.T) {
+			s, _ := newStore(t)
+			if _, err := s.Register(ctx, testCampaign("p"), testRows(1)); err != nil {
+				t.Fatal(err)
+			}
+			a, err := s.StartAttempt(ctx, "cell00-r1", time.Now(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.FinishAttempt(ctx, a.ID, Evidence{Outcome: tc.outcome}); err != nil {
+				t.Fatal(err)
+			}
+			rows, _ := s.Rows(ctx)
+			if rows[0].State != tc.want {
+				t.Fatalf("row state %s, want %s", rows[0].State, tc.want)
+			}
+		})
+	}
+	t.Run("unknown outcome refused", func(t *testing.T) {
+		s, _ := newStore(t)
+		s.Register(ctx, testCampaign("p"), testRows(1))
+		a, _ := s.StartAttempt(ctx, "cell00-r1", time.Now(), nil)
+		if err := s.FinishAttempt(ctx, a.ID, Evidence{Outcome: "great"}); err == nil {
+			t.Fatal("unknown outcome accepted")
+		}
+		rows, _ := s.Rows(ctx)
+		if rows[0].State != Running {
+			t.Fatalf("a refused finish changed the row to %s", rows[0].State)
+		}
+	})
+	t.Run("unknown run refused", func(t *testing.T) {
+		s, _ := newStore(t)
+		s.Register(ctx, testCampaign("p"), testRows(1))
+		if _, err := s.StartAttempt(ctx, "nope", time.Now(), nil); err == nil {
+			t.Fatal("attempt of an unknown run accepted")
+		}
+	})
+}
+
+func TestReconcileInterrupted(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	s.Register(ctx, testCampaign("p"), testRows(3))
+	a1, _ := s.StartAttempt(ctx, "cell00-r1", time.Now(), nil)
+	s.FinishAttempt(ctx, a1.ID, Evidence{Outcome: OutcomeDone})
+	a2, _ := s.StartAttempt(ctx, "cell01-r1", time.Now(), nil)
+	n, err := s.ReconcileInterrupted(ctx, time.Now())
+	if err != nil || n != 1 {
+		t.Fatalf("reconciled %d, err %v; want 1", n, err)
+	}
+	atts, _ := s.RunAttempts(ctx, "cell01-r1")
+	if len(atts) != 1 || atts[0].ID != a2.ID || atts[0].Outcome != OutcomeInterrupted || atts[0].Ended.IsZero() {
+		t.Fatalf("attempt after reconcile: %+v", atts)
+	}
+	a3, err := s.StartAttempt(ctx, "cell01-r1", time.Now(), nil)
+	if err != nil || a3.Number != 2 {
+		t.Fatalf("next attempt number %d, err %v; want 2", a3.Number, err)
+	}
+	counts, err := s.AttemptCounts(ctx)
+	if err != nil || counts["cell00-r1"][OutcomeDone] != 1 || counts["cell01-r1"][OutcomeInterrupted] != 1 {
+		t.Fatalf("counts %v, err %v", counts, err)
+	}
+	p, _ := s.Progress(ctx)
+	if p.Rows[Done] != 1 || p.Rows[Running] != 1 || p.Rows[Pending] != 1 || p.Total != 3 ||
+		p.Attempts[OutcomeInterrupted] != 1 || p.Attempts[""] != 1 {
+		t.Fatalf("progress %+v", p)
+	}
+}
+
+func TestRecordAttemptForImport(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	s.Register(ctx, testCampaign("imported.csv"), testRows(2))
+	a, err := s.RecordAttempt(ctx, "cell01-r1", time.Now(), nil,
+		Evidence{Outcome: OutcomeDone, Metrics: map[string]float64{"publish_ms_p50": 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	atts, _ := s.RunAttempts(ctx, "cell01-r1")
+	if len(atts) != 1 || atts[0].ID != a.ID || atts[0].Metrics["publish_ms_p50"] != 2 {
+		t.Fatalf("imported attempt %+v", atts)
+	}
+	rows, _ := s.Rows(ctx)
+	if rows[1].State != Done {
+		t.Fatalf("row state %s", rows[1].State)
+	}
+}
+
+func TestInfraEvents(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	s.Register(ctx, testCampaign("p"), testRows(1))
+	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g1"})
+	s.AddInfraEvent(ctx, InfraEvent{Event: "down", Group: "g1", Cost: 1.5})
+	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g2", Outputs: json.RawMessage(`{"hosts":["a"]}`), Cost: 0.25})
+	p, err := s.Progress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.InfraUp) != 1 || p.InfraUp[0].Group != "g2" || p.Cost != 1.75 {
+		t.Fatalf("infra up %+v cost %v", p.InfraUp, p.Cost)
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	newer := filepath.Join(dir, "newer.db")
+	{
+		s, err := Open(ctx, newer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.db.Exec(`INSERT INTO schema_version (version, applied) VALUES (?, 'future')`, SchemaVersion+1)
+		s.Close()
+	}
+	foreign := filepath.Join(dir, "foreign.db")
+	{
+		db, err := sql.Open("sqlite", foreign)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`CREATE TABLE x (a)`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+	}
+	readOnlyDir := filepath.Join(dir, "ro")
+	os.Mkdir(readOnlyDir, 0o555)
+	tests := []struct {
+		name     string
+		path     string
+		want     error  // errors.Is target, or nil to check the message only
+		contains string // in the message
+	}{
+		{"newer schema", newer, ErrNewerSchema, "schema version 2"},
+		{"not a campaign", foreign, ErrNotCampaign, "foreign.db"},
+		{"missing directory", filepath.Join(dir, "no", "such", "c.db"), nil, "does not exist"},
+		{"directory as db", dir, nil, "is a directory"},
+		{"parent is a file", filepath.Join(foreign, "c.db"), nil, "cannot write campaign database"},
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		tests = append(tests, struct {
+			name     string
+			path     string
+			want     error
+			contains string
+		}{"unwritable directory", filepath.Join(readOnlyDir, "c.db"), nil, "no write permission"})
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := snapshot(t, filepath.Dir(tc.path))
+			s, err := Open(ctx, tc.path)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Fatalf("err %v, want %v", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.contains) {
+				t.Fatalf("message %q does not contain %q", err, tc.contains)
+			}
+			if after := snapshot(t, filepath.Dir(tc.path)); !reflect.DeepEqual(before, after) {
+				t.Fatalf("a refused Open changed files:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+	t.Run("read-only open of a missing file", func(t *testing.T) {
+		_, err := OpenReadOnly(ctx, filepath.Join(dir, "missing.db"))
+		if !errors.Is(err, ErrNoDatabase) {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
+
+// snapshot maps each file in dir to its size and modification time.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		out[e.Name()] = fmt.Sprintf("%d %s", fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
+	}
+	return out
+}
+
+func TestSecondWriterRefused(t *testing.T) {
+	ctx := context.Background()
+	s, path := newStore(t)
+	_, err := Open(ctx, path)
+	var le *LockedError
+	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) || le.PID != os.Getpid() {
+		t.Fatalf("second writer: %v", err)
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("message does not name the holder: %v", err)
+	}
+	// Readers are never refused.
+	r, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatalf("reader while writing: %v", err)
+	}
+	r.Close()
+	s.Close()
+	s2, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("writer after Close: %v", err)
+	}
+	s2.Close()
+}
+
+// A writer killed with SIGKILL leaves its lock file and pid behind; the next
+// writer must not be blocked by them.
+func TestLockOfKilledWriterIsNotStale(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "XP_RESULTS_TEST_HOLD="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf) // blocks until the child prints
+	if !strings.Contains(string(buf[:n]), "locked") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child: %q", buf[:n])
+	}
+	_, err = Open(ctx, path)
+	var le *LockedError
+	if !errors.As(err, &le) || le.PID != cmd.Process.Pid {
+		t.Fatalf("while the child holds it: %v (child pid %d)", err, cmd.Process.Pid)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("after SIGKILL of the holder: %v", err)
+	}
+	s.Close()
+}
+
+func TestIntegrityCheck(t *testing.T) {
+	s, _ := newStore(t)
+	r, err := s.IntegrityCheck(context.Background())
+	if err != nil || r != "ok" {
+		t.Fatalf("integrity_check %q, %v", r, err)
+	}
+}
