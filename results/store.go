@@ -98,7 +98,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			return nil, err
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("campaign database %s: %w", path, err)
+		return nil, fmt.Errorf("cannot write campaign database %s: %w", path, err)
 	}
 
 	lock, err := acquireLock(path)
