@@ -1,0 +1,272 @@
+// Package local runs the embedded cluster: one in-memory kfake cluster on
+// loopback and, in front of each of its brokers, one small front listener
+// per security mode (plaintext, tls, mtls, sasl_ssl). Every direct mode
+// takes the same extra hop through a front and differs only in its
+// security layer, so modes compare like for like. Numbers measured here are
+// the client, TLS and front path against an in-memory broker without
+// replication, not Apache Kafka's broker.
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/pki"
+)
+
+// Direct security modes every embedded cluster serves.
+const (
+	Plaintext = "plaintext"
+	TLS       = "tls"
+	MTLS      = "mtls"
+	SASLSSL   = "sasl_ssl"
+)
+
+// DirectModes lists the direct modes in a fixed order.
+var DirectModes = []string{Plaintext, TLS, MTLS, SASLSSL}
+
+// SASLUser is the user the sasl_ssl fronts know; its password is random
+// per cluster and lives only in the 0600 client config files.
+const SASLUser = "xp"
+
+// Options configure Start.
+type Options struct {
+	// Brokers is the number of kfake brokers; default 1.
+	Brokers int
+	// Dir receives certificates and client config files (0600); default a
+	// fresh temporary directory removed by Close.
+	Dir string
+}
+
+// Mode is one way to reach the cluster.
+type Mode struct {
+	// Bootstrap is host:port[,host:port...].
+	Bootstrap string `json:"bootstrap"`
+	// ClientConfig is a librdkafka property file for this mode.
+	ClientConfig string `json:"client_config"`
+	// Upstream is the mode a gateway mode forwards to; nil for direct modes.
+	Upstream *Mode `json:"upstream,omitempty"`
+}
+
+// Cluster is a running embedded cluster.
+type Cluster struct {
+	dir     string
+	tempDir bool
+	kf      *kfake.Cluster
+	ca      *pki.Authority
+	fronts  []*front
+	// plainSASL is a second sasl_ssl client config using PLAIN.
+	plainSASL string
+	password  string
+
+	mu    sync.Mutex
+	modes map[string]Mode
+	once  sync.Once
+}
+
+// Start brings up kfake and every direct mode's fronts, and writes one
+// client config file per mode into Dir.
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	if o.Brokers == 0 {
+		o.Brokers = 1
+	}
+	if o.Brokers < 1 || o.Brokers > 9 {
+		return nil, fmt.Errorf("local: brokers %d: want 1..9", o.Brokers)
+	}
+	c := &Cluster{dir: o.Dir, modes: map[string]Mode{}}
+	if c.dir == "" {
+		d, err := os.MkdirTemp("", "xp-cluster-")
+		if err != nil {
+			return nil, fmt.Errorf("local: %w", err)
+		}
+		c.dir, c.tempDir = d, true
+	} else if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Close()
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.ca, err = pki.New(filepath.Join(c.dir, "pki")); err != nil {
+		return nil, err
+	}
+	scert, skey, err := c.ca.Server("broker")
+	if err != nil {
+		return nil, err
+	}
+	ccert, ckey, err := c.ca.Client("client")
+	if err != nil {
+		return nil, err
+	}
+	serverTLS, err := c.ca.ServerTLS(scert, skey, false)
+	if err != nil {
+		return nil, err
+	}
+	mtlsTLS, err := c.ca.ServerTLS(scert, skey, true)
+	if err != nil {
+		return nil, err
+	}
+	pw := make([]byte, 16)
+	rand.Read(pw)
+	c.password = hex.EncodeToString(pw)
+	cred, err := newCredential(c.password)
+	if err != nil {
+		return nil, err
+	}
+	users := map[string]*credential{SASLUser: cred}
+
+	c.kf, err = kfake.NewCluster(kfake.NumBrokers(o.Brokers), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		return nil, fmt.Errorf("local: kfake: %w", err)
+	}
+	upstreams := c.kf.ListenAddrs()
+
+	type spec struct {
+		tls   *tls.Config
+		users map[string]*credential
+		props map[string]string
+	}
+	specs := map[string]spec{
+		Plaintext: {props: map[string]string{kafkaconf.SecurityProtocol: "plaintext"}},
+		TLS: {tls: serverTLS, props: map[string]string{
+			kafkaconf.SecurityProtocol: "ssl", kafkaconf.SSLCALocation: c.ca.CAPath()}},
+		MTLS: {tls: mtlsTLS, props: map[string]string{
+			kafkaconf.SecurityProtocol: "ssl", kafkaconf.SSLCALocation: c.ca.CAPath(),
+			kafkaconf.SSLCertificate: ccert, kafkaconf.SSLKey: ckey}},
+		SASLSSL: {tls: serverTLS, users: users, props: map[string]string{
+			kafkaconf.SecurityProtocol: "sasl_ssl", kafkaconf.SSLCALocation: c.ca.CAPath(),
+			kafkaconf.SASLMechanism: MechScramSHA512, kafkaconf.SASLUsername: SASLUser,
+			kafkaconf.SASLPassword: c.password}},
+	}
+	for _, name := range DirectModes {
+		sp := specs[name]
+		addrs := map[string]hostPort{}
+		var fs []*front
+		for _, upAddr := range upstreams {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return nil, fmt.Errorf("local: %s front: %w", name, err)
+			}
+			f := &front{mode: name, ln: ln, upstream: upAddr, tls: sp.tls, users: sp.users,
+				addrs: addrs, conns: map[net.Conn]struct{}{}}
+			h, p, _ := net.SplitHostPort(ln.Addr().String())
+			port, _ := strconv.Atoi(p)
+			addrs[upAddr] = hostPort{host: h, port: int32(port)}
+			fs = append(fs, f)
+		}
+		var boot []string
+		for _, f := range fs {
+			boot = append(boot, f.addr())
+			f.wg.Add(1)
+			go f.serve()
+		}
+		c.fronts = append(c.fronts, fs...)
+		props := sp.props
+		props[kafkaconf.BootstrapServers] = strings.Join(boot, ",")
+		path := filepath.Join(c.dir, name+".properties")
+		if err := kafkaconf.WriteClientConfig(path, props); err != nil {
+			return nil, err
+		}
+		c.modes[name] = Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: path}
+		if name == SASLSSL {
+			plain := map[string]string{}
+			for k, v := range props {
+				plain[k] = v
+			}
+			plain[kafkaconf.SASLMechanism] = MechPlain
+			c.plainSASL = filepath.Join(c.dir, "sasl_ssl-plain.properties")
+			if err := kafkaconf.WriteClientConfig(c.plainSASL, plain); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ok = true
+	return c, nil
+}
+
+// Dir is where certificates and client configs live.
+func (c *Cluster) Dir() string { return c.dir }
+
+// Authority is the cluster's certificate authority (gateways issue their
+// certificates from it).
+func (c *Cluster) Authority() *pki.Authority { return c.ca }
+
+// Kfake is the in-memory cluster behind the fronts, for calibration hooks
+// (ControlKey, SleepControl) and direct inspection.
+func (c *Cluster) Kfake() *kfake.Cluster { return c.kf }
+
+// SASLPlainConfig is a sasl_ssl client config using SASL PLAIN instead of
+// the mode's default SCRAM-SHA-512.
+func (c *Cluster) SASLPlainConfig() string { return c.plainSASL }
+
+// Modes returns a copy of every mode, direct and added.
+func (c *Cluster) Modes() map[string]Mode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]Mode, len(c.modes))
+	for k, v := range c.modes {
+		out[k] = v
+	}
+	return out
+}
+
+// ModeNames returns the mode names, sorted.
+func (c *Cluster) ModeNames() []string {
+	m := c.Modes()
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// AddMode registers a further mode (a gateway in front of a direct mode).
+// Adding a name twice is an error.
+func (c *Cluster) AddMode(name string, m Mode) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, dup := c.modes[name]; dup {
+		return fmt.Errorf("local: mode %q already exists", name)
+	}
+	c.modes[name] = m
+	return nil
+}
+
+// Close stops every front and the kfake cluster, and removes the directory
+// when Start created it. Safe to call more than once.
+func (c *Cluster) Close() error {
+	var err error
+	c.once.Do(func() {
+		for _, f := range c.fronts {
+			f.close()
+		}
+		if c.kf != nil {
+			c.kf.Close()
+		}
+		if c.tempDir {
+			err = os.RemoveAll(c.dir)
+		}
+	})
+	return err
+}
