@@ -58,6 +58,9 @@ type Row struct {
 	Replicate int    `json:"replicate"`
 	Block     int    `json:"block"`
 	Order     int    `json:"order"`
+	// Seed is the campaign seed: the order derives from it, and the runner
+	// derives every other random choice (payloads) from it and Run.
+	Seed int64 `json:"seed"`
 	// Treatment names the compared factor (default "security") and Baseline
 	// its reference level; every row carries them so a campaign is
 	// self-describing.
@@ -92,4 +95,65 @@ type Row struct {
 	DurationS         int      `json:"duration_s"`
 	DrainTimeoutS     int      `json:"drain_timeout_s"`
 	KafkaVersion      string   `json:"kafka_version"`
+}
+
+// Get returns the text of a factor field's value: integers in decimal,
+// rates as an integer or "max", encrypt_fields joined by commas. ok is false
+// for a name that is not a factor field.
+func (r *Row) Get(field string) (v string, ok bool) {
+	i := fieldIndex(field)
+	if i < 0 {
+		return "", false
+	}
+	return fields[i].format(fields[i].get(r)), true
+}
+
+// IsBaseline reports whether r is the baseline row of its matched set: its
+// treatment field holds the baseline level.
+func (r *Row) IsBaseline() bool {
+	v, ok := r.Get(r.Treatment)
+	return ok && v == r.Baseline
+}
+
+// NeedsGateway reports whether r's security mode runs through a gateway.
+func (r *Row) NeedsGateway() bool {
+	for _, m := range gatewayModes {
+		if r.Security == m {
+			return true
+		}
+	}
+	return false
+}
+
+// InfraKey is the infrastructure a row needs: rows with equal keys run on
+// one provisioned cluster. It is comparable, so it can key a map.
+type InfraKey struct {
+	Platform     string
+	InstanceType string
+	Brokers      int
+	KafkaVersion string
+	Gateways     int
+	GatewayKind  string
+}
+
+// InfraKey returns the infrastructure r needs.
+func (r *Row) InfraKey() InfraKey {
+	return InfraKey{
+		Platform:     r.Platform,
+		InstanceType: r.InstanceType,
+		Brokers:      r.Brokers,
+		KafkaVersion: r.KafkaVersion,
+		Gateways:     r.Gateways,
+		GatewayKind:  r.GatewayKind,
+	}
+}
+
+// String writes k as "platform/instance_type brokers=N kafka=V gateways=N
+// gateway_kind", e.g. "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=1 builtin".
+func (k InfraKey) String() string {
+	p := k.Platform
+	if k.InstanceType != "" {
+		p += "/" + k.InstanceType
+	}
+	return fmt.Sprintf("%s brokers=%d kafka=%s gateways=%d %s", p, k.Brokers, k.KafkaVersion, k.Gateways, k.GatewayKind)
 }

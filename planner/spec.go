@@ -1,0 +1,633 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Spec is a factor spec: which levels of which row fields to cross, how
+// often, and which level every other is compared against. ParseSpec reads
+// one from YAML and checks it; every Spec it returns expands.
+type Spec struct {
+	// Campaign names the campaign, [a-z0-9-]+.
+	Campaign string
+	// Seed drives the run order (and, through the rows, payloads). When
+	// HasSeed is false it is DefaultSeed(Campaign).
+	Seed    int64
+	HasSeed bool
+	// Replicates is how many times every cell runs, one block each; default 1.
+	Replicates int
+	// Treatment is the compared factor (default "security"), Baseline the
+	// level every other level is paired against (default: its first level).
+	Treatment string
+	Baseline  Value
+	// Factors are the crossed fields, in spec order, each with >= 1
+	// distinct levels; Fixed fields take one value; every other field
+	// takes its default.
+	Factors []Factor
+	Fixed   []Setting
+	// Exclude drops every row that matches all settings of any entry.
+	Exclude [][]Setting
+}
+
+// Factor is one crossed field and its levels.
+type Factor struct {
+	Field  string
+	Levels []Value
+}
+
+// Setting is one field set to one value.
+type Setting struct {
+	Field string
+	Value Value
+}
+
+// MaxRows bounds the rows a spec may expand to before exclusions.
+const MaxRows = 100_000_000
+
+// DefaultSeed is the seed of a campaign whose spec names none: the first
+// 63 bits of SHA-256("xp-seed:" + campaign).
+func DefaultSeed(campaign string) int64 {
+	sum := sha256.Sum256([]byte("xp-seed:" + campaign))
+	return int64(binary.BigEndian.Uint64(sum[:8]) >> 1)
+}
+
+// SpecError is one problem of a spec, at a line of its file (0 when the
+// problem has no single place).
+type SpecError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e SpecError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// SpecErrors is every problem found in a spec, in file order.
+type SpecErrors []SpecError
+
+func (es SpecErrors) Error() string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+var topKeys = []string{"campaign", "seed", "replicates", "treatment", "baseline", "factors", "fixed", "exclude"}
+
+// ReadSpec reads and checks the spec file at path.
+func ReadSpec(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSpec(path, data)
+}
+
+type specParser struct {
+	file string
+	errs SpecErrors
+}
+
+func (p *specParser) errf(n *yaml.Node, format string, a ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	p.errs = append(p.errs, SpecError{File: p.file, Line: line, Msg: fmt.Sprintf(format, a...)})
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// ParseSpec parses and checks a spec; name is the file name used in
+// messages. A returned error is SpecErrors listing every problem.
+func ParseSpec(name string, data []byte) (*Spec, error) {
+	p := &specParser{file: name}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			p.errf(nil, "spec is empty; it needs at least campaign and factors")
+		} else {
+			p.errf(nil, "%v", err)
+		}
+		return nil, p.errs
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		p.errf(&extra, "a spec is one YAML document; remove the second '---'")
+	}
+	root := resolve(&doc)
+	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		root = resolve(root.Content[0])
+	}
+	if root.Kind != yaml.MappingNode {
+		p.errf(root, "a spec is a mapping with campaign, factors, ...; got %s", kindName(root))
+		return nil, p.errs
+	}
+	s := &Spec{Replicates: 1, Treatment: "security"}
+	var baselineNode, treatmentNode *yaml.Node
+	var factorsNode, fixedNode, excludeNode *yaml.Node
+	seen := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], resolve(root.Content[i+1])
+		if line, dup := seen[k.Value]; dup {
+			p.errf(k, "%s appears twice (first at line %d)", k.Value, line)
+			continue
+		}
+		seen[k.Value] = k.Line
+		switch k.Value {
+		case "campaign":
+			if str, ok := p.scalar(v, "campaign"); ok {
+				if !reCampaign.MatchString(str) {
+					p.errf(v, "campaign %q: use lower-case letters, digits and '-', e.g. tls-overhead", str)
+				}
+				s.Campaign = str
+			}
+		case "seed":
+			if n, ok := p.integer(v, "seed"); ok {
+				s.Seed, s.HasSeed = n, true
+			}
+		case "replicates":
+			if n, ok := p.integer(v, "replicates"); ok {
+				if n < 1 || n > 1000 {
+					p.errf(v, "replicates %d: want 1..1000", n)
+				} else {
+					s.Replicates = int(n)
+				}
+			}
+		case "treatment":
+			treatmentNode = v
+			if str, ok := p.scalar(v, "treatment"); ok {
+				if fieldIndex(str) < 0 {
+					p.errf(v, "treatment %q is not a row field%s", str, suggestion(str, FieldNames()))
+				} else {
+					s.Treatment = str
+				}
+			}
+		case "baseline":
+			baselineNode = v
+		case "factors":
+			factorsNode = v
+		case "fixed":
+			fixedNode = v
+		case "exclude":
+			excludeNode = v
+		default:
+			if fieldIndex(k.Value) >= 0 {
+				p.errf(k, "unknown key %q: row fields go under factors (several levels) or fixed (one value)", k.Value)
+			} else {
+				p.errf(k, "unknown key %q%s (keys: %s)", k.Value, suggestion(k.Value, topKeys), strings.Join(topKeys, ", "))
+			}
+		}
+	}
+	if _, ok := seen["campaign"]; !ok {
+		p.errf(root, "campaign is required, e.g. campaign: tls-overhead")
+	}
+	where := map[string]string{} // field -> "factors" or "fixed"
+	if factorsNode != nil {
+		p.factors(s, factorsNode, where)
+	}
+	if fixedNode != nil {
+		p.fixed(s, fixedNode, where)
+	}
+	for _, f := range fields {
+		if f.required && where[f.name] == "" {
+			p.errf(root, "%s is required: give it under factors or fixed", f.name)
+		}
+	}
+	p.treatment(s, root, treatmentNode, baselineNode, where)
+	if excludeNode != nil {
+		p.exclude(s, excludeNode, where)
+	}
+	if len(p.errs) == 0 {
+		if n := s.rowsBeforeExclusion(); n > MaxRows {
+			p.errf(root, "spec crosses to more than %d rows before exclusions; split it", MaxRows)
+		}
+	}
+	if !s.HasSeed {
+		s.Seed = DefaultSeed(s.Campaign)
+	}
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	return s, nil
+}
+
+// rowsBeforeExclusion is levels crossed × replicates, saturating at
+// math.MaxInt64.
+func (s *Spec) rowsBeforeExclusion() int64 {
+	n := int64(s.Replicates)
+	for _, f := range s.Factors {
+		l := int64(len(f.Levels))
+		if l > 0 && n > math.MaxInt64/l {
+			return math.MaxInt64
+		}
+		n *= l
+	}
+	return n
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "something else"
+}
+
+func (p *specParser) scalar(n *yaml.Node, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		p.errf(n, "%s: want a single value, got %s", what, kindName(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (p *specParser) integer(n *yaml.Node, what string) (int64, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		p.errf(n, "%s: want an integer, got %s", what, kindName(n))
+		return 0, false
+	}
+	var v int64
+	if err := n.Decode(&v); err != nil {
+		p.errf(n, "%s: %q is not a 64-bit integer", what, n.Value)
+		return 0, false
+	}
+	return v, true
+}
+
+// value parses n as one value of field f.
+func (p *specParser) value(f *fieldDef, n *yaml.Node, what string) (Value, bool) {
+	n = resolve(n)
+	switch f.kind {
+	case kindInt:
+		v, ok := p.integer(n, what)
+		return Value{Int: v}, ok
+	case kindRate:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Value == "max" {
+			return Value{Int: int64(RateMax)}, true
+		}
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+			p.errf(n, `%s: want messages per second or "max", got %s`, what, kindName(n))
+			return Value{}, false
+		}
+		v, ok := p.integer(n, what)
+		if ok && v <= 0 {
+			// Out-of-range rates are dropped like other out-of-range
+			// levels, but RateMax's encoding must not be reachable.
+			v = 0
+		}
+		return Value{Int: v}, ok
+	case kindEnum:
+		str, ok := p.scalar(n, what)
+		if !ok {
+			return Value{}, false
+		}
+		if !slices.Contains(f.enum, str) {
+			p.errf(n, "%s: unknown level %q%s (one of %s)", what, str, suggestion(str, f.enum), strings.Join(f.enum, ", "))
+			return Value{}, false
+		}
+		return Value{Str: str}, true
+	case kindText:
+		str, ok := p.scalar(n, what)
+		if !ok {
+			return Value{}, false
+		}
+		if !f.pattern.MatchString(str) {
+			p.errf(n, "%s: %q is not %s", what, str, f.hint)
+			return Value{}, false
+		}
+		return Value{Str: str}, true
+	case kindList:
+		var words []string
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if str, ok := p.scalar(n, what); ok {
+				words = []string{str}
+			}
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				if str, ok := p.scalar(resolve(c), what); ok {
+					words = append(words, str)
+				} else {
+					return Value{}, false
+				}
+			}
+		default:
+			p.errf(n, "%s: want a list of record fields, e.g. [ssn]", what)
+			return Value{}, false
+		}
+		l := slices.Clone(words)
+		slices.Sort(l)
+		if msg := f.checkWord(l); msg != "" {
+			p.errf(n, "%s: %s", what, msg)
+			return Value{}, false
+		}
+		return Value{List: l}, true
+	}
+	return Value{}, false
+}
+
+// fieldKey checks a field name used as a key under factors, fixed or an
+// exclude entry.
+func (p *specParser) fieldKey(k *yaml.Node, under string) (*fieldDef, bool) {
+	i := fieldIndex(k.Value)
+	if i < 0 {
+		p.errf(k, "%s: unknown row field %q%s", under, k.Value, suggestion(k.Value, FieldNames()))
+		return nil, false
+	}
+	return &fields[i], true
+}
+
+func (p *specParser) mapping(n *yaml.Node, what, example string) bool {
+	if n.Kind != yaml.MappingNode {
+		p.errf(n, "%s: want a mapping of row fields, e.g. %s; got %s", what, example, kindName(n))
+		return false
+	}
+	return true
+}
+
+func (p *specParser) factors(s *Spec, n *yaml.Node, where map[string]string) {
+	if !p.mapping(n, "factors", "{security: [plaintext, tls]}") {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], resolve(n.Content[i+1])
+		f, ok := p.fieldKey(k, "factors")
+		if !ok {
+			continue
+		}
+		if where[f.name] != "" {
+			p.errf(k, "factors: %s appears twice", f.name)
+			continue
+		}
+		where[f.name] = "factors"
+		if v.Kind != yaml.SequenceNode {
+			p.errf(v, "factors: %s: want a list of levels, e.g. [%s]; a single value goes under fixed", f.name, exampleLevels(f))
+			continue
+		}
+		if len(v.Content) == 0 {
+			p.errf(v, "factors: %s: no levels; list at least one", f.name)
+			continue
+		}
+		fac := Factor{Field: f.name}
+		bad := false
+		for _, c := range v.Content {
+			val, ok := p.value(f, c, "factors: "+f.name)
+			if !ok {
+				bad = true
+				continue
+			}
+			if slices.ContainsFunc(fac.Levels, func(x Value) bool { return f.equal(x, val) }) {
+				p.errf(c, "factors: %s: level %s appears twice", f.name, f.format(val))
+				bad = true
+				continue
+			}
+			fac.Levels = append(fac.Levels, val)
+		}
+		if !bad {
+			s.Factors = append(s.Factors, fac)
+		}
+	}
+}
+
+func exampleLevels(f *fieldDef) string {
+	switch f.kind {
+	case kindInt, kindRate:
+		return "1, 3"
+	case kindList:
+		return "[ssn], [ssn, id]"
+	case kindEnum:
+		return strings.Join(f.enum[:min(2, len(f.enum))], ", ")
+	}
+	return "a, b"
+}
+
+func (p *specParser) fixed(s *Spec, n *yaml.Node, where map[string]string) {
+	if !p.mapping(n, "fixed", "{brokers: 3}") {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], resolve(n.Content[i+1])
+		f, ok := p.fieldKey(k, "fixed")
+		if !ok {
+			continue
+		}
+		switch where[f.name] {
+		case "factors":
+			p.errf(k, "fixed: %s is also under factors; keep one", f.name)
+			continue
+		case "fixed":
+			p.errf(k, "fixed: %s appears twice", f.name)
+			continue
+		}
+		where[f.name] = "fixed"
+		if v.Kind == yaml.SequenceNode && f.kind != kindList {
+			p.errf(v, "fixed: %s: want one value; several levels go under factors", f.name)
+			continue
+		}
+		if val, ok := p.value(f, v, "fixed: "+f.name); ok {
+			s.Fixed = append(s.Fixed, Setting{Field: f.name, Value: val})
+		}
+	}
+}
+
+func (s *Spec) factor(field string) *Factor {
+	for i := range s.Factors {
+		if s.Factors[i].Field == field {
+			return &s.Factors[i]
+		}
+	}
+	return nil
+}
+
+func (s *Spec) fixedValue(field string) (Value, bool) {
+	for _, st := range s.Fixed {
+		if st.Field == field {
+			return st.Value, true
+		}
+	}
+	return Value{}, false
+}
+
+func (p *specParser) treatment(s *Spec, root, tn, bn *yaml.Node, where map[string]string) {
+	at := tn
+	if at == nil {
+		at = root
+	}
+	f := &fields[fieldIndex(s.Treatment)]
+	if where[f.name] != "factors" {
+		if where[f.name] == "" && f.required {
+			return // already reported as missing
+		}
+		p.errf(at, "treatment %s: list its levels under factors, e.g. %s: [%s]", f.name, f.name, exampleLevels(f))
+		return
+	}
+	for _, d := range derivedFrom[f.name] {
+		if where[d] == "" {
+			p.errf(at, "treatment %s: set %s under fixed or factors; its default depends on %s and would differ inside a matched set", f.name, d, f.name)
+		}
+	}
+	fac := s.factor(f.name)
+	if fac == nil {
+		return // its levels had errors
+	}
+	if bn == nil {
+		s.Baseline = fac.Levels[0]
+		return
+	}
+	v, ok := p.value(f, bn, "baseline")
+	if !ok {
+		return
+	}
+	if !slices.ContainsFunc(fac.Levels, func(x Value) bool { return f.equal(x, v) }) {
+		levels := make([]string, len(fac.Levels))
+		for i, l := range fac.Levels {
+			levels[i] = f.format(l)
+		}
+		p.errf(bn, "baseline %s is not a level of treatment %s (%s)%s", f.format(v), f.name, strings.Join(levels, ", "), suggestion(f.format(v), levels))
+		return
+	}
+	s.Baseline = v
+}
+
+func (p *specParser) exclude(s *Spec, n *yaml.Node, where map[string]string) {
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, "exclude: want a list of entries, e.g. [{security: mtls, message_size: 10240}]; got %s", kindName(n))
+		return
+	}
+	for e, c := range n.Content {
+		c = resolve(c)
+		what := fmt.Sprintf("exclude entry %d", e+1)
+		if !p.mapping(c, what, "{security: mtls}") {
+			continue
+		}
+		if len(c.Content) == 0 {
+			p.errf(c, "%s is empty and would drop every row", what)
+			continue
+		}
+		var entry []Setting
+		ok := true
+		for i := 0; i+1 < len(c.Content); i += 2 {
+			k, v := c.Content[i], resolve(c.Content[i+1])
+			f, fok := p.fieldKey(k, what)
+			if !fok {
+				ok = false
+				continue
+			}
+			if slices.ContainsFunc(entry, func(st Setting) bool { return st.Field == f.name }) {
+				p.errf(k, "%s: %s appears twice", what, f.name)
+				ok = false
+				continue
+			}
+			val, vok := p.value(f, v, what+": "+f.name)
+			if !vok {
+				ok = false
+				continue
+			}
+			switch where[f.name] {
+			case "factors":
+				fac := s.factor(f.name)
+				if fac != nil && !slices.ContainsFunc(fac.Levels, func(x Value) bool { return f.equal(x, val) }) {
+					levels := make([]string, len(fac.Levels))
+					for i, l := range fac.Levels {
+						levels[i] = f.format(l)
+					}
+					p.errf(v, "%s: %s %s is not one of its levels (%s), so it never matches%s", what, f.name, f.format(val), strings.Join(levels, ", "), suggestion(f.format(val), levels))
+					ok = false
+				}
+			case "fixed":
+				if fv, _ := s.fixedValue(f.name); !f.equal(fv, val) {
+					p.errf(v, "%s: %s is fixed at %s, so %s never matches", what, f.name, f.format(fv), f.format(val))
+					ok = false
+				}
+			}
+			entry = append(entry, Setting{Field: f.name, Value: val})
+		}
+		if ok {
+			s.Exclude = append(s.Exclude, entry)
+		}
+	}
+}
+
+// WriteSpec writes s as YAML that ParseSpec reads back to an equal Spec.
+func WriteSpec(w io.Writer, s *Spec) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "campaign: %s\n", s.Campaign)
+	if s.HasSeed {
+		fmt.Fprintf(&b, "seed: %d\n", s.Seed)
+	}
+	fmt.Fprintf(&b, "replicates: %d\n", s.Replicates)
+	tf := &fields[fieldIndex(s.Treatment)]
+	fmt.Fprintf(&b, "treatment: %s\n", s.Treatment)
+	fmt.Fprintf(&b, "baseline: %s\n", yamlValue(tf, s.Baseline))
+	if len(s.Factors) > 0 {
+		b.WriteString("factors:\n")
+		for _, fac := range s.Factors {
+			f := &fields[fieldIndex(fac.Field)]
+			l := make([]string, len(fac.Levels))
+			for i, v := range fac.Levels {
+				l[i] = yamlValue(f, v)
+			}
+			fmt.Fprintf(&b, "  %s: [%s]\n", fac.Field, strings.Join(l, ", "))
+		}
+	}
+	if len(s.Fixed) > 0 {
+		b.WriteString("fixed:\n")
+		for _, st := range s.Fixed {
+			fmt.Fprintf(&b, "  %s: %s\n", st.Field, yamlValue(&fields[fieldIndex(st.Field)], st.Value))
+		}
+	}
+	if len(s.Exclude) > 0 {
+		b.WriteString("exclude:\n")
+		for _, e := range s.Exclude {
+			l := make([]string, len(e))
+			for i, st := range e {
+				l[i] = st.Field + ": " + yamlValue(&fields[fieldIndex(st.Field)], st.Value)
+			}
+			fmt.Fprintf(&b, "  - {%s}\n", strings.Join(l, ", "))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func yamlValue(f *fieldDef, v Value) string {
+	switch f.kind {
+	case kindInt:
+		return strconv.FormatInt(v.Int, 10)
+	case kindRate:
+		return Rate(v.Int).String()
+	case kindList:
+		return "[" + strings.Join(v.List, ", ") + "]"
+	}
+	return strconv.Quote(v.Str)
+}
