@@ -1,0 +1,441 @@
+package gateway
+
+import (
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/xp-bench/xp/infra/pki"
+)
+
+// Transports of the client leg; the broker leg takes the first three.
+const (
+	Plaintext = "plaintext"
+	TLS       = "tls"
+	MTLS      = "mtls"
+	// SASLSSL is TLS towards clients with SASL forwarded to the brokers:
+	// the brokers authenticate the client, the gateway only relays
+	// SaslHandshake and SaslAuthenticate (Kafka: security.protocol=SASL_SSL).
+	SASLSSL = "sasl_ssl"
+)
+
+// Defaults.
+const (
+	DefaultBootstrapPort = 9192
+	DefaultMaxFrameBytes = 100 << 20 // Kafka: socket.request.max.bytes
+	DefaultMaxInFlight   = 256
+	DefaultBufferBytes   = 64 << 10
+	DefaultDialTimeout   = 10 * time.Second
+	DefaultMetricsListen = "127.0.0.1:0"
+)
+
+// Config is the gateway's configuration, read from YAML by LoadConfig or
+// built in code. Paths are absolute or relative to the config file.
+type Config struct {
+	Listen   Listen   `yaml:"listen"`
+	Client   Client   `yaml:"client"`
+	Upstream Upstream `yaml:"upstream"`
+	Limits   Limits   `yaml:"limits"`
+	Metrics  Metrics  `yaml:"metrics"`
+
+	// Filters see produce requests and fetch responses (the encrypting
+	// modes); built from extension keys by LoadConfig, or set in code.
+	// Empty for passthrough: produce and fetch are then never decoded.
+	Filters []RecordFilter `yaml:"-"`
+
+	// dir resolves relative paths; the config file's directory.
+	dir string
+}
+
+// Listen is where clients connect: a bootstrap port and one port per
+// upstream node.
+type Listen struct {
+	// Host is the address listeners bind; default 127.0.0.1.
+	Host string `yaml:"host"`
+	// AdvertisedHost is the host put in rewritten metadata; default
+	// Host (required when Host is a wildcard address).
+	AdvertisedHost string `yaml:"advertised_host"`
+	// BootstrapPort is the port of the bootstrap listener; default 9192,
+	// 0 picks a free port.
+	BootstrapPort *int `yaml:"bootstrap_port"`
+	// NodePortBase puts upstream node id N on port NodePortBase+N;
+	// default BootstrapPort+1, 0 picks a free port per node. Node
+	// listeners open when a node is first seen in upstream metadata.
+	NodePortBase *int `yaml:"node_port_base"`
+}
+
+// Client is the client leg.
+type Client struct {
+	// Transport: plaintext (default), tls, mtls or sasl_ssl.
+	Transport string `yaml:"transport"`
+	// Cert and Key are the gateway's server certificate (PEM); required
+	// for every transport but plaintext.
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+	// CA verifies client certificates; required for mtls (Kafka:
+	// ssl.client.auth=required with ssl.truststore.location).
+	CA string `yaml:"ca"`
+}
+
+// Upstream is the broker leg.
+type Upstream struct {
+	// Bootstrap lists the upstream brokers' host:port; required. The
+	// gateway dials these and the addresses the upstream itself
+	// advertises in metadata, nothing else.
+	Bootstrap []string `yaml:"bootstrap"`
+	// Transport: plaintext (default), tls or mtls. For clients on
+	// sasl_ssl, point Bootstrap at the brokers' SASL_SSL (tls) or
+	// SASL_PLAINTEXT (plaintext) listener.
+	Transport string `yaml:"transport"`
+	// CA verifies broker certificates (system roots when empty).
+	CA string `yaml:"ca"`
+	// Cert and Key are the gateway's client certificate for mtls.
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+	// ServerName overrides the name verified in broker certificates;
+	// default the dialled host.
+	ServerName string `yaml:"server_name"`
+	// DialTimeout bounds connecting (and the TLS handshake) to a broker;
+	// default 10s.
+	DialTimeout time.Duration `yaml:"dial_timeout"`
+}
+
+// Limits bound what one connection may hold.
+type Limits struct {
+	// MaxFrameBytes is the largest request or response accepted; a larger
+	// one closes its connection. Default 100 MiB (Kafka:
+	// socket.request.max.bytes).
+	MaxFrameBytes int `yaml:"max_frame_bytes"`
+	// MaxInFlight is how many requests a connection may have awaiting a
+	// response before the gateway stops reading from the client
+	// (backpressure); default 256.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// BufferBytes is the read and write buffer per socket; default 64 KiB.
+	BufferBytes int `yaml:"buffer_bytes"`
+}
+
+// Metrics is the Prometheus endpoint.
+type Metrics struct {
+	// Listen is the host:port serving /metrics; default 127.0.0.1:0 (a
+	// free loopback port, printed at start). "off" disables it.
+	Listen string `yaml:"listen"`
+}
+
+// Extension is a top-level config key handled outside this package (the
+// encrypting modes): Build decodes the key's YAML, strictly, and returns
+// the filter it configures. dir resolves relative paths.
+type Extension struct {
+	Key   string
+	Build func(node *yaml.Node, dir string) (RecordFilter, error)
+}
+
+// ConfigError is bad configuration: the message names the file, line or key
+// and the fix. The CLI exits 2 on it.
+type ConfigError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.File != "":
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return "gateway config: " + e.Msg
+}
+
+// LoadConfig reads a YAML config. Unknown keys, missing certificate files
+// and invalid values are a *ConfigError. Keys named by exts are handed to
+// their Build in file order and the filters they return appended to
+// Config.Filters.
+func LoadConfig(path string, exts ...Extension) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("cannot read: %v", errors.Unwrap(err))}
+	}
+	cfg, err := ParseConfig(b, filepath.Dir(path), exts...)
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) && ce.File == "" {
+			ce.File = path
+		}
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// ParseConfig is LoadConfig on bytes; dir resolves relative paths.
+func ParseConfig(b []byte, dir string, exts ...Extension) (*Config, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, &ConfigError{Msg: "not YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, &ConfigError{Line: doc.Line, Msg: "the config must be a YAML mapping (listen, client, upstream, limits, metrics)"}
+	}
+	root := doc.Content[0]
+	cfg := &Config{dir: dir}
+	// Extension keys leave the tree before the strict check.
+	var kept []*yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		idx := slices.IndexFunc(exts, func(e Extension) bool { return e.Key == k.Value })
+		if idx < 0 {
+			kept = append(kept, k, v)
+			continue
+		}
+		f, err := exts[idx].Build(v, dir)
+		if err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				return nil, err
+			}
+			return nil, &ConfigError{Line: k.Line, Msg: fmt.Sprintf("%s: %v", k.Value, err)}
+		}
+		if f != nil {
+			cfg.Filters = append(cfg.Filters, f)
+		}
+	}
+	root.Content = kept
+	var extra []string
+	for _, e := range exts {
+		extra = append(extra, e.Key)
+	}
+	if err := checkKeys(root, reflect.TypeOf(*cfg), "", extra); err != nil {
+		return nil, err
+	}
+	if err := root.Decode(cfg); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			return nil, &ConfigError{Msg: strings.TrimSpace(te.Errors[0])}
+		}
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// checkKeys rejects keys t has no yaml field for, naming the line and the
+// keys that are known.
+func checkKeys(n *yaml.Node, t reflect.Type, path string, extra []string) error {
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	var known []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		fields[name] = ft
+		known = append(known, name)
+	}
+	known = append(known, extra...)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ft, ok := fields[k.Value]
+		if !ok {
+			where := "at the top level"
+			if path != "" {
+				where = "in " + path
+			}
+			return &ConfigError{Line: k.Line, Msg: fmt.Sprintf("unknown key %q %s (known: %s)", k.Value, where, strings.Join(known, ", "))}
+		}
+		p := k.Value
+		if path != "" {
+			p = path + "." + k.Value
+		}
+		if err := checkKeys(v, ft, p, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate fills defaults and checks the config, including that every
+// certificate file exists and loads.
+func (c *Config) Validate() error {
+	bad := func(format string, a ...any) error { return &ConfigError{Msg: fmt.Sprintf(format, a...)} }
+	l := &c.Listen
+	if l.Host == "" {
+		l.Host = "127.0.0.1"
+	}
+	if l.AdvertisedHost == "" {
+		if ip := net.ParseIP(l.Host); ip != nil && ip.IsUnspecified() {
+			return bad("listen.advertised_host: required when listen.host is %s (the address clients reach the gateway at)", l.Host)
+		}
+		l.AdvertisedHost = l.Host
+	}
+	if l.BootstrapPort == nil {
+		p := DefaultBootstrapPort
+		l.BootstrapPort = &p
+	}
+	if *l.BootstrapPort < 0 || *l.BootstrapPort > 65535 {
+		return bad("listen.bootstrap_port: %d is not a port (0..65535)", *l.BootstrapPort)
+	}
+	if l.NodePortBase == nil {
+		p := 0
+		if *l.BootstrapPort != 0 {
+			p = *l.BootstrapPort + 1
+		}
+		l.NodePortBase = &p
+	}
+	if *l.NodePortBase < 0 || *l.NodePortBase > 65535 {
+		return bad("listen.node_port_base: %d is not a port (0..65535)", *l.NodePortBase)
+	}
+	if *l.NodePortBase != 0 && *l.BootstrapPort != 0 && *l.NodePortBase <= *l.BootstrapPort {
+		return bad("listen.node_port_base: %d would put a node on the bootstrap port %d; use a base above it", *l.NodePortBase, *l.BootstrapPort)
+	}
+
+	switch c.Client.Transport {
+	case "":
+		c.Client.Transport = Plaintext
+	case Plaintext, TLS, MTLS, SASLSSL:
+	default:
+		return bad("client.transport: %q is not one of plaintext, tls, mtls, sasl_ssl", c.Client.Transport)
+	}
+	if c.Client.Transport != Plaintext {
+		if c.Client.Cert == "" || c.Client.Key == "" {
+			return bad("client.cert and client.key: required for client.transport %s", c.Client.Transport)
+		}
+	}
+	if c.Client.Transport == MTLS && c.Client.CA == "" {
+		return bad("client.ca: required for client.transport mtls (the CA that signs client certificates)")
+	}
+
+	u := &c.Upstream
+	if len(u.Bootstrap) == 0 {
+		return bad("upstream.bootstrap: list at least one broker host:port")
+	}
+	for _, a := range u.Bootstrap {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return bad("upstream.bootstrap: %q is not host:port", a)
+		} else if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+			return bad("upstream.bootstrap: %q has no valid port", a)
+		}
+	}
+	switch u.Transport {
+	case "":
+		u.Transport = Plaintext
+	case Plaintext, TLS, MTLS:
+	default:
+		return bad("upstream.transport: %q is not one of plaintext, tls, mtls (SASL is forwarded from clients)", u.Transport)
+	}
+	if u.Transport == MTLS && (u.Cert == "" || u.Key == "") {
+		return bad("upstream.cert and upstream.key: required for upstream.transport mtls")
+	}
+	if u.DialTimeout == 0 {
+		u.DialTimeout = DefaultDialTimeout
+	}
+	if u.DialTimeout < 0 {
+		return bad("upstream.dial_timeout: must be positive")
+	}
+
+	if c.Limits.MaxFrameBytes == 0 {
+		c.Limits.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.Limits.MaxFrameBytes < 1024 || c.Limits.MaxFrameBytes > 1<<30 {
+		return bad("limits.max_frame_bytes: %d is outside 1024..1073741824", c.Limits.MaxFrameBytes)
+	}
+	if c.Limits.MaxInFlight == 0 {
+		c.Limits.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.Limits.MaxInFlight < 1 || c.Limits.MaxInFlight > 1<<16 {
+		return bad("limits.max_in_flight: %d is outside 1..65536", c.Limits.MaxInFlight)
+	}
+	if c.Limits.BufferBytes == 0 {
+		c.Limits.BufferBytes = DefaultBufferBytes
+	}
+	if c.Limits.BufferBytes < 4096 || c.Limits.BufferBytes > 16<<20 {
+		return bad("limits.buffer_bytes: %d is outside 4096..16777216", c.Limits.BufferBytes)
+	}
+	if c.Metrics.Listen == "" {
+		c.Metrics.Listen = DefaultMetricsListen
+	}
+	if c.Metrics.Listen != "off" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			return bad("metrics.listen: %q is not host:port (or off)", c.Metrics.Listen)
+		}
+	}
+
+	// Certificates: every named file must exist now, not at the first
+	// connection.
+	for _, f := range []struct{ key, path string }{
+		{"client.cert", c.Client.Cert}, {"client.key", c.Client.Key}, {"client.ca", c.Client.CA},
+		{"upstream.ca", u.CA}, {"upstream.cert", u.Cert}, {"upstream.key", u.Key},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(c.path(f.path)); err != nil {
+			return bad("%s: %s: %v", f.key, c.path(f.path), errors.Unwrap(err))
+		}
+	}
+	if _, err := c.clientTLS(); err != nil {
+		return bad("client: %v", err)
+	}
+	if _, err := c.upstreamTLS(); err != nil {
+		return bad("upstream: %v", err)
+	}
+	return nil
+}
+
+func (c *Config) path(p string) string {
+	if p == "" || filepath.IsAbs(p) || c.dir == "" {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// clientTLS is the server side of the client leg; nil for plaintext.
+func (c *Config) clientTLS() (*tls.Config, error) {
+	if c.Client.Transport == Plaintext {
+		return nil, nil
+	}
+	cfg, err := pki.ServerTLS(c.path(c.Client.CA), c.path(c.Client.Cert), c.path(c.Client.Key), c.Client.Transport == MTLS)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// upstreamTLS is the client side of the broker leg; nil for plaintext.
+func (c *Config) upstreamTLS() (*tls.Config, error) {
+	u := c.Upstream
+	if u.Transport == Plaintext {
+		return nil, nil
+	}
+	cert, key := "", ""
+	if u.Transport == MTLS {
+		cert, key = c.path(u.Cert), c.path(u.Key)
+	}
+	cfg, err := pki.ClientTLS(c.path(u.CA), cert, key, u.ServerName)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ClientSessionCache = tls.NewLRUClientSessionCache(64)
+	return cfg, nil
+}

@@ -1,0 +1,491 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// proxyConn relays one client connection to its broker connection: one
+// goroutine reads requests and writes them upstream, one reads responses
+// and writes them to the client. The bounded in-flight queue between them
+// carries, in order, what each response needs (its API key and version) and
+// applies backpressure: when it is full the gateway stops reading the
+// client.
+type proxyConn struct {
+	g        *Gateway
+	log      *slog.Logger
+	client   net.Conn
+	upstream net.Conn
+	cr       *bufio.Reader
+	cw       *bufio.Writer
+	ur       *bufio.Reader
+	uw       *bufio.Writer
+	inflight chan pending
+	done     chan struct{}
+	once     sync.Once
+	ctx      context.Context
+	cancel   context.CancelFunc
+
+	// Frames written but not yet flushed, for the latency histogram.
+	reqWait, respWait []time.Time
+}
+
+// pending is a request awaiting its response.
+type pending struct {
+	key, version int16
+	corr         int32
+	// synthetic is a whole response frame the gateway answers itself (a
+	// produce a filter refused); nothing is read upstream for it.
+	synthetic *[]byte
+	// fetch is the decoded fetch request, when filters need it.
+	fetch *kmsg.FetchRequest
+}
+
+func newProxyConn(g *Gateway, client, upstream net.Conn, log *slog.Logger) *proxyConn {
+	size := g.cfg.Limits.BufferBytes
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), topicNamesKey{}, topicNamer(g)))
+	return &proxyConn{
+		g:        g,
+		log:      log,
+		client:   client,
+		upstream: upstream,
+		cr:       bufio.NewReaderSize(client, size),
+		cw:       bufio.NewWriterSize(client, size),
+		ur:       bufio.NewReaderSize(upstream, size),
+		uw:       bufio.NewWriterSize(upstream, size),
+		inflight: make(chan pending, g.cfg.Limits.MaxInFlight),
+		done:     make(chan struct{}),
+		ctx:      ctx,
+		cancel:   cancel,
+	}
+}
+
+func (p *proxyConn) close() {
+	p.once.Do(func() {
+		close(p.done)
+		p.cancel()
+		p.client.Close()
+		p.upstream.Close()
+	})
+}
+
+// connError records which side failed, for logs and metrics.
+type connError struct {
+	reason int
+	err    error
+}
+
+func (e *connError) Error() string { return e.err.Error() }
+func (e *connError) Unwrap() error { return e.err }
+
+// run relays until either side closes and returns the close reason.
+func (p *proxyConn) run() int {
+	errc := make(chan error, 2)
+	go func() { errc <- p.responses() }()
+	go func() { errc <- p.requests() }()
+	// The first loop to stop explains the close; the other then sees a
+	// closed socket.
+	err := <-errc
+	p.close()
+	<-errc
+	var ce *connError
+	if !errors.As(err, &ce) {
+		if err != nil && !isClosed(err) {
+			p.log.Debug("connection closed", "error", err)
+		}
+		return closeNormal
+	}
+	switch ce.reason {
+	case closeBadFrame:
+		p.log.Warn("closing connection: refused frame", "error", ce.err)
+	case closeUpstreamLost:
+		p.log.Warn("closing connection: upstream broker connection failed; the client will reconnect", "error", ce.err)
+	}
+	return ce.reason
+}
+
+func isClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+func badFrame(err error) error { return &connError{reason: closeBadFrame, err: err} }
+
+func upstreamLost(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &connError{reason: closeUpstreamLost, err: err}
+}
+
+// requests relays client requests upstream.
+func (p *proxyConn) requests() error {
+	maxFrame := p.g.cfg.Limits.MaxFrameBytes
+	filtered := len(p.g.cfg.Filters) > 0
+	for {
+		size, err := peekSize(p.cr)
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if err := checkFrameSize(size, minRequestLen, maxFrame); err != nil {
+			return badFrame(err)
+		}
+		pre, err := p.cr.Peek(requestPrefixLen)
+		if err != nil {
+			return noEOF(err)
+		}
+		h, _ := parseRequestPrefix(pre[sizeLen:])
+		if !requestAllowed(h.Key, h.Version) {
+			return badFrame(&FrameError{Reason: fmt.Sprintf("%s v%d is not offered by the gateway (see its ApiVersions answer)", apiName(h.Key), h.Version)})
+		}
+		frameLen := sizeLen + int(size)
+		p.g.metrics.request(h.Key, frameLen)
+		switch {
+		case h.Key == keyProduce && filtered:
+			err = p.filteredProduce(h, frameLen)
+		case h.Key == keyFetch && filtered:
+			err = p.decodedFetchRequest(h, frameLen)
+		default:
+			err = p.relayRequest(h, frameLen)
+		}
+		if err != nil {
+			return err
+		}
+		p.reqWait = append(p.reqWait, time.Now())
+		if p.cr.Buffered() == 0 {
+			if err := p.flushRequests(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// relayRequest streams a request upstream as bytes; only a produce request's
+// acks are read, because acks=0 gets no response.
+func (p *proxyConn) relayRequest(h requestHeader, frameLen int) error {
+	expect := true
+	if h.Key == keyProduce {
+		acks, err := p.peekAcks(h, frameLen)
+		if err != nil {
+			return err
+		}
+		expect = acks != 0
+	}
+	if expect {
+		if err := p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID}); err != nil {
+			return err
+		}
+	}
+	if err := copyFrame(p.uw, p.cr, frameLen); err != nil {
+		return p.classifyCopy(err)
+	}
+	return nil
+}
+
+// classifyCopy tells a client that went away from a broker that did.
+func (p *proxyConn) classifyCopy(err error) error {
+	var ne *net.OpError
+	if errors.As(err, &ne) && ne.Op == "write" {
+		return upstreamLost(err)
+	}
+	return err
+}
+
+func (p *proxyConn) push(pend pending) error {
+	select {
+	case p.inflight <- pend:
+		return nil
+	default:
+	}
+	// Full: flush what is buffered so the broker can answer, then wait.
+	if err := p.flushRequests(); err != nil {
+		return err
+	}
+	select {
+	case p.inflight <- pend:
+		return nil
+	case <-p.done:
+		return net.ErrClosed
+	}
+}
+
+func (p *proxyConn) flushRequests() error {
+	if p.uw.Buffered() > 0 {
+		if err := p.uw.Flush(); err != nil {
+			return upstreamLost(err)
+		}
+	}
+	observe(&p.g.metrics.latency[dirRequest], &p.reqWait)
+	return nil
+}
+
+func (p *proxyConn) flushResponses() error {
+	if p.cw.Buffered() > 0 {
+		if err := p.cw.Flush(); err != nil {
+			return err
+		}
+	}
+	observe(&p.g.metrics.latency[dirResponse], &p.respWait)
+	return nil
+}
+
+func observe(h *histogram, waits *[]time.Time) {
+	if len(*waits) == 0 {
+		return
+	}
+	now := time.Now()
+	for _, t := range *waits {
+		h.observe(now.Sub(t))
+	}
+	*waits = (*waits)[:0]
+}
+
+// peekAcks reads a produce request's acks from the buffered frame without
+// consuming it; only a header larger than the read buffer falls back to
+// reading the frame (which then can no longer stream, hence the peek).
+func (p *proxyConn) peekAcks(h requestHeader, frameLen int) (int16, error) {
+	for _, n := range []int{min(frameLen, 512), min(frameLen, p.cr.Size())} {
+		b, err := p.cr.Peek(n)
+		if err != nil {
+			return 0, noEOF(err)
+		}
+		body := b[sizeLen:]
+		hl, err := requestHeaderLen(body, h)
+		if err == nil {
+			var acks int16
+			acks, err = produceAcks(body[hl:], h.Version)
+			if err == nil {
+				return acks, nil
+			}
+		}
+		if !errors.Is(err, errTruncated) {
+			return 0, badFrame(err)
+		}
+		if n == frameLen {
+			return 0, badFrame(&FrameError{Reason: "produce request ends inside its header"})
+		}
+	}
+	return 0, badFrame(&FrameError{Reason: fmt.Sprintf("produce request header longer than limits.buffer_bytes %d", p.cr.Size())})
+}
+
+// readFrame reads a whole frame into a pooled buffer.
+func readFrame(r *bufio.Reader, frameLen int) (*[]byte, error) {
+	buf := frameBufs.get(frameLen)
+	if _, err := io.ReadFull(r, *buf); err != nil {
+		frameBufs.put(buf)
+		return nil, noEOF(err)
+	}
+	return buf, nil
+}
+
+// filteredProduce decodes a produce request, runs the filters and sends the
+// re-encoded request upstream, or answers it with an error itself.
+func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
+	buf, err := readFrame(p.cr, frameLen)
+	if err != nil {
+		return err
+	}
+	defer frameBufs.put(buf)
+	body := (*buf)[sizeLen:]
+	hl, err := requestHeaderLen(body, h)
+	if err != nil {
+		return badFrame(fmt.Errorf("produce request header: %w", err))
+	}
+	req := kmsg.ProduceRequest{Version: h.Version}
+	if err := req.ReadFrom(body[hl:]); err != nil {
+		return badFrame(fmt.Errorf("produce v%d request: %w", h.Version, err))
+	}
+	var ferr error
+	for _, f := range p.g.cfg.Filters {
+		if ferr = f.ProduceRequest(p.ctx, &req); ferr != nil {
+			break
+		}
+	}
+	if ferr != nil {
+		p.log.Warn("record filter refused a produce request", "error", ferr, "acks", req.Acks)
+		if req.Acks == 0 {
+			return nil
+		}
+		resp := produceErrorResponse(&req, errorCode(ferr, kerr.InvalidRecord.Code), ferr.Error())
+		out := frameBufs.get(0)
+		*out = appendResponseFrame((*out)[:0], h.CorrID, requestFlexible(keyProduce, h.Version), resp)
+		return p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID, synthetic: out})
+	}
+	if req.Acks != 0 {
+		if err := p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID}); err != nil {
+			return err
+		}
+	}
+	out := frameBufs.get(frameLen)
+	b := append((*out)[:0], 0, 0, 0, 0)
+	b = append(b, body[:hl]...)
+	b = req.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-sizeLen))
+	*out = b
+	_, err = p.uw.Write(b)
+	frameBufs.put(out)
+	return upstreamLost(err)
+}
+
+// decodedFetchRequest relays a fetch request unchanged, keeping its decoded
+// form for the filters that see its response.
+func (p *proxyConn) decodedFetchRequest(h requestHeader, frameLen int) error {
+	buf, err := readFrame(p.cr, frameLen)
+	if err != nil {
+		return err
+	}
+	defer frameBufs.put(buf)
+	body := (*buf)[sizeLen:]
+	hl, err := requestHeaderLen(body, h)
+	if err != nil {
+		return badFrame(fmt.Errorf("fetch request header: %w", err))
+	}
+	req := &kmsg.FetchRequest{Version: h.Version}
+	if err := req.ReadFrom(body[hl:]); err != nil {
+		return badFrame(fmt.Errorf("fetch v%d request: %w", h.Version, err))
+	}
+	if err := p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID, fetch: req}); err != nil {
+		return err
+	}
+	_, err = p.uw.Write(*buf)
+	return upstreamLost(err)
+}
+
+// appendResponseFrame appends a whole response frame: size, correlation id,
+// empty header tags when flexible, body.
+func appendResponseFrame(dst []byte, corr int32, flexible bool, resp kmsg.Response) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(corr))
+	if flexible {
+		dst = append(dst, 0)
+	}
+	dst = resp.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-sizeLen))
+	return dst
+}
+
+// responses relays broker responses to the client in request order.
+func (p *proxyConn) responses() error {
+	maxFrame := p.g.cfg.Limits.MaxFrameBytes
+	for {
+		var pend pending
+		select {
+		case pend = <-p.inflight:
+		default:
+			// Nothing queued: send what is buffered before waiting.
+			if err := p.flushResponses(); err != nil {
+				return err
+			}
+			select {
+			case pend = <-p.inflight:
+			case <-p.done:
+				return nil
+			}
+		}
+		if pend.synthetic != nil {
+			_, err := p.cw.Write(*pend.synthetic)
+			frameBufs.put(pend.synthetic)
+			if err != nil {
+				return err
+			}
+			p.respWait = append(p.respWait, time.Now())
+			continue
+		}
+		size, err := peekSize(p.ur)
+		if err != nil {
+			return upstreamLost(noEOF(err))
+		}
+		if err := checkFrameSize(size, minResponseLen, maxFrame); err != nil {
+			return badFrame(fmt.Errorf("from the broker: %w", err))
+		}
+		hdr, err := p.ur.Peek(sizeLen + 4)
+		if err != nil {
+			return upstreamLost(noEOF(err))
+		}
+		if corr := int32(binary.BigEndian.Uint32(hdr[sizeLen:])); corr != pend.corr {
+			return badFrame(fmt.Errorf("broker answered correlation id %d, expected %d (%s)", corr, pend.corr, apiName(pend.key)))
+		}
+		frameLen := sizeLen + int(size)
+		p.g.metrics.response(pend.key, frameLen)
+		switch {
+		case rewritten(pend.key) || pend.fetch != nil:
+			if err := p.rewriteResponse(pend, frameLen); err != nil {
+				return err
+			}
+		default:
+			if err := copyFrame(p.cw, p.ur, frameLen); err != nil {
+				var ne *net.OpError
+				if errors.As(err, &ne) && ne.Op == "read" || errors.Is(err, io.ErrUnexpectedEOF) {
+					return upstreamLost(err)
+				}
+				return err
+			}
+		}
+		p.respWait = append(p.respWait, time.Now())
+		if p.ur.Buffered() == 0 {
+			if err := p.flushResponses(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// rewriteResponse reads a whole response, rewrites its body and writes it
+// with the broker's header.
+func (p *proxyConn) rewriteResponse(pend pending, frameLen int) error {
+	buf, err := readFrame(p.ur, frameLen)
+	if err != nil {
+		return upstreamLost(err)
+	}
+	defer frameBufs.put(buf)
+	body := (*buf)[sizeLen:]
+	hl, err := responseHeaderLen(body, pend.key, pend.version)
+	if err != nil {
+		return badFrame(fmt.Errorf("from the broker: %w", err))
+	}
+	out := frameBufs.get(frameLen + 256)
+	defer frameBufs.put(out)
+	b := append((*out)[:0], 0, 0, 0, 0)
+	b = append(b, body[:hl]...)
+	if pend.fetch != nil {
+		b, err = p.filterFetch(b, body[hl:], pend)
+	} else {
+		b, _, err = rewriteResponse(b, body[hl:], pend.key, pend.version, p.g)
+	}
+	if err != nil {
+		return badFrame(fmt.Errorf("from the broker: %w", err))
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-sizeLen))
+	*out = b
+	_, err = p.cw.Write(b)
+	return err
+}
+
+func (p *proxyConn) filterFetch(dst, body []byte, pend pending) ([]byte, error) {
+	resp := kmsg.FetchResponse{Version: pend.version}
+	if err := resp.ReadFrom(body); err != nil {
+		return dst, fmt.Errorf("fetch v%d response: %w", pend.version, err)
+	}
+	for _, f := range p.g.cfg.Filters {
+		if err := f.FetchResponse(p.ctx, pend.fetch, &resp); err != nil {
+			p.log.Warn("record filter failed a fetch response", "error", err)
+			failFetch(&resp, errorCode(err, kerr.UnknownServerError.Code))
+			break
+		}
+	}
+	return resp.AppendTo(dst), nil
+}

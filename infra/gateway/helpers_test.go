@@ -1,0 +1,208 @@
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/xp-bench/xp/infra/pki"
+)
+
+// SASL credentials of the test clusters.
+const (
+	saslUser = "xp-test"
+	saslPass = "xp-test-secret"
+)
+
+// testPKI is one CA with every certificate the tests use.
+type testPKI struct {
+	ca                    *pki.Authority
+	brokerCert, brokerKey string
+	gwCert, gwKey         string
+	clientCert, clientKey string
+}
+
+var (
+	pkiOnce sync.Once
+	pkiVal  *testPKI
+	pkiErr  error
+	pkiDir  string
+)
+
+// sharedPKI issues the certificates once per test binary.
+func sharedPKI(t testing.TB) *testPKI {
+	t.Helper()
+	pkiOnce.Do(func() {
+		pkiDir, pkiErr = os.MkdirTemp("", "xp-gateway-pki-*")
+		if pkiErr != nil {
+			return
+		}
+		p := &testPKI{}
+		if p.ca, pkiErr = pki.New(pkiDir); pkiErr != nil {
+			return
+		}
+		if p.brokerCert, p.brokerKey, pkiErr = p.ca.Server("broker"); pkiErr != nil {
+			return
+		}
+		if p.gwCert, p.gwKey, pkiErr = p.ca.Gateway("gateway"); pkiErr != nil {
+			return
+		}
+		if p.clientCert, p.clientKey, pkiErr = p.ca.Client("client"); pkiErr != nil {
+			return
+		}
+		pkiVal = p
+	})
+	if pkiErr != nil {
+		t.Fatalf("pki: %v", pkiErr)
+	}
+	return pkiVal
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pkiDir != "" {
+		os.RemoveAll(pkiDir)
+	}
+	os.Exit(code)
+}
+
+// testTopics exist on every test cluster, three partitions each.
+var testTopics = []string{"roundtrip", "compressed", "group", "kcat", "python", "faults"}
+
+// upstreamSpec describes a kfake cluster behind the gateway.
+type upstreamSpec struct {
+	brokers   int
+	transport string // plaintext, tls, mtls
+	sasl      bool
+}
+
+// startUpstream starts a kfake cluster; the cluster is closed with the test.
+func startUpstream(t testing.TB, s upstreamSpec, extra ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	opts := []kfake.Opt{kfake.NumBrokers(max(s.brokers, 1)), kfake.SeedTopics(3, testTopics...)}
+	p := sharedPKI(t)
+	switch s.transport {
+	case TLS, MTLS:
+		cfg, err := p.ca.ServerTLS(p.brokerCert, p.brokerKey, s.transport == MTLS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, kfake.TLS(cfg))
+	}
+	if s.sasl {
+		opts = append(opts, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", saslUser, saslPass), kfake.Superuser("PLAIN", saslUser, saslPass))
+	}
+	opts = append(opts, extra...)
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// gatewayConfig is a config in front of kf with the given client transport;
+// the upstream transport follows the cluster's.
+func gatewayConfig(t testing.TB, kf *kfake.Cluster, client, upstream string) *Config {
+	t.Helper()
+	p := sharedPKI(t)
+	zero := 0
+	cfg := &Config{
+		Listen:   Listen{Host: "127.0.0.1", BootstrapPort: &zero, NodePortBase: &zero},
+		Client:   Client{Transport: client},
+		Upstream: Upstream{Bootstrap: kf.ListenAddrs(), Transport: upstream},
+		Metrics:  Metrics{Listen: "127.0.0.1:0"},
+	}
+	if client != Plaintext {
+		cfg.Client.Cert, cfg.Client.Key = p.gwCert, p.gwKey
+	}
+	if client == MTLS {
+		cfg.Client.CA = p.ca.CAPath()
+	}
+	if upstream != Plaintext {
+		cfg.Upstream.CA = p.ca.CAPath()
+	}
+	if upstream == MTLS {
+		cfg.Upstream.Cert, cfg.Upstream.Key = p.gwCert, p.gwKey
+	}
+	return cfg
+}
+
+// startGateway starts a gateway closed with the test; its log goes to the
+// test log.
+func startGateway(t testing.TB, cfg *Config) *Gateway {
+	t.Helper()
+	g, err := Start(context.Background(), cfg, WithLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// clientTLS is what a client of the given transport presents.
+func clientTLS(t testing.TB, transport string) *tls.Config {
+	t.Helper()
+	p := sharedPKI(t)
+	cert, key := "", ""
+	if transport == MTLS {
+		cert, key = p.clientCert, p.clientKey
+	}
+	cfg, err := p.ca.ClientTLS(cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// franzOpts connects a franz-go client with the transport's security.
+func franzOpts(t testing.TB, bootstrap []string, transport string) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(bootstrap...), kgo.RetryTimeout(20 * time.Second), kgo.DialTimeout(5 * time.Second)}
+	if transport != Plaintext {
+		opts = append(opts, kgo.DialTLSConfig(clientTLS(t, transport)))
+	}
+	if transport == SASLSSL {
+		opts = append(opts, kgo.SASL(scram.Auth{User: saslUser, Pass: saslPass}.AsSha256Mechanism()))
+	}
+	return opts
+}
+
+// writeFile writes a 0600 file in dir.
+func writeFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// poll calls cond until it is true or the deadline passes.
+func poll(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
