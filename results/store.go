@@ -175,7 +175,8 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 func (s *Store) Close() error {
 	err := s.db.Close()
 	if s.lock != nil {
-		s.lock.Close() // releases the flock
+		s.lock.Truncate(0) // a clean exit leaves no pid behind
+		s.lock.Close()     // releases the flock
 		s.lock = nil
 	}
 	return err
@@ -283,4 +284,20 @@ func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
 	var r string
 	err := s.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&r)
 	return r, err
+}
+
+// Writer returns the pid recorded in the database's lock file and whether a
+// process with that pid is alive: a hint for status displays (the pid of a
+// killed writer may have been reused).
+func Writer(path string) (pid int, alive bool) {
+	b, err := os.ReadFile(path + ".lock")
+	if err != nil {
+		return 0, false
+	}
+	pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	err = syscall.Kill(pid, 0)
+	return pid, err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -296,6 +296,30 @@ func TestRecordAttemptForImport(t *testing.T) {
 	}
 }
 
+func TestRecordAttemptsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	s.Register(ctx, testCampaign("p"), testRows(3))
+	ok := NewAttempt{Run: "cell00-r1", Started: time.Now(), Evidence: Evidence{Outcome: OutcomeDone}}
+	bad := NewAttempt{Run: "no-such-run", Started: time.Now(), Evidence: Evidence{Outcome: OutcomeDone}}
+	if _, err := s.RecordAttempts(ctx, []NewAttempt{ok, bad}); err == nil {
+		t.Fatal("a batch with an unknown run was stored")
+	}
+	if has, _ := s.HasProgress(ctx); has {
+		t.Fatal("a failed batch left attempts behind")
+	}
+	two := ok
+	two.Run = "cell02-r1"
+	atts, err := s.RecordAttempts(ctx, []NewAttempt{ok, two})
+	if err != nil || len(atts) != 2 {
+		t.Fatalf("batch: %v, %v", atts, err)
+	}
+	p, _ := s.Progress(ctx)
+	if p.Rows[Done] != 2 || p.Rows[Pending] != 1 {
+		t.Fatalf("rows after batch %v", p.Rows)
+	}
+}
+
 func TestInfraEvents(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore(t)

@@ -199,6 +199,40 @@ func (s *Store) RecordAttempt(ctx context.Context, run string, started time.Time
 	return a, err
 }
 
+// NewAttempt is one complete attempt for RecordAttempts.
+type NewAttempt struct {
+	Run         string
+	Started     time.Time
+	Environment json.RawMessage
+	Evidence    Evidence
+}
+
+// RecordAttempts adds many complete attempts in one transaction (bulk
+// import): all or none are stored.
+func (s *Store) RecordAttempts(ctx context.Context, atts []NewAttempt) ([]Attempt, error) {
+	if s.readOnly {
+		return nil, ErrReadOnly
+	}
+	out := make([]Attempt, 0, len(atts))
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for _, na := range atts {
+			a, err := startAttempt(ctx, tx, na.Run, na.Started, na.Environment)
+			if err != nil {
+				return err
+			}
+			if err := finishAttempt(ctx, tx, a.ID, na.Evidence); err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func finishAttempt(ctx context.Context, tx *sql.Tx, id int64, ev Evidence) error {
 	if !ev.Outcome.valid() {
 		return fmt.Errorf("finish attempt %d: unknown outcome %q", id, ev.Outcome)
