@@ -24,6 +24,8 @@ type pairedSample struct {
 	t, b   []float64 // treatment and baseline values
 	d, pen []float64 // difference t-b, penalty in percent (positive = worse)
 	order  []int32   // set indexes sorted by penalty (for weighted medians)
+	// meanOnly: only the mean penalty is wanted.
+	meanOnly bool
 }
 
 func newPairedSample(t, b []float64, higher bool) *pairedSample {
@@ -61,6 +63,17 @@ func penalty(t, b float64, higher bool) float64 {
 // eval computes the four statistics of the resample in which set i appears
 // w[i] times.
 func (p *pairedSample) eval(w []int32, out *[nStats]float64) {
+	if p.meanOnly {
+		var W int64
+		var sp float64
+		for i, wi := range w {
+			W += int64(wi)
+			sp += float64(wi) * p.pen[i]
+		}
+		*out = [nStats]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+		out[statMeanPenalty] = sp / float64(W)
+		return
+	}
 	var W int64
 	var sp, sd, st, sb float64
 	for i, wi := range w {
@@ -109,6 +122,8 @@ type bootJob struct {
 	key      string // names the random stream; with the seed it fixes every draw
 	samples  []*pairedSample
 	clusters [][]int32
+	// meanOnly skips every statistic but the mean penalty (sensitivity).
+	meanOnly bool
 
 	// results, per sample and statistic
 	est  [][nStats]float64
@@ -182,6 +197,9 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 	if ns == 0 {
 		return
 	}
+	for _, p := range j.samples {
+		p.meanOnly = j.meanOnly
+	}
 	n := len(j.samples[0].t)
 	j.est = make([][nStats]float64, ns)
 	j.low = make([][nStats]float64, ns)
@@ -248,25 +266,29 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 		return
 	}
 	vals := s.values(ns, B)
-	for r := 0; r < B; r++ {
-		clear(w)
-		if j.clusters == nil {
-			for range n {
-				w[rng.IntN(n)]++
-			}
-		} else {
-			nc := len(j.clusters)
-			for range nc {
-				c := j.clusters[rng.IntN(nc)]
-				for range c {
-					w[c[rng.IntN(len(c))]]++
+	if j.clusters != nil && j.tabulable() {
+		j.resampleTabled(rng, w, vals)
+	} else {
+		for r := 0; r < B; r++ {
+			clear(w)
+			if j.clusters == nil {
+				for range n {
+					w[rng.IntN(n)]++
+				}
+			} else {
+				nc := len(j.clusters)
+				for range nc {
+					c := j.clusters[rng.IntN(nc)]
+					for range c {
+						w[c[rng.IntN(len(c))]]++
+					}
 				}
 			}
-		}
-		for si, p := range j.samples {
-			p.eval(w, &out)
-			for k := range nStats {
-				vals[si][k][r] = out[k]
+			for si, p := range j.samples {
+				p.eval(w, &out)
+				for k := range nStats {
+					vals[si][k][r] = out[k]
+				}
 			}
 		}
 	}
@@ -280,6 +302,10 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 	}
 	for si := range j.samples {
 		for k := range nStats {
+			if j.meanOnly && k != statMeanPenalty {
+				j.low[si][k], j.high[si][k], j.used[si][k] = math.NaN(), math.NaN(), method
+				continue
+			}
 			d := distributionOf(vals[si][k], s.atoms)
 			j.low[si][k], j.high[si][k], j.used[si][k] = intervalOf(d, j.est[si][k], jack[si][k], cfg.confidence, method)
 			s.atoms = d.atoms[:0]
@@ -293,9 +319,17 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 func (j *bootJob) runCounted(cfg bootConfig, s *bootScratch, rng *rand.Rand, w []int32, jack [][nStats][]float64) {
 	n := len(w)
 	base := uint64(n + 1)
-	counts := make(map[uint64]int, 64)
-	if cap(s.idx) < n {
-		s.idx = make([]int32, n)
+	space := uint64(1)
+	for range n {
+		space *= base
+	}
+	var keys []uint64
+	var dense []int
+	var sparse map[uint64]int
+	if space <= 1<<16 {
+		dense = make([]int, space)
+	} else {
+		sparse = make(map[uint64]int, 256)
 	}
 	for r := 0; r < cfg.resamples; r++ {
 		clear(w)
@@ -306,13 +340,30 @@ func (j *bootJob) runCounted(cfg bootConfig, s *bootScratch, rng *rand.Rand, w [
 		for _, c := range w {
 			key = key*base + uint64(c)
 		}
-		counts[key]++
+		if dense != nil {
+			dense[key]++
+		} else {
+			sparse[key]++
+		}
 	}
-	keys := make([]uint64, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
+	count := func(k uint64) int {
+		if dense != nil {
+			return dense[k]
+		}
+		return sparse[k]
 	}
-	slices.Sort(keys)
+	if dense != nil {
+		for k, c := range dense {
+			if c > 0 {
+				keys = append(keys, uint64(k))
+			}
+		}
+	} else {
+		for k := range sparse {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+	}
 	atoms := make([][nStats][]atom, len(j.samples))
 	var out [nStats]float64
 	for _, key := range keys {
@@ -324,12 +375,16 @@ func (j *bootJob) runCounted(cfg bootConfig, s *bootScratch, rng *rand.Rand, w [
 		for si, p := range j.samples {
 			p.eval(w, &out)
 			for st := range nStats {
-				atoms[si][st] = append(atoms[si][st], atom{v: out[st], n: counts[key]})
+				atoms[si][st] = append(atoms[si][st], atom{v: out[st], n: count(key)})
 			}
 		}
 	}
 	for si := range j.samples {
 		for st := range nStats {
+			if j.meanOnly && st != statMeanPenalty {
+				j.low[si][st], j.high[si][st], j.used[si][st] = math.NaN(), math.NaN(), cfg.method
+				continue
+			}
 			d := distributionOfAtoms(atoms[si][st])
 			j.low[si][st], j.high[si][st], j.used[si][st] = intervalOf(d, j.est[si][st], jack[si][st], cfg.confidence, cfg.method)
 		}

@@ -1,0 +1,470 @@
+package analysis
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Result is everything an analysis found, in the order it is written.
+type Result struct {
+	Dataset *Dataset
+	Options Options
+	// Levels are the treatment's levels, baseline first; Treatments the
+	// levels compared against it.
+	Levels     []string
+	Treatments []string
+	// CellFactors names the factors of a matched configuration (every
+	// factor but the treatment); Cells holds one per pair, sorted by pair.
+	CellFactors []string
+	Cells       []Cell
+	Counts      []SetCount
+	Excluded    []ExcludedSet
+	Effects     []Effect
+	Tests       []CellTest
+	Sensitivity []LevelEffect
+	Terms       []FactorTerm
+	Models      []FactorModel
+	Curves      []Curve
+	// Notes are caveats the report should show (e.g. skipped figures).
+	Notes []string
+}
+
+// Cell is one matched configuration: its factors without the treatment.
+type Cell struct {
+	Pair       string
+	Factors    []string
+	Saturating bool
+}
+
+// SetCount counts a treatment's matched sets.
+type SetCount struct {
+	Treatment string
+	Sets      int // matched sets with a baseline and this treatment
+	Healthy   int // both runs healthy: the sets analysed
+	Excluded  int
+}
+
+// ExcludedSet is a matched set left out, with why.
+type ExcludedSet struct {
+	Treatment string
+	Pair      string
+	Replicate int
+	Reasons   []string
+}
+
+// Effect is one line of effects.csv.
+type Effect struct {
+	Treatment, Baseline, Metric, Scope string
+	N                                  int
+	Statistic, Unit                    string
+	Estimate, Low, High                float64
+	Method                             string
+	// P and PHolm are NaN where there is no test.
+	P, PHolm float64
+}
+
+// CellTest is the significance of one treatment and metric in one cell.
+type CellTest struct {
+	Treatment, Metric, Scope, Pair string
+	N                              int
+	MeanDifference, Dz             float64
+	T, P, PHolm                    float64
+	Exact                          bool
+}
+
+// LevelEffect is the mean penalty at one level of one factor.
+type LevelEffect struct {
+	Treatment, Metric, Scope, Factor, Level string
+	N, Cells                                int
+	Mean, Low, High                         float64
+	Method                                  string
+	// Spread is max-min of the factor's level means (same on every level).
+	Spread float64
+}
+
+// FactorTerm is one factor of the main-effects model of the penalty.
+type FactorTerm struct {
+	Treatment, Metric, Scope, Factor string
+	Rank, DF                         int
+	SS, F, P                         float64
+	// Share is SS over the total sum of squares: the factor's share of the
+	// variance of the penalty.
+	Share float64
+}
+
+// FactorModel summarises one main-effects model.
+type FactorModel struct {
+	Treatment, Metric, Scope string
+	N, DFResid               int
+	R2                       float64
+}
+
+// Curve is a latency percentile curve: one level, one cell, one kind,
+// merged over the cell's healthy replicates.
+type Curve struct {
+	Pair, Kind, Level string
+	Runs              int
+	Points            []CurvePoint
+}
+
+// CurvePoint is one percentile (0..100) and its latency in ms.
+type CurvePoint struct{ Percentile, Ms float64 }
+
+// Scope names.
+const (
+	ScopeAll       = "all"
+	ScopeAllCapped = "all-capped"
+	ScopeAllMax    = "all-max"
+)
+
+// matchedSet is one pair and replicate with a healthy baseline and
+// treatment run.
+type matchedSet struct {
+	cell int // index into Result.Cells
+	t, b *Run
+}
+
+// Analyse computes every estimate. With no healthy matched set it returns
+// the partial result (runs, counts, exclusions) and ErrNoHealthySet.
+func Analyse(d *Dataset, opt Options) (*Result, error) {
+	opt, err := opt.withDefaults(d)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Dataset: d, Options: opt}
+	ti := slices.Index(d.Factors, d.Treatment)
+	level := func(r *Run) string {
+		if ti < 0 || ti >= len(r.Factors) {
+			return ""
+		}
+		return r.Factors[ti]
+	}
+
+	// Levels, baseline first, others sorted.
+	seen := map[string]bool{}
+	var others []string
+	for i := range d.Runs {
+		l := level(&d.Runs[i])
+		if !seen[l] {
+			seen[l] = true
+			if l != opt.Baseline {
+				others = append(others, l)
+			}
+		}
+	}
+	slices.Sort(others)
+	if !seen[opt.Baseline] {
+		all := slices.Clone(others)
+		return nil, &BaselineError{Baseline: opt.Baseline, Treatment: d.Treatment, Levels: all}
+	}
+	res.Levels = append([]string{opt.Baseline}, others...)
+	res.Treatments = others
+
+	// Cells: one per pair, factors without the treatment.
+	for i, f := range d.Factors {
+		if i != ti {
+			res.CellFactors = append(res.CellFactors, f)
+		}
+	}
+	cellOf := map[string]int{}
+	var pairs []string
+	first := map[string]*Run{}
+	for i := range d.Runs {
+		r := &d.Runs[i]
+		if _, ok := first[r.Pair]; !ok {
+			first[r.Pair] = r
+			pairs = append(pairs, r.Pair)
+		}
+	}
+	slices.Sort(pairs)
+	for i, p := range pairs {
+		r := first[p]
+		c := Cell{Pair: p, Saturating: r.Saturating}
+		for k, v := range r.Factors {
+			if k != ti {
+				c.Factors = append(c.Factors, v)
+			}
+		}
+		res.Cells = append(res.Cells, c)
+		cellOf[p] = i
+	}
+
+	// Matched sets per treatment, from each row's final attempt.
+	type setKey struct {
+		pair string
+		rep  int
+	}
+	final := map[setKey]map[string]*Run{}
+	var keys []setKey
+	for i := range d.Runs {
+		r := &d.Runs[i]
+		if !r.Final {
+			continue
+		}
+		k := setKey{r.Pair, r.Replicate}
+		if final[k] == nil {
+			final[k] = map[string]*Run{}
+			keys = append(keys, k)
+		}
+		final[k][level(r)] = r
+	}
+	slices.SortFunc(keys, func(a, b setKey) int {
+		return cmp.Or(cmp.Compare(a.pair, b.pair), cmp.Compare(a.rep, b.rep))
+	})
+	sets := map[string][]matchedSet{}
+	healthyAny := false
+	for _, tr := range res.Treatments {
+		cnt := SetCount{Treatment: tr}
+		for _, k := range keys {
+			m := final[k]
+			b, t := m[opt.Baseline], m[tr]
+			if b == nil || t == nil {
+				continue
+			}
+			cnt.Sets++
+			if b.Outcome == OutcomeDone && t.Outcome == OutcomeDone {
+				cnt.Healthy++
+				sets[tr] = append(sets[tr], matchedSet{cell: cellOf[k.pair], t: t, b: b})
+				continue
+			}
+			cnt.Excluded++
+			res.Excluded = append(res.Excluded, ExcludedSet{Treatment: tr, Pair: k.pair, Replicate: k.rep,
+				Reasons: append(unhealthy(b, level(b)), unhealthy(t, level(t))...)})
+		}
+		if cnt.Healthy > 0 {
+			healthyAny = true
+		}
+		res.Counts = append(res.Counts, cnt)
+	}
+	if !healthyAny {
+		return res, ErrNoHealthySet
+	}
+
+	capped, saturating := false, false
+	for _, c := range res.Cells {
+		if c.Saturating {
+			saturating = true
+		} else {
+			capped = true
+		}
+	}
+	type class struct {
+		scope string
+		sat   bool
+	}
+	var classes []class
+	switch {
+	case capped && saturating:
+		classes = []class{{ScopeAllCapped, false}, {ScopeAllMax, true}}
+	case saturating:
+		classes = []class{{ScopeAll, true}}
+	default:
+		classes = []class{{ScopeAll, false}}
+	}
+
+	cfg := bootConfig{seed: uint64(opt.Seed), resamples: opt.Resamples, confidence: opt.Confidence, method: opt.Method}
+	var jobs []*bootJob
+	var effectJobs, sensJobs []*plannedJob
+	for _, tr := range res.Treatments {
+		for _, cl := range classes {
+			var cls []matchedSet
+			for _, s := range sets[tr] {
+				if res.Cells[s.cell].Saturating == cl.sat {
+					cls = append(cls, s)
+				}
+			}
+			if len(cls) == 0 {
+				continue
+			}
+			metrics := metricsFor(d.Metrics, cl.sat)
+			// Pooled over cells: resample cells, then replicates.
+			pj := planJobs(d.Metrics, metrics, cls, true, false, tr+"|"+cl.scope)
+			for _, p := range pj {
+				p.treatment, p.scope, p.class = tr, cl.scope, cl.scope
+			}
+			effectJobs = append(effectJobs, pj...)
+			// Per cell.
+			for start := 0; start < len(cls); {
+				end := start
+				for end < len(cls) && cls[end].cell == cls[start].cell {
+					end++
+				}
+				pair := res.Cells[cls[start].cell].Pair
+				cj := planJobs(d.Metrics, metrics, cls[start:end], false, false, tr+"|"+pair)
+				for _, p := range cj {
+					p.treatment, p.scope, p.pair, p.class = tr, pair, pair, cl.scope
+				}
+				effectJobs = append(effectJobs, cj...)
+				start = end
+			}
+			// Sensitivity: mean penalty per level of each varying factor.
+			for fi, f := range res.CellFactors {
+				levels := distinctLevels(res, cls, fi)
+				if len(levels) < 2 {
+					continue
+				}
+				for _, lv := range levels {
+					var sub []matchedSet
+					for _, s := range cls {
+						if res.Cells[s.cell].Factors[fi] == lv {
+							sub = append(sub, s)
+						}
+					}
+					sj := planJobs(d.Metrics, metrics, sub, true, true, tr+"|"+cl.scope+"|"+f+"="+lv)
+					for _, p := range sj {
+						p.treatment, p.scope, p.class, p.factor, p.level = tr, cl.scope, cl.scope, f, lv
+					}
+					sensJobs = append(sensJobs, sj...)
+				}
+			}
+		}
+	}
+	for _, p := range effectJobs {
+		jobs = append(jobs, p.job)
+	}
+	for _, p := range sensJobs {
+		jobs = append(jobs, p.job)
+	}
+	runJobs(jobs, cfg, opt.Workers)
+
+	res.collectEffects(effectJobs)
+	res.collectSensitivity(sensJobs, effectJobs)
+	return res, nil
+}
+
+// unhealthy describes why a member of a set does not count.
+func unhealthy(r *Run, level string) []string {
+	var why string
+	switch r.Outcome {
+	case OutcomeDone:
+		return nil
+	case "":
+		why = "not run"
+	default:
+		why = r.Outcome
+		if len(r.Reasons) > 0 {
+			why += ": " + strings.Join(r.Reasons, "; ")
+		}
+		if r.Error != "" {
+			why += ": " + r.Error
+		}
+	}
+	return []string{level + " " + r.Run + " " + why}
+}
+
+func metricsFor(defs []MetricDef, saturating bool) []int {
+	var out []int
+	for i, m := range defs {
+		if m.MaxOnly && !saturating {
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+func distinctLevels(res *Result, sets []matchedSet, fi int) []string {
+	var lv []string
+	for _, s := range sets {
+		v := res.Cells[s.cell].Factors[fi]
+		if !slices.Contains(lv, v) {
+			lv = append(lv, v)
+		}
+	}
+	slices.SortFunc(lv, compareLevels)
+	return lv
+}
+
+// compareLevels orders numbers numerically and before words.
+func compareLevels(a, b string) int {
+	fa, ea := parseNum(a)
+	fb, eb := parseNum(b)
+	switch {
+	case ea && eb:
+		return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(a, b))
+	case ea:
+		return -1
+	case eb:
+		return 1
+	}
+	return cmp.Compare(a, b)
+}
+
+// plannedJob is a bootstrap job and what its samples stand for.
+type plannedJob struct {
+	job                    *bootJob
+	metrics                []int // metric index per sample
+	sets                   [][]matchedSet
+	treatment, scope, pair string
+	class                  string // the pooled scope the sets belong to
+	factor, level          string
+}
+
+// planJobs groups the metrics observed on the same sets into jobs. A set
+// counts for a metric when both runs have a finite value and the baseline
+// is non-zero (the penalty divides by it).
+func planJobs(defs []MetricDef, metrics []int, sets []matchedSet, clustered, meanOnly bool, key string) []*plannedJob {
+	var out []*plannedJob
+	var lists [][]int
+	for _, mi := range metrics {
+		name := defs[mi].Name
+		var valid []int
+		for i, s := range sets {
+			tv, ok1 := s.t.Metrics[name]
+			bv, ok2 := s.b.Metrics[name]
+			if ok1 && ok2 && finite(tv) && finite(bv) && bv != 0 {
+				valid = append(valid, i)
+			}
+		}
+		if len(valid) == 0 {
+			continue
+		}
+		gi := slices.IndexFunc(lists, func(l []int) bool { return slices.Equal(l, valid) })
+		if gi < 0 {
+			lists = append(lists, valid)
+			sub := make([]matchedSet, len(valid))
+			for k, i := range valid {
+				sub[k] = sets[i]
+			}
+			var clusters [][]int32
+			if clustered {
+				for k := 0; k < len(sub); {
+					e := k
+					var c []int32
+					for e < len(sub) && sub[e].cell == sub[k].cell {
+						c = append(c, int32(e))
+						e++
+					}
+					clusters = append(clusters, c)
+					k = e
+				}
+			}
+			out = append(out, &plannedJob{job: &bootJob{clusters: clusters, meanOnly: meanOnly}})
+			gi = len(out) - 1
+			out[gi].sets = append(out[gi].sets, sub)
+		} else {
+			out[gi].sets = append(out[gi].sets, out[gi].sets[0])
+		}
+		p := out[gi]
+		sub := p.sets[len(p.sets)-1]
+		t := make([]float64, len(sub))
+		b := make([]float64, len(sub))
+		for k, s := range sub {
+			t[k], b[k] = s.t.Metrics[name], s.b.Metrics[name]
+		}
+		p.job.samples = append(p.job.samples, newPairedSample(t, b, defs[mi].Higher))
+		p.metrics = append(p.metrics, mi)
+	}
+	for _, p := range out {
+		var names []string
+		for _, mi := range p.metrics {
+			names = append(names, defs[mi].Name)
+		}
+		p.job.key = key + "|" + strings.Join(names, ",")
+	}
+	return out
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,0 +1,93 @@
+package analysis
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+func smallShape() []SyntheticFactor {
+	return []SyntheticFactor{
+		{"message_size", []string{"1024", "10240"}},
+		{"acks", []string{"1", "all"}},
+	}
+}
+
+func TestAnalyseRecoversKnownPenalty(t *testing.T) {
+	d := Synthetic(SyntheticConfig{Seed: 1, Levels: []string{"plaintext", "tls", "mtls"}, Factors: smallShape(),
+		Replicates: 5, Penalty: map[string]float64{"tls": 10, "mtls": 20}})
+	res, err := Analyse(d, Options{Resamples: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// message_size 1024: 10% * (1+log10(2)) ; 10240: 10% * (1+log10(11)).
+	want := map[string]float64{
+		"tls":  10 * ((1 + math.Log10(2)) + (1 + math.Log10(11))) / 2,
+		"mtls": 20 * ((1 + math.Log10(2)) + (1 + math.Log10(11))) / 2,
+	}
+	found := 0
+	for _, e := range res.Effects {
+		if e.Scope != ScopeAll || e.Metric != "publish_ms_p99" || e.Statistic != "mean_penalty" {
+			continue
+		}
+		found++
+		w := want[e.Treatment]
+		if !(e.Low < e.Estimate && e.Estimate < e.High) {
+			t.Errorf("%s: estimate %v outside its interval [%v,%v]", e.Treatment, e.Estimate, e.Low, e.High)
+		}
+		if math.Abs(e.Estimate-w) > 2 {
+			t.Errorf("%s: mean penalty %v, generated %v", e.Treatment, e.Estimate, w)
+		}
+		if e.Method != "bca-cluster" || e.N != 20 {
+			t.Errorf("%s: method %s n %d, want bca-cluster over 20 sets", e.Treatment, e.Method, e.N)
+		}
+	}
+	if found != 2 {
+		t.Fatalf("found %d pooled mean penalties for publish_ms_p99, want 2", found)
+	}
+	// Sensitivity must rank message_size first for every latency metric.
+	for _, term := range res.Terms {
+		if term.Rank == 1 && term.Factor != "message_size" {
+			t.Errorf("%s %s: top factor %s, want message_size", term.Treatment, term.Metric, term.Factor)
+		}
+	}
+}
+
+func TestAnalyseBadInput(t *testing.T) {
+	cases := []struct {
+		name    string
+		mutate  func(*Dataset)
+		opt     Options
+		wantErr func(error) bool
+	}{
+		{"baseline-not-a-level", nil, Options{Baseline: "sasl"}, func(err error) bool {
+			var be *BaselineError
+			return errors.As(err, &be) && len(be.Levels) == 2 && be.Levels[0] == "plaintext"
+		}},
+		{"no-healthy-set", func(d *Dataset) {
+			for i := range d.Runs {
+				if d.Runs[i].Factors[0] == "tls" {
+					d.Runs[i].Outcome = OutcomeFailed
+				}
+			}
+		}, Options{}, func(err error) bool { return errors.Is(err, ErrNoHealthySet) }},
+		{"bad-confidence", nil, Options{Confidence: 1.5}, func(err error) bool { return err != nil }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Synthetic(SyntheticConfig{Seed: 2, Levels: []string{"plaintext", "tls"}, Factors: smallShape(),
+				Replicates: 2, Penalty: map[string]float64{"tls": 10}})
+			if c.mutate != nil {
+				c.mutate(d)
+			}
+			c.opt.Resamples = 200
+			res, err := Analyse(d, c.opt)
+			if !c.wantErr(err) {
+				t.Fatalf("err = %v", err)
+			}
+			if errors.Is(err, ErrNoHealthySet) && (res == nil || res.Counts[0].Excluded != 8) {
+				t.Fatalf("partial result must count 8 excluded sets: %+v", res)
+			}
+		})
+	}
+}

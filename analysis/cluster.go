@@ -1,0 +1,167 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// tableLimit is the largest cluster resampled through a table of its
+// distinct inner resamples (126 multisets for 5 sets).
+const tableLimit = 5
+
+// multisets enumerates the distinct resamples of n sets as count vectors,
+// with their probabilities under drawing n sets uniformly with replacement
+// (n! / prod k_i! / n^n).
+func multisets(n int) (ms [][]int32, prob []float64) {
+	cur := make([]int32, n)
+	var rec func(i, left int)
+	rec = func(i, left int) {
+		if i == n-1 {
+			cur[i] = int32(left)
+			c := make([]int32, n)
+			copy(c, cur)
+			ms = append(ms, c)
+			return
+		}
+		for k := left; k >= 0; k-- {
+			cur[i] = int32(k)
+			rec(i+1, left-k)
+		}
+	}
+	rec(0, n)
+	lf := func(k int) float64 { v, _ := math.Lgamma(float64(k + 1)); return v }
+	for _, c := range ms {
+		l := lf(n) - float64(n)*math.Log(float64(n))
+		for _, k := range c {
+			l -= lf(int(k))
+		}
+		prob = append(prob, math.Exp(l))
+	}
+	return ms, prob
+}
+
+func (j *bootJob) tabulable() bool {
+	for _, c := range j.clusters {
+		if len(c) > tableLimit {
+			return false
+		}
+	}
+	return true
+}
+
+// clusterTable holds, for one cluster, every distinct inner resample and the
+// sums it contributes to each sample's statistics.
+type clusterTable struct {
+	cum  []float64 // cumulative probabilities
+	ms   [][]int32
+	sums []float64 // [multiset][sample][stride]
+}
+
+// resampleTabled is the two-level bootstrap drawing, for each drawn
+// cluster, one of its distinct inner resamples with its exact probability
+// (the same distribution as drawing its sets one by one), and adding that
+// resample's precomputed sums. Weights per set are kept only where a median
+// needs them.
+func (j *bootJob) resampleTabled(rng *rand.Rand, w []int32, vals [][nStats][]float64) {
+	ns := len(j.samples)
+	stride := 4 // penalty, difference, treatment, baseline
+	if j.meanOnly {
+		stride = 1
+	}
+	byN := map[int][2]any{}
+	tables := make([]clusterTable, len(j.clusters))
+	for ci, c := range j.clusters {
+		e, ok := byN[len(c)]
+		if !ok {
+			ms, prob := multisets(len(c))
+			e = [2]any{ms, prob}
+			byN[len(c)] = e
+		}
+		ms, prob := e[0].([][]int32), e[1].([]float64)
+		t := clusterTable{ms: ms, cum: make([]float64, len(prob)), sums: make([]float64, len(ms)*ns*stride)}
+		acc := 0.0
+		for k, p := range prob {
+			acc += p
+			t.cum[k] = acc
+		}
+		t.cum[len(t.cum)-1] = 1
+		for m, counts := range ms {
+			for si, p := range j.samples {
+				o := (m*ns + si) * stride
+				for k, cnt := range counts {
+					if cnt == 0 {
+						continue
+					}
+					i := c[k]
+					f := float64(cnt)
+					t.sums[o] += f * p.pen[i]
+					if stride > 1 {
+						t.sums[o+1] += f * p.d[i]
+						t.sums[o+2] += f * p.t[i]
+						t.sums[o+3] += f * p.b[i]
+					}
+				}
+			}
+		}
+		tables[ci] = t
+	}
+	acc := make([]float64, ns*stride)
+	nc := len(j.clusters)
+	for r := range len(vals[0][0]) {
+		clear(acc)
+		if !j.meanOnly {
+			clear(w)
+		}
+		W := 0
+		for range nc {
+			ci := rng.IntN(nc)
+			t := &tables[ci]
+			u := rng.Float64()
+			m := 0
+			for m < len(t.cum)-1 && u >= t.cum[m] {
+				m++
+			}
+			src := t.sums[m*ns*stride : (m+1)*ns*stride]
+			for k, v := range src {
+				acc[k] += v
+			}
+			c := j.clusters[ci]
+			W += len(c)
+			if !j.meanOnly {
+				for k, cnt := range t.ms[m] {
+					w[c[k]] += cnt
+				}
+			}
+		}
+		fw := float64(W)
+		for si, p := range j.samples {
+			o := si * stride
+			vals[si][statMeanPenalty][r] = acc[o] / fw
+			if j.meanOnly {
+				continue
+			}
+			vals[si][statMeanDifference][r] = acc[o+1] / fw
+			vals[si][statRatioOfMeans][r] = acc[o+2] / acc[o+3]
+			vals[si][statMedianPenalty][r] = p.weightedMedian(w, int64(W))
+		}
+	}
+}
+
+// weightedMedian is numpy's median of the resample in which set i appears
+// w[i] times (W in all).
+func (p *pairedSample) weightedMedian(w []int32, W int64) float64 {
+	r1, r2 := (W-1)/2, W/2
+	var v1 float64
+	var c int64
+	found1 := false
+	for _, i := range p.order {
+		c += int64(w[i])
+		if !found1 && r1 < c {
+			v1, found1 = p.pen[i], true
+		}
+		if r2 < c {
+			return (v1 + p.pen[i]) / 2
+		}
+	}
+	return math.NaN()
+}

@@ -1,0 +1,159 @@
+// Package analysis turns a campaign's evidence into paired effects with
+// bootstrap confidence intervals, per-cell significance and factor
+// sensitivity. It works on a Dataset, an in-memory view of a campaign that
+// Load fills from a campaign database; analysis/export writes the results.
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Outcomes of an attempt, as the evidence store records them. A row that
+// never ran has an empty outcome.
+const (
+	OutcomeDone        = "done"
+	OutcomeInvalid     = "invalid"
+	OutcomeFailed      = "failed"
+	OutcomeInterrupted = "interrupted"
+)
+
+// Dataset is a campaign as analysis sees it, independent of storage.
+type Dataset struct {
+	Campaign string
+	// Seed is the campaign seed; the bootstrap derives from it unless
+	// Options.Seed is set.
+	Seed int64
+	// Treatment names the compared factor (e.g. "security"); Baseline is
+	// its reference level.
+	Treatment string
+	Baseline  string
+	// Factors names every factor column, in output order, Treatment among
+	// them.
+	Factors []string
+	// Info describes the campaign, environment and provenance for the
+	// report (e.g. spec, target, xp version), in display order.
+	Info []Field
+	// Metrics lists the metrics to analyse, in output order.
+	Metrics []MetricDef
+	// Runs holds one entry per attempt (and one per row never attempted),
+	// in plan order and attempt number.
+	Runs []Run
+}
+
+// Field is a named value.
+type Field struct{ Name, Value string }
+
+// MetricDef says how a metric is analysed.
+type MetricDef struct {
+	Name string
+	// Unit is written to effects.csv for differences: "ms", "msg/s",
+	// "us/msg" or "value".
+	Unit string
+	// Higher is true when larger is better (throughput); the penalty is
+	// then (baseline - treatment) / baseline.
+	Higher bool
+	// MaxOnly restricts the metric to saturating (target_rate "max") rows:
+	// achieved throughput means nothing for a capped row.
+	MaxOnly bool
+}
+
+// Run is one attempt of one plan row.
+type Run struct {
+	Run       string
+	Cell      string
+	Pair      string
+	Replicate int
+	// Attempt is the 1-based attempt number; 0 for a row never attempted.
+	Attempt int
+	// Final marks the row's latest attempt, the one analysed.
+	Final bool
+	// Saturating is true for target_rate "max" (closed-loop) rows; capped
+	// and saturating rows are never pooled in one estimate.
+	Saturating bool
+	// Factors holds the factor values, aligned with Dataset.Factors.
+	Factors []string
+	Outcome string
+	Reasons []string
+	Error   string
+	Metrics map[string]float64
+	// Histograms maps a kind (publish, e2e, send_delay) to the attempt's
+	// whole-run HDR histogram, V2-compressed.
+	Histograms map[string][]byte
+}
+
+// Level returns the run's value of factor f, or "" when it has none.
+func (d *Dataset) Level(r *Run, f string) string {
+	for i, n := range d.Factors {
+		if n == f && i < len(r.Factors) {
+			return r.Factors[i]
+		}
+	}
+	return ""
+}
+
+// Errors callers branch on.
+var (
+	// ErrNoHealthySet: no matched set has a healthy baseline and treatment
+	// run; the result is partial (runs, exclusions) and the command exits 3.
+	ErrNoHealthySet = errors.New("no healthy matched set: every set has an unhealthy, failed or missing run")
+)
+
+// BaselineError reports a baseline that is not a level of the treatment.
+type BaselineError struct {
+	Baseline  string
+	Treatment string
+	Levels    []string
+}
+
+func (e *BaselineError) Error() string {
+	return fmt.Sprintf("baseline %q is not a level of %s; the levels are: %s (choose one with --baseline)",
+		e.Baseline, e.Treatment, strings.Join(e.Levels, ", "))
+}
+
+// Options tune an analysis. Zero values take the defaults.
+type Options struct {
+	// Baseline overrides the campaign's baseline level.
+	Baseline string
+	// Method is the interval method; default MethodBCa.
+	Method Method
+	// Resamples is the bootstrap size; default 10,000.
+	Resamples int
+	// Confidence is the interval's confidence level; default 0.95.
+	Confidence float64
+	// Seed, when SeedSet, replaces the campaign seed for the bootstrap.
+	Seed    int64
+	SeedSet bool
+	// Workers bounds the parallel bootstrap workers; default GOMAXPROCS.
+	// The output does not depend on it.
+	Workers int
+}
+
+func (o Options) withDefaults(d *Dataset) (Options, error) {
+	if o.Baseline == "" {
+		o.Baseline = d.Baseline
+	}
+	if o.Method == "" {
+		o.Method = MethodBCa
+	}
+	if o.Method != MethodBCa && o.Method != MethodPercentile {
+		return o, fmt.Errorf("unknown interval method %q: want bca or percentile", o.Method)
+	}
+	if o.Resamples == 0 {
+		o.Resamples = 10000
+	}
+	if o.Resamples < 100 {
+		return o, fmt.Errorf("resamples %d too few: want at least 100 (default 10000)", o.Resamples)
+	}
+	if o.Confidence == 0 {
+		o.Confidence = 0.95
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		return o, fmt.Errorf("confidence %v out of range: want a level between 0 and 1, e.g. 0.95", o.Confidence)
+	}
+	if !o.SeedSet {
+		o.Seed = d.Seed
+	}
+	return o, nil
+}
