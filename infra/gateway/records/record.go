@@ -1,0 +1,169 @@
+// Package records parses and rebuilds Kafka record batches (magic v2):
+// records are read in place, changed by a callback, re-encoded, the batch
+// recompressed with its own codec (gzip, snappy, lz4, zstd) and its lengths
+// and CRC-32C recomputed. Everything else in a batch (offsets, timestamps,
+// producer id, epoch and sequence, attributes) is copied as it was.
+package records
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// Errors callers branch on.
+var (
+	// ErrCorrupt means a batch or record does not parse.
+	ErrCorrupt = errors.New("records: corrupt record batch")
+	// ErrCRC means a batch's CRC-32C does not match its bytes.
+	ErrCRC = errors.New("records: batch CRC mismatch")
+	// ErrTruncated means the record set ends in a partial batch (normal at
+	// the end of a fetch response, an error in a produce request).
+	ErrTruncated = errors.New("records: truncated record batch")
+	// ErrOldMagic means a batch is in a pre-v2 message format.
+	ErrOldMagic = errors.New("records: message format before v2")
+	// ErrTooLarge means a batch decompresses past the configured bound.
+	ErrTooLarge = errors.New("records: decompressed batch too large")
+)
+
+// Record is one record of a batch. Key, Value and Headers alias the batch
+// (or the caller's buffers after a change); a nil Key or Value is null.
+type Record struct {
+	Attributes     int8
+	TimestampDelta int64
+	OffsetDelta    int32
+	Key            []byte
+	Value          []byte
+	// Headers is the encoded header list without its count; NumHeaders is
+	// the count.
+	Headers    []byte
+	NumHeaders int
+}
+
+// parseRecord reads one length-prefixed record from b and returns the rest.
+func parseRecord(b []byte, r *Record) ([]byte, error) {
+	length, n := binary.Varint(b)
+	if n <= 0 || length < 0 || int64(len(b)-n) < length {
+		return nil, ErrCorrupt
+	}
+	rest := b[n+int(length):]
+	b = b[n : n+int(length)]
+	if len(b) < 1 {
+		return nil, ErrCorrupt
+	}
+	r.Attributes = int8(b[0])
+	b = b[1:]
+	if r.TimestampDelta, n = binary.Varint(b); n <= 0 {
+		return nil, ErrCorrupt
+	}
+	b = b[n:]
+	od, n := binary.Varint(b)
+	if n <= 0 || od != int64(int32(od)) {
+		return nil, ErrCorrupt
+	}
+	r.OffsetDelta = int32(od)
+	b = b[n:]
+	var err error
+	if r.Key, b, err = nullableBytes(b); err != nil {
+		return nil, err
+	}
+	if r.Value, b, err = nullableBytes(b); err != nil {
+		return nil, err
+	}
+	count, n := binary.Varint(b)
+	if n <= 0 || count < 0 || count > int64(len(b)) {
+		return nil, ErrCorrupt
+	}
+	b = b[n:]
+	r.Headers, r.NumHeaders = b, int(count)
+	for range count {
+		var k []byte
+		if k, b, err = nullableBytes(b); err != nil || k == nil {
+			return nil, ErrCorrupt
+		}
+		if _, b, err = nullableBytes(b); err != nil {
+			return nil, err
+		}
+	}
+	if len(b) != 0 {
+		return nil, ErrCorrupt
+	}
+	return rest, nil
+}
+
+func nullableBytes(b []byte) (v, rest []byte, err error) {
+	l, n := binary.Varint(b)
+	if n <= 0 || l < -1 || int64(len(b)-n) < l {
+		return nil, nil, ErrCorrupt
+	}
+	if l == -1 {
+		return nil, b[n:], nil
+	}
+	return b[n : n+int(l) : n+int(l)], b[n+int(l):], nil
+}
+
+func appendNullable(dst, v []byte) []byte {
+	if v == nil {
+		return binary.AppendVarint(dst, -1)
+	}
+	dst = binary.AppendVarint(dst, int64(len(v)))
+	return append(dst, v...)
+}
+
+func varintLen(v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
+}
+
+func nullableLen(v []byte) int {
+	if v == nil {
+		return 1
+	}
+	return varintLen(int64(len(v))) + len(v)
+}
+
+// AppendRecord appends r in the length-prefixed wire encoding.
+func AppendRecord(dst []byte, r *Record) []byte {
+	body := 1 + varintLen(r.TimestampDelta) + varintLen(int64(r.OffsetDelta)) +
+		nullableLen(r.Key) + nullableLen(r.Value) + varintLen(int64(r.NumHeaders)) + len(r.Headers)
+	dst = binary.AppendVarint(dst, int64(body))
+	dst = append(dst, byte(r.Attributes))
+	dst = binary.AppendVarint(dst, r.TimestampDelta)
+	dst = binary.AppendVarint(dst, int64(r.OffsetDelta))
+	dst = appendNullable(dst, r.Key)
+	dst = appendNullable(dst, r.Value)
+	dst = binary.AppendVarint(dst, int64(r.NumHeaders))
+	return append(dst, r.Headers...)
+}
+
+// AppendHeader appends one encoded header to an encoded header list; the
+// caller increments NumHeaders.
+func AppendHeader(dst []byte, key string, value []byte) []byte {
+	dst = binary.AppendVarint(dst, int64(len(key)))
+	dst = append(dst, key...)
+	return appendNullable(dst, value)
+}
+
+// LastHeader returns the last header of r and the offset in r.Headers where
+// it starts (so r.Headers[:start] with NumHeaders-1 drops it).
+func (r *Record) LastHeader() (key, value []byte, start int, ok bool) {
+	if r.NumHeaders == 0 {
+		return nil, nil, 0, false
+	}
+	b := r.Headers
+	for i := 0; i < r.NumHeaders; i++ {
+		start = len(r.Headers) - len(b)
+		var err error
+		if key, b, err = nullableBytes(b); err != nil {
+			return nil, nil, 0, false
+		}
+		if value, b, err = nullableBytes(b); err != nil {
+			return nil, nil, 0, false
+		}
+	}
+	return key, value, start, true
+}
