@@ -1,0 +1,388 @@
+package planner
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// PlanError is one problem of a plan file: FILE:LINE: field: reason.
+type PlanError struct {
+	File   string
+	Line   int
+	Field  string
+	Reason string
+}
+
+func (e PlanError) Error() string {
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Reason)
+}
+
+// PlanErrors is every problem found in a plan, in line order.
+type PlanErrors []PlanError
+
+func (es PlanErrors) Error() string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// identity fields of a row, in Row's order.
+var identityNames = []string{"campaign", "run", "cell", "pair", "replicate", "block", "order", "seed", "treatment", "baseline"}
+
+var reHash = regexp.MustCompile(`^[0-9a-f]{12}$`)
+
+// ReadPlan reads and validates the plan file at path. It returns the rows
+// in execution order, or a PlanErrors listing every problem (an I/O error
+// is returned as is).
+func ReadPlan(path string) ([]Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ValidatePlan(f, path)
+}
+
+// ValidatePlan reads a JSONL plan from r (name is used in messages) and
+// checks it: schema, types and ranges, rows that cannot run, recomputed
+// cell/pair/run, one campaign/seed/treatment/baseline, duplicate runs,
+// block = replicate, order contiguous from 1, and every matched set (pair,
+// replicate) complete with its baseline, present in every replicate with
+// the same treatment levels, and adjacent in order. Rows come back sorted
+// by order.
+func ValidatePlan(r io.Reader, name string) ([]Row, error) {
+	v := &planValidator{file: name}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var rows []Row
+	var lines []int
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			if row, ok := v.row(n, line); ok {
+				rows = append(rows, row)
+				lines = append(lines, n)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(rows) == 0 && len(v.errs) == 0 {
+		v.errf(1, "row", "the plan has no rows")
+	}
+	if len(v.errs) == 0 {
+		v.across(rows, lines)
+	}
+	if len(v.errs) > 0 {
+		slices.SortStableFunc(v.errs, func(a, b PlanError) int { return a.Line - b.Line })
+		return nil, v.errs
+	}
+	slices.SortFunc(rows, func(a, b Row) int { return a.Order - b.Order })
+	return rows, nil
+}
+
+type planValidator struct {
+	file string
+	errs PlanErrors
+}
+
+func (v *planValidator) errf(line int, field, format string, a ...any) {
+	v.errs = append(v.errs, PlanError{File: v.file, Line: line, Field: field, Reason: fmt.Sprintf(format, a...)})
+}
+
+// row decodes and checks one line on its own.
+func (v *planValidator) row(n int, line []byte) (Row, bool) {
+	var r Row
+	before := len(v.errs)
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		v.errf(n, "row", "not a JSON object")
+		return r, false
+	}
+	seen := map[string]bool{}
+	known := append(slices.Clone(identityNames), FieldNames()...)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			v.errf(n, "row", "malformed JSON: %v", err)
+			return r, false
+		}
+		key := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			v.errf(n, "row", "malformed JSON: %v", err)
+			return r, false
+		}
+		if seen[key] {
+			v.errf(n, key, "appears twice")
+			continue
+		}
+		seen[key] = true
+		if !slices.Contains(known, key) {
+			v.errf(n, key, "unknown field%s", suggestion(key, known))
+			continue
+		}
+		v.decodeField(n, &r, key, raw)
+	}
+	if _, err := dec.Token(); err != nil {
+		v.errf(n, "row", "malformed JSON: %v", err)
+		return r, false
+	}
+	if dec.More() {
+		v.errf(n, "row", "more than one JSON value on the line")
+	}
+	for _, k := range known {
+		if !seen[k] {
+			v.errf(n, k, "missing")
+		}
+	}
+	if len(v.errs) > before {
+		return r, false
+	}
+	v.checkRow(n, &r)
+	return r, len(v.errs) == before
+}
+
+func (v *planValidator) decodeField(n int, r *Row, key string, raw json.RawMessage) {
+	wantString := func(dst *string) {
+		if err := json.Unmarshal(raw, dst); err != nil {
+			v.errf(n, key, "want a string, got %s", raw)
+		}
+	}
+	wantInt := func(dst *int64) {
+		var num json.Number
+		if err := json.Unmarshal(raw, &num); err != nil {
+			v.errf(n, key, "want an integer, got %s", raw)
+			return
+		}
+		x, err := strconv.ParseInt(string(num), 10, 64)
+		if err != nil {
+			v.errf(n, key, "want an integer, got %s", raw)
+			return
+		}
+		*dst = x
+	}
+	var x int64
+	switch key {
+	case "campaign":
+		wantString(&r.Campaign)
+	case "run":
+		wantString(&r.Run)
+	case "cell":
+		wantString(&r.Cell)
+	case "pair":
+		wantString(&r.Pair)
+	case "treatment":
+		wantString(&r.Treatment)
+	case "baseline":
+		wantString(&r.Baseline)
+	case "replicate":
+		wantInt(&x)
+		r.Replicate = int(x)
+	case "block":
+		wantInt(&x)
+		r.Block = int(x)
+	case "order":
+		wantInt(&x)
+		r.Order = int(x)
+	case "seed":
+		wantInt(&r.Seed)
+	default:
+		f := &fields[fieldIndex(key)]
+		var val Value
+		switch f.kind {
+		case kindInt:
+			wantInt(&val.Int)
+		case kindRate:
+			if string(raw) == `"max"` {
+				val.Int = int64(RateMax)
+			} else {
+				wantInt(&val.Int)
+				if val.Int <= 0 {
+					v.errf(n, key, `want a positive integer or "max", got %s`, raw)
+					return
+				}
+			}
+		case kindList:
+			if err := json.Unmarshal(raw, &val.List); err != nil || val.List == nil {
+				v.errf(n, key, "want an array of strings, got %s", raw)
+				return
+			}
+			if msg := f.checkWord(val.List); msg != "" {
+				v.errf(n, key, "%s", msg)
+				return
+			}
+		case kindEnum:
+			wantString(&val.Str)
+			if !slices.Contains(f.enum, val.Str) {
+				v.errf(n, key, "unknown level %s%s (one of %s)", raw, suggestion(val.Str, f.enum), strings.Join(f.enum, ", "))
+				return
+			}
+		case kindText:
+			wantString(&val.Str)
+			if !f.pattern.MatchString(val.Str) {
+				v.errf(n, key, "%s is not %s", raw, f.hint)
+				return
+			}
+		}
+		f.set(r, val)
+	}
+}
+
+// checkRow checks one decoded row: ranges, runnability, identities.
+func (v *planValidator) checkRow(n int, r *Row) {
+	if !reCampaign.MatchString(r.Campaign) {
+		v.errf(n, "campaign", "%q: want lower-case letters, digits and '-'", r.Campaign)
+	}
+	inRange := true
+	for i := range fields {
+		f := &fields[i]
+		if why := f.rangeReason(f.get(r)); why != "" {
+			v.errf(n, f.name, "%s is %s", f.format(f.get(r)), strings.TrimPrefix(why, f.name+" "))
+			inRange = false
+		}
+	}
+	if why := cannotRun(r); why != "" && inRange {
+		field := map[string]string{
+			ReasonRFOverBrokers: "replication_factor", ReasonISROverRF: "min_insync_replicas",
+			ReasonFieldEncryptBytes: "encoding", ReasonStructuredTooBig: "message_size",
+			ReasonConcurrencyOpen: "concurrency",
+		}[why]
+		v.errf(n, field, "cannot run: %s", why)
+	}
+	if r.Replicate < 1 {
+		v.errf(n, "replicate", "%d: want 1 or more", r.Replicate)
+	}
+	if r.Block != r.Replicate {
+		v.errf(n, "block", "%d: blocks are replicates, want %d", r.Block, r.Replicate)
+	}
+	if r.Order < 1 {
+		v.errf(n, "order", "%d: want 1 or more", r.Order)
+	}
+	ti := fieldIndex(r.Treatment)
+	if ti < 0 {
+		v.errf(n, "treatment", "%q is not a factor field%s", r.Treatment, suggestion(r.Treatment, FieldNames()))
+	} else if _, ok := fields[ti].parseText(r.Baseline); !ok {
+		v.errf(n, "baseline", "%q is not a value of %s", r.Baseline, r.Treatment)
+	}
+	if cell := CellOf(r); r.Cell != cell {
+		v.errf(n, "cell", "%q, but the factor fields hash to %q (a factor was edited by hand? re-expand the spec)", r.Cell, cell)
+	}
+	if ti >= 0 {
+		if pair := PairOf(r); r.Pair != pair {
+			v.errf(n, "pair", "%q, but the factor fields without %s hash to %q", r.Pair, r.Treatment, pair)
+		}
+	}
+	if want := RunOf(r.Cell, r.Replicate); r.Run != want {
+		v.errf(n, "run", "%q: want %q (cell-r<replicate>)", r.Run, want)
+	}
+}
+
+// setKey identifies a matched set.
+type setKey struct {
+	pair      string
+	replicate int
+}
+
+// across checks what involves several rows.
+func (v *planValidator) across(rows []Row, lines []int) {
+	first := &rows[0]
+	runs := map[string]int{}
+	orders := map[int]int{}
+	maxRep := 0
+	for i := range rows {
+		r, n := &rows[i], lines[i]
+		same := func(field, got, want string) {
+			if got != want {
+				v.errf(n, field, "%s differs from line %d's %s; one plan is one campaign", got, lines[0], want)
+			}
+		}
+		same("campaign", strconv.Quote(r.Campaign), strconv.Quote(first.Campaign))
+		same("seed", strconv.FormatInt(r.Seed, 10), strconv.FormatInt(first.Seed, 10))
+		same("treatment", strconv.Quote(r.Treatment), strconv.Quote(first.Treatment))
+		same("baseline", strconv.Quote(r.Baseline), strconv.Quote(first.Baseline))
+		if l, dup := runs[r.Run]; dup {
+			v.errf(n, "run", "%s duplicates line %d", r.Run, l)
+		} else {
+			runs[r.Run] = n
+		}
+		if r.Order > len(rows) {
+			v.errf(n, "order", "%d is beyond the plan's %d rows; orders run 1..%d", r.Order, len(rows), len(rows))
+		} else if l, dup := orders[r.Order]; dup {
+			v.errf(n, "order", "%d duplicates line %d; orders run 1..%d, once each", r.Order, l, len(rows))
+		} else {
+			orders[r.Order] = n
+		}
+		maxRep = max(maxRep, r.Replicate)
+	}
+	if len(v.errs) > 0 {
+		return
+	}
+	// Matched sets: complete with their baseline, the same treatment
+	// levels in every replicate, adjacent in order.
+	type setInfo struct {
+		line, minOrder, maxOrder, count int
+		levels                          []string
+		baseline                        bool
+	}
+	sets := map[setKey]*setInfo{}
+	pairs := map[string]int{} // pair -> first line
+	var pairOrder []string
+	for i := range rows {
+		r := &rows[i]
+		k := setKey{r.Pair, r.Replicate}
+		s := sets[k]
+		if s == nil {
+			s = &setInfo{line: lines[i], minOrder: r.Order, maxOrder: r.Order}
+			sets[k] = s
+		}
+		if _, ok := pairs[r.Pair]; !ok {
+			pairs[r.Pair] = lines[i]
+			pairOrder = append(pairOrder, r.Pair)
+		}
+		level, _ := r.Get(r.Treatment)
+		s.levels = append(s.levels, level)
+		s.baseline = s.baseline || level == r.Baseline
+		s.minOrder, s.maxOrder = min(s.minOrder, r.Order), max(s.maxOrder, r.Order)
+		s.count++
+	}
+	for _, p := range pairOrder {
+		var ref *setInfo
+		refRep := 0
+		for rep := 1; rep <= maxRep; rep++ {
+			s := sets[setKey{p, rep}]
+			if s == nil {
+				v.errf(pairs[p], "replicate", "matched set %s has no rows in replicate %d of 1..%d", p, rep, maxRep)
+				continue
+			}
+			slices.Sort(s.levels)
+			if !s.baseline {
+				v.errf(s.line, "baseline", "matched set %s replicate %d has no baseline row (%s %s)", p, rep, first.Treatment, first.Baseline)
+			}
+			if s.maxOrder-s.minOrder+1 != s.count {
+				v.errf(s.line, "order", "the %d rows of matched set %s replicate %d are not adjacent (orders %d..%d)", s.count, p, rep, s.minOrder, s.maxOrder)
+			}
+			if ref == nil {
+				ref, refRep = s, rep
+			} else if !slices.Equal(ref.levels, s.levels) {
+				v.errf(s.line, first.Treatment, "matched set %s has levels %s in replicate %d but %s in replicate %d",
+					p, strings.Join(s.levels, ","), rep, strings.Join(ref.levels, ","), refRep)
+			}
+		}
+	}
+}
