@@ -166,7 +166,7 @@ func (v *planValidator) decodeField(n int, r *Row, key string, raw json.RawMessa
 	}
 	wantInt := func(dst *int64) {
 		var num json.Number
-		if err := json.Unmarshal(raw, &num); err != nil {
+		if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &num) != nil {
 			v.errf(n, key, "want an integer, got %s", raw)
 			return
 		}
