@@ -12,6 +12,7 @@ const (
 	keyFindCoordinator  int16 = 10
 	keySASLHandshake    int16 = 17
 	keyApiVersions      int16 = 18
+	keySASLAuthenticate int16 = 36
 	keyDescribeQuorum   int16 = 55
 	keyDescribeCluster  int16 = 60
 	keyShareFetch       int16 = 78
@@ -25,9 +26,6 @@ const (
 const (
 	maxProduceVersion = 9
 	maxFetchVersion   = 15
-	// SaslHandshake v0 is followed by raw, unframed SASL tokens, which a
-	// frame-aware gateway cannot forward; v1 wraps them in SaslAuthenticate.
-	minSASLHandshakeVersion = 1
 )
 
 // rewritten reports whether responses of key carry broker endpoints (or,
@@ -55,7 +53,11 @@ func versionRange(key, brokerMin, brokerMax int16) (lo, hi int16, ok bool) {
 	case key == keyFetch:
 		hi = min(hi, maxFetchVersion)
 	case key == keySASLHandshake:
-		lo = max(lo, minSASLHandshakeVersion)
+		// v0 is followed by raw, unframed SASL tokens; the gateway
+		// translates them to SaslAuthenticate (see sasl.go), so it
+		// offers v0 whatever the broker's minimum. librdkafka requires
+		// v0 in the range before it enables SASL at all.
+		lo = 0
 	case rewritten(key):
 		// Decoded with kmsg: no newer than kmsg knows.
 		hi = min(hi, kmsg.RequestForKey(key).MaxVersion())
@@ -72,8 +74,6 @@ func requestAllowed(key, version int16) bool {
 		return version <= maxProduceVersion
 	case key == keyFetch:
 		return version <= maxFetchVersion
-	case key == keySASLHandshake:
-		return version >= minSASLHandshakeVersion
 	case key == keyApiVersions:
 		// Clients probe with versions newer than the broker knows; the
 		// broker answers those in v0 (KIP-511), handled by the rewriter.

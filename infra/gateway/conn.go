@@ -37,6 +37,12 @@ type proxyConn struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 
+	// saslAccepted carries the broker's answer to a v0 handshake to the
+	// request side; saslCorr numbers the SaslAuthenticate requests the
+	// gateway makes for it (negative, clear of client ids in logs).
+	saslAccepted chan bool
+	saslCorr     int32
+
 	// Frames written but not yet flushed, for the latency histogram.
 	reqWait, respWait []time.Time
 }
@@ -50,24 +56,28 @@ type pending struct {
 	synthetic *[]byte
 	// fetch is the decoded fetch request, when filters need it.
 	fetch *kmsg.FetchRequest
+	// saslV0 marks a SaslHandshake v0 relayed as v1; rawAuth a
+	// SaslAuthenticate the gateway wrapped around a raw v0 token.
+	saslV0, rawAuth bool
 }
 
 func newProxyConn(g *Gateway, client, upstream net.Conn, log *slog.Logger) *proxyConn {
 	size := g.cfg.Limits.BufferBytes
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), topicNamesKey{}, topicNamer(g)))
 	return &proxyConn{
-		g:        g,
-		log:      log,
-		client:   client,
-		upstream: upstream,
-		cr:       bufio.NewReaderSize(client, size),
-		cw:       bufio.NewWriterSize(client, size),
-		ur:       bufio.NewReaderSize(upstream, size),
-		uw:       bufio.NewWriterSize(upstream, size),
-		inflight: make(chan pending, g.cfg.Limits.MaxInFlight),
-		done:     make(chan struct{}),
-		ctx:      ctx,
-		cancel:   cancel,
+		g:            g,
+		log:          log,
+		client:       client,
+		upstream:     upstream,
+		cr:           bufio.NewReaderSize(client, size),
+		cw:           bufio.NewWriterSize(client, size),
+		ur:           bufio.NewReaderSize(upstream, size),
+		uw:           bufio.NewWriterSize(upstream, size),
+		inflight:     make(chan pending, g.cfg.Limits.MaxInFlight),
+		done:         make(chan struct{}),
+		ctx:          ctx,
+		saslAccepted: make(chan bool, 1),
+		cancel:       cancel,
 	}
 }
 
@@ -111,6 +121,8 @@ func (p *proxyConn) run() int {
 		p.log.Warn("closing connection: refused frame", "error", ce.err)
 	case closeUpstreamLost:
 		p.log.Warn("closing connection: upstream broker connection failed; the client will reconnect", "error", ce.err)
+	case closeSASLFailed:
+		p.log.Info("closing connection", "error", ce.err)
 	}
 	return ce.reason
 }
@@ -158,6 +170,8 @@ func (p *proxyConn) requests() error {
 			err = p.filteredProduce(h, frameLen)
 		case h.Key == keyFetch && filtered:
 			err = p.decodedFetchRequest(h, frameLen)
+		case h.Key == keySASLHandshake && h.Version == 0:
+			err = p.saslHandshakeV0(h, frameLen)
 		default:
 			err = p.relayRequest(h, frameLen)
 		}
@@ -422,6 +436,10 @@ func (p *proxyConn) responses() error {
 		frameLen := sizeLen + int(size)
 		p.g.metrics.response(pend.key, frameLen)
 		switch {
+		case pend.saslV0 || pend.rawAuth:
+			if err := p.saslResponse(pend, frameLen); err != nil {
+				return err
+			}
 		case rewritten(pend.key) || pend.fetch != nil:
 			if err := p.rewriteResponse(pend, frameLen); err != nil {
 				return err

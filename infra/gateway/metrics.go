@@ -20,10 +20,11 @@ const (
 	closeUpstreamDial        // could not reach the broker
 	closeUpstreamLost        // broker connection failed mid-way
 	closeHandshake           // client TLS handshake failed
+	closeSASLFailed          // a v0 SASL exchange the gateway translated failed
 	closeReasons
 )
 
-var closeReasonNames = [closeReasons]string{"normal", "bad_frame", "upstream_dial", "upstream_lost", "client_handshake"}
+var closeReasonNames = [closeReasons]string{"normal", "bad_frame", "upstream_dial", "upstream_lost", "client_handshake", "sasl_failed"}
 
 // latencyBuckets are the upper bounds, in seconds, of the time a frame spends
 // inside the gateway.

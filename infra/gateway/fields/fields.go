@@ -1,0 +1,70 @@
+// Package fields encrypts and decrypts named top-level fields of structured
+// record values in place: JSON (a streaming scan locates the field, whose
+// value becomes a base64 string of the envelope), Avro (binary, optionally
+// with Confluent framing; walked by schema, the field must be string or
+// bytes or a union with them) and Protobuf (walked by wire format, the
+// field becomes a length-delimited field of the same number holding the
+// envelope). Bytes outside the fields are copied, never decoded and
+// re-encoded, so decrypting restores the value byte for byte.
+//
+// The plaintext sealed for a field is exactly the bytes it replaced: for
+// JSON the raw value text (quotes included), for Avro the string or bytes
+// content, for Protobuf the whole field (tag and payload). The field path
+// bound into the envelope's authenticated data is the field name.
+package fields
+
+import (
+	"errors"
+
+	"github.com/xp-bench/xp/infra/gateway/envelope"
+)
+
+// Errors callers branch on.
+var (
+	// ErrMalformed means the value does not parse in its encoding.
+	ErrMalformed = errors.New("fields: value does not parse")
+	// ErrFieldType means a named field has a type that cannot carry an
+	// envelope (Avro: not string/bytes), or an encrypted field does not
+	// hold an envelope where one is expected.
+	ErrFieldType = errors.New("fields: field cannot hold an envelope")
+)
+
+// Codec splices named fields of one encoding. Codecs are immutable and
+// safe for concurrent use; per-call state lives in Scratch.
+type Codec interface {
+	// Encrypt appends to dst the value with every named field's value
+	// sealed. It returns the names of the fields it found, in the order of
+	// fields (a sub-slice of fields' values); when none is present it
+	// returns dst unchanged and no names.
+	Encrypt(dst, value []byte, fields []string, s *envelope.Sealer, sc *Scratch) ([]byte, []string, error)
+	// Decrypt appends to dst the value with every named field (all of
+	// which must be present and encrypted) opened.
+	Decrypt(dst, value []byte, fields []string, topic string, o *envelope.Opener, sc *Scratch) ([]byte, error)
+}
+
+// Scratch holds reusable buffers for one goroutine.
+type Scratch struct {
+	env   []byte
+	plain []byte
+	found []string
+	spans []span
+}
+
+type span struct {
+	start, end int // value bytes to replace
+	field      int // index into fields
+	aux        int // encoding-specific (Avro: string/bytes; Protobuf: unused)
+}
+
+func (sc *Scratch) foundNames(fields []string) []string {
+	sc.found = sc.found[:0]
+	for i, f := range fields {
+		for _, s := range sc.spans {
+			if s.field == i {
+				sc.found = append(sc.found, f)
+				break
+			}
+		}
+	}
+	return sc.found
+}
