@@ -1,19 +1,141 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
-// placeholder until the loadgen subcommand lands.
 func newLoadgenCmd(st *state) *cobra.Command {
-	return &cobra.Command{
-		Use:    "loadgen",
-		Short:  "(not built yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("loadgen: not built yet")
+	var (
+		cfg          loadgen.Config
+		clientConfig string
+		bootstrap    string
+		rate         string
+		asJSON       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "loadgen",
+		Short: "One load run against given bootstrap servers",
+		Long: `Runs producers and consumer groups against a cluster and reports publish
+latency, end-to-end latency and send delay (HDR histograms), rates, backlog
+and health. A fixed --rate is open loop (latency from the intended send
+time); --rate max is closed loop with --concurrency records in flight per
+producer.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if clientConfig != "" {
+				props, err := kafkaconf.ReadClientConfig(clientConfig)
+				if err != nil {
+					return usageErr(fmt.Errorf("--client-config: %w", err))
+				}
+				cfg.ClientConfig = props
+			}
+			if bootstrap != "" {
+				for _, b := range strings.Split(bootstrap, ",") {
+					if b = strings.TrimSpace(b); b != "" {
+						cfg.Bootstrap = append(cfg.Bootstrap, b)
+					}
+				}
+			}
+			r, err := loadgen.ParseRate(rate)
+			if err != nil {
+				return usageErr(err)
+			}
+			cfg.Rate = r
+			full := cfg.WithDefaults()
+			if err := full.Validate(); err != nil {
+				return usageErr(err)
+			}
+			ctx, stop := st.interruptible(c.Context())
+			defer stop()
+			full.OnPhase = func(phase string, ends time.Time) {
+				if phase == "done" {
+					return
+				}
+				fmt.Fprintf(st.stderr, "xp loadgen: %s until %s\n", phase, ends.Format("15:04:05"))
+			}
+			res, err := loadgen.Run(ctx, full)
+			if err != nil && res == nil {
+				if errors.Is(err, loadgen.ErrConfig) {
+					return usageErr(err)
+				}
+				if errors.Is(err, context.Canceled) {
+					return withCode(exitInterrupted, errors.New("interrupted"))
+				}
+				return err
+			}
+			if asJSON {
+				b, jerr := json.Marshal(res)
+				if jerr != nil {
+					return jerr
+				}
+				fmt.Fprintf(st.stdout, "%s\n", b)
+			} else {
+				printResult(st, res)
+			}
+			if err != nil {
+				return withCode(exitInterrupted, errors.New("interrupted"))
+			}
+			if !res.Healthy {
+				return withCode(exitInvalidRuns, fmt.Errorf("run unhealthy: %s", strings.Join(res.Reasons, "; ")))
+			}
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&clientConfig, "client-config", "", "librdkafka client property file (security.protocol, ssl.*, sasl.*, bootstrap.servers)")
+	f.StringVar(&bootstrap, "bootstrap", "", "bootstrap servers host:port[,host:port] (overrides bootstrap.servers)")
+	f.StringVar(&cfg.Topic, "topic", "", "topic (default: a fresh topic per run, deleted after)")
+	f.BoolVar(&cfg.KeepTopic, "keep-topic", false, "keep the fresh topic after the run")
+	f.IntVar(&cfg.Partitions, "partitions", 6, "partitions of a created topic")
+	f.IntVar(&cfg.ReplicationFactor, "replication-factor", 0, "replication factor of a created topic (0: broker default)")
+	f.IntVar(&cfg.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of a created topic (0: broker default)")
+	f.IntVar(&cfg.MessageSize, "message-size", 1024, "record value size in bytes")
+	f.StringVar(&rate, "rate", "1000", "total target rate in msg/s, or max (closed loop)")
+	f.IntVar(&cfg.Concurrency, "concurrency", 1, "records in flight per producer with --rate max")
+	f.IntVar(&cfg.Producers, "producers", 1, "producer clients")
+	f.IntVar(&cfg.ConsumerGroups, "consumer-groups", 1, "consumer groups, each reading every record")
+	f.IntVar(&cfg.ConsumersPerGroup, "consumers-per-group", 1, "consumers in each group")
+	f.StringVar(&cfg.Acks, "acks", "all", "0, 1 or all (idempotence only with all)")
+	f.IntVar(&cfg.LingerMs, "linger-ms", 1, "producer linger in ms (linger.ms)")
+	f.IntVar(&cfg.BatchBytes, "batch-bytes", 131072, "maximum batch size in bytes (batch.size)")
+	f.StringVar(&cfg.Compression, "compression", "none", "none, gzip, snappy, lz4 or zstd")
+	f.StringVar(&cfg.Encoding, "encoding", "bytes", "bytes, json, avro or protobuf")
+	f.DurationVar(&cfg.Warmup, "warmup", 10*time.Second, "warm-up, excluded from results")
+	f.DurationVar(&cfg.Duration, "duration", 30*time.Second, "measurement window")
+	f.DurationVar(&cfg.DrainTimeout, "drain-timeout", 30*time.Second, "time allowed after the window for the backlog to reach zero")
+	f.Int64Var(&cfg.Seed, "seed", 1, "seed of the payloads")
+	f.BoolVar(&asJSON, "json", false, "print the result as one JSON object")
+	return cmd
+}
+
+func printResult(st *state, r *loadgen.Result) {
+	w := st.stdout
+	health := "healthy"
+	if !r.Healthy {
+		health = "UNHEALTHY: " + strings.Join(r.Reasons, "; ")
+	}
+	fmt.Fprintf(w, "%s\n", health)
+	rate := "max"
+	if r.TargetRate > 0 {
+		rate = fmt.Sprint(int64(r.TargetRate))
+	}
+	fmt.Fprintf(w, "target %s msg/s  published %d (%.1f msg/s)  consumed %d (%.1f msg/s)  errors %d  backlog max %d  drain %.2fs  cpu %.2fs\n",
+		rate, r.Published, r.PublishRate, r.Consumed, r.ConsumeRate, r.Errors, r.BacklogMax, r.DrainS, r.ClientCPUS)
+	row := func(name string, p loadgen.Percentiles) {
+		fmt.Fprintf(w, "%-14s p50 %8.3f  p90 %8.3f  p99 %8.3f  p99.9 %8.3f  p99.99 %8.3f  max %8.3f ms\n",
+			name, p.P50, p.P90, p.P99, p.P999, p.P9999, p.Max)
+	}
+	row("publish", r.PublishLatencyMs)
+	row("end-to-end", r.E2ELatencyMs)
+	row("send delay", r.SendDelayMs)
 }

@@ -1,0 +1,232 @@
+// Package loadgen is xp's load generator: open-loop (fixed rate, latency from
+// the intended send time, no coordinated omission) or closed-loop producers,
+// consumer groups measuring end-to-end latency from a header, a digest check
+// on every consumed record, HDR histograms per second and per run, and the
+// health rules of a run. See README "Load generator output".
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+)
+
+// Encodings of the payload.
+const (
+	EncodingBytes    = "bytes"
+	EncodingJSON     = "json"
+	EncodingAvro     = "avro"
+	EncodingProtobuf = "protobuf"
+)
+
+// Config is one load run; one field per `xp loadgen` flag.
+type Config struct {
+	// Bootstrap overrides bootstrap.servers of ClientConfig when non-empty.
+	Bootstrap []string
+	// ClientConfig holds librdkafka client properties (security, SASL, TLS
+	// files), as read by kafkaconf.ReadClientConfig.
+	ClientConfig map[string]string
+	// Mode names the security mode in errors; default derived from
+	// ClientConfig (plaintext, tls, mtls, sasl_ssl).
+	Mode string
+	// Topic to use; default a fresh topic per run, deleted after unless
+	// KeepTopic. A named topic is created when missing and never deleted
+	// if it already existed.
+	Topic     string
+	KeepTopic bool
+	// Partitions of a created topic; default 6.
+	Partitions int
+	// ReplicationFactor of a created topic; default 0, the broker's default
+	// (Kafka: default.replication.factor).
+	ReplicationFactor int
+	// MinInsyncReplicas sets min.insync.replicas on a created topic; 0
+	// leaves the broker's default.
+	MinInsyncReplicas int
+	// MessageSize is the record value size in bytes; default 1024.
+	MessageSize int
+	// Rate is the total target publish rate in msg/s; 0 means max (closed
+	// loop with Concurrency records in flight per producer).
+	Rate int64
+	// Concurrency is records in flight per producer in closed loop;
+	// default 1.
+	Concurrency int
+	// Producers is the number of producer clients; default 1.
+	Producers int
+	// ConsumerGroups and ConsumersPerGroup; default 1 and 1.
+	ConsumerGroups    int
+	ConsumersPerGroup int
+	// Acks is "0", "1" or "all" (Kafka: acks); idempotence is on only with
+	// "all". Default "all".
+	Acks string
+	// LingerMs is the producer linger (Kafka: linger.ms); default 1.
+	LingerMs int
+	// BatchBytes is the maximum batch size (Kafka: batch.size); default
+	// 131072.
+	BatchBytes int
+	// Compression is none, gzip, snappy, lz4 or zstd (Kafka:
+	// compression.type); default none.
+	Compression string
+	// Encoding of the value: bytes, json, avro or protobuf; default bytes.
+	Encoding string
+	// Warmup, Duration, DrainTimeout: defaults 10s, 30s, 30s.
+	Warmup       time.Duration
+	Duration     time.Duration
+	DrainTimeout time.Duration
+	// Seed makes payloads reproducible.
+	Seed int64
+	// OnPhase, when set, is called as each phase starts ("warmup",
+	// "measure", "drain", "done") with the time it ends at the latest.
+	OnPhase func(phase string, ends time.Time) `json:"-"`
+}
+
+// ErrConfig marks invalid configuration (a usage error).
+var ErrConfig = errors.New("invalid load generator configuration")
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.Partitions, 6)
+	def(&c.MessageSize, 1024)
+	def(&c.Concurrency, 1)
+	def(&c.Producers, 1)
+	def(&c.ConsumerGroups, 1)
+	def(&c.ConsumersPerGroup, 1)
+	def(&c.BatchBytes, 131072)
+	if c.Acks == "" {
+		c.Acks = "all"
+	}
+	if c.Compression == "" {
+		c.Compression = "none"
+	}
+	if c.Encoding == "" {
+		c.Encoding = EncodingBytes
+	}
+	if c.Warmup == 0 {
+		c.Warmup = 10 * time.Second
+	}
+	if c.Duration == 0 {
+		c.Duration = 30 * time.Second
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = 30 * time.Second
+	}
+	if c.Mode == "" {
+		c.Mode = ModeOf(c.ClientConfig)
+	}
+	return c
+}
+
+// Validate reports the first invalid setting, naming its flag. Call it on
+// a config with defaults applied.
+func (c Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case len(c.Bootstrap) == 0 && len(kafkaconf.Bootstrap(c.ClientConfig)) == 0:
+		return bad("no bootstrap servers: give --bootstrap or bootstrap.servers in --client-config")
+	case c.Partitions < 1 || c.Partitions > 10000:
+		return bad("--partitions %d: want 1..10000", c.Partitions)
+	case c.ReplicationFactor < 0 || c.ReplicationFactor > 9:
+		return bad("--replication-factor %d: want 1..9 (0 = broker default)", c.ReplicationFactor)
+	case c.MinInsyncReplicas < 0:
+		return bad("--min-insync-replicas %d: want >= 1 (0 = broker default)", c.MinInsyncReplicas)
+	case c.ReplicationFactor > 0 && c.MinInsyncReplicas > c.ReplicationFactor:
+		return bad("--min-insync-replicas %d exceeds --replication-factor %d", c.MinInsyncReplicas, c.ReplicationFactor)
+	case c.MessageSize < 16 || c.MessageSize > 1<<20:
+		return bad("--message-size %d: want 16..1048576 bytes", c.MessageSize)
+	case c.Rate < 0:
+		return bad("--rate %d: want a positive rate or max", c.Rate)
+	case c.Concurrency < 1 || c.Concurrency > 1_000_000:
+		return bad("--concurrency %d: want 1..1000000", c.Concurrency)
+	case c.Rate > 0 && c.Concurrency != 1:
+		return bad("--concurrency applies to --rate max only (closed loop); a fixed --rate is open loop")
+	case c.Producers < 1 || c.Producers > 1000:
+		return bad("--producers %d: want 1..1000", c.Producers)
+	case c.ConsumerGroups < 0 || c.ConsumerGroups > 100:
+		return bad("--consumer-groups %d: want 0..100", c.ConsumerGroups)
+	case c.ConsumersPerGroup < 1 || c.ConsumersPerGroup > 1000:
+		return bad("--consumers-per-group %d: want 1..1000", c.ConsumersPerGroup)
+	case c.Acks != "0" && c.Acks != "1" && c.Acks != "all":
+		return bad("--acks %q: want 0, 1 or all", c.Acks)
+	case c.LingerMs < 0 || c.LingerMs > 60000:
+		return bad("--linger-ms %d: want 0..60000", c.LingerMs)
+	case c.BatchBytes < 1024 || c.BatchBytes > 64<<20:
+		return bad("--batch-bytes %d: want 1024..67108864", c.BatchBytes)
+	case c.Warmup < 0:
+		return bad("--warmup %v: want >= 0", c.Warmup)
+	case c.Duration < time.Second:
+		return bad("--duration %v: want at least 1s", c.Duration)
+	case c.DrainTimeout < time.Second:
+		return bad("--drain-timeout %v: want at least 1s", c.DrainTimeout)
+	}
+	if c.Rate > 0 && float64(c.Rate)/float64(c.Producers) < 1 {
+		return bad("--rate %d with --producers %d leaves a producer below 1 msg/s", c.Rate, c.Producers)
+	}
+	if _, err := compression(c.Compression); err != nil {
+		return bad("%v", err)
+	}
+	if _, err := newEncoder(c.Encoding, c.MessageSize); err != nil {
+		return bad("%v", err)
+	}
+	if _, err := kafkaconf.ClientOpts(c.ClientConfig); err != nil {
+		return bad("--client-config: %v", err)
+	}
+	return nil
+}
+
+// ParseRate reads a --rate value: a positive integer or "max" (0).
+func ParseRate(s string) (int64, error) {
+	if strings.EqualFold(s, "max") {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("--rate %q: want a positive integer (msg/s) or max", s)
+	}
+	return n, nil
+}
+
+func compression(name string) (kgo.CompressionCodec, error) {
+	switch strings.ToLower(name) {
+	case "none", "":
+		return kgo.NoCompression(), nil
+	case "gzip":
+		return kgo.GzipCompression(), nil
+	case "snappy":
+		return kgo.SnappyCompression(), nil
+	case "lz4":
+		return kgo.Lz4Compression(), nil
+	case "zstd":
+		return kgo.ZstdCompression(), nil
+	}
+	return kgo.CompressionCodec{}, fmt.Errorf("--compression %q: want none, gzip, snappy, lz4 or zstd", name)
+}
+
+// ModeOf names the security mode a client configuration selects:
+// plaintext, tls, mtls (TLS with a client certificate), sasl_ssl or
+// sasl_plaintext.
+func ModeOf(props map[string]string) string {
+	switch kafkaconf.Protocol(props) {
+	case "ssl":
+		if props[kafkaconf.SSLCertificate] != "" {
+			return "mtls"
+		}
+		return "tls"
+	case "sasl_ssl":
+		return "sasl_ssl"
+	case "sasl_plaintext":
+		return "sasl_plaintext"
+	}
+	return "plaintext"
+}

@@ -1,0 +1,147 @@
+package loadgen
+
+import (
+	"strconv"
+	"time"
+)
+
+// Rate is a target publish rate in msg/s; 0 is max (closed loop), written
+// "max" in JSON.
+type Rate int64
+
+// MarshalJSON writes "max" or the integer rate.
+func (r Rate) MarshalJSON() ([]byte, error) {
+	if r == 0 {
+		return []byte(`"max"`), nil
+	}
+	return strconv.AppendInt(nil, int64(r), 10), nil
+}
+
+// Result is one load run, as `xp loadgen --json` prints it.
+type Result struct {
+	Healthy bool `json:"healthy"`
+	// Reasons holds one sentence per failed health rule.
+	Reasons []string `json:"reasons"`
+	// TargetRate is the configured total rate ("max" for closed loop).
+	TargetRate Rate `json:"target_rate"`
+	// PublishRate is acknowledged records whose intended send time lies in
+	// the measurement window, per second of the window.
+	PublishRate float64 `json:"publish_rate"`
+	// ConsumeRate is measured records consumed, summed over every group,
+	// per second of the window.
+	ConsumeRate float64 `json:"consume_rate"`
+	Published   int64   `json:"published"`
+	Consumed    int64   `json:"consumed"`
+	// Errors counts failed produces, fetch errors and records failing the
+	// digest check, in any phase.
+	Errors int64 `json:"errors"`
+	// BacklogMax is the largest number of acknowledged records not yet
+	// consumed (summed over groups) seen from the start of measurement to
+	// the end of the drain.
+	BacklogMax int64 `json:"backlog_max"`
+	// DrainS is the time from the end of measurement until every
+	// acknowledged record was consumed by every group.
+	DrainS           float64     `json:"drain_s"`
+	PublishLatencyMs Percentiles `json:"publish_latency_ms"`
+	E2ELatencyMs     Percentiles `json:"e2e_latency_ms"`
+	SendDelayMs      Percentiles `json:"send_delay_ms"`
+	Histograms       Histograms  `json:"histograms"`
+	Series           []Second    `json:"series"`
+	// ClientCPUS is the user+system CPU time of this process during the
+	// measurement window (includes an embedded cluster in the same
+	// process).
+	ClientCPUS float64 `json:"client_cpu_s"`
+	// ClientRSSMaxMiB is the process's peak resident set size.
+	ClientRSSMaxMiB float64 `json:"client_rss_max_mib"`
+	// Warmup counts traffic of the warm-up, excluded from everything else.
+	Warmup WarmupCounts `json:"warmup"`
+	// ErrorSamples are the first distinct error messages.
+	ErrorSamples []string `json:"error_samples,omitempty"`
+	// Warnings are problems that do not affect the measurement (e.g. the
+	// topic could not be deleted).
+	Warnings []string   `json:"warnings,omitempty"`
+	Config   ConfigEcho `json:"config"`
+	// Intervals are per-second histograms for the evidence store.
+	Intervals []Interval `json:"-"`
+	// Start and End bound the measurement window.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// Histograms are whole-run histograms, V2-compressed HDR in base64.
+type Histograms struct {
+	Publish   string `json:"publish"`
+	E2E       string `json:"e2e"`
+	SendDelay string `json:"send_delay"`
+}
+
+// Interval holds one second's histograms (EncodeHistogram form: base64
+// text of the V2-compressed encoding, decodable by hdrhistogram.Decode).
+type Interval struct {
+	Second    int
+	Publish   []byte
+	E2E       []byte
+	SendDelay []byte
+}
+
+// Second is one second of the series, counted from the start of
+// measurement; seconds past the duration belong to the drain.
+type Second struct {
+	Second    int   `json:"second"`
+	Published int64 `json:"published"`
+	Consumed  int64 `json:"consumed"`
+	Backlog   int64 `json:"backlog"`
+}
+
+// WarmupCounts are the warm-up's records.
+type WarmupCounts struct {
+	Seconds   float64 `json:"seconds"`
+	Published int64   `json:"published"`
+	Consumed  int64   `json:"consumed"`
+}
+
+// ConfigEcho is every setting used, secrets redacted.
+type ConfigEcho struct {
+	Mode              string            `json:"mode"`
+	Bootstrap         []string          `json:"bootstrap"`
+	ClientConfig      map[string]string `json:"client_config"`
+	Topic             string            `json:"topic"`
+	KeepTopic         bool              `json:"keep_topic"`
+	Partitions        int               `json:"partitions"`
+	ReplicationFactor int               `json:"replication_factor"`
+	MinInsyncReplicas int               `json:"min_insync_replicas"`
+	MessageSize       int               `json:"message_size"`
+	Rate              Rate              `json:"rate"`
+	Concurrency       int               `json:"concurrency"`
+	Producers         int               `json:"producers"`
+	ConsumerGroups    int               `json:"consumer_groups"`
+	ConsumersPerGroup int               `json:"consumers_per_group"`
+	Acks              string            `json:"acks"`
+	LingerMs          int               `json:"linger_ms"`
+	BatchBytes        int               `json:"batch_bytes"`
+	Compression       string            `json:"compression"`
+	Encoding          string            `json:"encoding"`
+	WarmupS           float64           `json:"warmup_s"`
+	DurationS         float64           `json:"duration_s"`
+	DrainTimeoutS     float64           `json:"drain_timeout_s"`
+	Seed              int64             `json:"seed"`
+}
+
+func echo(c Config, topic string, bootstrap []string) ConfigEcho {
+	props := map[string]string{}
+	for k, v := range c.ClientConfig {
+		if k == "sasl.password" {
+			v = "[redacted]"
+		}
+		props[k] = v
+	}
+	return ConfigEcho{
+		Mode: c.Mode, Bootstrap: bootstrap, ClientConfig: props, Topic: topic, KeepTopic: c.KeepTopic,
+		Partitions: c.Partitions, ReplicationFactor: c.ReplicationFactor, MinInsyncReplicas: c.MinInsyncReplicas,
+		MessageSize: c.MessageSize, Rate: Rate(c.Rate), Concurrency: c.Concurrency, Producers: c.Producers,
+		ConsumerGroups: c.ConsumerGroups, ConsumersPerGroup: c.ConsumersPerGroup, Acks: c.Acks,
+		LingerMs: c.LingerMs, BatchBytes: c.BatchBytes, Compression: c.Compression, Encoding: c.Encoding,
+		WarmupS: c.Warmup.Seconds(), DurationS: c.Duration.Seconds(), DrainTimeoutS: c.DrainTimeout.Seconds(),
+		Seed: c.Seed,
+	}
+}

@@ -1,0 +1,674 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+)
+
+// Header keys every produced record carries.
+const (
+	// HeaderTime is the intended send time, int64 Unix nanoseconds,
+	// big-endian.
+	HeaderTime = "xp-t"
+	// HeaderDigest is Digest(key, value), uint64 big-endian.
+	HeaderDigest = "xp-d"
+)
+
+const (
+	connectTimeout = 10 * time.Second
+	closeTimeout   = 5 * time.Second
+	maxErrSamples  = 5
+)
+
+// slot is a pooled record with its header storage, so steady-state
+// producing allocates nothing per record. rec must stay the first field:
+// promises get *kgo.Record and convert back.
+type slot struct {
+	rec  kgo.Record
+	hdrs [2]kgo.RecordHeader
+	hb   [16]byte
+	buf  []byte
+	ti   int64
+}
+
+var slotPool = sync.Pool{New: func() any {
+	s := new(slot)
+	s.hdrs[0].Key, s.hdrs[1].Key = HeaderTime, HeaderDigest
+	s.hdrs[0].Value, s.hdrs[1].Value = s.hb[0:8:8], s.hb[8:16:16]
+	return s
+}}
+
+// run is the state of one load run.
+type run struct {
+	cfg       Config
+	topic     string
+	bootstrap []string
+	base      []kgo.Opt
+	pay       *payloads
+
+	t0, warmEnd, measEnd int64 // Unix ns
+	nsec                 int
+
+	pub, e2e, sendDelay *recorder
+
+	ackedAll, consumedAll  atomic.Int64
+	pubMeasured, pubWarm   atomic.Int64
+	consMeasured, consWarm atomic.Int64
+	errs                   atomic.Int64
+	errMu                  sync.Mutex
+	errSamples             []string
+	backlogMax             atomic.Int64
+}
+
+// Run executes one load run. It returns a usage error wrapping ErrConfig
+// for bad configuration, an error naming the mode and cause when the
+// cluster cannot be reached, and otherwise a Result whose Healthy and
+// Reasons judge the run. When ctx is cancelled the partial Result is
+// returned with ctx's error.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg}
+	props := map[string]string{}
+	for k, v := range cfg.ClientConfig {
+		props[k] = v
+	}
+	if len(cfg.Bootstrap) > 0 {
+		props[kafkaconf.BootstrapServers] = strings.Join(cfg.Bootstrap, ",")
+	}
+	r.bootstrap = kafkaconf.Bootstrap(props)
+	base, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --client-config: %v", ErrConfig, err)
+	}
+	r.base = base
+	r.pay, _ = newEncoder(cfg.Encoding, cfg.MessageSize)
+	r.pay.fill(cfg.Seed)
+	return r.execute(ctx)
+}
+
+func (r *run) fail(format string, a ...any) error {
+	return fmt.Errorf("loadgen: mode %s (%s): %s", r.cfg.Mode, strings.Join(r.bootstrap, ","), fmt.Sprintf(format, a...))
+}
+
+func (r *run) noteErr(err error) {
+	r.errs.Add(1)
+	msg := err.Error()
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	if len(r.errSamples) >= maxErrSamples {
+		return
+	}
+	for _, s := range r.errSamples {
+		if s == msg {
+			return
+		}
+	}
+	r.errSamples = append(r.errSamples, msg)
+}
+
+func (r *run) phase(name string, ends time.Time) {
+	if r.cfg.OnPhase != nil {
+		r.cfg.OnPhase(name, ends)
+	}
+}
+
+func (r *run) execute(ctx context.Context) (*Result, error) {
+	cfg := r.cfg
+	admin, err := kgo.NewClient(r.base...)
+	if err != nil {
+		return nil, r.fail("%v", err)
+	}
+	defer admin.Close()
+	adm := kadm.NewClient(admin)
+
+	// Topic.
+	created := false
+	r.topic = cfg.Topic
+	if r.topic == "" {
+		r.topic = fmt.Sprintf("xp-%d-%04x", time.Now().UnixNano(), rand.Uint32()&0xffff)
+	}
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	var configs map[string]*string
+	if cfg.MinInsyncReplicas > 0 {
+		v := fmt.Sprint(cfg.MinInsyncReplicas)
+		configs = map[string]*string{"min.insync.replicas": &v}
+	}
+	rf := int16(cfg.ReplicationFactor)
+	if rf == 0 {
+		rf = -1
+	}
+	_, err = adm.CreateTopic(cctx, int32(cfg.Partitions), rf, configs, r.topic)
+	cancel()
+	switch {
+	case err == nil:
+		created = true
+	case cfg.Topic != "" && errors.Is(err, kerr.TopicAlreadyExists):
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	default:
+		return nil, r.fail("create topic %s: %v", r.topic, err)
+	}
+	if created && !cfg.KeepTopic {
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+			defer cancel()
+			adm.DeleteTopic(dctx, r.topic)
+		}()
+	}
+
+	// Consumers first, so every group holds its partitions before the
+	// first record is sent.
+	start := kgo.NewOffset().AtStart()
+	if !created {
+		start = kgo.NewOffset().AtEnd()
+	}
+	var consumers []*kgo.Client
+	defer func() { closeAll(consumers) }()
+	assigned := make([]atomic.Int64, cfg.ConsumerGroups)
+	for g := range cfg.ConsumerGroups {
+		for range cfg.ConsumersPerGroup {
+			g := g
+			cl, err := kgo.NewClient(append(r.base[:len(r.base):len(r.base)],
+				kgo.ConsumerGroup(fmt.Sprintf("%s-g%d", r.topic, g)),
+				kgo.ConsumeTopics(r.topic),
+				kgo.ConsumeResetOffset(start),
+				kgo.DisableAutoCommit(),
+				kgo.FetchMaxWait(500*time.Millisecond),
+				kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+					assigned[g].Add(int64(len(m[r.topic])))
+				}),
+				kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+					assigned[g].Add(-int64(len(m[r.topic])))
+				}),
+				kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+					assigned[g].Add(-int64(len(m[r.topic])))
+				}),
+			)...)
+			if err != nil {
+				return nil, r.fail("consumer: %v", err)
+			}
+			consumers = append(consumers, cl)
+		}
+	}
+	runCtx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	var consWG sync.WaitGroup
+	for _, cl := range consumers {
+		consWG.Add(1)
+		go func() { defer consWG.Done(); r.consume(runCtx, cl) }()
+	}
+	deadline := time.Now().Add(3 * connectTimeout / 2)
+	for g := range assigned {
+		for assigned[g].Load() < int64(cfg.Partitions) {
+			if time.Now().After(deadline) {
+				stopAll()
+				consWG.Wait()
+				return nil, r.fail("consumer group %d holds %d of %d partitions after %v", g, assigned[g].Load(), cfg.Partitions, 3*connectTimeout/2)
+			}
+			if ctx.Err() != nil {
+				stopAll()
+				consWG.Wait()
+				return nil, ctx.Err()
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	// Producers.
+	codec, _ := compression(cfg.Compression)
+	popts := []kgo.Opt{
+		kgo.DefaultProduceTopic(r.topic),
+		kgo.ProducerLinger(time.Duration(cfg.LingerMs) * time.Millisecond),
+		kgo.ProducerBatchMaxBytes(int32(cfg.BatchBytes)),
+		kgo.ProducerBatchCompression(codec),
+		kgo.MaxBufferedRecords(max(10000, 2*cfg.Concurrency)),
+		kgo.RecordDeliveryTimeout(cfg.DrainTimeout),
+	}
+	switch cfg.Acks {
+	case "0":
+		popts = append(popts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+	case "1":
+		popts = append(popts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	default:
+		popts = append(popts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	}
+	var producers []*kgo.Client
+	defer func() { closeAll(producers) }()
+	for range cfg.Producers {
+		cl, err := kgo.NewClient(append(r.base[:len(r.base):len(r.base)], popts...)...)
+		if err != nil {
+			return nil, r.fail("producer: %v", err)
+		}
+		producers = append(producers, cl)
+	}
+
+	// Timeline.
+	r.nsec = int(math.Ceil(cfg.Duration.Seconds()))
+	r.pub, r.e2e, r.sendDelay = newRecorder(r.nsec), newRecorder(r.nsec), newRecorder(r.nsec)
+	t0 := time.Now().Add(100 * time.Millisecond)
+	r.t0 = t0.UnixNano()
+	r.warmEnd = r.t0 + int64(cfg.Warmup)
+	r.measEnd = r.warmEnd + int64(cfg.Duration)
+	warmEnd, measEnd := time.Unix(0, r.warmEnd), time.Unix(0, r.measEnd)
+	drainEnd := measEnd.Add(cfg.DrainTimeout)
+
+	var prodWG sync.WaitGroup
+	for k, cl := range producers {
+		prodWG.Add(1)
+		go func() {
+			defer prodWG.Done()
+			rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(k)+1))
+			if cfg.Rate > 0 {
+				r.openLoop(runCtx, cl, rng, float64(cfg.Rate)/float64(cfg.Producers))
+			} else {
+				r.closedLoop(runCtx, cl, rng)
+			}
+		}()
+	}
+
+	if cfg.Warmup > 0 {
+		r.phase("warmup", warmEnd)
+	}
+	// Series sampler: one sample per second from the start of measurement
+	// until the drain ends.
+	res := &Result{TargetRate: Rate(cfg.Rate), Start: warmEnd, End: measEnd}
+	sampleDone := make(chan struct{})
+	stopSampling := make(chan struct{})
+	var cpuStart, cpuEnd float64
+	go func() {
+		defer close(sampleDone)
+		if !sleepUntil(ctx, warmEnd) {
+			return
+		}
+		cpuStart = cpuSeconds()
+		r.phase("measure", measEnd)
+		var lastPub, lastCons int64
+		for s := 0; ; s++ {
+			next := warmEnd.Add(time.Duration(s+1) * time.Second)
+			stopped := false
+			select {
+			case <-time.After(time.Until(next)):
+			case <-stopSampling:
+				stopped = true
+			case <-ctx.Done():
+				stopped = true
+			}
+			p, c := r.ackedAll.Load(), r.consumedAll.Load()
+			bl := r.backlog()
+			res.Series = append(res.Series, Second{Second: s, Published: p - lastPub, Consumed: c - lastCons, Backlog: bl})
+			lastPub, lastCons = p, c
+			if s+1 == r.nsec {
+				cpuEnd = cpuSeconds()
+			}
+			if stopped {
+				return
+			}
+		}
+	}()
+
+	prodWG.Wait()
+	if ctx.Err() == nil {
+		r.phase("drain", drainEnd)
+	}
+	// Drain: every buffered record acknowledged, every acknowledged record
+	// consumed by every group, or the drain timeout.
+	dctx, dcancel := context.WithDeadline(ctx, drainEnd)
+	for _, cl := range producers {
+		if err := cl.Flush(dctx); err != nil && ctx.Err() == nil {
+			break
+		}
+	}
+	drained := false
+	for dctx.Err() == nil {
+		r.sampleBacklog()
+		if r.backlog() == 0 && r.pendingProduce(producers) == 0 {
+			drained = true
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	dcancel()
+	drainedAt := time.Now()
+	close(stopSampling)
+	<-sampleDone
+	if cpuEnd == 0 && cpuStart != 0 {
+		cpuEnd = cpuSeconds()
+	}
+	stopAll()
+	consWG.Wait()
+	closeAll(producers)
+	producers = nil
+	closeAll(consumers)
+	consumers = nil
+
+	// Result.
+	G := int64(cfg.ConsumerGroups)
+	d := cfg.Duration.Seconds()
+	res.Published = r.pubMeasured.Load()
+	res.Consumed = r.consMeasured.Load()
+	res.PublishRate = float64(res.Published) / d
+	res.ConsumeRate = float64(res.Consumed) / d
+	res.Errors = r.errs.Load()
+	res.BacklogMax = r.backlogMax.Load()
+	if drained {
+		res.DrainS = max(0, drainedAt.Sub(measEnd).Seconds())
+	} else {
+		res.DrainS = cfg.DrainTimeout.Seconds()
+	}
+	res.ClientCPUS = max(0, cpuEnd-cpuStart)
+	res.ClientRSSMaxMiB = rssMaxMiB()
+	res.Warmup = WarmupCounts{Seconds: cfg.Warmup.Seconds(), Published: r.pubWarm.Load(), Consumed: r.consWarm.Load()}
+	res.ErrorSamples = r.errSamples
+	res.Config = echo(cfg, r.topic, r.bootstrap)
+	pubH, e2eH, sdH := r.pub.total(), r.e2e.total(), r.sendDelay.total()
+	res.PublishLatencyMs, res.E2ELatencyMs, res.SendDelayMs = Summarize(pubH), Summarize(e2eH), Summarize(sdH)
+	for _, h := range []struct {
+		dst *string
+		h   *hdrhistogram.Histogram
+	}{{&res.Histograms.Publish, pubH}, {&res.Histograms.E2E, e2eH}, {&res.Histograms.SendDelay, sdH}} {
+		b, err := EncodeHistogram(h.h)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: encode histogram: %w", err)
+		}
+		*h.dst = string(b)
+	}
+	for s := range r.nsec {
+		iv := Interval{Second: s}
+		var err error
+		if iv.Publish, err = EncodeHistogram(r.pub.second(s)); err != nil {
+			return nil, err
+		}
+		if iv.E2E, err = EncodeHistogram(r.e2e.second(s)); err != nil {
+			return nil, err
+		}
+		if iv.SendDelay, err = EncodeHistogram(r.sendDelay.second(s)); err != nil {
+			return nil, err
+		}
+		res.Intervals = append(res.Intervals, iv)
+	}
+
+	// Health (design rule 3).
+	if cfg.Rate > 0 {
+		if off := (res.PublishRate - float64(cfg.Rate)) / float64(cfg.Rate); math.Abs(off) > 0.01 {
+			res.Reasons = append(res.Reasons, fmt.Sprintf("publish rate %.1f msg/s is %+.2f%% off the target %d msg/s (limit ±1%%)", res.PublishRate, 100*off, cfg.Rate))
+		}
+	} else if res.Published == 0 {
+		res.Reasons = append(res.Reasons, "no record was published in the measurement window")
+	}
+	if want := G * res.Published; G > 0 {
+		if off := float64(res.Consumed-want) / math.Max(1, float64(want)); math.Abs(off) > 0.01 {
+			res.Reasons = append(res.Reasons, fmt.Sprintf("consume rate %.1f msg/s is %+.2f%% off %d groups × publish rate %.1f msg/s (limit ±1%%)", res.ConsumeRate, 100*off, G, res.PublishRate))
+		}
+	}
+	if !drained {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("backlog %d not drained within the drain timeout %v", r.backlog()+r.pendingProduce(nil), cfg.DrainTimeout))
+	}
+	if res.Errors > 0 {
+		first := ""
+		if len(r.errSamples) > 0 {
+			first = " (first: " + r.errSamples[0] + ")"
+		}
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d errors%s", res.Errors, first))
+	}
+	if res.Reasons == nil {
+		res.Reasons = []string{}
+	}
+	res.Healthy = len(res.Reasons) == 0
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	r.phase("done", time.Now())
+	return res, nil
+}
+
+func (r *run) backlog() int64 {
+	return max(0, int64(r.cfg.ConsumerGroups)*r.ackedAll.Load()-r.consumedAll.Load())
+}
+
+func (r *run) sampleBacklog() {
+	bl := r.backlog()
+	for {
+		cur := r.backlogMax.Load()
+		if bl <= cur || r.backlogMax.CompareAndSwap(cur, bl) {
+			return
+		}
+	}
+}
+
+func (r *run) pendingProduce(producers []*kgo.Client) int64 {
+	var n int64
+	for _, cl := range producers {
+		n += cl.BufferedProduceRecords()
+	}
+	return n
+}
+
+// second maps an intended send time to its second of measurement, or -1.
+func (r *run) second(ti int64) int {
+	if ti < r.warmEnd || ti >= r.measEnd {
+		return -1
+	}
+	return int((ti - r.warmEnd) / int64(time.Second))
+}
+
+func (r *run) newPromise(sem chan struct{}, pctx context.Context) func(*kgo.Record, error) {
+	return func(rec *kgo.Record, err error) {
+		s := (*slot)(unsafe.Pointer(rec))
+		ti := s.ti
+		if err != nil {
+			// Records failed because the run ended (interrupt, or the
+			// drain timed out) are reported by those, not as errors.
+			if !(pctx.Err() != nil && errors.Is(err, pctx.Err())) {
+				r.noteErr(fmt.Errorf("produce: %w", err))
+			}
+		} else {
+			ack := time.Now().UnixNano()
+			r.ackedAll.Add(1)
+			if sec := r.second(ti); sec >= 0 {
+				r.pub.record(sec, ack-ti)
+				r.pubMeasured.Add(1)
+			} else if ti < r.warmEnd {
+				r.pubWarm.Add(1)
+			}
+		}
+		slotPool.Put(s)
+		if sem != nil {
+			<-sem
+		}
+	}
+}
+
+func (r *run) send(ctx context.Context, cl *kgo.Client, rng *rand.Rand, ti int64, promise func(*kgo.Record, error)) {
+	s := slotPool.Get().(*slot)
+	val, dig := r.pay.next(rng, s.buf)
+	if r.pay.encoding != EncodingBytes {
+		s.buf = val
+	}
+	binary.BigEndian.PutUint64(s.hb[0:8], uint64(ti))
+	binary.BigEndian.PutUint64(s.hb[8:16], dig)
+	s.ti = ti
+	s.rec = kgo.Record{Topic: r.topic, Value: val, Headers: s.hdrs[:]}
+	cl.Produce(ctx, &s.rec, promise)
+}
+
+// sendGrace is how long after the window closes a producer may still send
+// records that were due inside it; later ones are never sent, a shortfall
+// the rate check sees.
+const sendGrace = 100 * time.Millisecond
+
+// openLoop sends record i at t0 + i/rate, at once when behind. It sleeps
+// only when ahead, so at high rates one wake-up sends every record that has
+// come due.
+func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, rate float64) {
+	stop := r.measEnd + int64(sendGrace)
+	// ctx, not a deadline context: kgo fails buffered records whose
+	// context ends, and records due in the window must be delivered.
+	pctx := ctx
+	promise := r.newPromise(nil, ctx)
+	period := 1e9 / rate
+	for i := int64(0); ; i++ {
+		ti := r.t0 + int64(float64(i)*period)
+		if ti >= r.measEnd {
+			return
+		}
+		now := time.Now().UnixNano()
+		if ti > now {
+			if !sleepUntil(ctx, time.Unix(0, ti)) {
+				return
+			}
+			now = time.Now().UnixNano()
+		}
+		if now >= stop || pctx.Err() != nil {
+			return
+		}
+		if sec := r.second(ti); sec >= 0 {
+			r.sendDelay.record(sec, now-ti)
+		}
+		r.send(pctx, cl, rng, ti, promise)
+	}
+}
+
+// closedLoop keeps Concurrency records in flight; the intended send time is
+// the moment a slot frees.
+func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand) {
+	pctx := ctx
+	sem := make(chan struct{}, r.cfg.Concurrency)
+	promise := r.newPromise(sem, ctx)
+	if !sleepUntil(pctx, time.Unix(0, r.t0)) {
+		return
+	}
+	for {
+		select {
+		case sem <- struct{}{}:
+		case <-pctx.Done():
+			return
+		}
+		now := time.Now().UnixNano()
+		if now >= r.measEnd {
+			<-sem
+			return
+		}
+		r.send(pctx, cl, rng, now, promise)
+	}
+}
+
+func (r *run) consume(ctx context.Context, cl *kgo.Client) {
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		now := time.Now().UnixNano()
+		fs.EachError(func(_ string, _ int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				r.noteErr(fmt.Errorf("fetch: %w", err))
+			}
+		})
+		fs.EachRecord(func(rec *kgo.Record) {
+			var ti int64
+			var dig uint64
+			have := 0
+			for _, h := range rec.Headers {
+				switch {
+				case h.Key == HeaderTime && len(h.Value) == 8:
+					ti = int64(binary.BigEndian.Uint64(h.Value))
+					have |= 1
+				case h.Key == HeaderDigest && len(h.Value) == 8:
+					dig = binary.BigEndian.Uint64(h.Value)
+					have |= 2
+				}
+			}
+			r.consumedAll.Add(1)
+			if have != 3 {
+				r.noteErr(fmt.Errorf("record %s/%d@%d lacks the xp headers", rec.Topic, rec.Partition, rec.Offset))
+				return
+			}
+			if Digest(rec.Key, rec.Value) != dig {
+				r.noteErr(fmt.Errorf("record %s/%d@%d fails its digest check (altered in transit)", rec.Topic, rec.Partition, rec.Offset))
+			}
+			if sec := r.second(ti); sec >= 0 {
+				r.e2e.record(sec, now-ti)
+				r.consMeasured.Add(1)
+			} else if ti < r.warmEnd {
+				r.consWarm.Add(1)
+			}
+		})
+		r.sampleBacklog()
+	}
+}
+
+// sleepUntil sleeps until t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	if d < time.Millisecond {
+		time.Sleep(d)
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// closeAll closes clients concurrently, giving up on any that take longer
+// than closeTimeout (a dead broker must not hang the run).
+func closeAll(cls []*kgo.Client) {
+	if len(cls) == 0 {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, cl := range cls {
+		wg.Add(1)
+		go func() { defer wg.Done(); cl.Close() }()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeTimeout):
+	}
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+func rssMaxMiB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024 // Linux reports KiB
+}
