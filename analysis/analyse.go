@@ -36,6 +36,9 @@ type Cell struct {
 	Pair       string
 	Factors    []string
 	Saturating bool
+	// Healthy and Excluded count matched sets per treatment (aligned with
+	// Result.Treatments).
+	Healthy, Excluded []int
 }
 
 // SetCount counts a treatment's matched sets.
@@ -215,7 +218,11 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 	})
 	sets := map[string][]matchedSet{}
 	healthyAny := false
-	for _, tr := range res.Treatments {
+	for i := range res.Cells {
+		res.Cells[i].Healthy = make([]int, len(res.Treatments))
+		res.Cells[i].Excluded = make([]int, len(res.Treatments))
+	}
+	for tix, tr := range res.Treatments {
 		cnt := SetCount{Treatment: tr}
 		for _, k := range keys {
 			m := final[k]
@@ -226,10 +233,12 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 			cnt.Sets++
 			if b.Outcome == OutcomeDone && t.Outcome == OutcomeDone {
 				cnt.Healthy++
+				res.Cells[cellOf[k.pair]].Healthy[tix]++
 				sets[tr] = append(sets[tr], matchedSet{cell: cellOf[k.pair], t: t, b: b})
 				continue
 			}
 			cnt.Excluded++
+			res.Cells[cellOf[k.pair]].Excluded[tix]++
 			res.Excluded = append(res.Excluded, ExcludedSet{Treatment: tr, Pair: k.pair, Replicate: k.rep,
 				Reasons: append(unhealthy(b, level(b)), unhealthy(t, level(t))...)})
 		}
@@ -239,7 +248,11 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 		res.Counts = append(res.Counts, cnt)
 	}
 	if !healthyAny {
+		res.Notes = append(res.Notes, "Partial report: "+ErrNoHealthySet.Error()+". See the excluded sets below for the reasons.")
 		return res, ErrNoHealthySet
+	}
+	if err := res.buildCurves(); err != nil {
+		return nil, err
 	}
 
 	capped, saturating := false, false

@@ -2,8 +2,14 @@ package analysis
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func smallShape() []SyntheticFactor {
@@ -89,5 +95,50 @@ func TestAnalyseBadInput(t *testing.T) {
 				t.Fatalf("partial result must count 8 excluded sets: %+v", res)
 			}
 		})
+	}
+}
+
+// TestMergedHistogramPercentiles: percentiles of histograms merged across
+// replicates agree with the raw values they were recorded from, within
+// HDR's 3 significant digits (relative error <= 1e-3, plus one unit).
+func TestMergedHistogramPercentiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	var raw []float64
+	var blobs [][]byte
+	var who []*Run
+	for rep := range 4 {
+		h := hdrhistogram.New(1, 60_000_000, 3)
+		for range 20000 {
+			v := int64(2000 * math.Exp(0.6*r.NormFloat64()) * float64(rep+1))
+			h.RecordValue(v)
+			raw = append(raw, float64(v))
+		}
+		b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blobs = append(blobs, b)
+		who = append(who, &Run{Run: fmt.Sprintf("r%d", rep), Attempt: 1})
+	}
+	m, err := MergeHistograms(blobs, who, "publish")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(raw)
+	for _, p := range []float64{50, 90, 99, 99.9, 99.99} {
+		// The HDR percentile is the value at rank ceil(p/100*n).
+		rank := int(math.Ceil(p/100*float64(len(raw)))) - 1
+		want := raw[rank]
+		got := float64(m.ValueAtQuantile(p))
+		if math.Abs(got-want) > want*1e-3+1 {
+			t.Errorf("p%v: merged %v, raw %v", p, got, want)
+		}
+	}
+	// A corrupt blob names its run and attempt.
+	blobs[2] = []byte("HISTFAAAAgarbage")
+	_, err = MergeHistograms(blobs, who, "e2e")
+	var he *HistogramError
+	if !errors.As(err, &he) || he.Run != "r2" || !strings.Contains(err.Error(), "run r2 attempt 1: e2e histogram") {
+		t.Fatalf("corrupt blob: err = %v", err)
 	}
 }

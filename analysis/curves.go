@@ -1,0 +1,118 @@
+package analysis
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"slices"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// CurveKinds are the histogram kinds drawn as percentile curves.
+var CurveKinds = []string{"publish", "e2e"}
+
+// HistogramError names an attempt whose stored histogram cannot be read.
+type HistogramError struct {
+	Run     string
+	Attempt int
+	Kind    string
+	Err     error
+}
+
+func (e *HistogramError) Error() string {
+	return fmt.Sprintf("run %s attempt %d: %s histogram is corrupt: %v", e.Run, e.Attempt, e.Kind, e.Err)
+}
+
+func (e *HistogramError) Unwrap() error { return e.Err }
+
+// DecodeHistogram reads an HDR histogram in the V2 compressed encoding,
+// either as hdrhistogram-go's Encode writes it (base64 text) or as the raw
+// bytes beneath.
+func DecodeHistogram(b []byte) (*hdrhistogram.Histogram, error) {
+	h, err := hdrhistogram.Decode(b)
+	if err == nil {
+		return h, nil
+	}
+	if h2, err2 := hdrhistogram.Decode([]byte(base64.StdEncoding.EncodeToString(b))); err2 == nil {
+		return h2, nil
+	}
+	return nil, err
+}
+
+// curvePercentiles are the points of a percentile curve: evenly spaced in
+// -log10(1-p), from p0 to p99.99.
+func curvePercentiles() []float64 {
+	var ps []float64
+	for i := 0; i <= 40; i++ {
+		x := float64(i) / 10
+		ps = append(ps, 100*(1-math.Pow(10, -x)))
+	}
+	ps[len(ps)-1] = 99.99
+	return ps
+}
+
+// MergeHistograms merges encoded histograms into one. Errors name the
+// offending run through the run and attempt given for each blob.
+func MergeHistograms(blobs [][]byte, who []*Run, kind string) (*hdrhistogram.Histogram, error) {
+	var merged *hdrhistogram.Histogram
+	for i, b := range blobs {
+		h, err := DecodeHistogram(b)
+		if err != nil {
+			return nil, &HistogramError{Run: who[i].Run, Attempt: who[i].Attempt, Kind: kind, Err: err}
+		}
+		if merged == nil {
+			merged = hdrhistogram.New(1, 60_000_000, 3)
+		}
+		merged.Merge(h)
+	}
+	return merged, nil
+}
+
+// buildCurves merges, per cell, level and kind, the whole-run histograms of
+// the cell's healthy final runs and reads percentile curves from them.
+// Every healthy run's histograms are decoded, so a corrupt one is reported
+// whichever cell it belongs to.
+func (res *Result) buildCurves() error {
+	d := res.Dataset
+	ti := slices.Index(d.Factors, d.Treatment)
+	type key struct{ pair, level, kind string }
+	groups := map[key][]*Run{}
+	for i := range d.Runs {
+		r := &d.Runs[i]
+		if !r.Final || r.Outcome != OutcomeDone || r.Histograms == nil {
+			continue
+		}
+		for _, kind := range CurveKinds {
+			if _, ok := r.Histograms[kind]; ok {
+				k := key{r.Pair, r.Factors[ti], kind}
+				groups[k] = append(groups[k], r)
+			}
+		}
+	}
+	ps := curvePercentiles()
+	for _, c := range res.Cells {
+		for _, kind := range CurveKinds {
+			for _, lv := range res.Levels {
+				runs := groups[key{c.Pair, lv, kind}]
+				if len(runs) == 0 {
+					continue
+				}
+				blobs := make([][]byte, len(runs))
+				for i, r := range runs {
+					blobs[i] = r.Histograms[kind]
+				}
+				h, err := MergeHistograms(blobs, runs, kind)
+				if err != nil {
+					return err
+				}
+				cv := Curve{Pair: c.Pair, Kind: kind, Level: lv, Runs: len(runs)}
+				for _, p := range ps {
+					cv.Points = append(cv.Points, CurvePoint{Percentile: p, Ms: float64(h.ValueAtQuantile(p)) / 1000})
+				}
+				res.Curves = append(res.Curves, cv)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/analysis"
+)
+
+func testDataset() *analysis.Dataset {
+	return analysis.Synthetic(analysis.SyntheticConfig{Seed: 4, Levels: []string{"plaintext", "tls", "mtls"},
+		Factors: []analysis.SyntheticFactor{
+			{Name: "message_size", Levels: []string{"1024", "10240"}},
+			{Name: "acks", Levels: []string{"1", "all"}},
+		},
+		Replicates: 3, Penalty: map[string]float64{"tls": 10, "mtls": 15},
+		Histograms: true, HistogramValues: 500, Invalid: 7})
+}
+
+func analyseInto(t *testing.T, d *analysis.Dataset, dir string) *analysis.Result {
+	t.Helper()
+	res, err := analysis.Analyse(d, analysis.Options{Resamples: 1000})
+	if err != nil && !errors.Is(err, analysis.ErrNoHealthySet) {
+		t.Fatal(err)
+	}
+	if err := Write(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestWriteIsByteIdentical analyses the same campaign twice, into two
+// directories, and compares every file.
+func TestWriteIsByteIdentical(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	analyseInto(t, testDataset(), a)
+	analyseInto(t, testDataset(), b)
+	var files []string
+	filepath.WalkDir(a, func(p string, de os.DirEntry, err error) error {
+		if err == nil && !de.IsDir() {
+			rel, _ := filepath.Rel(a, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	want := []string{"cells.csv", "effects.csv", "excluded.csv", "latency.csv", "report.html", "runs.csv",
+		"sensitivity.csv", "significance.csv", "tables.tex"}
+	for _, w := range want {
+		if !slices.Contains(files, w) {
+			t.Errorf("missing %s", w)
+		}
+	}
+	nsvg := 0
+	for _, f := range files {
+		if strings.HasPrefix(f, "figures/") {
+			nsvg++
+		}
+		x, err1 := os.ReadFile(filepath.Join(a, f))
+		y, err2 := os.ReadFile(filepath.Join(b, f))
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v %v", f, err1, err2)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two analyses of the same campaign", f)
+		}
+	}
+	// forest, 2 sensitivity, 4 cells x 2 kinds of latency curves
+	if nsvg != 1+2+8 {
+		t.Errorf("%d figures, want 11: %v", nsvg, files)
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rows
+}
+
+func TestOutputsContent(t *testing.T) {
+	dir := t.TempDir()
+	d := testDataset()
+	res := analyseInto(t, d, dir)
+	eff := readCSV(t, filepath.Join(dir, "effects.csv"))
+	if strings.Join(eff[0], ",") != "treatment,baseline,metric,scope,n,statistic,unit,estimate,ci_low,ci_high,method,p_value,p_holm" {
+		t.Fatalf("effects.csv header %v", eff[0])
+	}
+	units := map[string]string{"mean_penalty": "pct", "median_penalty": "pct", "ratio_of_means": "ratio"}
+	for _, r := range eff[1:] {
+		if u, ok := units[r[5]]; ok && r[6] != u {
+			t.Errorf("statistic %s unit %s, want %s", r[5], r[6], u)
+		}
+		if r[5] == "mean_difference" && strings.HasPrefix(r[2], "publish_ms") && r[6] != "ms" {
+			t.Errorf("latency difference unit %s", r[6])
+		}
+		if r[3] == "all" && r[11] == "" {
+			t.Errorf("pooled row without p-value: %v", r)
+		}
+		if r[3] != "all" && r[12] == "" {
+			t.Errorf("cell row without Holm p-value: %v", r)
+		}
+	}
+	runs := readCSV(t, filepath.Join(dir, "runs.csv"))
+	if len(runs)-1 != len(d.Runs) {
+		t.Errorf("runs.csv has %d rows, want %d", len(runs)-1, len(d.Runs))
+	}
+	invalid := 0
+	for _, r := range runs[1:] {
+		if slices.Contains(r, "invalid") {
+			invalid++
+		}
+	}
+	if invalid == 0 {
+		t.Error("runs.csv shows no invalid run")
+	}
+	cells := readCSV(t, filepath.Join(dir, "cells.csv"))
+	if cells[0][0] != "pair" || cells[0][1] != "message_size" || len(cells) != 5 {
+		t.Errorf("cells.csv: %v", cells)
+	}
+	// Excluded sets are counted: in excluded.csv and in the report.
+	ex := readCSV(t, filepath.Join(dir, "excluded.csv"))
+	total := 0
+	for _, c := range res.Counts {
+		total += c.Excluded
+	}
+	if total == 0 || len(ex)-1 != total {
+		t.Errorf("excluded.csv has %d rows, counts say %d", len(ex)-1, total)
+	}
+	texb, _ := os.ReadFile(filepath.Join(dir, "tables.tex"))
+	tx := string(texb)
+	for _, w := range []string{`\toprule`, `\midrule`, `\bottomrule`, `publish\_ms\_p99 &`, "excluded"} {
+		if !strings.Contains(tx, w) {
+			t.Errorf("tables.tex lacks %q", w)
+		}
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "figures", "forest-all.svg"))
+	if !bytes.Contains(svg, []byte("@font-face")) || !bytes.Contains(svg, []byte("data:font/ttf;charset=utf-8;base64,")) {
+		t.Error("forest-all.svg does not embed its fonts")
+	}
+}
+
+// TestReportInChromium opens report.html from disk in headless Chromium
+// (Debian's package), with networking off, and checks the rendered DOM:
+// tables and inline figures are there and the script ran (sorting and
+// filtering from the address).
+func TestReportInChromium(t *testing.T) {
+	dir := t.TempDir()
+	analyseInto(t, testDataset(), dir)
+	page := "file://" + filepath.Join(dir, "report.html")
+	dump := func(url string) string {
+		profile := t.TempDir()
+		cmd := exec.Command("/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+			"--user-data-dir="+profile, "--virtual-time-budget=5000", "--dump-dom", url)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("chromium: %v\n%s", err, stderr.String())
+		}
+		return string(out)
+	}
+	dom := dump(page)
+	for _, w := range []string{`data-report="ready"`, `id="fig-forest-all"`, `id="sensitivity"`, `id="excluded"`} {
+		if !strings.Contains(dom, w) {
+			t.Errorf("rendered DOM lacks %q", w)
+		}
+	}
+	for _, id := range []string{"effects", "runs", "sensitivity", "excluded", "counts"} {
+		tag := tableTag(dom, id)
+		if !strings.Contains(tag, `data-interactive="yes"`) {
+			t.Errorf("table %s not made interactive by the script: %s", id, tag)
+		}
+	}
+	if n := strings.Count(dom, "<svg"); n != 11 {
+		t.Errorf("%d inline SVG figures, want 11", n)
+	}
+	if strings.Count(dom, "@font-face") == 0 {
+		t.Error("report embeds no font")
+	}
+
+	// Filtering and sorting from the address.
+	dom = dump(page + "#filter=mtls&sort=runs:1:desc")
+	tag := tableTag(dom, "runs")
+	m := regexp.MustCompile(`data-shown="(\d+)"`).FindStringSubmatch(tag)
+	if m == nil || !strings.Contains(tag, `data-sorted="1:desc"`) {
+		t.Fatalf("runs table not filtered and sorted by the script: %s", tag)
+	}
+	if n, _ := strconv.Atoi(m[1]); n != 12 {
+		t.Errorf("filter mtls shows %d runs, want 12", n)
+	}
+	i := strings.Index(dom, `<table id="runs"`)
+	body := dom[i:]
+	body = body[:strings.Index(body, "</table>")]
+	var pairs []string
+	for _, row := range regexp.MustCompile(`<tr>(.*?)</tr>`).FindAllStringSubmatch(body, -1) {
+		cells := regexp.MustCompile(`<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(row[1], -1)
+		if len(cells) > 1 {
+			pairs = append(pairs, cells[1][1])
+		}
+	}
+	if len(pairs) == 0 || !slices.IsSortedFunc(pairs, func(a, b string) int { return strings.Compare(b, a) }) {
+		t.Errorf("runs not sorted by pair descending: %v", pairs)
+	}
+}
+
+// tableTag returns the opening tag of the table with the given id.
+func tableTag(dom, id string) string {
+	return regexp.MustCompile(`<table id="`+id+`"[^>]*>`).FindString(dom)
+}

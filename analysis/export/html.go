@@ -1,0 +1,332 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/xp-bench/xp/analysis"
+)
+
+// reportScript makes every table.sortable sortable (click a header) and
+// filterable (a search box above it), and applies "#filter=TEXT" and
+// "#sort=TABLE:COLUMN[:desc]" from the address. It marks each table
+// data-interactive="yes" and the body data-report="ready" once it has run.
+const reportScript = `(function () {
+  function value(td) {
+    var t = td.getAttribute('data-v');
+    if (t === null) t = td.textContent;
+    var s = t.trim();
+    if (s !== '' && !isNaN(Number(s))) return Number(s);
+    return s.toLowerCase();
+  }
+  function sortBy(table, col, dir) {
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = value(a.cells[col]), y = value(b.cells[col]);
+      if (typeof x === typeof y) return (x < y ? -1 : x > y ? 1 : 0) * dir;
+      return (typeof x === 'number' ? -1 : 1) * dir;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+    table.setAttribute('data-sorted', col + ':' + (dir > 0 ? 'asc' : 'desc'));
+  }
+  function filter(table, text) {
+    text = text.toLowerCase();
+    var shown = 0;
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (r) {
+      var ok = !text || r.textContent.toLowerCase().indexOf(text) >= 0;
+      r.hidden = !ok;
+      if (ok) shown++;
+    });
+    table.setAttribute('data-shown', String(shown));
+  }
+  var tables = Array.prototype.slice.call(document.querySelectorAll('table.sortable'));
+  tables.forEach(function (t) {
+    var input = document.createElement('input');
+    input.type = 'search';
+    input.placeholder = 'filter rows';
+    input.className = 'filter';
+    input.setAttribute('aria-label', 'filter ' + t.id);
+    input.addEventListener('input', function () { filter(t, input.value); });
+    t.parentNode.insertBefore(input, t);
+    Array.prototype.forEach.call(t.tHead.rows[0].cells, function (th, i) {
+      th.tabIndex = 0;
+      th.title = 'sort';
+      th.addEventListener('click', function () {
+        sortBy(t, i, t.getAttribute('data-sorted') === i + ':asc' ? -1 : 1);
+      });
+    });
+    filter(t, '');
+    t.setAttribute('data-interactive', 'yes');
+  });
+  decodeURIComponent(location.hash.slice(1)).split('&').forEach(function (kv) {
+    var i = kv.indexOf('=');
+    if (i < 0) return;
+    var k = kv.slice(0, i), v = kv.slice(i + 1);
+    if (k === 'filter') tables.forEach(function (t) { filter(t, v); t.previousSibling.value = v; });
+    if (k === 'sort') {
+      var a = v.split(':'), t = document.getElementById(a[0]);
+      if (t) sortBy(t, parseInt(a[1], 10), a[2] === 'desc' ? -1 : 1);
+    }
+  });
+  document.body.setAttribute('data-report', 'ready');
+})();`
+
+const reportStyle = `body{font-family:"Liberation Sans",Arial,Helvetica,sans-serif;margin:2em auto;max-width:78em;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}th,td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}
+.scroll{max-height:40em;overflow:auto;border:1px solid #ddd}input.filter{margin:.4em 0;padding:.3em;width:20em}
+figure{margin:1.5em 0}figcaption{font-size:.9em;color:#444}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
+dt{font-weight:bold}dd{margin:0;white-space:pre-wrap;font-family:monospace;font-size:.85em;max-height:12em;overflow:auto}
+.note{background:#fff4e0;border-left:4px solid #e0a030;padding:.5em 1em}`
+
+type table struct {
+	id      string
+	header  []string
+	numeric []bool
+	rows    [][]string
+}
+
+func (t *table) write(b *bytes.Buffer) {
+	fmt.Fprintf(b, "<div class=\"scroll\"><table id=\"%s\" class=\"sortable\">\n<thead><tr>", t.id)
+	for _, h := range t.header {
+		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
+	}
+	b.WriteString("</tr></thead>\n<tbody>\n")
+	for _, r := range t.rows {
+		b.WriteString("<tr>")
+		for i, c := range r {
+			if i < len(t.numeric) && t.numeric[i] {
+				fmt.Fprintf(b, "<td class=\"n\">%s</td>", html.EscapeString(c))
+			} else {
+				fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c))
+			}
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody></table></div>\n")
+}
+
+// numericCols marks the columns whose every non-empty cell is a number.
+func numericCols(header []string, rows [][]string) []bool {
+	num := make([]bool, len(header))
+	for i := range num {
+		num[i] = true
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			if i < len(num) && c != "" {
+				if _, err := strconv.ParseFloat(c, 64); err != nil {
+					num[i] = false
+				}
+			}
+		}
+	}
+	return num
+}
+
+// inlineSVG turns an SVG file into markup for the page: no XML prolog, and
+// font definitions already present in the page are dropped, so each font is
+// embedded once.
+func inlineSVG(svg []byte, seen map[string]bool) string {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	const open, close = "<defs>\n\t<style>\n", "\t</style>\n</defs>\n"
+	if i := strings.Index(s, open); i >= 0 {
+		if j := strings.Index(s[i:], close); j >= 0 {
+			block := s[i : i+j+len(close)]
+			if seen[block] {
+				s = s[:i] + s[i+j+len(close):]
+			}
+			seen[block] = true
+		}
+	}
+	return s
+}
+
+func writeReport(path string, res *analysis.Result, figs []*figure) error {
+	var b bytes.Buffer
+	d := res.Dataset
+	o := res.Options
+	esc := html.EscapeString
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>xp analysis: %s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n",
+		esc(d.Campaign), reportStyle)
+	fmt.Fprintf(&b, "<h1>What %s costs: campaign %s</h1>\n", esc(d.Treatment), esc(d.Campaign))
+	for _, n := range res.Notes {
+		fmt.Fprintf(&b, "<p class=\"note\">%s</p>\n", esc(n))
+	}
+
+	b.WriteString("<section id=\"campaign\"><h2>Campaign and environment</h2>\n<dl>\n")
+	fmt.Fprintf(&b, "<dt>treatment</dt><dd>%s (baseline %s; levels %s)</dd>\n", esc(d.Treatment), esc(res.Options.Baseline), esc(strings.Join(res.Levels, ", ")))
+	fmt.Fprintf(&b, "<dt>runs</dt><dd>%d attempts</dd>\n", len(d.Runs))
+	for _, f := range d.Info {
+		fmt.Fprintf(&b, "<dt>%s</dt><dd>%s</dd>\n", esc(f.Name), esc(f.Value))
+	}
+	b.WriteString("</dl></section>\n")
+
+	b.WriteString("<section id=\"method\"><h2>Method</h2>\n")
+	fmt.Fprintf(&b, `<p>The unit of analysis is a matched set: one configuration (pair) and one replicate, whose %s run and treatment run are both healthy. Sets with an unhealthy, failed or missing member are left out and counted below. Per set and metric, the effect is the difference (treatment &minus; baseline) and the penalty in percent of the baseline, positive meaning worse: (baseline &minus; treatment)/baseline for throughput, (treatment &minus; baseline)/baseline for latency and CPU.</p>
+<p>Every estimate (mean and median penalty, difference of means, ratio of means) has a %g%% %s bootstrap confidence interval from %d resamples, seed %d. Per-configuration intervals resample its replicates. Pooled intervals use a two-level cluster bootstrap: they resample whole configurations, then replicates within each, so the runs of one configuration are not treated as independent. Capped-rate and saturating (target_rate max) runs are never pooled in one estimate; throughput is estimated only for saturating runs.</p>
+<p>Significance per configuration: Wilcoxon signed-rank test of the paired differences (exact null distribution up to 50 differences without zeros or ties, normal approximation with tie correction otherwise; zero differences dropped), Holm-adjusted across configurations for each treatment and metric; effect size d<sub>z</sub> in significance.csv. Pooled p-values test the configurations' mean differences. Factor sensitivity: mean penalty at each level of each factor (cluster bootstrap interval), and a least-squares model of the penalty on the factors' main effects with an F-test per factor, ranked by its share of the penalty's variance.</p>
+`, esc(o.Baseline), o.Confidence*100, esc(string(o.Method)), o.Resamples, o.Seed)
+	b.WriteString("</section>\n")
+
+	b.WriteString("<section id=\"sets\"><h2>Matched sets</h2>\n")
+	ct := &table{id: "counts", header: []string{"treatment", "baseline", "matched sets", "healthy (analysed)", "excluded"}}
+	for _, c := range res.Counts {
+		ct.rows = append(ct.rows, []string{c.Treatment, o.Baseline, strconv.Itoa(c.Sets), strconv.Itoa(c.Healthy), strconv.Itoa(c.Excluded)})
+	}
+	ct.numeric = numericCols(ct.header, ct.rows)
+	ct.write(&b)
+	b.WriteString("</section>\n")
+
+	b.WriteString("<section id=\"headline\"><h2>Headline: mean penalty</h2>\n")
+	scopes := pooledScopes(res)
+	if len(scopes) == 0 {
+		b.WriteString("<p>No estimates: there is no healthy matched set.</p>\n")
+	}
+	for _, scope := range scopes {
+		fmt.Fprintf(&b, "<h3>%s</h3>\n", esc(scopeText(scope)))
+		ht := &table{id: "headline-" + scope, header: []string{"metric"}}
+		for _, tr := range res.Treatments {
+			ht.header = append(ht.header, tr+" penalty %", tr+" interval", tr+" n")
+		}
+		for _, m := range metricsWithScope(res, scope) {
+			row := []string{m}
+			for _, tr := range res.Treatments {
+				if e, ok := headline(res, tr, m, scope); ok {
+					row = append(row, short(e.Estimate), "["+short(e.Low)+", "+short(e.High)+"]", strconv.Itoa(e.N))
+				} else {
+					row = append(row, "", "", "")
+				}
+			}
+			ht.rows = append(ht.rows, row)
+		}
+		ht.numeric = numericCols(ht.header, ht.rows)
+		ht.write(&b)
+	}
+	b.WriteString("</section>\n")
+
+	b.WriteString("<section id=\"figures\"><h2>Figures</h2>\n")
+	seen := map[string]bool{}
+	for _, f := range figs {
+		fmt.Fprintf(&b, "<figure id=\"fig-%s\">\n%s<figcaption>%s (figures/%s)</figcaption>\n</figure>\n",
+			esc(strings.TrimSuffix(f.Name, ".svg")), inlineSVG(f.SVG, seen), esc(f.Caption), esc(f.Name))
+	}
+	if len(res.Curves) > 0 {
+		fmt.Fprintf(&b, "<p>Latency curves are drawn for the first %d configurations; latency.csv holds every configuration's curves.</p>\n", MaxCurveFigures)
+	}
+	b.WriteString("</section>\n")
+
+	b.WriteString("<section id=\"effects-section\"><h2>Effects</h2>\n<p>Every pooled estimate and the mean penalty of every configuration; effects.csv has all four statistics for every scope.</p>\n")
+	et := &table{id: "effects", header: EffectsHeader}
+	for _, r := range effectsRows(res) {
+		if r[3] == analysis.ScopeAll || r[3] == analysis.ScopeAllCapped || r[3] == analysis.ScopeAllMax || r[5] == "mean_penalty" {
+			et.rows = append(et.rows, r)
+		}
+	}
+	et.numeric = numericCols(et.header, et.rows)
+	et.write(&b)
+	b.WriteString("</section>\n")
+
+	b.WriteString("<section id=\"sensitivity-section\"><h2>Factor sensitivity</h2>\n")
+	st := &table{id: "sensitivity", header: SensitivityHeader, rows: sensitivityRows(res)}
+	st.numeric = numericCols(st.header, st.rows)
+	st.write(&b)
+	b.WriteString("</section>\n")
+
+	b.WriteString("<section id=\"runs-section\"><h2>Runs</h2>\n<p>One row per attempt; runs.csv has every metric.</p>\n")
+	rt := runsTable(res)
+	rt.write(&b)
+	b.WriteString("</section>\n")
+
+	b.WriteString("<section id=\"excluded-section\"><h2>Excluded matched sets</h2>\n")
+	xt := &table{id: "excluded", header: excludedHeader, rows: excludedRows(res)}
+	xt.numeric = numericCols(xt.header, xt.rows)
+	xt.write(&b)
+	b.WriteString("</section>\n")
+
+	fmt.Fprintf(&b, "<script>\n%s\n</script>\n</body>\n</html>\n", reportScript)
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// runsTable keeps the report's run table readable: identity, factors that
+// vary, outcome and the headline metrics.
+func runsTable(res *analysis.Result) *table {
+	d := res.Dataset
+	var fidx []int
+	for i := range d.Factors {
+		first := ""
+		varies := false
+		for k, r := range d.Runs {
+			v := ""
+			if i < len(r.Factors) {
+				v = r.Factors[i]
+			}
+			if k == 0 {
+				first = v
+			} else if v != first {
+				varies = true
+				break
+			}
+		}
+		if varies || d.Factors[i] == d.Treatment {
+			fidx = append(fidx, i)
+		}
+	}
+	var metrics []string
+	for _, m := range []string{"publish_rate", "publish_ms_p50", "publish_ms_p99", "e2e_ms_p99", "e2e_ms_p9999", "client_cpu_us_per_msg"} {
+		for _, md := range d.Metrics {
+			if md.Name == m {
+				metrics = append(metrics, m)
+			}
+		}
+	}
+	if len(metrics) == 0 {
+		for _, md := range d.Metrics {
+			metrics = append(metrics, md.Name)
+		}
+	}
+	t := &table{id: "runs", header: []string{"run", "pair", "replicate", "attempt"}}
+	for _, i := range fidx {
+		t.header = append(t.header, d.Factors[i])
+	}
+	t.header = append(t.header, "outcome", "reasons")
+	t.header = append(t.header, metrics...)
+	for _, r := range d.Runs {
+		row := []string{r.Run, r.Pair, strconv.Itoa(r.Replicate), strconv.Itoa(r.Attempt)}
+		for _, i := range fidx {
+			v := ""
+			if i < len(r.Factors) {
+				v = r.Factors[i]
+			}
+			row = append(row, v)
+		}
+		oc := r.Outcome
+		if oc == "" {
+			oc = "pending"
+		}
+		why := strings.Join(r.Reasons, "; ")
+		if r.Error != "" {
+			why = strings.TrimPrefix(why+"; "+r.Error, "; ")
+		}
+		row = append(row, oc, why)
+		for _, m := range metrics {
+			if v, ok := r.Metrics[m]; ok {
+				row = append(row, short(v))
+			} else {
+				row = append(row, "")
+			}
+		}
+		t.rows = append(t.rows, row)
+	}
+	t.numeric = numericCols(t.header, t.rows)
+	return t
+}

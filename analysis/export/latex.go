@@ -1,0 +1,187 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/xp-bench/xp/analysis"
+)
+
+// short formats a number for tables: about three significant digits, no
+// exponent for everyday magnitudes.
+func short(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return "--"
+	case a >= 1e6 || (a < 1e-3 && a != 0):
+		return fmt.Sprintf("%.2e", v)
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+var texEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, `_`, `\_`, `%`, `\%`, `&`, `\&`, `#`, `\#`,
+	`$`, `\$`, `{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`)
+
+func tex(s string) string { return texEscaper.Replace(s) }
+
+// pooledScopes lists the pooled scopes present, in order.
+func pooledScopes(res *analysis.Result) []string {
+	var out []string
+	for _, s := range []string{analysis.ScopeAll, analysis.ScopeAllCapped, analysis.ScopeAllMax} {
+		for _, e := range res.Effects {
+			if e.Scope == s {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// headline returns the pooled mean-penalty effect of a treatment, metric
+// and scope.
+func headline(res *analysis.Result, tr, metric, scope string) (analysis.Effect, bool) {
+	for _, e := range res.Effects {
+		if e.Treatment == tr && e.Metric == metric && e.Scope == scope && e.Statistic == "mean_penalty" {
+			return e, true
+		}
+	}
+	return analysis.Effect{}, false
+}
+
+// headlineMetric is the metric the sensitivity table and figure show:
+// publish p99 latency when analysed, else the first metric with results.
+func headlineMetric(res *analysis.Result) string {
+	for _, e := range res.Effects {
+		if e.Metric == "publish_ms_p99" {
+			return e.Metric
+		}
+	}
+	if len(res.Effects) > 0 {
+		return res.Effects[0].Metric
+	}
+	return ""
+}
+
+func excludedCount(res *analysis.Result, tr string) (healthy, excluded int) {
+	for _, c := range res.Counts {
+		if c.Treatment == tr {
+			return c.Healthy, c.Excluded
+		}
+	}
+	return 0, 0
+}
+
+func writeLaTeX(path string, res *analysis.Result) error {
+	var b bytes.Buffer
+	o := res.Options
+	fmt.Fprintf(&b, "%% Tables of campaign %s, written by xp analyse. Needs \\usepackage{booktabs}.\n", tex(res.Dataset.Campaign))
+	fmt.Fprintf(&b, "%% Intervals: %s bootstrap, %d resamples, %g%% confidence, seed %d; pooled intervals resample cells, then replicates within them.\n\n",
+		o.Method, o.Resamples, o.Confidence*100, o.Seed)
+	var counts []string
+	for _, tr := range res.Treatments {
+		h, x := excludedCount(res, tr)
+		counts = append(counts, fmt.Sprintf("%s: %d matched sets, %d excluded", tex(tr), h, x))
+	}
+	for _, scope := range pooledScopes(res) {
+		metrics := metricsWithScope(res, scope)
+		fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n")
+		fmt.Fprintf(&b, "\\caption{Mean penalty against %s in percent (positive is worse), %s, with %g\\%% %s intervals in brackets. %s.}\n",
+			tex(res.Levels[0]), tex(scopeText(scope)), o.Confidence*100, o.Method, strings.Join(counts, "; "))
+		fmt.Fprintf(&b, "\\label{tab:xp-headline-%s}\n", scope)
+		fmt.Fprintf(&b, "\\begin{tabular}{l%s}\n\\toprule\n", strings.Repeat("r", len(res.Treatments)))
+		fmt.Fprintf(&b, "Metric")
+		for _, tr := range res.Treatments {
+			fmt.Fprintf(&b, " & %s", tex(tr))
+		}
+		fmt.Fprintf(&b, " \\\\\n\\midrule\n")
+		for _, m := range metrics {
+			fmt.Fprintf(&b, "%s", tex(m))
+			for _, tr := range res.Treatments {
+				if e, ok := headline(res, tr, m, scope); ok {
+					fmt.Fprintf(&b, " & %s [%s, %s]", short(e.Estimate), short(e.Low), short(e.High))
+				} else {
+					fmt.Fprintf(&b, " & --")
+				}
+			}
+			fmt.Fprintf(&b, " \\\\\n")
+		}
+		fmt.Fprintf(&b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
+	}
+
+	hm := headlineMetric(res)
+	for _, tr := range res.Treatments {
+		for _, scope := range pooledScopes(res) {
+			var rows []analysis.LevelEffect
+			for _, s := range res.Sensitivity {
+				if s.Treatment == tr && s.Scope == scope && s.Metric == hm {
+					rows = append(rows, s)
+				}
+			}
+			if len(rows) == 0 {
+				continue
+			}
+			terms := map[string]analysis.FactorTerm{}
+			for _, t := range res.Terms {
+				if t.Treatment == tr && t.Scope == scope && t.Metric == hm {
+					terms[t.Factor] = t
+				}
+			}
+			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n")
+			fmt.Fprintf(&b, "\\caption{Sensitivity of the %s penalty of %s against %s (%s): mean penalty in percent at each factor level with %g\\%% intervals; F-test of each factor in a main-effects model, share of the penalty's variance.}\n",
+				tex(hm), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), o.Confidence*100)
+			fmt.Fprintf(&b, "\\label{tab:xp-sensitivity-%s-%s}\n", tex(tr), scope)
+			fmt.Fprintf(&b, "\\begin{tabular}{llrrrr}\n\\toprule\nFactor & Level & Mean penalty & Share & F & p \\\\\n\\midrule\n")
+			prev := ""
+			for _, s := range rows {
+				f, share, F, p := "", "", "", ""
+				if s.Factor != prev {
+					f = tex(s.Factor)
+					if t, ok := terms[s.Factor]; ok {
+						share, F, p = short(t.Share), short(t.F), short(t.P)
+					}
+					if prev != "" {
+						fmt.Fprintf(&b, "\\addlinespace\n")
+					}
+				}
+				prev = s.Factor
+				fmt.Fprintf(&b, "%s & %s & %s [%s, %s] & %s & %s & %s \\\\\n", f, tex(s.Level), short(s.Mean), short(s.Low), short(s.High), share, F, p)
+			}
+			fmt.Fprintf(&b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
+		}
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+func metricsWithScope(res *analysis.Result, scope string) []string {
+	var out []string
+	for _, m := range res.Dataset.Metrics {
+		for _, e := range res.Effects {
+			if e.Metric == m.Name && e.Scope == scope {
+				out = append(out, m.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func scopeText(scope string) string {
+	switch scope {
+	case analysis.ScopeAllCapped:
+		return "pooled over capped-rate configurations"
+	case analysis.ScopeAllMax:
+		return "pooled over saturating configurations"
+	}
+	return "pooled over all configurations"
+}

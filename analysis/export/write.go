@@ -1,0 +1,35 @@
+package export
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/xp-bench/xp/analysis"
+)
+
+// Write writes every output of res into dir (created if missing): runs.csv,
+// effects.csv, sensitivity.csv, cells.csv, significance.csv, excluded.csv,
+// latency.csv, tables.tex, figures/*.svg and report.html. A partial result
+// (no healthy matched set) still gets runs.csv, excluded.csv and the report.
+func Write(dir string, res *analysis.Result) error {
+	if err := os.MkdirAll(filepath.Join(dir, "figures"), 0o755); err != nil {
+		return fmt.Errorf("output directory %s: %w", dir, err)
+	}
+	if err := writeCSVs(dir, res); err != nil {
+		return err
+	}
+	if err := writeLaTeX(filepath.Join(dir, "tables.tex"), res); err != nil {
+		return err
+	}
+	figs, err := figures(res)
+	if err != nil {
+		return fmt.Errorf("figures: %w", err)
+	}
+	for _, f := range figs {
+		if err := os.WriteFile(filepath.Join(dir, "figures", f.Name), f.SVG, 0o644); err != nil {
+			return err
+		}
+	}
+	return writeReport(filepath.Join(dir, "report.html"), res, figs)
+}
