@@ -222,5 +222,5 @@ func TestReportInChromium(t *testing.T) {
 
 // tableTag returns the opening tag of the table with the given id.
 func tableTag(dom, id string) string {
-	return regexp.MustCompile(`<table id="`+id+`"[^>]*>`).FindString(dom)
+	return regexp.MustCompile(`<table id="` + id + `"[^>]*>`).FindString(dom)
 }
