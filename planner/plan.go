@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +40,17 @@ func (es PlanErrors) Error() string {
 // identity fields of a row, in Row's order.
 var identityNames = []string{"campaign", "run", "cell", "pair", "replicate", "block", "order", "seed", "treatment", "baseline"}
 
-var reHash = regexp.MustCompile(`^[0-9a-f]{12}$`)
+// rowNames are every field of a plan row; knownNames the same as a set.
+var (
+	rowNames   = append(slices.Clone(identityNames), FieldNames()...)
+	knownNames = func() map[string]bool {
+		m := map[string]bool{}
+		for _, k := range rowNames {
+			m[k] = true
+		}
+		return m
+	}()
+)
 
 // ReadPlan reads and validates the plan file at path. It returns the rows
 // in execution order, or a PlanErrors listing every problem (an I/O error
@@ -108,45 +118,30 @@ func (v *planValidator) errf(line int, field, format string, a ...any) {
 func (v *planValidator) row(n int, line []byte) (Row, bool) {
 	var r Row
 	before := len(v.errs)
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		if bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+			v.errf(n, "row", "malformed JSON: %v", err)
+		} else {
+			v.errf(n, "row", "not a JSON object")
+		}
+		return r, false
+	}
+	if obj == nil {
 		v.errf(n, "row", "not a JSON object")
 		return r, false
 	}
 	seen := map[string]bool{}
-	known := append(slices.Clone(identityNames), FieldNames()...)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			v.errf(n, "row", "malformed JSON: %v", err)
-			return r, false
-		}
-		key := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			v.errf(n, "row", "malformed JSON: %v", err)
-			return r, false
-		}
-		if seen[key] {
-			v.errf(n, key, "appears twice")
-			continue
-		}
+	keys := slices.Sorted(maps.Keys(obj))
+	for _, key := range keys {
 		seen[key] = true
-		if !slices.Contains(known, key) {
-			v.errf(n, key, "unknown field%s", suggestion(key, known))
+		if !knownNames[key] {
+			v.errf(n, key, "unknown field%s", suggestion(key, rowNames))
 			continue
 		}
-		v.decodeField(n, &r, key, raw)
+		v.decodeField(n, &r, key, obj[key])
 	}
-	if _, err := dec.Token(); err != nil {
-		v.errf(n, "row", "malformed JSON: %v", err)
-		return r, false
-	}
-	if dec.More() {
-		v.errf(n, "row", "more than one JSON value on the line")
-	}
-	for _, k := range known {
+	for _, k := range rowNames {
 		if !seen[k] {
 			v.errf(n, k, "missing")
 		}
@@ -160,17 +155,16 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 
 func (v *planValidator) decodeField(n int, r *Row, key string, raw json.RawMessage) {
 	wantString := func(dst *string) {
+		if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+			*dst = string(raw[1 : len(raw)-1])
+			return
+		}
 		if err := json.Unmarshal(raw, dst); err != nil {
 			v.errf(n, key, "want a string, got %s", raw)
 		}
 	}
 	wantInt := func(dst *int64) {
-		var num json.Number
-		if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &num) != nil {
-			v.errf(n, key, "want an integer, got %s", raw)
-			return
-		}
-		x, err := strconv.ParseInt(string(num), 10, 64)
+		x, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil {
 			v.errf(n, key, "want an integer, got %s", raw)
 			return
