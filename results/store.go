@@ -301,3 +301,70 @@ func Writer(path string) (pid int, alive bool) {
 	err = syscall.Kill(pid, 0)
 	return pid, err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// Peek is what Inspect sees in a database without opening it for writing.
+type Peek struct {
+	// Campaign is false for an empty database.
+	Campaign   bool
+	PlanSHA256 string
+	// Rows counts rows by state.
+	Rows map[State]int
+	// Attempts is the number of attempts recorded.
+	Attempts int
+}
+
+// Inspect reads a database's campaign fingerprint and progress without
+// creating or changing any file (the main database file is read as
+// immutable, so writes still in the WAL of a live writer may be missed).
+// It lets a caller refuse a run before it takes the writer lock.
+func Inspect(ctx context.Context, path string) (Peek, error) {
+	var p Peek
+	if err := peekSchema(ctx, path); err != nil {
+		return p, err
+	}
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: "mode=ro&immutable=1"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return p, err
+	}
+	defer db.Close()
+	v, err := schemaVersion(ctx, db)
+	if err != nil || v == 0 {
+		return p, err
+	}
+	return peek(ctx, db)
+}
+
+// Peek is Inspect through the open store.
+func (s *Store) Peek(ctx context.Context) (Peek, error) { return peek(ctx, s.db) }
+
+func peek(ctx context.Context, q querier) (Peek, error) {
+	var p Peek
+	err := q.QueryRowContext(ctx, `SELECT plan_sha256 FROM campaign WHERE id = 1`).Scan(&p.PlanSHA256)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, nil
+	}
+	if err != nil {
+		return p, err
+	}
+	p.Campaign = true
+	p.Rows = map[State]int{}
+	rs, err := q.QueryContext(ctx, `SELECT state, count(*) FROM row GROUP BY state`)
+	if err != nil {
+		return p, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var st string
+		var n int
+		if err := rs.Scan(&st, &n); err != nil {
+			return p, err
+		}
+		p.Rows[State(st)] = n
+	}
+	if err := rs.Err(); err != nil {
+		return p, err
+	}
+	err = q.QueryRowContext(ctx, `SELECT count(*) FROM attempt`).Scan(&p.Attempts)
+	return p, err
+}

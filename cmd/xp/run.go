@@ -4,16 +4,53 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"github.com/xp-bench/xp/runner"
 )
 
-// placeholder until the run subcommand lands.
 func newRunCmd(st *state) *cobra.Command {
-	return &cobra.Command{
-		Use:    "run",
-		Short:  "(not built yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("run: not built yet")
+	var o runner.Options
+	c := &cobra.Command{
+		Use:   "run PLAN.jsonl [--db FILE] [--target local|TARGET.yaml] [--resume] [--max-attempts N] [--keep] [--dry-run]",
+		Short: "Run (or resume) a campaign, checkpointing every run into the evidence store",
+		Long: `Run executes every row of a JSONL campaign in plan order: each infrastructure
+group is brought up once, then every row runs on a fresh topic, is health-gated,
+and its evidence is stored in SQLite, one transaction per state change.
+
+The db defaults to the plan's path with .db. An existing db with progress needs
+--resume: rows left running become interrupted attempts and run again, failed
+rows are retried up to --max-attempts, done and invalid rows are skipped.
+
+First Ctrl-C stops the run in flight, records it interrupted, brings the
+infrastructure down (unless --keep) and exits 130; a second exits at once.
+Exit codes: 0 every row done, 2 bad input, 3 finished with invalid or failed
+rows, 130 interrupted, 1 other failures.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Plan = args[0]
+			o.Stdout, o.Stderr, o.Terminal, o.Now = st.stdout, st.stderr, st.isTerminal, st.now
+			ctx, stop := st.interruptible(cmd.Context())
+			defer stop()
+			_, err := runner.Run(ctx, o)
+			switch {
+			case err == nil:
+				return nil
+			case errors.Is(err, runner.ErrBadInput):
+				return usageErr(err)
+			case errors.Is(err, runner.ErrInterrupted):
+				return withCode(exitInterrupted, errors.New("interrupted; run again with --resume to continue"))
+			case errors.Is(err, runner.ErrUnfinished):
+				return withCode(exitInvalidRuns, err)
+			}
+			return err
 		},
 	}
+	f := c.Flags()
+	f.StringVar(&o.DB, "db", "", "evidence store (default: the plan's path with .db)")
+	f.StringVar(&o.Target, "target", "local", "where to run: local (embedded cluster) or a TARGET.yaml")
+	f.BoolVar(&o.Resume, "resume", false, "continue a campaign that has progress in --db")
+	f.BoolVar(&o.DryRun, "dry-run", false, "validate and print what would run; write nothing")
+	f.IntVar(&o.MaxAttempts, "max-attempts", 3, "failed attempts allowed per row before it stays failed")
+	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end")
+	return c
 }

@@ -1,0 +1,274 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/results"
+)
+
+// run is one execution of a campaign.
+type run struct {
+	o      Options
+	store  *results.Store
+	target Target
+	plan   *plan
+	groups []Group
+	prog   *progress
+
+	ran int
+}
+
+// todo decides which rows of the campaign this run executes.
+func (r *run) todo(ctx context.Context) (map[string]bool, int, error) {
+	rows, err := r.store.Rows(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	counts, err := r.store.AttemptCounts(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string]bool{}
+	skipped := 0
+	for _, row := range rows {
+		switch row.State {
+		case results.Pending:
+			out[row.Run] = true
+		case results.Failed:
+			if counts[row.Run][results.OutcomeFailed] < r.o.MaxAttempts {
+				out[row.Run] = true
+			} else {
+				skipped++
+			}
+		}
+	}
+	return out, skipped, nil
+}
+
+func (r *run) execute(ctx context.Context) (Summary, error) {
+	// Writes that record an interruption must outlive the cancelled ctx.
+	wctx := context.WithoutCancel(ctx)
+	sum := Summary{Total: len(r.plan.rows)}
+
+	if n, err := r.store.ReconcileInterrupted(wctx, r.o.Now()); err != nil {
+		return sum, err
+	} else if n > 0 {
+		fmt.Fprintf(r.o.Stderr, "xp: %d attempt(s) left running by an earlier process recorded as interrupted\n", n)
+	}
+	todo, skipped, err := r.todo(ctx)
+	if err != nil {
+		return sum, err
+	}
+	sum.Skipped = skipped
+	pr, err := r.store.Progress(ctx)
+	if err != nil {
+		return sum, err
+	}
+	r.prog = newProgress(r.o.Stderr, r.o.Terminal, r.o.Now, pr)
+	defer r.prog.close()
+	r.prog.logf("campaign %s: %d rows (%d done, %d invalid, %d failed), %d to run, db %s",
+		r.plan.rows[0].Campaign, pr.Total, pr.Rows[results.Done], pr.Rows[results.Invalid],
+		pr.Rows[results.Failed], len(todo), r.o.DB)
+	if skipped > 0 {
+		r.prog.logf("%d failed rows have %d failed attempts already and are skipped (raise --max-attempts to retry them)",
+			skipped, r.o.MaxAttempts)
+	}
+
+	runErr := r.runGroups(ctx, wctx, todo)
+	sum.Ran = r.ran
+	if final, err := r.store.Progress(wctx); err == nil {
+		sum.Rows = final.Rows
+	}
+	if runErr != nil {
+		return sum, runErr
+	}
+	if sum.Rows[results.Invalid] > 0 || sum.Rows[results.Failed] > 0 {
+		return sum, fmt.Errorf("%w: %d invalid, %d failed (see xp status)", ErrUnfinished,
+			sum.Rows[results.Invalid], sum.Rows[results.Failed])
+	}
+	return sum, nil
+}
+
+func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err error) {
+	up := false
+	var upGroup Group
+	down := func() {
+		if !up {
+			return
+		}
+		up = false
+		if r.o.Keep {
+			r.prog.logf("infrastructure %s left up (--keep)", upGroup.Key)
+			return
+		}
+		r.prog.logf("phase=teardown group=%q", upGroup.Key.String())
+		if derr := r.target.Down(wctx); derr != nil {
+			r.prog.logf("infrastructure down: %v", derr)
+			if err == nil {
+				err = fmt.Errorf("bring infrastructure down: %w", derr)
+			}
+		}
+		r.store.AddInfraEvent(wctx, results.InfraEvent{Event: "down", Group: upGroup.Key.String(), Time: r.o.Now()})
+	}
+	defer down()
+
+	for _, g := range r.groups {
+		var rows []planner.Row
+		for _, row := range g.Rows {
+			if todo[row.Run] {
+				rows = append(rows, row)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return ErrInterrupted
+		}
+		if up && !r.o.Keep {
+			down()
+		}
+		r.prog.setPhase("provision", time.Time{})
+		r.prog.logf("phase=provision group=%q rows=%d", g.Key.String(), len(rows))
+		ep, err := r.target.Up(ctx, Group{Key: g.Key, Rows: rows})
+		if err != nil {
+			r.target.Down(wctx)
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			return fmt.Errorf("bring up %s: %w", g.Key, err)
+		}
+		up, upGroup = true, g
+		if _, err := r.store.AddInfraEvent(wctx, results.InfraEvent{
+			Event: "up", Group: g.Key.String(), Time: r.o.Now(), Outputs: endpointsJSON(ep)}); err != nil {
+			return err
+		}
+		for _, row := range rows {
+			if err := ctx.Err(); err != nil {
+				return ErrInterrupted
+			}
+			if err := r.runRow(ctx, wctx, row, ep); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runRow runs one row until it has an outcome other than failed, or has
+// failed MaxAttempts times.
+func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep Endpoints) error {
+	for {
+		atts, err := r.store.RunAttempts(wctx, row.Run)
+		if err != nil {
+			return err
+		}
+		failed := 0
+		for _, a := range atts {
+			if a.Outcome == results.OutcomeFailed {
+				failed++
+			}
+		}
+		if failed >= r.o.MaxAttempts {
+			return nil
+		}
+		outcome, err := r.attempt(ctx, wctx, row, ep)
+		if err != nil {
+			return err
+		}
+		switch {
+		case outcome == results.OutcomeInterrupted:
+			return ErrInterrupted
+		case outcome != results.OutcomeFailed:
+			return nil
+		case failed+1 >= r.o.MaxAttempts:
+			r.prog.rowFailed()
+			return nil
+		case ctx.Err() != nil:
+			return ErrInterrupted
+		}
+	}
+}
+
+// attempt makes one attempt of a row and records it. The error is for the
+// campaign (the store failed); the row's own failure is the outcome.
+func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) (results.Outcome, error) {
+	mode, ok := ep.Modes[row.Security]
+	started := r.o.Now()
+	env := attemptEnv{Security: row.Security, Bootstrap: mode.Bootstrap, Group: row.InfraKey().String(),
+		XPVersion: r.o.XPVersion, Hosts: ep.Hosts}
+	envJSON, _ := json.Marshal(env)
+	a, err := r.store.StartAttempt(wctx, row.Run, started, envJSON)
+	if err != nil {
+		return "", err
+	}
+	r.ran++
+	r.prog.startRow(row, a.Number)
+	log := &attemptLog{now: r.o.Now}
+	log.printf("attempt %d of %s (%s) started", a.Number, row.Run, row.Security)
+
+	phase := func(p string, ends time.Time) {
+		r.prog.setPhase(p, ends)
+		log.printf("phase %s", p)
+		r.store.SetPhase(wctx, a.ID, p)
+	}
+
+	var ev results.Evidence
+	if !ok {
+		ev = results.Evidence{Outcome: results.OutcomeFailed,
+			Error: fmt.Sprintf("the target gave no endpoint for security mode %s", row.Security)}
+	} else {
+		tel := startTelemetry(r.o.Now)
+		res, lerr := runLoad(ctx, row, mode, phase)
+		samples := tel.stop()
+		phase("write", time.Time{})
+		ev = evidenceOf(res, lerr, samples)
+		if lerr != nil && ctx.Err() != nil {
+			ev.Outcome, ev.Error = results.OutcomeInterrupted, "interrupted by a signal: "+lerr.Error()
+		} else if ctx.Err() != nil && ev.Outcome != results.OutcomeDone && ev.Outcome != results.OutcomeInvalid {
+			ev.Outcome = results.OutcomeInterrupted
+		}
+	}
+	ev.Ended = r.o.Now()
+	for _, reason := range ev.Reasons {
+		log.printf("unhealthy: %s", reason)
+	}
+	if ev.Error != "" {
+		log.printf("error: %s", ev.Error)
+	}
+	log.printf("outcome %s after %s", ev.Outcome, ev.Ended.Sub(started).Round(time.Millisecond))
+	ev.Logs = append(ev.Logs, results.Log{Name: "runner", Text: log.bytes()})
+	if err := r.store.FinishAttempt(wctx, a.ID, ev); err != nil {
+		return "", fmt.Errorf("record attempt %d of %s: %w", a.Number, row.Run, err)
+	}
+	r.prog.finishRow(row, a.Number, ev, ev.Ended.Sub(started))
+	return ev.Outcome, nil
+}
+
+// attemptEnv is an attempt's environment column.
+type attemptEnv struct {
+	Security  string   `json:"security"`
+	Bootstrap []string `json:"bootstrap"`
+	Group     string   `json:"group"`
+	Hosts     []string `json:"hosts,omitempty"`
+	XPVersion string   `json:"xp_version"`
+}
+
+// attemptLog collects the runner's log lines of one attempt (stored
+// compressed with it).
+type attemptLog struct {
+	now func() time.Time
+	b   []byte
+}
+
+func (l *attemptLog) printf(f string, a ...any) {
+	l.b = l.now().UTC().AppendFormat(l.b, "15:04:05.000 ")
+	l.b = fmt.Appendf(l.b, f, a...)
+	l.b = append(l.b, '\n')
+}
+
+func (l *attemptLog) bytes() []byte { return l.b }

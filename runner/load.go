@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/results"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// loadConfig is the load generator configuration of a row.
+func loadConfig(row *planner.Row, ep Endpoint) (loadgen.Config, error) {
+	props, err := kafkaconf.ReadClientConfig(ep.ClientConfig)
+	if err != nil {
+		return loadgen.Config{}, fmt.Errorf("security mode %s: %w", row.Security, err)
+	}
+	rate := int64(row.TargetRate)
+	if row.TargetRate.IsMax() {
+		rate = 0
+	}
+	return loadgen.Config{
+		Bootstrap:         ep.Bootstrap,
+		ClientConfig:      props,
+		Mode:              row.Security,
+		Partitions:        row.Partitions,
+		ReplicationFactor: row.ReplicationFactor,
+		MinInsyncReplicas: row.MinInsyncReplicas,
+		MessageSize:       row.MessageSize,
+		Rate:              rate,
+		Concurrency:       row.Concurrency,
+		Producers:         row.Producers,
+		ConsumerGroups:    row.ConsumerGroups,
+		ConsumersPerGroup: row.ConsumersPerGroup,
+		Acks:              row.Acks,
+		LingerMs:          row.LingerMs,
+		BatchBytes:        row.BatchBytes,
+		Compression:       row.Compression,
+		Encoding:          row.Encoding,
+		Warmup:            time.Duration(row.WarmupS) * time.Second,
+		Duration:          time.Duration(row.DurationS) * time.Second,
+		DrainTimeout:      time.Duration(row.DrainTimeoutS) * time.Second,
+		Seed:              rowSeed(row),
+	}, nil
+}
+
+// runLoad runs the load generator for one row.
+func runLoad(ctx context.Context, row planner.Row, ep Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
+	cfg, err := loadConfig(&row, ep)
+	if err != nil {
+		return nil, err
+	}
+	cfg.OnPhase = onPhase
+	return loadgen.Run(ctx, cfg)
+}
+
+// evidenceOf turns a load run into an attempt's evidence: outcome by the
+// health gate, metrics, histograms (stored as loadgen encodes them: the
+// base64 text of the V2-compressed encoding that hdrhistogram.Decode
+// reads), series, telemetry, and the load generator's JSON (without
+// histograms) as a log.
+func evidenceOf(res *loadgen.Result, runErr error, samples []results.Sample) results.Evidence {
+	ev := results.Evidence{Telemetry: samples, Metrics: map[string]float64{}}
+	m := ev.Metrics
+	if rss, ok := maxOf(samples, MetricRSS); ok {
+		m["client_rss_max_mib"] = rss
+	}
+	if res == nil {
+		ev.Outcome = results.OutcomeFailed
+		ev.Error = fmt.Sprint(runErr)
+		return ev
+	}
+	m["target_rate"] = float64(res.TargetRate)
+	m["publish_rate"] = res.PublishRate
+	m["consume_rate"] = res.ConsumeRate
+	m["published"] = float64(res.Published)
+	m["consumed"] = float64(res.Consumed)
+	m["errors"] = float64(res.Errors)
+	m["backlog_max"] = float64(res.BacklogMax)
+	m["drain_s"] = res.DrainS
+	m["client_cpu_s"] = res.ClientCPUS
+	if res.Published > 0 {
+		m["client_cpu_us_per_msg"] = res.ClientCPUS * 1e6 / float64(res.Published)
+	}
+	if res.ClientRSSMaxMiB > m["client_rss_max_mib"] {
+		m["client_rss_max_mib"] = res.ClientRSSMaxMiB
+	}
+	for _, l := range []struct {
+		prefix string
+		p      loadgen.Percentiles
+	}{{"publish_ms", res.PublishLatencyMs}, {"e2e_ms", res.E2ELatencyMs}, {"send_delay_ms", res.SendDelayMs}} {
+		p := l.p
+		for k, v := range map[string]float64{"p50": p.P50, "p75": p.P75, "p90": p.P90, "p95": p.P95,
+			"p99": p.P99, "p999": p.P999, "p9999": p.P9999, "max": p.Max, "mean": p.Mean} {
+			m[l.prefix+"_"+k] = v
+		}
+	}
+	for _, h := range []struct {
+		kind string
+		data string
+	}{{results.KindPublish, res.Histograms.Publish}, {results.KindE2E, res.Histograms.E2E},
+		{results.KindSendDelay, res.Histograms.SendDelay}} {
+		if h.data != "" {
+			ev.Histograms = append(ev.Histograms, results.Histogram{Kind: h.kind, Second: results.WholeRun, Data: []byte(h.data)})
+		}
+	}
+	for _, iv := range res.Intervals {
+		for _, h := range []struct {
+			kind string
+			data []byte
+		}{{results.KindPublish, iv.Publish}, {results.KindE2E, iv.E2E}, {results.KindSendDelay, iv.SendDelay}} {
+			if len(h.data) > 0 {
+				ev.Histograms = append(ev.Histograms, results.Histogram{Kind: h.kind, Second: iv.Second, Data: h.data})
+			}
+		}
+	}
+	for _, p := range res.Series {
+		ev.Series = append(ev.Series, results.SeriesPoint{Second: p.Second, Published: p.Published,
+			Consumed: p.Consumed, Backlog: p.Backlog})
+	}
+	// Keep loadgen's own JSON, minus the histograms stored above.
+	doc := *res
+	doc.Histograms = loadgen.Histograms{}
+	if b, err := json.Marshal(&doc); err == nil {
+		ev.Logs = append(ev.Logs, results.Log{Name: "loadgen.json", Text: b})
+	}
+	switch {
+	case runErr != nil:
+		ev.Outcome, ev.Error, ev.Reasons = results.OutcomeFailed, runErr.Error(), res.Reasons
+	case res.Healthy:
+		ev.Outcome = results.OutcomeDone
+	default:
+		ev.Outcome, ev.Reasons = results.OutcomeInvalid, res.Reasons
+		if len(ev.Reasons) == 0 {
+			ev.Reasons = []string{"the load generator reported the run unhealthy without a reason"}
+		}
+	}
+	return ev
+}

@@ -1,0 +1,307 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xp-bench/xp/results"
+)
+
+// xpBinDir holds the built binary, removed by TestMain.
+var xpBinDir string
+
+// buildXP builds the xp binary once per test binary.
+var buildXP = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "xp-bin-")
+	if err != nil {
+		return "", err
+	}
+	xpBinDir = dir
+	bin := filepath.Join(dir, "xp")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/xp-bench/xp/cmd/xp")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build ./cmd/xp: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func xpBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := buildXP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if xpBinDir != "" {
+		os.RemoveAll(xpBinDir)
+	}
+	os.Exit(code)
+}
+
+// child is a running `xp run` whose stderr lines arrive on lines.
+type child struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr *syncBuffer
+	done   chan struct{}
+	err    error
+}
+
+func startXP(t *testing.T, bin string, args ...string) *child {
+	t.Helper()
+	c := &child{cmd: exec.Command(bin, args...), lines: make(chan string, 1024), stderr: &syncBuffer{},
+		done: make(chan struct{})}
+	pr, pw := io.Pipe()
+	c.cmd.Stderr = pw
+	c.cmd.Stdout = io.Discard
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			c.stderr.Write([]byte(sc.Text() + "\n"))
+			select {
+			case c.lines <- sc.Text():
+			default:
+			}
+		}
+		close(c.lines)
+	}()
+	go func() {
+		c.err = c.cmd.Wait()
+		pw.Close()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		c.cmd.Process.Kill()
+		<-c.done
+	})
+	return c
+}
+
+var phaseRE = regexp.MustCompile(`phase=(\w+)`)
+
+// waitPhase reads lines until one names phase, or the child ends, or the
+// deadline passes. It returns whether the phase was seen.
+func (c *child) waitPhase(t *testing.T, phase string, deadline time.Duration) bool {
+	t.Helper()
+	timeout := time.After(deadline)
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				return false
+			}
+			if m := phaseRE.FindStringSubmatch(line); m != nil && m[1] == phase {
+				return true
+			}
+		case <-timeout:
+			t.Fatalf("no phase=%s within %s; stderr:\n%s", phase, deadline, c.stderr.String())
+		}
+	}
+}
+
+func (c *child) exitCode(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(within):
+		t.Fatalf("xp did not exit within %s; stderr:\n%s", within, c.stderr.String())
+	}
+	var ee *exec.ExitError
+	if errors.As(c.err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	return 0
+}
+
+// runningAttempts returns the ids of attempts without an outcome.
+func runningAttempts(t *testing.T, db string) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	s, err := results.OpenReadOnly(ctx, db)
+	if errors.Is(err, results.ErrNoCampaign) || errors.Is(err, results.ErrNoDatabase) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	atts, err := s.Attempts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, a := range atts {
+		if a.Outcome == "" {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
+}
+
+// TestSurvivesSIGKILL kills `xp run` with SIGKILL in every phase (at least
+// once each, seven times in all, at a random moment within the phase),
+// resumes after each kill, and checks that no finished run was lost and no
+// killed one was counted.
+func TestSurvivesSIGKILL(t *testing.T) {
+	bin := xpBinary(t)
+	dir := t.TempDir()
+	plan := writePlan(t, dir, "kill", smallSpec("kill", []string{"plaintext", "tls", "mtls"}, 1))
+	db := filepath.Join(dir, "kill.db")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	// Each phase at least once, in an order that moves through the
+	// campaign; the random delay lands the kill somewhere inside the phase.
+	phases := []string{"provision", "warmup", "measure", "drain", "write", "measure", "warmup"}
+	maxDelay := map[string]time.Duration{"provision": 50 * time.Millisecond, "warmup": 800 * time.Millisecond,
+		"measure": 1500 * time.Millisecond, "drain": 0, "write": 0}
+	killedAttempts := map[int64]string{}
+	killedIn := map[string]int{}
+	resume := false
+	for _, phase := range phases {
+		args := []string{"run", plan, "--db", db}
+		if resume {
+			args = append(args, "--resume")
+		}
+		c := startXP(t, bin, args...)
+		if !c.waitPhase(t, phase, 90*time.Second) {
+			t.Fatalf("xp ended before phase=%s; stderr:\n%s", phase, c.stderr.String())
+		}
+		if d := maxDelay[phase]; d > 0 {
+			time.Sleep(time.Duration(rng.Int64N(int64(d)))) // a random moment inside the phase, not a wait for a condition
+		}
+		c.cmd.Process.Signal(syscall.SIGKILL)
+		if code := c.exitCode(t, 30*time.Second); code != -int(syscall.SIGKILL) {
+			t.Fatalf("xp exited %d before the kill in phase %s; stderr:\n%s", code, phase, c.stderr.String())
+		}
+		killedIn[phase]++
+		for _, id := range runningAttempts(t, db) {
+			killedAttempts[id] = phase
+		}
+		resume = true
+	}
+	// Finish the campaign.
+	c := startXP(t, bin, "run", plan, "--db", db, "--resume")
+	if code := c.exitCode(t, 2*time.Minute); code != 0 {
+		t.Fatalf("final resume exited %d; stderr:\n%s", code, c.stderr.String())
+	}
+	for _, p := range []string{"provision", "warmup", "measure", "drain", "write"} {
+		if killedIn[p] == 0 {
+			t.Errorf("no kill in phase %s", p)
+		}
+	}
+	if len(killedAttempts) < 4 {
+		t.Errorf("only %d kills caught an attempt in flight", len(killedAttempts))
+	}
+
+	ctx := context.Background()
+	s, err := results.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if r, err := s.IntegrityCheck(ctx); err != nil || r != "ok" {
+		t.Fatalf("integrity_check: %q, %v", r, err)
+	}
+	atts, err := s.Attempts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[string]int{}
+	for _, a := range atts {
+		switch {
+		case a.Outcome == results.OutcomeDone:
+			done[a.Run]++
+		case a.Outcome == results.OutcomeInterrupted:
+			if _, ok := killedAttempts[a.ID]; !ok {
+				t.Errorf("attempt %d (%s) is interrupted but no kill caught it", a.ID, a.Run)
+			}
+			delete(killedAttempts, a.ID)
+		default:
+			t.Errorf("attempt %d of %s: outcome %q (%s %v)", a.ID, a.Run, a.Outcome, a.Error, a.Reasons)
+		}
+	}
+	for id, phase := range killedAttempts {
+		t.Errorf("attempt %d killed in phase %s is not recorded as interrupted", id, phase)
+	}
+	for run, n := range done {
+		if n != 1 {
+			t.Errorf("row %s has %d successful attempts", run, n)
+		}
+	}
+
+	// The same plan uninterrupted gives the same set of done rows.
+	ref := filepath.Join(dir, "ref.db")
+	rc := startXP(t, bin, "run", plan, "--db", ref)
+	if code := rc.exitCode(t, 2*time.Minute); code != 0 {
+		t.Fatalf("uninterrupted run exited %d; stderr:\n%s", code, rc.stderr.String())
+	}
+	got, want := readDB(t, db).runsIn(results.Done), readDB(t, ref).runsIn(results.Done)
+	if !slices.Equal(got, want) || len(want) != 3 {
+		t.Fatalf("done rows after kills %v, uninterrupted %v", got, want)
+	}
+}
+
+// TestSecondWriterAndSIGINT: a second `xp run` on a db in use is refused
+// with a clear message and changes nothing; SIGINT to the first records the
+// run in flight as interrupted and exits 130.
+func TestSecondWriterAndSIGINT(t *testing.T) {
+	bin := xpBinary(t)
+	dir := t.TempDir()
+	plan := writePlan(t, dir, "two", smallSpec("two", []string{"plaintext", "tls"}, 1))
+	db := filepath.Join(dir, "two.db")
+	first := startXP(t, bin, "run", plan, "--db", db)
+	first.waitPhase(t, "warmup", 60*time.Second)
+
+	second := startXP(t, bin, "run", plan, "--db", db, "--resume")
+	if code := second.exitCode(t, 30*time.Second); code != 2 {
+		t.Fatalf("second writer exited %d, want 2; stderr:\n%s", code, second.stderr.String())
+	}
+	want := fmt.Sprintf("in use by another xp process (pid %d)", first.cmd.Process.Pid)
+	if !strings.Contains(second.stderr.String(), want) {
+		t.Fatalf("second writer's message %q does not say %q", second.stderr.String(), want)
+	}
+
+	first.waitPhase(t, "measure", 30*time.Second)
+	first.cmd.Process.Signal(os.Interrupt)
+	if code := first.exitCode(t, 30*time.Second); code != 130 {
+		t.Fatalf("after SIGINT xp exited %d, want 130; stderr:\n%s", code, first.stderr.String())
+	}
+	if !strings.Contains(first.stderr.String(), "--resume") {
+		t.Fatalf("interrupted run does not say how to continue:\n%s", first.stderr.String())
+	}
+	st := readDB(t, db)
+	var outcomes []results.Outcome
+	for _, o := range st.attempts {
+		outcomes = append(outcomes, o...)
+	}
+	if !slices.Equal(outcomes, []results.Outcome{results.OutcomeInterrupted}) || len(st.runsIn(results.Pending)) != 2 {
+		t.Fatalf("after SIGINT: attempts %v, states %v", st.attempts, st.states)
+	}
+}

@@ -1,0 +1,341 @@
+// Package runner executes a campaign: it registers the plan in the evidence
+// store, groups rows by the infrastructure they need, brings each group up
+// once through a Target, runs every row with the built-in load generator,
+// health-gates it, and stores the evidence, one transaction per state
+// change, so that a campaign killed at any instant resumes where it was.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/results"
+)
+
+// Errors callers branch on.
+var (
+	// ErrBadInput marks errors found before anything started (exit 2).
+	ErrBadInput = errors.New("bad input")
+	// ErrInterrupted: a signal stopped the campaign; --resume continues it
+	// (exit 130).
+	ErrInterrupted = errors.New("interrupted")
+	// ErrUnfinished: the campaign ended with invalid or failed rows (exit 3).
+	ErrUnfinished = errors.New("campaign finished with invalid or failed runs")
+)
+
+// badInput wraps err as ErrBadInput, keeping its message.
+type badInput struct{ err error }
+
+func (e *badInput) Error() string        { return e.err.Error() }
+func (e *badInput) Unwrap() []error      { return []error{ErrBadInput, e.err} }
+func badInputf(f string, a ...any) error { return &badInput{fmt.Errorf(f, a...)} }
+
+// Options configure Run. Zero values take the stated defaults.
+type Options struct {
+	// Plan is the JSONL campaign file.
+	Plan string
+	// DB is the evidence store; default the plan's path with ".db".
+	DB string
+	// Target is "local" (default) or a TARGET.yaml path.
+	Target string
+	// Resume continues a campaign that has progress.
+	Resume bool
+	// DryRun validates everything and prints what would run; nothing is
+	// written.
+	DryRun bool
+	// MaxAttempts bounds the failed attempts of a row; default 3.
+	MaxAttempts int
+	// Keep leaves the infrastructure up at the end (the embedded cluster
+	// still ends with the process).
+	Keep bool
+	// WorkDir receives per-group cluster files; default temporary.
+	WorkDir string
+	// Stdout receives the dry-run listing and the final summary; Stderr
+	// progress and logs. Default io.Discard.
+	Stdout, Stderr io.Writer
+	// Terminal draws a live progress bar instead of log lines.
+	Terminal bool
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// XPVersion is recorded with the campaign; default the build's.
+	XPVersion string
+
+	// target replaces the one --target names (tests: a real local cluster
+	// with one mode deliberately broken).
+	target Target
+}
+
+// Summary is what a Run did.
+type Summary struct {
+	DB       string
+	Total    int
+	Ran      int // attempts made by this Run
+	Rows     map[results.State]int
+	Skipped  int // failed rows left with MaxAttempts failed attempts
+	Duration time.Duration
+}
+
+// DefaultDB is the database path for a plan: its name with ".db".
+func DefaultDB(planPath string) string {
+	return strings.TrimSuffix(planPath, filepath.Ext(planPath)) + ".db"
+}
+
+func (o *Options) defaults() {
+	if o.DB == "" {
+		o.DB = DefaultDB(o.Plan)
+	}
+	if o.Target == "" {
+		o.Target = "local"
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = 3
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.XPVersion == "" {
+		o.XPVersion = buildVersion()
+	}
+}
+
+// Run executes (or resumes) a campaign. Errors found before anything starts
+// wrap ErrBadInput and change nothing. A cancelled ctx (first signal)
+// records the run in flight as interrupted, brings the infrastructure down
+// unless Keep, and returns ErrInterrupted.
+func Run(ctx context.Context, o Options) (Summary, error) {
+	o.defaults()
+	start := o.Now()
+	if o.MaxAttempts < 1 {
+		return Summary{}, badInputf("--max-attempts %d: want 1 or more", o.MaxAttempts)
+	}
+	if o.Plan == "" {
+		return Summary{}, badInputf("no plan: give the JSONL campaign file, e.g. xp run out/quickstart.jsonl")
+	}
+	p, err := readPlan(o.Plan)
+	if err != nil {
+		return Summary{}, &badInput{err}
+	}
+	target, platform, targetText, err := openTarget(o.Target, o.WorkDir)
+	if err != nil {
+		return Summary{}, &badInput{err}
+	}
+	if o.target != nil {
+		target = o.target
+	}
+	if err := checkRows(ctx, p, target, platform, o.Target); err != nil {
+		return Summary{}, err
+	}
+	groups := groupRows(p.rows)
+
+	if o.DryRun {
+		return dryRun(ctx, o, p, groups)
+	}
+
+	// Refuse a different plan or a missing --resume before the writer lock
+	// or the WAL touch anything; checked again under the lock below.
+	if _, err := os.Stat(o.DB); err == nil {
+		peek, err := results.Inspect(ctx, o.DB)
+		if err != nil {
+			return Summary{}, &badInput{err}
+		}
+		if err := refuseExisting(o, p, peek); err != nil {
+			return Summary{}, err
+		}
+	}
+
+	store, err := results.Open(ctx, o.DB)
+	if err != nil {
+		return Summary{}, &badInput{err}
+	}
+	defer store.Close()
+	camp := results.Campaign{
+		Name: p.rows[0].Campaign, Plan: p.bytes, Target: targetText, Seed: campaignSeed(p),
+		XPVersion: o.XPVersion, Host: hostEnvironment(), Created: o.Now(),
+	}
+	created, err := store.Register(ctx, camp, p.storeRows())
+	if err != nil {
+		if errors.Is(err, results.ErrPlanMismatch) {
+			return Summary{}, &badInput{fmt.Errorf("%w (plan %s)", err, o.Plan)}
+		}
+		return Summary{}, err
+	}
+	if !created {
+		peek, err := store.Peek(ctx)
+		if err != nil {
+			return Summary{}, err
+		}
+		if err := refuseExisting(o, p, peek); err != nil {
+			return Summary{}, err
+		}
+	}
+
+	r := &run{o: o, store: store, target: target, plan: p, groups: groups}
+	sum, err := r.execute(ctx)
+	sum.DB, sum.Duration = o.DB, o.Now().Sub(start)
+	return sum, err
+}
+
+// refuseExisting refuses a db that holds a different plan, or progress
+// without --resume.
+func refuseExisting(o Options, p *plan, peek results.Peek) error {
+	if !peek.Campaign {
+		return nil
+	}
+	if sha := results.PlanSHA256(p.bytes); peek.PlanSHA256 != sha {
+		return &badInput{fmt.Errorf("%w (plan %s)",
+			&results.PlanMismatchError{Path: o.DB, Registered: peek.PlanSHA256, Given: sha}, o.Plan)}
+	}
+	if peek.Attempts > 0 && !o.Resume {
+		finished := peek.Rows[results.Done] + peek.Rows[results.Invalid] + peek.Rows[results.Failed]
+		total := 0
+		for _, n := range peek.Rows {
+			total += n
+		}
+		return badInputf("%s already has progress (%d of %d rows finished): add --resume to continue it, or give a new --db",
+			o.DB, finished, total)
+	}
+	return nil
+}
+
+// checkRows refuses, before anything starts, rows the target cannot serve.
+func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg string) error {
+	var problems []string
+	for _, r := range p.rows {
+		rp := r.Platform
+		if rp == "" {
+			rp = "local"
+		}
+		if rp != platform {
+			problems = append(problems, fmt.Sprintf("row %s wants platform %s but --target %s is %s", r.Run, rp, targetArg, platform))
+		}
+	}
+	if ml, ok := t.(ModeLister); ok {
+		modes, err := ml.Modes(ctx)
+		if err != nil {
+			return err
+		}
+		have := map[string]bool{}
+		for _, m := range modes {
+			have[m] = true
+		}
+		missing := map[string][]string{}
+		for _, r := range p.rows {
+			if !have[r.Security] {
+				missing[r.Security] = append(missing[r.Security], r.Run)
+			}
+		}
+		var names []string
+		for m := range missing {
+			names = append(names, m)
+		}
+		sort.Strings(names)
+		for _, m := range names {
+			why := "the target does not serve it"
+			if gatewayMode(m) {
+				why = "it needs a gateway, which the " + platform + " target does not provide yet"
+			}
+			problems = append(problems, fmt.Sprintf("%d rows use security %s (e.g. %s): %s (it serves %s)",
+				len(missing[m]), m, missing[m][0], why, strings.Join(modes, ", ")))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	if len(problems) > 10 {
+		problems = append(problems[:10], fmt.Sprintf("… and %d more", len(problems)-10))
+	}
+	return badInputf("plan %s cannot run on this target:\n  %s\nremove those rows from the spec, or run them on a target that serves them",
+		p.path, strings.Join(problems, "\n  "))
+}
+
+func gatewayMode(m string) bool {
+	return m == "proxy" || m == "encrypt" || m == "field_encrypt"
+}
+
+// groupRows groups rows by infrastructure: groups in order of their first
+// row, rows in plan order within a group.
+func groupRows(rows []planner.Row) []Group {
+	sorted := append([]planner.Row(nil), rows...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Order < sorted[j].Order })
+	idx := map[planner.InfraKey]int{}
+	var groups []Group
+	for _, r := range sorted {
+		k := r.InfraKey()
+		i, ok := idx[k]
+		if !ok {
+			i = len(groups)
+			idx[k] = i
+			groups = append(groups, Group{Key: k})
+		}
+		groups[i].Rows = append(groups[i].Rows, r)
+	}
+	return groups
+}
+
+// campaignSeed is the seed the planner wrote into every row.
+func campaignSeed(p *plan) int64 { return p.rows[0].Seed }
+
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += "+" + s.Value[:12]
+		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			v += "-dirty"
+		}
+	}
+	return v
+}
+
+// hostEnvironment describes the machine xp runs on.
+func hostEnvironment() json.RawMessage {
+	host, _ := os.Hostname()
+	env := map[string]any{
+		"hostname": host,
+		"os":       runtime.GOOS,
+		"arch":     runtime.GOARCH,
+		"cpus":     runtime.NumCPU(),
+		"go":       runtime.Version(),
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		env["kernel"] = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				env["cpu_model"] = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err == nil {
+			env["mem_mib"] = kb / 1024
+		}
+	}
+	b, _ := json.Marshal(env)
+	return b
+}

@@ -1,0 +1,391 @@
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/results"
+)
+
+func TestBadInputChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	good := writePlan(t, dir, "good", smallSpec("good", []string{"plaintext", "tls"}, 1))
+	other := writePlan(t, dir, "other", smallSpec("other", []string{"plaintext", "mtls"}, 1))
+
+	invalid := filepath.Join(dir, "invalid.jsonl")
+	b, _ := os.ReadFile(good)
+	os.WriteFile(invalid, []byte(strings.Replace(string(b), `"acks":"all"`, `"acks":"most"`, 1)), 0o644)
+	notJSON := filepath.Join(dir, "notjson.jsonl")
+	os.WriteFile(notJSON, []byte("{\"campaign\": \n"), 0o644)
+	malformed := filepath.Join(dir, "malformed.yaml")
+	os.WriteFile(malformed, []byte("platform: [aws\n"), 0o644)
+	aws := filepath.Join(dir, "aws.yaml")
+	os.WriteFile(aws, []byte("platform: aws\nregion: us-east-1\n"), 0o644)
+	mars := filepath.Join(dir, "mars.yaml")
+	os.WriteFile(mars, []byte("platform: mars\n"), 0o644)
+	noPlatform := filepath.Join(dir, "noplatform.yaml")
+	os.WriteFile(noPlatform, []byte("region: x\n"), 0o644)
+
+	// A db from a newer xp.
+	newer := filepath.Join(dir, "newer.db")
+	{
+		s, err := results.Open(ctx, newer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		// Bump the version with a second, raw writer of the schema table.
+		bumpSchema(t, newer)
+	}
+	// A db that holds a different plan, with progress.
+	otherDB := filepath.Join(dir, "other.db")
+	{
+		s, err := results.Open(ctx, otherDB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := readPlan(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Register(ctx, results.Campaign{Name: "other", Plan: p.bytes, Target: "local"}, p.storeRows()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RecordAttempt(ctx, p.rows[0].Run, time.Now(), nil, results.Evidence{Outcome: results.OutcomeDone}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+
+	tests := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"missing plan", Options{Plan: filepath.Join(dir, "nope.jsonl")}, "no such file"},
+		{"invalid plan", Options{Plan: invalid}, "invalid.jsonl:1: acks"},
+		{"plan not JSON", Options{Plan: notJSON}, "notjson.jsonl:1"},
+		{"missing target file", Options{Plan: good, Target: filepath.Join(dir, "nope.yaml")}, "no such file"},
+		{"malformed target file", Options{Plan: good, Target: malformed}, "not valid YAML"},
+		{"platform not implemented", Options{Plan: good, Target: aws}, `platform "aws" is not supported yet`},
+		{"unknown platform", Options{Plan: good, Target: mars}, `unknown platform "mars"`},
+		{"target without platform", Options{Plan: good, Target: noPlatform}, "no platform"},
+		{"unwritable db path", Options{Plan: good, DB: filepath.Join(good, "c.db")}, "cannot write campaign database"},
+		{"newer schema db", Options{Plan: good, DB: newer}, "schema version 2"},
+		{"different plan in db", Options{Plan: good, DB: otherDB}, "different plan"},
+		{"progress without --resume", Options{Plan: other, DB: otherDB}, "add --resume"},
+		{"max attempts zero", Options{Plan: good, MaxAttempts: -1}, "--max-attempts"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dirSnapshot(t, dir)
+			var stderr syncBuffer
+			tc.o.Stderr = &stderr
+			_, err := Run(ctx, tc.o)
+			if !errors.Is(err, ErrBadInput) {
+				t.Fatalf("err %v, want bad input", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("message %q does not contain %q", err, tc.want)
+			}
+			if after := dirSnapshot(t, dir); !reflect.DeepEqual(before, after) {
+				t.Fatalf("refused run changed files:\nbefore %v\nafter  %v", before, after)
+			}
+			if stderr.String() != "" {
+				t.Fatalf("refused run printed progress: %q", stderr.String())
+			}
+		})
+	}
+}
+
+func bumpSchema(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO schema_version (version, applied) VALUES (?, 'future')`, results.SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Rows that need a gateway are refused before the campaign starts while
+// the local target does not serve their mode, and accepted once it does.
+func TestGatewayRowsNeedTheirMode(t *testing.T) {
+	ctx := context.Background()
+	modes, err := newLocalTarget("").Modes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"proxy", "encrypt", "field_encrypt"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			spec := smallSpec("gw", []string{"plaintext", mode}, 1) + "  encoding: json\n"
+			plan := writePlan(t, dir, "gw", spec)
+			before := dirSnapshot(t, dir)
+			_, err := Run(ctx, Options{Plan: plan, DryRun: true})
+			if slices.Contains(modes, mode) {
+				if err != nil {
+					t.Fatalf("the local target serves %s but the plan was refused: %v", mode, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "security "+mode) ||
+				!strings.Contains(err.Error(), "needs a gateway") {
+				t.Fatalf("err %v, want a refusal naming %s and the gateway", err, mode)
+			}
+			if after := dirSnapshot(t, dir); !reflect.DeepEqual(before, after) {
+				t.Fatal("refused plan changed files")
+			}
+		})
+	}
+}
+
+func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	plan := writePlan(t, dir, "happy", smallSpec("happy", []string{"plaintext", "tls"}, 1))
+	db := DefaultDB(plan)
+	var stderr syncBuffer
+	sum, err := Run(ctx, Options{Plan: plan, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if sum.DB != db || sum.Ran != 2 || sum.Rows[results.Done] != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for _, phase := range []string{"phase=provision", "phase=warmup", "phase=measure", "phase=drain", "phase=write", "phase=teardown"} {
+		if !strings.Contains(stderr.String(), phase) {
+			t.Errorf("progress has no %q line:\n%s", phase, stderr.String())
+		}
+	}
+
+	s, err := results.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := os.ReadFile(plan)
+	if c.Name != "happy" || c.Seed != 7 || c.PlanSHA256 != results.PlanSHA256(pb) || c.Target != "local" || c.XPVersion == "" {
+		t.Fatalf("campaign %+v", c)
+	}
+	var host map[string]any
+	if err := json.Unmarshal(c.Host, &host); err != nil || host["cpus"] == nil {
+		t.Fatalf("host environment %s: %v", c.Host, err)
+	}
+	atts, err := s.Attempts(ctx)
+	if err != nil || len(atts) != 2 {
+		t.Fatalf("attempts %v, %v", atts, err)
+	}
+	for _, a := range atts {
+		if a.Outcome != results.OutcomeDone || a.Number != 1 || a.Ended.Before(a.Started) {
+			t.Errorf("attempt %+v", a)
+		}
+		for _, m := range []string{"publish_rate", "published", "consumed", "publish_ms_p99", "e2e_ms_p9999",
+			"send_delay_ms_max", "client_cpu_s", "client_cpu_us_per_msg", "client_rss_max_mib"} {
+			if _, ok := a.Metrics[m]; !ok {
+				t.Errorf("attempt %d has no metric %s", a.ID, m)
+			}
+		}
+		if r := a.Metrics["publish_rate"]; r < 150 || r > 250 {
+			t.Errorf("publish rate %v, want about 200", r)
+		}
+		hs, err := s.Histograms(ctx, a.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, perSecond := 0, 0
+		for _, h := range hs {
+			if h.Second == results.WholeRun {
+				whole++
+			} else {
+				perSecond++
+			}
+		}
+		if whole != 3 || perSecond < 3 {
+			t.Errorf("attempt %d: %d whole-run and %d per-second histograms", a.ID, whole, perSecond)
+		}
+		ser, _ := s.Series(ctx, a.ID)
+		tel, _ := s.Telemetry(ctx, a.ID)
+		logs, _ := s.Logs(ctx, a.ID)
+		if len(ser) < 2 || len(tel) < 4 || len(logs) != 2 {
+			t.Errorf("attempt %d: %d series points, %d telemetry samples, %d logs", a.ID, len(ser), len(tel), len(logs))
+		}
+	}
+	events, _ := s.InfraEvents(ctx)
+	if len(events) != 2 || events[0].Event != "up" || events[1].Event != "down" {
+		t.Errorf("infra events %+v", events)
+	}
+
+	// A second run without --resume is refused; with it there is nothing
+	// left to do.
+	before := dirSnapshot(t, dir)
+	if _, err := Run(ctx, Options{Plan: plan}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "--resume") {
+		t.Fatalf("rerun without --resume: %v", err)
+	}
+	if after := dirSnapshot(t, dir); !reflect.DeepEqual(before, after) {
+		t.Fatalf("refused rerun changed files")
+	}
+	sum, err = Run(ctx, Options{Plan: plan, Resume: true})
+	if err != nil || sum.Ran != 0 {
+		t.Fatalf("resume of a finished campaign: ran %d, %v", sum.Ran, err)
+	}
+
+	st, err := ReadStatus(ctx, db, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Rows.Total != 2 || st.Rows.Done != 2 || st.Attempts.Total != 2 || !st.Finished || st.Current != nil ||
+		st.Writer != 0 || st.ETAS == nil || *st.ETAS != 0 || st.ElapsedS <= 0 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// brokenTLS is the real local target with the tls mode's client config
+// pointing at a CA file that does not exist, so tls rows fail at once.
+type brokenTLS struct{ *localTarget }
+
+func (b brokenTLS) Up(ctx context.Context, g Group) (Endpoints, error) {
+	ep, err := b.localTarget.Up(ctx, g)
+	if err != nil {
+		return ep, err
+	}
+	m := ep.Modes["tls"]
+	props, err := kafkaconf.ReadClientConfig(m.ClientConfig)
+	if err != nil {
+		return ep, err
+	}
+	props[kafkaconf.SSLCALocation] = filepath.Join(filepath.Dir(m.ClientConfig), "missing-ca.pem")
+	broken := filepath.Join(filepath.Dir(m.ClientConfig), "broken-tls.properties")
+	if err := kafkaconf.WriteClientConfig(broken, props); err != nil {
+		return ep, err
+	}
+	m.ClientConfig = broken
+	ep.Modes["tls"] = m
+	return ep, nil
+}
+
+func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	plan := writePlan(t, dir, "flaky", smallSpec("flaky", []string{"plaintext", "tls"}, 1))
+	db := DefaultDB(plan)
+	broken := brokenTLS{newLocalTarget(filepath.Join(dir, "work"))}
+
+	_, err := Run(ctx, Options{Plan: plan, MaxAttempts: 2, target: broken})
+	if !errors.Is(err, ErrUnfinished) {
+		t.Fatalf("run with a broken mode: %v, want ErrUnfinished", err)
+	}
+	st := readDB(t, db)
+	failedRun := st.runsIn(results.Failed)
+	if len(failedRun) != 1 || len(st.runsIn(results.Done)) != 1 {
+		t.Fatalf("states %v", st.states)
+	}
+	if got := st.attempts[failedRun[0]]; !reflect.DeepEqual(got, []results.Outcome{results.OutcomeFailed, results.OutcomeFailed}) {
+		t.Fatalf("attempts of the failed row %v, want two failed", got)
+	}
+
+	// --resume with the same limit leaves it; a higher limit on a sound
+	// target retries it and keeps every attempt.
+	sum, err := Run(ctx, Options{Plan: plan, Resume: true, MaxAttempts: 2, target: broken})
+	if !errors.Is(err, ErrUnfinished) || sum.Ran != 0 || sum.Skipped != 1 {
+		t.Fatalf("resume at the limit: ran %d skipped %d, %v", sum.Ran, sum.Skipped, err)
+	}
+	if _, err := Run(ctx, Options{Plan: plan, Resume: true, MaxAttempts: 3}); err != nil {
+		t.Fatalf("resume with a sound target: %v", err)
+	}
+	st = readDB(t, db)
+	if len(st.runsIn(results.Done)) != 2 {
+		t.Fatalf("states after retry %v", st.states)
+	}
+	want := []results.Outcome{results.OutcomeFailed, results.OutcomeFailed, results.OutcomeDone}
+	if got := st.attempts[failedRun[0]]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("attempts %v, want %v", got, want)
+	}
+}
+
+func TestInterruptRecordsAndResumes(t *testing.T) {
+	dir := t.TempDir()
+	plan := writePlan(t, dir, "intr", smallSpec("intr", []string{"plaintext", "tls"}, 1))
+	db := DefaultDB(plan)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Cancel, as the first Ctrl-C does, once the first row measures.
+	go func() {
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			if st, err := ReadStatus(context.Background(), db, time.Now()); err == nil &&
+				st.Current != nil && st.Current.Phase == "measure" {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	var stderr syncBuffer
+	_, err := Run(ctx, Options{Plan: plan, Stderr: &stderr})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("run: %v, want ErrInterrupted\n%s", err, stderr.String())
+	}
+	st := readDB(t, db)
+	var interrupted []string
+	for run, outs := range st.attempts {
+		if slices.Equal(outs, []results.Outcome{results.OutcomeInterrupted}) {
+			interrupted = append(interrupted, run)
+		}
+	}
+	if len(interrupted) != 1 || st.states[interrupted[0]] != results.Pending || len(st.runsIn(results.Pending)) != 2 {
+		t.Fatalf("after interrupt: states %v attempts %v", st.states, st.attempts)
+	}
+	s, _ := results.OpenReadOnly(context.Background(), db)
+	events, _ := s.InfraEvents(context.Background())
+	s.Close()
+	if len(events) != 2 || events[1].Event != "down" {
+		t.Fatalf("infrastructure not brought down: %+v", events)
+	}
+
+	if _, err := Run(context.Background(), Options{Plan: plan, Resume: true}); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	st = readDB(t, db)
+	if len(st.runsIn(results.Done)) != 2 {
+		t.Fatalf("after resume: %v", st.states)
+	}
+	want := []results.Outcome{results.OutcomeInterrupted, results.OutcomeDone}
+	if got := st.attempts[interrupted[0]]; !slices.Equal(got, want) {
+		t.Fatalf("attempts of the interrupted row %v, want %v", got, want)
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	plan := writePlan(t, dir, "dry", smallSpec("dry", []string{"plaintext", "tls", "mtls"}, 2))
+	before := dirSnapshot(t, dir)
+	var stdout syncBuffer
+	sum, err := Run(context.Background(), Options{Plan: plan, DryRun: true, Stdout: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Total != 6 || !strings.Contains(stdout.String(), "would run 6 rows") {
+		t.Fatalf("summary %+v, output %q", sum, stdout.String())
+	}
+	if after := dirSnapshot(t, dir); !reflect.DeepEqual(before, after) {
+		t.Fatal("dry run changed files")
+	}
+}
