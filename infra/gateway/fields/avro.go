@@ -371,9 +371,8 @@ func (a *Avro) Encrypt(dst, value []byte, fields []string, s *envelope.Sealer, s
 	start, prev := len(dst), 0
 	for _, sp := range sc.spans {
 		dst = append(dst, value[prev:sp.start]...)
-		_, c, _ := readLong(value, sp.start)
 		var err error
-		if sc.env, err = s.Seal(sc.env[:0], fields[sp.field], value[c:sp.end]); err != nil {
+		if sc.env, err = s.Seal(sc.env[:0], fields[sp.field], value[sp.start:sp.end]); err != nil {
 			return dst[:start], nil, err
 		}
 		if sp.aux == 1 {
@@ -412,7 +411,6 @@ func (a *Avro) Decrypt(dst, value []byte, fields []string, topic string, o *enve
 			return dst[:start], err
 		}
 		dst = append(dst, value[prev:sp.start]...)
-		dst = binary.AppendVarint(dst, int64(len(sc.plain)))
 		dst = append(dst, sc.plain...)
 		prev = sp.end
 	}

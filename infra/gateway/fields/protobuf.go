@@ -1,6 +1,7 @@
 package fields
 
 import (
+	"encoding/base64"
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -16,10 +17,13 @@ import (
 // Each occurrence of a named field (tag and payload, whatever its wire
 // type) is sealed whole and replaced by a length-delimited field of the
 // same number holding the envelope; decryption puts the original bytes
-// back. Unknown and other fields are copied.
+// back. Unknown and other fields are copied. For a field declared string
+// the envelope is written as its standard base64, so that a reader
+// decoding the ciphertext with the schema still finds valid UTF-8.
 type Protobuf struct {
 	message string
 	numbers map[string]protowire.Number
+	strings map[string]bool
 }
 
 var _ Codec = (*Protobuf)(nil)
@@ -59,10 +63,11 @@ func NewProtobuf(descriptorSet []byte, message string) (*Protobuf, error) {
 			return nil, fmt.Errorf("protobuf %q is not a message", message)
 		}
 	}
-	p := &Protobuf{message: string(md.FullName()), numbers: map[string]protowire.Number{}}
+	p := &Protobuf{message: string(md.FullName()), numbers: map[string]protowire.Number{}, strings: map[string]bool{}}
 	for i := 0; i < md.Fields().Len(); i++ {
 		f := md.Fields().Get(i)
 		p.numbers[string(f.Name())] = f.Number()
+		p.strings[string(f.Name())] = f.Kind() == protoreflect.StringKind
 	}
 	return p, nil
 }
@@ -124,8 +129,14 @@ func (p *Protobuf) Encrypt(dst, value []byte, fields []string, s *envelope.Seale
 		if sc.env, err = s.Seal(sc.env[:0], fields[sp.field], value[sp.start:sp.end]); err != nil {
 			return dst[:start], nil, err
 		}
-		dst = protowire.AppendTag(dst, p.numbers[fields[sp.field]], protowire.BytesType)
-		dst = protowire.AppendBytes(dst, sc.env)
+		f := fields[sp.field]
+		dst = protowire.AppendTag(dst, p.numbers[f], protowire.BytesType)
+		if p.strings[f] {
+			dst = protowire.AppendVarint(dst, uint64(base64.StdEncoding.EncodedLen(len(sc.env))))
+			dst = base64.StdEncoding.AppendEncode(dst, sc.env)
+		} else {
+			dst = protowire.AppendBytes(dst, sc.env)
+		}
 		prev = sp.end
 	}
 	return append(dst, value[prev:]...), sc.foundNames(fields), nil
@@ -142,12 +153,19 @@ func (p *Protobuf) Decrypt(dst, value []byte, fields []string, topic string, o *
 	start, prev := len(dst), 0
 	for _, sp := range sc.spans {
 		tagLen := sp.aux
-		if _, typ := protowire.DecodeTag(protowire.DecodeVarintUnchecked(value[sp.start:])); typ != protowire.BytesType {
+		if _, typ, _ := protowire.ConsumeTag(value[sp.start:]); typ != protowire.BytesType {
 			return dst[:start], ErrFieldType
 		}
 		env, n := protowire.ConsumeBytes(value[sp.start+tagLen : sp.end])
 		if n < 0 {
 			return dst[:start], ErrMalformed
+		}
+		if p.strings[fields[sp.field]] {
+			var err error
+			if sc.env, err = base64.StdEncoding.AppendDecode(sc.env[:0], env); err != nil {
+				return dst[:start], ErrFieldType
+			}
+			env = sc.env
 		}
 		dst = append(dst, value[prev:sp.start]...)
 		at := len(dst)
