@@ -9,8 +9,9 @@
 //
 // The plaintext sealed for a field is exactly the bytes it replaced: for
 // JSON the raw value text (quotes included), for Avro the string or bytes
-// datum (length and content), for Protobuf the whole field (tag and payload). The field path
-// bound into the envelope's authenticated data is the field name.
+// datum (length and content), for Protobuf the whole field (tag and
+// payload). The field path bound into the envelope's authenticated data is
+// the field name.
 package fields
 
 import (

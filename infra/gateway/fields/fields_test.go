@@ -594,4 +594,3 @@ func FuzzProtobuf(f *testing.F) {
 	f.Add(enc)
 	f.Fuzz(func(t *testing.T, v []byte) { fuzzProperty(t, k, c, v, []string{"ssn", "n"}) })
 }
-
