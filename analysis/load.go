@@ -1,0 +1,198 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/xp-bench/xp/results"
+)
+
+// identityFields are plan-row fields that identify a run rather than
+// describe its configuration.
+var identityFields = map[string]bool{"campaign": true, "run": true, "cell": true, "pair": true,
+	"replicate": true, "block": true, "order": true, "treatment": true, "baseline": true}
+
+// ImportSpec is the campaign spec `xp import` records (as JSON, under the
+// key "import"), so an imported campaign says how to analyse itself.
+type ImportSpec struct {
+	Format    string      `json:"format"` // "omb" or "csv"
+	Files     []string    `json:"files"`
+	Treatment string      `json:"treatment"`
+	Baseline  string      `json:"baseline"`
+	Metrics   []MetricDef `json:"metrics"`
+}
+
+// Load reads a campaign database into a Dataset: every row and attempt,
+// metrics, and the whole-run publish and end-to-end histograms.
+func Load(ctx context.Context, path string) (*Dataset, error) {
+	st, err := results.OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	c, err := st.Campaign(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.Rows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: rows: %w", path, err)
+	}
+	atts, err := st.Attempts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: attempts: %w", path, err)
+	}
+	hists, err := st.WholeRunHistograms(ctx, CurveKinds...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: histograms: %w", path, err)
+	}
+	byRun := map[string][]results.Attempt{}
+	for _, a := range atts {
+		byRun[a.Run] = append(byRun[a.Run], a)
+	}
+
+	d := &Dataset{Campaign: c.Name, Seed: c.Seed}
+	var imp *ImportSpec
+	var wrapper struct {
+		Import *ImportSpec `json:"import"`
+	}
+	if json.Unmarshal([]byte(c.Spec), &wrapper) == nil && wrapper.Import != nil {
+		imp = wrapper.Import
+	}
+	d.Info = []Field{{"campaign", c.Name}, {"database", path}, {"created", c.Created.UTC().Format("2006-01-02 15:04:05 UTC")},
+		{"seed", strconv.FormatInt(c.Seed, 10)}, {"xp version", c.XPVersion}, {"plan sha256", c.PlanSHA256},
+		{"target", c.Target}, {"host", string(c.Host)}, {"spec", c.Spec}}
+
+	factorSeen := map[string]bool{}
+	metricSeen := map[string]bool{}
+	var metricNames []string
+	for _, r := range rows {
+		fields, err := orderedFields(r.Plan)
+		if err != nil {
+			return nil, fmt.Errorf("%s: row %s: plan row: %w", path, r.Run, err)
+		}
+		vals := map[string]string{}
+		for _, f := range fields {
+			switch f.Name {
+			case "treatment":
+				if d.Treatment == "" {
+					d.Treatment = f.Value
+				}
+			case "baseline":
+				if d.Baseline == "" {
+					d.Baseline = f.Value
+				}
+			}
+			if identityFields[f.Name] {
+				continue
+			}
+			vals[f.Name] = f.Value
+			if !factorSeen[f.Name] {
+				factorSeen[f.Name] = true
+				d.Factors = append(d.Factors, f.Name)
+			}
+		}
+		base := Run{Run: r.Run, Cell: r.Cell, Pair: r.Pair, Replicate: r.Replicate, Saturating: vals["target_rate"] == "max"}
+		base.Factors = make([]string, 0, len(d.Factors))
+		for _, f := range d.Factors {
+			base.Factors = append(base.Factors, vals[f])
+		}
+		ra := byRun[r.Run]
+		if len(ra) == 0 {
+			run := base
+			run.Final = true
+			d.Runs = append(d.Runs, run)
+			continue
+		}
+		for i, a := range ra {
+			run := base
+			run.Factors = slices.Clone(base.Factors)
+			run.Attempt = a.Number
+			run.Final = i == len(ra)-1
+			run.Outcome = string(a.Outcome)
+			if run.Outcome == "" {
+				run.Outcome = "running"
+			}
+			run.Reasons = a.Reasons
+			run.Error = a.Error
+			run.Metrics = a.Metrics
+			run.Histograms = hists[a.ID]
+			for name := range a.Metrics {
+				if !metricSeen[name] {
+					metricSeen[name] = true
+					metricNames = append(metricNames, name)
+				}
+			}
+			d.Runs = append(d.Runs, run)
+		}
+	}
+	// Rows written before a factor first appeared get "" for it.
+	for i := range d.Runs {
+		for len(d.Runs[i].Factors) < len(d.Factors) {
+			d.Runs[i].Factors = append(d.Runs[i].Factors, "")
+		}
+	}
+	if d.Treatment == "" {
+		d.Treatment = "security"
+	}
+	if imp != nil {
+		d.Metrics = imp.Metrics
+		if imp.Treatment != "" {
+			d.Treatment = imp.Treatment
+		}
+		if imp.Baseline != "" {
+			d.Baseline = imp.Baseline
+		}
+	} else {
+		d.Metrics = NativeMetrics()
+		slices.Sort(metricNames)
+		d.Metrics = append(d.Metrics, ExtraMetrics(metricNames)...)
+	}
+	if !slices.Contains(d.Factors, d.Treatment) {
+		return nil, fmt.Errorf("%s: the treatment factor %q is not a field of the plan rows (fields: %v)", path, d.Treatment, d.Factors)
+	}
+	return d, nil
+}
+
+// orderedFields decodes a JSON object keeping its key order; values become
+// canonical strings (strings as is, numbers as written, others as JSON).
+func orderedFields(raw json.RawMessage) ([]Field, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if t != json.Delim('{') {
+		return nil, fmt.Errorf("want a JSON object, got %v", t)
+	}
+	var out []Field
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, Field{Name: kt.(string), Value: canonical(v)})
+	}
+	return out, nil
+}
+
+func canonical(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	var c bytes.Buffer
+	if json.Compact(&c, v) == nil {
+		return c.String()
+	}
+	return string(v)
+}
