@@ -20,7 +20,9 @@ type Summary struct {
 	Cells        int64
 	Rows         int64
 	MatchedSets  int64
-	InfraGroups  int64
+	// InfraGroups counts the groups rows are ordered in: combinations of
+	// the infrastructure fields' levels, other than the treatment's.
+	InfraGroups int64
 	// Dropped counts dropped combinations by reason, most first.
 	Dropped []Drop
 }
