@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,37 @@ func (es PlanErrors) Error() string {
 
 // identity fields of a row, in Row's order.
 var identityNames = []string{"campaign", "run", "cell", "pair", "replicate", "block", "order", "seed", "treatment", "baseline"}
+
+// rawFields splits a row with no unknown fields into its fields' raw
+// values, in rowNames order (nil when missing). ok is false for anything
+// else, which the caller then decodes the slow way to explain.
+func rawFields(line []byte) (raws []json.RawMessage, ok bool) {
+	ptr := reflect.New(rawRowType)
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(ptr.Interface()); err != nil || dec.More() {
+		return nil, false
+	}
+	v := ptr.Elem()
+	raws = make([]json.RawMessage, v.NumField())
+	for i := range raws {
+		raws[i] = v.Field(i).Interface().(json.RawMessage)
+	}
+	return raws, true
+}
+
+// rawRowType has one raw field per name of rowNames, in that order.
+var rawRowType = func() reflect.Type {
+	var fs []reflect.StructField
+	for _, name := range rowNames {
+		fs = append(fs, reflect.StructField{
+			Name: "F_" + name,
+			Type: reflect.TypeFor[json.RawMessage](),
+			Tag:  reflect.StructTag(`json:"` + name + `"`),
+		})
+	}
+	return reflect.StructOf(fs)
+}()
 
 // rowNames are every field of a plan row; knownNames the same as a set.
 var (
@@ -118,32 +150,40 @@ func (v *planValidator) errf(line int, field, format string, a ...any) {
 func (v *planValidator) row(n int, line []byte) (Row, bool) {
 	var r Row
 	before := len(v.errs)
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(line, &obj); err != nil {
-		if bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
-			v.errf(n, "row", "malformed JSON: %v", err)
-		} else {
+	if raws, ok := rawFields(line); ok {
+		// The common case: exactly the known fields, each once.
+		for i, raw := range raws {
+			if raw == nil {
+				v.errf(n, rowNames[i], "missing")
+				continue
+			}
+			v.decodeField(n, &r, rowNames[i], raw)
+		}
+	} else {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(line, &obj); err != nil {
+			if bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+				v.errf(n, "row", "malformed JSON: %v", err)
+			} else {
+				v.errf(n, "row", "not a JSON object")
+			}
+			return r, false
+		}
+		if obj == nil {
 			v.errf(n, "row", "not a JSON object")
+			return r, false
 		}
-		return r, false
-	}
-	if obj == nil {
-		v.errf(n, "row", "not a JSON object")
-		return r, false
-	}
-	seen := map[string]bool{}
-	keys := slices.Sorted(maps.Keys(obj))
-	for _, key := range keys {
-		seen[key] = true
-		if !knownNames[key] {
-			v.errf(n, key, "unknown field%s", suggestion(key, rowNames))
-			continue
+		for _, key := range slices.Sorted(maps.Keys(obj)) {
+			if !knownNames[key] {
+				v.errf(n, key, "unknown field%s", suggestion(key, rowNames))
+				continue
+			}
+			v.decodeField(n, &r, key, obj[key])
 		}
-		v.decodeField(n, &r, key, obj[key])
-	}
-	for _, k := range rowNames {
-		if !seen[k] {
-			v.errf(n, k, "missing")
+		for _, k := range rowNames {
+			if _, ok := obj[k]; !ok {
+				v.errf(n, k, "missing")
+			}
 		}
 	}
 	if len(v.errs) > before {
@@ -301,15 +341,21 @@ func (v *planValidator) across(rows []Row, lines []int) {
 	maxRep := 0
 	for i := range rows {
 		r, n := &rows[i], lines[i]
-		same := func(field, got, want string) {
-			if got != want {
-				v.errf(n, field, "%s differs from line %d's %s; one plan is one campaign", got, lines[0], want)
-			}
+		differs := func(field, got, want string) {
+			v.errf(n, field, "%s differs from line %d's %s; one plan is one campaign", got, lines[0], want)
 		}
-		same("campaign", strconv.Quote(r.Campaign), strconv.Quote(first.Campaign))
-		same("seed", strconv.FormatInt(r.Seed, 10), strconv.FormatInt(first.Seed, 10))
-		same("treatment", strconv.Quote(r.Treatment), strconv.Quote(first.Treatment))
-		same("baseline", strconv.Quote(r.Baseline), strconv.Quote(first.Baseline))
+		if r.Campaign != first.Campaign {
+			differs("campaign", strconv.Quote(r.Campaign), strconv.Quote(first.Campaign))
+		}
+		if r.Seed != first.Seed {
+			differs("seed", strconv.FormatInt(r.Seed, 10), strconv.FormatInt(first.Seed, 10))
+		}
+		if r.Treatment != first.Treatment {
+			differs("treatment", strconv.Quote(r.Treatment), strconv.Quote(first.Treatment))
+		}
+		if r.Baseline != first.Baseline {
+			differs("baseline", strconv.Quote(r.Baseline), strconv.Quote(first.Baseline))
+		}
 		if l, dup := runs[r.Run]; dup {
 			v.errf(n, "run", "%s duplicates line %d", r.Run, l)
 		} else {
