@@ -98,6 +98,8 @@ var (
 	// ErrNoHealthySet: no matched set has a healthy baseline and treatment
 	// run; the result is partial (runs, exclusions) and the command exits 3.
 	ErrNoHealthySet = errors.New("no healthy matched set: every set has an unhealthy, failed or missing run")
+	// ErrBadOption: an Options value out of range.
+	ErrBadOption = errors.New("bad analysis option")
 )
 
 // BaselineError reports a baseline that is not a level of the treatment.
@@ -138,19 +140,19 @@ func (o Options) withDefaults(d *Dataset) (Options, error) {
 		o.Method = MethodBCa
 	}
 	if o.Method != MethodBCa && o.Method != MethodPercentile {
-		return o, fmt.Errorf("unknown interval method %q: want bca or percentile", o.Method)
+		return o, fmt.Errorf("%w: unknown interval method %q: want --method bca or percentile", ErrBadOption, o.Method)
 	}
 	if o.Resamples == 0 {
 		o.Resamples = 10000
 	}
 	if o.Resamples < 100 {
-		return o, fmt.Errorf("resamples %d too few: want at least 100 (default 10000)", o.Resamples)
+		return o, fmt.Errorf("%w: --resamples %d too few: want at least 100 (default 10000)", ErrBadOption, o.Resamples)
 	}
 	if o.Confidence == 0 {
 		o.Confidence = 0.95
 	}
 	if !(o.Confidence > 0 && o.Confidence < 1) {
-		return o, fmt.Errorf("confidence %v out of range: want a level between 0 and 1, e.g. 0.95", o.Confidence)
+		return o, fmt.Errorf("%w: --confidence %v out of range: want a level between 0 and 1, e.g. 0.95", ErrBadOption, o.Confidence)
 	}
 	if !o.SeedSet {
 		o.Seed = d.Seed

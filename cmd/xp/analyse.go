@@ -2,18 +2,112 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/xp-bench/xp/analysis"
+	"github.com/xp-bench/xp/analysis/export"
+	"github.com/xp-bench/xp/results"
+	"github.com/xp-bench/xp/runner"
 )
 
-// placeholder until the analyse subcommand lands.
 func newAnalyseCmd(st *state) *cobra.Command {
-	return &cobra.Command{
-		Use:    "analyse",
-		Short:  "(not built yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("analyse: not built yet")
+	var (
+		db, out, baseline, method string
+		resamples                 int
+		confidence                float64
+		seed                      int64
+	)
+	c := &cobra.Command{
+		Use:     "analyse [--db FILE] [--out DIR] [--baseline LEVEL] [--method bca|percentile] [--resamples N] [--confidence C] [--seed N]",
+		Aliases: []string{"analyze"},
+		Short:   "Paired effects with bootstrap intervals, significance and factor sensitivity: CSV, LaTeX, SVG, HTML",
+		Long: `Analyse reads a campaign db and writes, into --out: runs.csv, effects.csv,
+sensitivity.csv, cells.csv, significance.csv, excluded.csv, latency.csv,
+tables.tex, figures/*.svg and report.html (see README "Analysis outputs").
+The same db and seed give byte-identical files. Exit 3 when no matched set
+is healthy (a partial report is still written).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if db == "" {
+				found, err := runner.FindDB(".")
+				if err != nil {
+					return usageErr(err)
+				}
+				db = found
+			}
+			if out == "" {
+				out = strings.TrimSuffix(db, filepath.Ext(db)) + "-analysis"
+			}
+			ctx, stop := st.interruptible(cmd.Context())
+			defer stop()
+			d, err := analysis.Load(ctx, db)
+			if err != nil {
+				if errors.Is(err, results.ErrNoDatabase) || errors.Is(err, results.ErrNotCampaign) ||
+					errors.Is(err, results.ErrNoCampaign) || errors.Is(err, results.ErrNewerSchema) {
+					return usageErr(err)
+				}
+				return fmt.Errorf("analyse %s: %w", db, err)
+			}
+			opt := analysis.Options{Baseline: baseline, Method: analysis.Method(method), Resamples: resamples,
+				Confidence: confidence, Seed: seed, SeedSet: cmd.Flags().Changed("seed")}
+			res, err := analysis.Analyse(d, opt)
+			var be *analysis.BaselineError
+			switch {
+			case errors.As(err, &be), errors.Is(err, analysis.ErrBadOption):
+				return usageErr(err)
+			case errors.Is(err, analysis.ErrNoHealthySet):
+				if werr := export.Write(out, res); werr != nil {
+					return werr
+				}
+				writeCounts(st, res)
+				fmt.Fprintf(st.stdout, "partial report in %s\n", out)
+				return withCode(exitInvalidRuns, fmt.Errorf("%s: %w; the partial report lists every excluded set and why", db, err))
+			case err != nil:
+				return fmt.Errorf("analyse %s: %w", db, err)
+			}
+			if err := export.Write(out, res); err != nil {
+				return err
+			}
+			writeCounts(st, res)
+			writeHeadline(st, res)
+			fmt.Fprintf(st.stdout, "report: %s\n", filepath.Join(out, "report.html"))
+			return nil
 		},
 	}
+	f := c.Flags()
+	f.StringVar(&db, "db", "", "campaign db (default: the only *.db in the current directory)")
+	f.StringVar(&out, "out", "", "output directory (default: <db name>-analysis)")
+	f.StringVar(&baseline, "baseline", "", "treatment level every other level is compared with (default: the campaign's)")
+	f.StringVar(&method, "method", "bca", "bootstrap interval: bca or percentile")
+	f.IntVar(&resamples, "resamples", 10000, "bootstrap resamples")
+	f.Float64Var(&confidence, "confidence", 0.95, "confidence level of the intervals")
+	f.Int64Var(&seed, "seed", 0, "bootstrap seed (default: the campaign seed)")
+	return c
+}
+
+// writeCounts tells, on stderr, how many matched sets each comparison used
+// and how many it left out.
+func writeCounts(st *state, res *analysis.Result) {
+	for _, c := range res.Counts {
+		fmt.Fprintf(st.stderr, "%s vs %s: %d matched sets, %d healthy, %d excluded\n",
+			c.Treatment, res.Levels[0], c.Sets, c.Healthy, c.Excluded)
+	}
+}
+
+// writeHeadline prints the pooled mean penalties on stdout.
+func writeHeadline(st *state, res *analysis.Result) {
+	tw := tabwriter.NewWriter(st.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "treatment\tmetric\tscope\tn\tmean penalty %%\tinterval\n")
+	for _, e := range res.Effects {
+		if e.Statistic != "mean_penalty" || (e.Scope != analysis.ScopeAll && e.Scope != analysis.ScopeAllCapped && e.Scope != analysis.ScopeAllMax) {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t[%.2f, %.2f]\n", e.Treatment, e.Metric, e.Scope, e.N, e.Estimate, e.Low, e.High)
+	}
+	tw.Flush()
 }

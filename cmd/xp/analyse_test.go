@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/analysis"
+)
+
+// saveCampaign writes a small synthetic campaign db through the evidence
+// store; mutate may spoil it first.
+func saveCampaign(t *testing.T, mutate func(*analysis.Dataset)) string {
+	t.Helper()
+	d := analysis.Synthetic(analysis.SyntheticConfig{Seed: 8, Levels: []string{"plaintext", "tls", "mtls"},
+		Factors:    []analysis.SyntheticFactor{{Name: "message_size", Levels: []string{"1024", "10240"}}},
+		Replicates: 3, Penalty: map[string]float64{"tls": 10, "mtls": 15}, Histograms: true, HistogramValues: 200, Invalid: 6})
+	if mutate != nil {
+		mutate(d)
+	}
+	path := filepath.Join(t.TempDir(), "campaign.db")
+	if err := analysis.Save(context.Background(), path, d, analysis.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func listFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
+		if err == nil && !de.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	return files
+}
+
+// TestAnalyseTwiceIsByteIdentical: the same db and seed, analysed twice
+// into two directories, give the same bytes in every file.
+func TestAnalyseTwiceIsByteIdentical(t *testing.T) {
+	db := saveCampaign(t, nil)
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, out := range []string{a, b} {
+		code, stdout, stderr := runXP(t, "analyse", "--db", db, "--out", out, "--resamples", "500")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stdout, "report: "+filepath.Join(out, "report.html")) || !strings.Contains(stdout, "publish_ms_p99") {
+			t.Fatalf("stdout: %s", stdout)
+		}
+		if !strings.Contains(stderr, "excluded") {
+			t.Fatalf("stderr does not count excluded sets: %s", stderr)
+		}
+	}
+	fa, fb := listFiles(t, a), listFiles(t, b)
+	if len(fa) < 10 || strings.Join(fa, ",") != strings.Join(fb, ",") {
+		t.Fatalf("file lists differ or are short: %v vs %v", fa, fb)
+	}
+	for _, f := range fa {
+		x, _ := os.ReadFile(filepath.Join(a, f))
+		y, _ := os.ReadFile(filepath.Join(b, f))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs", f)
+		}
+	}
+	// Another seed changes the intervals.
+	c := filepath.Join(t.TempDir(), "c")
+	if code, _, stderr := runXP(t, "analyse", "--db", db, "--out", c, "--resamples", "500", "--seed", "99"); code != 0 {
+		t.Fatal(stderr)
+	}
+	x, _ := os.ReadFile(filepath.Join(a, "effects.csv"))
+	y, _ := os.ReadFile(filepath.Join(c, "effects.csv"))
+	if bytes.Equal(x, y) {
+		t.Error("--seed 99 gave the same effects.csv as the campaign seed")
+	}
+}
+
+func TestAnalyseBadInput(t *testing.T) {
+	cases := []struct {
+		name     string
+		mutate   func(*analysis.Dataset)
+		args     []string
+		code     int
+		stderr   []string
+		wantFile string
+	}{
+		{"baseline-not-a-level", nil, []string{"--baseline", "sasl_ssl"}, exitUsage,
+			[]string{`baseline "sasl_ssl" is not a level of security`, "the levels are: mtls, plaintext, tls"}, ""},
+		{"no-healthy-set", func(d *analysis.Dataset) {
+			for i := range d.Runs {
+				if d.Runs[i].Factors[0] == "plaintext" {
+					d.Runs[i].Outcome = analysis.OutcomeInvalid
+					d.Runs[i].Reasons = []string{"backlog not drained"}
+				}
+			}
+		}, nil, exitInvalidRuns, []string{"no healthy matched set", "0 healthy"}, "report.html"},
+		{"corrupt-histogram", func(d *analysis.Dataset) {
+			d.Runs[4].Histograms["publish"] = []byte("garbage")
+		}, nil, exitFailure, []string{"attempt 1: publish histogram is corrupt"}, ""},
+		{"bad-method", nil, []string{"--method", "studentized"}, exitUsage, []string{"bca or percentile"}, ""},
+		{"bad-confidence", nil, []string{"--confidence", "95"}, exitUsage, []string{"--confidence"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := saveCampaign(t, c.mutate)
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"analyse", "--db", db, "--out", out, "--resamples", "200"}, c.args...)
+			code, _, stderr := runXP(t, args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, c.code, stderr)
+			}
+			for _, w := range c.stderr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q: %s", w, stderr)
+				}
+			}
+			if c.wantFile != "" {
+				if _, err := os.Stat(filepath.Join(out, c.wantFile)); err != nil {
+					t.Errorf("partial report: %v", err)
+				}
+			}
+		})
+	}
+	t.Run("missing-db", func(t *testing.T) {
+		code, _, stderr := runXP(t, "analyse", "--db", filepath.Join(t.TempDir(), "nope.db"))
+		if code != exitUsage || !strings.Contains(stderr, "nope.db") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
+}
