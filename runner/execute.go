@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/xp-bench/xp/planner"
@@ -211,7 +212,14 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	log := &attemptLog{now: r.o.Now}
 	log.printf("attempt %d of %s (%s) started", a.Number, row.Run, row.Security)
 
+	var mu sync.Mutex
+	completed := false // loadgen reported "done": the run itself finished
 	phase := func(p string, ends time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p == "done" {
+			completed = true
+		}
 		r.prog.setPhase(p, ends)
 		log.printf("phase %s", p)
 		r.store.SetPhase(wctx, a.ID, p)
@@ -227,10 +235,16 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 		samples := tel.stop()
 		phase("write", time.Time{})
 		ev = evidenceOf(res, lerr, samples)
-		if lerr != nil && ctx.Err() != nil {
-			ev.Outcome, ev.Error = results.OutcomeInterrupted, "interrupted by a signal: "+lerr.Error()
-		} else if ctx.Err() != nil && ev.Outcome != results.OutcomeDone && ev.Outcome != results.OutcomeInvalid {
-			ev.Outcome = results.OutcomeInterrupted
+		mu.Lock()
+		cut := ctx.Err() != nil && (lerr != nil || !completed)
+		mu.Unlock()
+		if cut {
+			// A run cut short by a signal is neither healthy nor unhealthy.
+			ev.Outcome, ev.Reasons = results.OutcomeInterrupted, nil
+			ev.Error = "interrupted by a signal"
+			if lerr != nil {
+				ev.Error += ": " + lerr.Error()
+			}
 		}
 	}
 	ev.Ended = r.o.Now()

@@ -13,10 +13,14 @@ import (
 )
 
 // loadConfig is the load generator configuration of a row.
-func loadConfig(row *planner.Row, ep Endpoint) (loadgen.Config, error) {
-	props, err := kafkaconf.ReadClientConfig(ep.ClientConfig)
-	if err != nil {
-		return loadgen.Config{}, fmt.Errorf("security mode %s: %w", row.Security, err)
+// props are the client properties of the endpoint; nil reads them from
+// ep.ClientConfig.
+func loadConfig(row *planner.Row, ep Endpoint, props map[string]string) (loadgen.Config, error) {
+	if props == nil {
+		var err error
+		if props, err = kafkaconf.ReadClientConfig(ep.ClientConfig); err != nil {
+			return loadgen.Config{}, fmt.Errorf("security mode %s: %w", row.Security, err)
+		}
 	}
 	rate := int64(row.TargetRate)
 	if row.TargetRate.IsMax() {
@@ -47,9 +51,19 @@ func loadConfig(row *planner.Row, ep Endpoint) (loadgen.Config, error) {
 	}, nil
 }
 
+// checkLoad validates a row's load generator settings before anything
+// starts (endpoints come later, so a placeholder stands in for them).
+func checkLoad(row *planner.Row) error {
+	cfg, err := loadConfig(row, Endpoint{Bootstrap: []string{"127.0.0.1:9"}}, map[string]string{})
+	if err != nil {
+		return err
+	}
+	return cfg.WithDefaults().Validate()
+}
+
 // runLoad runs the load generator for one row.
 func runLoad(ctx context.Context, row planner.Row, ep Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
-	cfg, err := loadConfig(&row, ep)
+	cfg, err := loadConfig(&row, ep, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -57,11 +71,19 @@ func runLoad(ctx context.Context, row planner.Row, ep Endpoint, onPhase func(str
 	return loadgen.Run(ctx, cfg)
 }
 
+// histogramFailure marks an attempt failed for a histogram that cannot be
+// stored, keeping its other evidence.
+func histogramFailure(ev results.Evidence, kind string, second int, err error) results.Evidence {
+	ev.Histograms = nil
+	ev.Outcome = results.OutcomeFailed
+	ev.Error = fmt.Sprintf("load generator histogram %s second %d: %v", kind, second, err)
+	return ev
+}
+
 // evidenceOf turns a load run into an attempt's evidence: outcome by the
-// health gate, metrics, histograms (stored as loadgen encodes them: the
-// base64 text of the V2-compressed encoding that hdrhistogram.Decode
-// reads), series, telemetry, and the load generator's JSON (without
-// histograms) as a log.
+// health gate, metrics, histograms (raw V2-compressed, see
+// results.DecodeHistogram), series, telemetry, and the load generator's
+// JSON (without histograms) as a log.
 func evidenceOf(res *loadgen.Result, runErr error, samples []results.Sample) results.Evidence {
 	ev := results.Evidence{Telemetry: samples, Metrics: map[string]float64{}}
 	m := ev.Metrics
@@ -104,7 +126,11 @@ func evidenceOf(res *loadgen.Result, runErr error, samples []results.Sample) res
 	}{{results.KindPublish, res.Histograms.Publish}, {results.KindE2E, res.Histograms.E2E},
 		{results.KindSendDelay, res.Histograms.SendDelay}} {
 		if h.data != "" {
-			ev.Histograms = append(ev.Histograms, results.Histogram{Kind: h.kind, Second: results.WholeRun, Data: []byte(h.data)})
+			blob, err := results.HistogramBlob([]byte(h.data))
+			if err != nil {
+				return histogramFailure(ev, h.kind, results.WholeRun, err)
+			}
+			ev.Histograms = append(ev.Histograms, results.Histogram{Kind: h.kind, Second: results.WholeRun, Data: blob})
 		}
 	}
 	for _, iv := range res.Intervals {
@@ -113,7 +139,11 @@ func evidenceOf(res *loadgen.Result, runErr error, samples []results.Sample) res
 			data []byte
 		}{{results.KindPublish, iv.Publish}, {results.KindE2E, iv.E2E}, {results.KindSendDelay, iv.SendDelay}} {
 			if len(h.data) > 0 {
-				ev.Histograms = append(ev.Histograms, results.Histogram{Kind: h.kind, Second: iv.Second, Data: h.data})
+				blob, err := results.HistogramBlob(h.data)
+				if err != nil {
+					return histogramFailure(ev, h.kind, iv.Second, err)
+				}
+				ev.Histograms = append(ev.Histograms, results.Histogram{Kind: h.kind, Second: iv.Second, Data: blob})
 			}
 		}
 	}

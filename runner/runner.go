@@ -226,6 +226,14 @@ func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg strin
 			problems = append(problems, fmt.Sprintf("row %s wants platform %s but --target %s is %s", r.Run, rp, targetArg, platform))
 		}
 	}
+	bad := 0
+	for i := range p.rows {
+		if err := checkLoad(&p.rows[i]); err != nil {
+			if bad++; bad <= 5 {
+				problems = append(problems, fmt.Sprintf("row %s: the load generator refuses it: %v", p.rows[i].Run, err))
+			}
+		}
+	}
 	if ml, ok := t.(ModeLister); ok {
 		modes, err := ml.Modes(ctx)
 		if err != nil {

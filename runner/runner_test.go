@@ -211,12 +211,28 @@ func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
 			t.Fatal(err)
 		}
 		whole, perSecond := 0, 0
+		var wholeCount, secondsCount int64
 		for _, h := range hs {
+			dh, err := results.DecodeHistogram(h.Data)
+			if err != nil {
+				t.Fatalf("attempt %d histogram %s/%d: %v", a.ID, h.Kind, h.Second, err)
+			}
 			if h.Second == results.WholeRun {
 				whole++
 			} else {
 				perSecond++
 			}
+			if h.Kind == results.KindPublish {
+				if h.Second == results.WholeRun {
+					wholeCount = dh.TotalCount()
+				} else {
+					secondsCount += dh.TotalCount()
+				}
+			}
+		}
+		if wholeCount == 0 || wholeCount != secondsCount || float64(wholeCount) != a.Metrics["published"] {
+			t.Errorf("attempt %d: publish histogram counts whole %d, per second %d, published %v",
+				a.ID, wholeCount, secondsCount, a.Metrics["published"])
 		}
 		if whole != 3 || perSecond < 3 {
 			t.Errorf("attempt %d: %d whole-run and %d per-second histograms", a.ID, whole, perSecond)

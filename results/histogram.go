@@ -1,0 +1,53 @@
+package results
+
+import (
+	"encoding/base64"
+	"fmt"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram blobs are the HdrHistogram V2-compressed encoding as raw bytes
+// (what Java's encodeIntoCompressedByteBuffer writes; cookie 0x1c849304),
+// not the base64 text of histogram logs, which would cost a third more.
+
+// DecodeHistogram decodes a stored histogram blob. It also accepts the
+// base64 text form (hdrhistogram-go's Encode output).
+func DecodeHistogram(data []byte) (*hdrhistogram.Histogram, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("empty histogram")
+	}
+	text := data
+	if data[0] == 0x1c { // raw V2-compressed: wrap as hdrhistogram.Decode expects
+		text = make([]byte, base64.StdEncoding.EncodedLen(len(data)))
+		base64.StdEncoding.Encode(text, data)
+	}
+	h, err := hdrhistogram.Decode(text)
+	if err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	return h, nil
+}
+
+// EncodeHistogram returns the blob DecodeHistogram reads.
+func EncodeHistogram(h *hdrhistogram.Histogram) ([]byte, error) {
+	text, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return nil, err
+	}
+	return HistogramBlob(text)
+}
+
+// HistogramBlob turns hdrhistogram-go's base64 text encoding into the
+// stored blob.
+func HistogramBlob(base64Text []byte) ([]byte, error) {
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(base64Text)))
+	n, err := base64.StdEncoding.Decode(raw, base64Text)
+	if err != nil {
+		return nil, fmt.Errorf("histogram is not base64 text: %w", err)
+	}
+	if n == 0 || raw[0] != 0x1c {
+		return nil, fmt.Errorf("histogram is not a V2-compressed HdrHistogram encoding")
+	}
+	return raw[:n], nil
+}
