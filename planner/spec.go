@@ -202,7 +202,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		}
 	}
 	if _, ok := seen["campaign"]; !ok {
-		p.errf(root, "campaign is required, e.g. campaign: tls-overhead")
+		p.errf(nil, "campaign is required, e.g. campaign: tls-overhead")
 	}
 	where := map[string]string{} // field -> "factors" or "fixed"
 	if factorsNode != nil {
@@ -213,7 +213,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	}
 	for _, f := range fields {
 		if f.required && where[f.name] == "" {
-			p.errf(root, "%s is required: give it under factors or fixed", f.name)
+			p.errf(nil, "%s is required: give it under factors or fixed", f.name)
 		}
 	}
 	p.treatment(s, root, treatmentNode, baselineNode, where)
@@ -222,13 +222,23 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	}
 	if len(p.errs) == 0 {
 		if n := s.rowsBeforeExclusion(); n > MaxRows {
-			p.errf(root, "spec crosses to more than %d rows before exclusions; split it", MaxRows)
+			p.errf(nil, "spec crosses to more than %d rows before exclusions; split it", MaxRows)
 		}
 	}
 	if !s.HasSeed {
 		s.Seed = DefaultSeed(s.Campaign)
 	}
 	if len(p.errs) > 0 {
+		// File order; problems without a single place last.
+		slices.SortStableFunc(p.errs, func(a, b SpecError) int {
+			if (a.Line == 0) != (b.Line == 0) {
+				if a.Line == 0 {
+					return 1
+				}
+				return -1
+			}
+			return a.Line - b.Line
+		})
 		return nil, p.errs
 	}
 	return s, nil

@@ -128,6 +128,8 @@ func TestParseSpecErrors(t *testing.T) {
 			[]string{"more than 100000000 rows"}},
 		{"two documents", "campaign: c\nfactors: {security: [tls]}\n" + base + "---\ncampaign: d\n", []string{"one YAML document"}},
 		{"yaml syntax", "campaign: [c\n", []string{"x.yaml: yaml: line"}},
+		{"sorted, placeless last", "campaign: c\nfactors:\n  security: [plaintext, tsl]\n  mesage_size: [1]\nfixed: {brokers: 1, acks: all, target_rate: 10}\nexclude:\n  - {secrity: tls}\n",
+			[]string{"x.yaml:3: factors: security", "x.yaml:4: factors: unknown row field", "x.yaml:7: exclude entry 1", "x.yaml: message_size is required"}},
 		{"several at once", "campaign: c\nreplicats: 2\nfactors:\n  security: [tsl]\n" + base,
 			[]string{`x.yaml:2: unknown key "replicats"`, `x.yaml:4: factors: security: unknown level "tsl"`}},
 	}
