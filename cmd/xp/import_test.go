@@ -63,8 +63,8 @@ func TestImportCSVThenAnalyse(t *testing.T) {
 	}
 	eff := readEffects(t, out)
 	for key, want := range map[string]string{
-		"tls|throughput|all|mean_penalty": "10", // (b - t)/b: larger is better
-		"tls|lat_ms_p99|all|mean_penalty": "20",
+		"tls|throughput|all|mean_penalty":   "10", // (b - t)/b: larger is better
+		"tls|lat_ms_p99|all|mean_penalty":   "20",
 		"tls|lat_ms_p99|all|ratio_of_means": "1.2",
 	} {
 		r, ok := eff[key]
