@@ -32,7 +32,7 @@ const (
 )
 
 const (
-	connectTimeout = 10 * time.Second
+	connectTimeout = 8 * time.Second
 	closeTimeout   = 5 * time.Second
 	maxErrSamples  = 5
 )
@@ -166,6 +166,8 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	case cfg.Topic != "" && errors.Is(err, kerr.TopicAlreadyExists):
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, r.fail("create topic %s: no answer within %v: %v", r.topic, connectTimeout, err)
 	default:
 		return nil, r.fail("create topic %s: %v", r.topic, err)
 	}
@@ -302,21 +304,28 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 			return
 		}
 		cpuStart = cpuSeconds()
+		lastPub, lastCons := r.ackedAll.Load(), r.consumedAll.Load()
 		r.phase("measure", measEnd)
-		var lastPub, lastCons int64
+		// Backlog is sampled every 10 ms (its maximum must not hide
+		// between seconds); the series once a second.
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
 		for s := 0; ; s++ {
 			next := warmEnd.Add(time.Duration(s+1) * time.Second)
 			stopped := false
-			select {
-			case <-time.After(time.Until(next)):
-			case <-stopSampling:
-				stopped = true
-			case <-ctx.Done():
-				stopped = true
+			for !stopped && time.Now().Before(next) {
+				select {
+				case <-tick.C:
+					r.sampleBacklog()
+				case <-stopSampling:
+					stopped = true
+				case <-ctx.Done():
+					stopped = true
+				}
 			}
+			r.sampleBacklog()
 			p, c := r.ackedAll.Load(), r.consumedAll.Load()
-			bl := r.backlog()
-			res.Series = append(res.Series, Second{Second: s, Published: p - lastPub, Consumed: c - lastCons, Backlog: bl})
+			res.Series = append(res.Series, Second{Second: s, Published: p - lastPub, Consumed: c - lastCons, Backlog: r.backlog()})
 			lastPub, lastCons = p, c
 			if s+1 == r.nsec {
 				cpuEnd = cpuSeconds()
@@ -350,6 +359,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	}
 	dcancel()
 	drainedAt := time.Now()
+	unacked := r.pendingProduce(producers)
 	close(stopSampling)
 	<-sampleDone
 	if cpuEnd == 0 && cpuStart != 0 {
@@ -426,7 +436,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		}
 	}
 	if !drained {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("backlog %d not drained within the drain timeout %v", r.backlog()+r.pendingProduce(nil), cfg.DrainTimeout))
+		res.Reasons = append(res.Reasons, fmt.Sprintf("not drained within the drain timeout %v: %d records unconsumed, %d unacknowledged", cfg.DrainTimeout, r.backlog(), unacked))
 	}
 	if res.Errors > 0 {
 		first := ""
