@@ -414,3 +414,29 @@ func TestRowAccessors(t *testing.T) {
 		}
 	}
 }
+
+// failingWriter fails every write after the first n bytes.
+type failingWriter struct{ n int }
+
+var errDiskFull = errors.New("disk full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		return 0, errDiskFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestExpandStreams: rows reach the writer while expansion runs (a writer
+// that fails stops it early with the writer's error).
+func TestExpandStreams(t *testing.T) {
+	s := mustSpec(t, spec1M)
+	sum, err := Expand(s, &failingWriter{n: 1 << 20})
+	if !errors.Is(err, errDiskFull) {
+		t.Fatalf("err %v, want the writer's error", err)
+	}
+	if sum.Rows == 0 || sum.Rows > 10000 {
+		t.Errorf("%d rows produced before the writer failed; want a few buffers' worth", sum.Rows)
+	}
+}
