@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/infra/local"
+)
+
+func TestLoadgenBadFlagsExit2(t *testing.T) {
+	dir := t.TempDir()
+	badConf := filepath.Join(dir, "bad.properties")
+	os.WriteFile(badConf, []byte("bootstrap.servers\n"), 0o600)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"rate zero", []string{"--rate", "0"}, "--rate"},
+		{"rate word", []string{"--rate", "fast"}, "--rate"},
+		{"acks", []string{"--acks", "2"}, "--acks"},
+		{"encoding", []string{"--encoding", "xml"}, "--encoding"},
+		{"concurrency with fixed rate", []string{"--rate", "100", "--concurrency", "8"}, "--concurrency applies to --rate max"},
+		{"message size", []string{"--message-size", "8"}, "--message-size"},
+		{"duration syntax", []string{"--duration", "30"}, "duration"},
+		{"unknown flag", []string{"--frobs", "3"}, "unknown flag"},
+		{"no bootstrap", []string{"--bootstrap", ""}, "no bootstrap"},
+		{"missing client config", []string{"--client-config", filepath.Join(dir, "nope")}, "--client-config"},
+		{"bad client config line", []string{"--client-config", badConf}, badConf + ":1"},
+		{"positional argument", []string{"extra"}, "unknown command"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"loadgen", "--bootstrap", "127.0.0.1:9"}, tc.args...)
+			code, _, stderr := runXP(t, args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Fatalf("stderr %q does not contain %q", stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadgenJSON(t *testing.T) {
+	c, err := local.Start(context.Background(), local.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	code, stdout, stderr := runXP(t, "loadgen", "--client-config", c.Modes()["tls"].ClientConfig,
+		"--rate", "500", "--warmup", "1s", "--duration", "2s", "--drain-timeout", "5s", "--encoding", "avro", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	for _, k := range []string{"healthy", "reasons", "target_rate", "publish_rate", "consume_rate", "published", "consumed",
+		"errors", "backlog_max", "drain_s", "publish_latency_ms", "e2e_latency_ms", "send_delay_ms", "histograms", "series",
+		"client_cpu_s", "config"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	if got["healthy"] != true || got["published"].(float64) != 1000 {
+		t.Fatalf("healthy %v published %v", got["healthy"], got["published"])
+	}
+	if !strings.Contains(stderr, "measure until") {
+		t.Errorf("no progress on stderr: %q", stderr)
+	}
+}
