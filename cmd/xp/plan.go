@@ -79,8 +79,11 @@ func writeOutput(st *state, path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return usageErrf("cannot write %s: %w", path, err)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return usageErrf("cannot write %s: directory %s does not exist", path, dir)
+		case errors.Is(err, fs.ErrPermission):
+			return usageErrf("cannot write %s: no permission to create files in %s", path, dir)
 		}
 		return err
 	}

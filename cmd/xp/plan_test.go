@@ -28,6 +28,8 @@ func TestPlanExpand(t *testing.T) {
 			[]string{"quickstart: 8 rows"}},
 		{"missing spec", []string{"plan", "expand", filepath.Join(dir, "nope.yaml")}, exitUsage, 0, []string{"nope.yaml"}},
 		{"no argument", []string{"plan", "expand"}, exitUsage, 0, []string{"accepts 1 arg"}},
+		{"output directory missing", []string{"plan", "expand", plansDir + "/quickstart.yaml", "-o", filepath.Join(dir, "no", "q.jsonl")}, exitUsage, 0,
+			[]string{"directory " + filepath.Join(dir, "no") + " does not exist"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
