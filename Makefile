@@ -22,9 +22,13 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
+# A fresh campaign each time (the previous demo's db is replaced). Exit 3
+# (some runs invalid) still goes on to the analysis, which reports them.
 demo: build
+	@mkdir -p out
+	@rm -f out/quickstart.db out/quickstart.db-wal out/quickstart.db-shm out/quickstart.db.lock
 	./$(BIN) plan expand plans/quickstart.yaml -o out/quickstart.jsonl
-	./$(BIN) run out/quickstart.jsonl --db out/quickstart.db
+	./$(BIN) run out/quickstart.jsonl --db out/quickstart.db || [ $$? -eq 3 ]
 	./$(BIN) analyse --db out/quickstart.db --out out/quickstart-analysis
 	@echo "results: out/quickstart.db, report: out/quickstart-analysis/report.html"
 
