@@ -45,7 +45,16 @@ type Rewriter struct {
 // DefaultMaxBatch bounds the decompressed size of one batch.
 const DefaultMaxBatch = 64 << 20
 
-var pool = sync.Pool{New: func() any { return &Rewriter{codecs: codecs{max: DefaultMaxBatch}} }}
+var pool = sync.Pool{New: func() any { return NewRewriter(DefaultMaxBatch) }}
+
+// NewRewriter returns a Rewriter that refuses batches decompressing past
+// maxBatch bytes (DefaultMaxBatch when ≤ 0).
+func NewRewriter(maxBatch int) *Rewriter {
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
+	}
+	return &Rewriter{codecs: codecs{max: maxBatch}}
+}
 
 // Get takes a Rewriter from a shared pool; Put returns it.
 func Get() *Rewriter { return pool.Get().(*Rewriter) }

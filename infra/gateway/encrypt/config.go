@@ -1,0 +1,239 @@
+package encrypt
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/gateway/envelope"
+	"github.com/xp-bench/xp/infra/gateway/fields"
+)
+
+// Modes of a topic rule, named as the security modes they implement.
+const (
+	// ModeEncrypt encrypts whole record values.
+	ModeEncrypt = "encrypt"
+	// ModeFieldEncrypt encrypts named top-level fields of structured values.
+	ModeFieldEncrypt = "field_encrypt"
+)
+
+// Encodings of field_encrypt values.
+const (
+	EncodingJSON     = "json"
+	EncodingAvro     = "avro"
+	EncodingProtobuf = "protobuf"
+)
+
+// ConfigKey is the gateway config key this package handles.
+const ConfigKey = "encrypt"
+
+// Config is the `encrypt:` section of a gateway config:
+//
+//	encrypt:
+//	  vault: kek.keys            # KEK file, mode 0600 (`ID BASE64KEY` lines, last one active)
+//	  create_vault: true         # create it with one fresh key if missing (default false)
+//	  data_key_max_encryptions: 4294967296   # rotate a data key after this many (default 2^32)
+//	  data_key_max_age: 1h       # ... or after this long (default 1h)
+//	  topics:                    # first matching pattern wins; other topics pass untouched
+//	    - pattern: "payments.*"  # glob: * ? [a-z]
+//	      mode: encrypt          # whole values
+//	    - pattern: "*"
+//	      mode: field_encrypt
+//	      encoding: json         # json | avro | protobuf
+//	      fields: [ssn]          # top-level field names; default [ssn]
+//	      avro_schema: record.avsc          # avro without framing: one schema
+//	      avro_schemas: {1: record.avsc}    # avro with Confluent framing: schema id → file
+//	      protobuf_descriptor_set: record.pb  # FileDescriptorSet (protoc --descriptor_set_out)
+//	      protobuf_message: xp.Record         # default: the set's only message
+//
+// Paths are absolute or relative to the config file.
+type Config struct {
+	Vault                 string        `yaml:"vault"`
+	CreateVault           bool          `yaml:"create_vault"`
+	DataKeyMaxEncryptions uint64        `yaml:"data_key_max_encryptions"`
+	DataKeyMaxAge         time.Duration `yaml:"data_key_max_age"`
+	Topics                []TopicRule   `yaml:"topics"`
+}
+
+// TopicRule says how the topics matching Pattern are encrypted.
+type TopicRule struct {
+	Pattern               string            `yaml:"pattern"`
+	Mode                  string            `yaml:"mode"`
+	Encoding              string            `yaml:"encoding"`
+	Fields                []string          `yaml:"fields"`
+	AvroSchema            string            `yaml:"avro_schema"`
+	AvroSchemas           map[uint32]string `yaml:"avro_schemas"`
+	ProtobufDescriptorSet string            `yaml:"protobuf_descriptor_set"`
+	ProtobufMessage       string            `yaml:"protobuf_message"`
+}
+
+// DefaultFields are the fields field_encrypt encrypts when none are named.
+var DefaultFields = []string{"ssn"}
+
+// Extension is the gateway config extension for the `encrypt:` key; pass
+// it to gateway.LoadConfig.
+func Extension() gateway.Extension {
+	return gateway.Extension{Key: ConfigKey, Build: func(node *yaml.Node, dir string) (gateway.RecordFilter, error) {
+		// Strict decoding: an unknown key is an error naming its line.
+		raw, err := yaml.Marshal(node)
+		if err != nil {
+			return nil, err
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(raw))
+		dec.KnownFields(true)
+		var cfg Config
+		if err := dec.Decode(&cfg); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "yaml: ")
+			// Lines are relative to the section; point at the section.
+			return nil, &gateway.ConfigError{Line: node.Line, Msg: fmt.Sprintf("%s: %s (known keys: vault, create_vault, data_key_max_encryptions, data_key_max_age, topics[pattern, mode, encoding, fields, avro_schema, avro_schemas, protobuf_descriptor_set, protobuf_message])", ConfigKey, msg)}
+		}
+		f, err := New(cfg, dir)
+		if err != nil {
+			return nil, &gateway.ConfigError{Line: node.Line, Msg: fmt.Sprintf("%s: %v", ConfigKey, err)}
+		}
+		return f, nil
+	}}
+}
+
+// rule is a compiled TopicRule.
+type rule struct {
+	pattern string
+	fields  bool // field_encrypt, else whole values
+	names   []string
+	codec   fields.Codec
+	// marker is the value of the header that marks a record this rule
+	// encrypted with all of its fields (see header.go).
+	marker []byte
+}
+
+func resolve(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func compileRules(cfg Config, dir string) ([]*rule, error) {
+	if len(cfg.Topics) == 0 {
+		return nil, errors.New("topics: at least one rule is needed (pattern and mode)")
+	}
+	var out []*rule
+	for i, tr := range cfg.Topics {
+		at := fmt.Sprintf("topics[%d]", i)
+		if tr.Pattern == "" {
+			return nil, fmt.Errorf("%s.pattern: required (a glob such as \"*\" or \"orders.*\")", at)
+		}
+		if _, err := path.Match(tr.Pattern, ""); err != nil {
+			return nil, fmt.Errorf("%s.pattern %q: %v", at, tr.Pattern, err)
+		}
+		r := &rule{pattern: tr.Pattern}
+		switch tr.Mode {
+		case ModeEncrypt:
+			if tr.Encoding != "" || len(tr.Fields) > 0 {
+				return nil, fmt.Errorf("%s: mode encrypt takes no encoding or fields (use mode field_encrypt)", at)
+			}
+			r.marker = markerValue(nil)
+			out = append(out, r)
+			continue
+		case ModeFieldEncrypt:
+			r.fields = true
+		default:
+			return nil, fmt.Errorf("%s.mode %q: want encrypt or field_encrypt", at, tr.Mode)
+		}
+		r.names = tr.Fields
+		if len(r.names) == 0 {
+			r.names = DefaultFields
+		}
+		for _, n := range r.names {
+			if n == "" || strings.ContainsAny(n, ",:") {
+				return nil, fmt.Errorf("%s.fields: %q is not a field name", at, n)
+			}
+		}
+		switch tr.Encoding {
+		case EncodingJSON:
+			r.codec = fields.JSON{}
+		case EncodingAvro:
+			var a *fields.Avro
+			switch {
+			case tr.AvroSchema != "" && len(tr.AvroSchemas) > 0:
+				return nil, fmt.Errorf("%s: give avro_schema (no framing) or avro_schemas (Confluent framing), not both", at)
+			case tr.AvroSchema != "":
+				b, err := fields.ReadAvroSchema(resolve(dir, tr.AvroSchema))
+				if err != nil {
+					return nil, fmt.Errorf("%s.avro_schema: %v", at, err)
+				}
+				if a, err = fields.NewAvro(b); err != nil {
+					return nil, fmt.Errorf("%s.avro_schema: %v", at, err)
+				}
+			case len(tr.AvroSchemas) > 0:
+				m := map[uint32][]byte{}
+				for id, p := range tr.AvroSchemas {
+					b, err := fields.ReadAvroSchema(resolve(dir, p))
+					if err != nil {
+						return nil, fmt.Errorf("%s.avro_schemas[%d]: %v", at, id, err)
+					}
+					m[id] = b
+				}
+				var err error
+				if a, err = fields.NewAvroConfluent(m); err != nil {
+					return nil, fmt.Errorf("%s.avro_schemas: %v", at, err)
+				}
+			default:
+				return nil, fmt.Errorf("%s: encoding avro needs avro_schema (a .avsc file) or avro_schemas (schema id → file)", at)
+			}
+			if err := a.CheckFields(r.names); err != nil {
+				return nil, fmt.Errorf("%s.fields: %v", at, err)
+			}
+			r.codec = a
+		case EncodingProtobuf:
+			if tr.ProtobufDescriptorSet == "" {
+				return nil, fmt.Errorf("%s: encoding protobuf needs protobuf_descriptor_set (protoc --descriptor_set_out)", at)
+			}
+			b, err := os.ReadFile(resolve(dir, tr.ProtobufDescriptorSet))
+			if err != nil {
+				return nil, fmt.Errorf("%s.protobuf_descriptor_set: %v", at, err)
+			}
+			p, err := fields.NewProtobuf(b, tr.ProtobufMessage)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", at, err)
+			}
+			if err := p.CheckFields(r.names); err != nil {
+				return nil, fmt.Errorf("%s.fields: %v", at, err)
+			}
+			r.codec = p
+		default:
+			return nil, fmt.Errorf("%s.encoding %q: want json, avro or protobuf", at, tr.Encoding)
+		}
+		r.marker = markerValue(r.names)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func openVault(cfg Config, dir string) (*envelope.Vault, error) {
+	if cfg.Vault == "" {
+		return nil, errors.New("vault: required (the 0600 key file of key-encryption keys)")
+	}
+	p := resolve(dir, cfg.Vault)
+	if cfg.CreateVault {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			if err := envelope.AddKey(p, "k1"); err != nil {
+				return nil, fmt.Errorf("vault: %v", err)
+			}
+		}
+	}
+	v, err := envelope.OpenVault(p)
+	if err != nil {
+		return nil, fmt.Errorf("vault: %v", err)
+	}
+	return v, nil
+}

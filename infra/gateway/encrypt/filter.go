@@ -1,0 +1,322 @@
+// Package encrypt is the gateway filter behind the `encrypt` and
+// `field_encrypt` security modes: on produce it encrypts record values (or
+// named fields of JSON, Avro and Protobuf values) of the configured topics,
+// on fetch it decrypts them and rebuilds each batch, so data rests on the
+// brokers as ciphertext while clients see exactly what they produced.
+//
+// Failures are visible, never garbage and never a silently empty fetch:
+//
+//   - Produce: any record that cannot be encrypted (a value that does not
+//     parse in the rule's encoding, a corrupt or pre-v2 batch, a key
+//     failure) fails the whole produce request; the gateway answers every
+//     partition with the code (INVALID_RECORD 87 for values,
+//     CORRUPT_MESSAGE 2 for batches, UNSUPPORTED_FOR_MESSAGE_FORMAT 43 for
+//     pre-v2 batches) and sends nothing upstream. Kafka applies a produce
+//     request's partitions independently, so failing only some partitions
+//     is not expressible through the gateway's seam.
+//   - Fetch: a partition with a record that cannot be restored gets an
+//     error code and no records, while the other partitions of the
+//     response are delivered: TOPIC_AUTHORIZATION_FAILED (29) when the
+//     vault lacks the record's key-encryption key ("this gateway may not
+//     read that data"), INVALID_RECORD (87) when a tag does not verify
+//     (tampered, moved to another topic or field, or a corrupt envelope or
+//     batch). Both are non-retriable in franz-go, librdkafka and the Java
+//     client, so consumers surface them instead of retrying silently
+//     (CORRUPT_MESSAGE would be retried silently by franz-go).
+package encrypt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/gateway/envelope"
+	"github.com/xp-bench/xp/infra/gateway/fields"
+	"github.com/xp-bench/xp/infra/gateway/records"
+)
+
+// Fetch error codes (see the package doc).
+var (
+	// ErrCodeMissingKey is set on a fetched partition whose records name a
+	// key-encryption key the vault does not hold.
+	ErrCodeMissingKey = kerr.TopicAuthorizationFailed
+	// ErrCodeIntegrity is set on a fetched partition with a record whose
+	// tag does not verify or that does not parse.
+	ErrCodeIntegrity = kerr.InvalidRecord
+)
+
+// Filter is the encrypting gateway.RecordFilter.
+type Filter struct {
+	rules []*rule
+	keys  *envelope.Keyring
+	log   *slog.Logger
+
+	topics  sync.Map // topic name → *rule (noRule when none matches)
+	calls   sync.Pool
+	lastLog atomic.Int64
+}
+
+var _ gateway.RecordFilter = (*Filter)(nil)
+
+var noRule = &rule{}
+
+// Option tunes a Filter.
+type Option func(*Filter)
+
+// WithLogger logs refused produces and failed fetch partitions (at most
+// one line a second); default discard.
+func WithLogger(l *slog.Logger) Option { return func(f *Filter) { f.log = l } }
+
+// WithKeyring uses k instead of a keyring over the configured vault (tests
+// and benchmarks that share one between filters).
+func WithKeyring(k *envelope.Keyring) Option { return func(f *Filter) { f.keys = k } }
+
+// New builds a filter from cfg; dir resolves relative paths.
+func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
+	rules, err := compileRules(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	f := &Filter{rules: rules, log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(f)
+	}
+	if f.keys == nil {
+		v, err := openVault(cfg, dir)
+		if err != nil {
+			return nil, err
+		}
+		f.keys = envelope.NewKeyring(v, envelope.Options{MaxEncryptions: cfg.DataKeyMaxEncryptions, MaxAge: cfg.DataKeyMaxAge})
+	}
+	f.calls.New = func() any { return &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()} }
+	return f, nil
+}
+
+// Keyring is the filter's keyring (for KEK rotation: Keyring().Reload()).
+func (f *Filter) Keyring() *envelope.Keyring { return f.keys }
+
+func (f *Filter) ruleFor(topic string) *rule {
+	if r, ok := f.topics.Load(topic); ok {
+		return r.(*rule)
+	}
+	r := noRule
+	for _, c := range f.rules {
+		if ok, _ := path.Match(c.pattern, topic); ok {
+			r = c
+			break
+		}
+	}
+	f.topics.Store(topic, r)
+	return r
+}
+
+func topicName(ctx context.Context, name string, id [16]byte) (string, bool) {
+	if name != "" {
+		return name, true
+	}
+	return gateway.TopicName(ctx, id)
+}
+
+// ProduceRequest implements gateway.RecordFilter: it encrypts the records
+// of configured topics.
+func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) error {
+	var c *call
+	defer func() {
+		if c != nil {
+			f.calls.Put(c)
+		}
+	}()
+	for ti := range req.Topics {
+		t := &req.Topics[ti]
+		topic, ok := topicName(ctx, t.Topic, t.TopicID)
+		if !ok {
+			// An id the gateway never saw in metadata: it cannot know
+			// whether the topic is encrypted, so it must not let
+			// plaintext through.
+			return fmt.Errorf("encrypt: produce to unknown topic id %x: %w", t.TopicID, kerr.UnknownTopicID)
+		}
+		r := f.ruleFor(topic)
+		if r == noRule {
+			continue
+		}
+		if c == nil {
+			c = f.calls.Get().(*call)
+		}
+		c.begin(topic, r)
+		for pi := range t.Partitions {
+			p := &t.Partitions[pi]
+			if records.HasOldMagic(p.Records) {
+				return fmt.Errorf("encrypt: topic %s partition %d: message format before v2 cannot carry the encryption header: %w", topic, p.Partition, kerr.UnsupportedForMessageFormat)
+			}
+			out, err := c.rw.Rewrite(make([]byte, 0, len(p.Records)+len(p.Records)/4+1024), p.Records, c.encryptRecord)
+			if err != nil {
+				return fmt.Errorf("encrypt: topic %s partition %d: %w", topic, p.Partition, produceError(err))
+			}
+			p.Records = out
+		}
+	}
+	return nil
+}
+
+func produceError(err error) error {
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke):
+		return err
+	case errors.Is(err, records.ErrCorrupt), errors.Is(err, records.ErrCRC), errors.Is(err, records.ErrTruncated), errors.Is(err, records.ErrTooLarge):
+		return fmt.Errorf("%w: %w", err, kerr.CorruptMessage)
+	case errors.Is(err, fields.ErrMalformed), errors.Is(err, fields.ErrFieldType):
+		return fmt.Errorf("%w: %w", err, kerr.InvalidRecord)
+	}
+	return fmt.Errorf("%w: %w", err, kerr.UnknownServerError)
+}
+
+// FetchResponse implements gateway.RecordFilter: it decrypts the records
+// of configured topics and rebuilds their batches.
+func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *kmsg.FetchResponse) error {
+	var c *call
+	defer func() {
+		if c != nil {
+			f.calls.Put(c)
+		}
+	}()
+	for ti := range resp.Topics {
+		t := &resp.Topics[ti]
+		topic, ok := topicName(ctx, t.Topic, t.TopicID)
+		if !ok {
+			// Not knowing the topic, the gateway cannot tell whether to
+			// decrypt: withhold the records rather than pass ciphertext.
+			for pi := range t.Partitions {
+				if p := &t.Partitions[pi]; p.ErrorCode == 0 && len(p.RecordBatches) > 0 {
+					p.ErrorCode, p.RecordBatches = kerr.UnknownTopicID.Code, nil
+				}
+			}
+			continue
+		}
+		r := f.ruleFor(topic)
+		if r == noRule {
+			continue
+		}
+		if c == nil {
+			c = f.calls.Get().(*call)
+		}
+		c.begin(topic, r)
+		for pi := range t.Partitions {
+			p := &t.Partitions[pi]
+			if p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
+				continue
+			}
+			out, err := c.rw.Rewrite(make([]byte, 0, len(p.RecordBatches)), p.RecordBatches, c.decryptRecord)
+			if err != nil && !errors.Is(err, records.ErrTruncated) {
+				code := ErrCodeIntegrity
+				if errors.Is(err, envelope.ErrUnknownKEK) {
+					code = ErrCodeMissingKey
+				}
+				p.ErrorCode, p.RecordBatches = code.Code, nil
+				f.logLimited("cannot decrypt a fetched partition; answering with an error code",
+					"topic", topic, "partition", p.Partition, "code", code.Message, "error", err)
+				continue
+			}
+			p.RecordBatches = out
+		}
+	}
+	return nil
+}
+
+func (f *Filter) logLimited(msg string, args ...any) {
+	now := time.Now().UnixNano()
+	last := f.lastLog.Load()
+	if now-last < int64(time.Second) || !f.lastLog.CompareAndSwap(last, now) {
+		return
+	}
+	f.log.Warn(msg, args...)
+}
+
+// call is the per-request state: cryptographic handles and buffers reused
+// across records and requests.
+type call struct {
+	f      *Filter
+	rw     *records.Rewriter
+	sealer *envelope.Sealer
+	opener *envelope.Opener
+	topic  string
+	rule   *rule
+	sc     fields.Scratch
+	value  []byte
+	hdrs   []byte
+	marker []byte
+	mc     markerCache
+}
+
+func (c *call) begin(topic string, r *rule) {
+	c.topic, c.rule = topic, r
+	c.sealer.Reset(topic)
+}
+
+func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, error) {
+	if r.Value == nil {
+		return false, nil // a tombstone stays a tombstone
+	}
+	marker := c.rule.marker
+	var err error
+	if !c.rule.fields {
+		if c.value, err = c.sealer.Seal(c.value[:0], "", r.Value); err != nil {
+			return false, err
+		}
+	} else {
+		var found []string
+		if c.value, found, err = c.rule.codec.Encrypt(c.value[:0], r.Value, c.rule.names, c.sealer, &c.sc); err != nil {
+			return false, err
+		}
+		if len(found) == 0 {
+			return false, nil
+		}
+		if len(found) != len(c.rule.names) {
+			c.marker = appendMarker(c.marker[:0], found)
+			marker = c.marker
+		}
+	}
+	r.Value = c.value
+	c.hdrs = append(c.hdrs[:0], r.Headers...)
+	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, marker)
+	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
+	return true, nil
+}
+
+// errMarker is a malformed encryption header.
+var errMarker = fmt.Errorf("encrypt: malformed %s header: %w", HeaderKey, envelope.ErrMalformed)
+
+func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, error) {
+	k, v, start, ok := r.LastHeader()
+	if !ok || string(k) != HeaderKey {
+		return false, nil
+	}
+	whole, names, ok := c.mc.parse(v)
+	if !ok || r.Value == nil {
+		return false, errMarker
+	}
+	var err error
+	if whole {
+		c.value, err = c.opener.Open(c.value[:0], c.topic, "", r.Value)
+	} else {
+		if c.rule.codec == nil {
+			return false, fmt.Errorf("encrypt: topic %s holds field-encrypted records but its rule is mode encrypt: %w", c.topic, fields.ErrFieldType)
+		}
+		c.value, err = c.rule.codec.Decrypt(c.value[:0], r.Value, names, c.topic, c.opener, &c.sc)
+	}
+	if err != nil {
+		return false, err
+	}
+	r.Value = c.value
+	r.Headers, r.NumHeaders = r.Headers[:start], r.NumHeaders-1
+	return true, nil
+}

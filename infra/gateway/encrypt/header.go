@@ -1,0 +1,76 @@
+package encrypt
+
+import (
+	"bytes"
+	"strings"
+)
+
+// HeaderKey is the record header that marks an encrypted record; the
+// gateway adds it as the record's last header on produce and removes it on
+// fetch. Its value is the format version, then for field encryption a colon
+// and the comma-separated names of the fields that were encrypted:
+//
+//	"1"            the value is one envelope (mode encrypt)
+//	"1:ssn,email"  the fields ssn and email each hold an envelope (field_encrypt)
+//
+// A record without it (produced before encryption was configured, or
+// with none of the fields present) is passed as it is.
+const HeaderKey = "xp.enc"
+
+// formatVersion is the only marker version so far; it matches the
+// envelope format version (envelope.Version1).
+const formatVersion = '1'
+
+func markerValue(names []string) []byte {
+	if len(names) == 0 {
+		return []byte{formatVersion}
+	}
+	return []byte(string(formatVersion) + ":" + strings.Join(names, ","))
+}
+
+func appendMarker(dst []byte, names []string) []byte {
+	dst = append(dst, formatVersion, ':')
+	for i, n := range names {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, n...)
+	}
+	return dst
+}
+
+// markerCache parses marker values, remembering the last one so a batch of
+// identically marked records parses once.
+type markerCache struct {
+	last  []byte
+	names []string
+	whole bool
+}
+
+// parse returns whether the marker means a whole value, or else the field
+// names; ok is false for an unknown version or a malformed value.
+func (m *markerCache) parse(v []byte) (whole bool, names []string, ok bool) {
+	if m.last != nil && bytes.Equal(v, m.last) {
+		return m.whole, m.names, true
+	}
+	if len(v) == 0 || v[0] != formatVersion {
+		return false, nil, false
+	}
+	switch {
+	case len(v) == 1:
+		m.whole, m.names = true, nil
+	case v[1] == ':' && len(v) > 2:
+		m.whole = false
+		m.names = strings.Split(string(v[2:]), ",")
+		for _, n := range m.names {
+			if n == "" {
+				m.last = nil
+				return false, nil, false
+			}
+		}
+	default:
+		return false, nil, false
+	}
+	m.last = append(m.last[:0], v...)
+	return m.whole, m.names, true
+}
