@@ -97,7 +97,9 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 		}
 		f.keys = envelope.NewKeyring(v, envelope.Options{MaxEncryptions: cfg.DataKeyMaxEncryptions, MaxAge: cfg.DataKeyMaxAge})
 	}
-	f.calls.New = func() any { return &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()} }
+	f.calls.New = func() any {
+		return &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
+	}
 	return f, nil
 }
 
