@@ -107,7 +107,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	db, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
-		lock.Close()
+		releaseLock(lock)
 		return nil, err
 	}
 	db.SetMaxOpenConns(1) // one writer connection
@@ -175,8 +175,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 func (s *Store) Close() error {
 	err := s.db.Close()
 	if s.lock != nil {
-		s.lock.Truncate(0) // a clean exit leaves no pid behind
-		s.lock.Close()     // releases the flock
+		releaseLock(s.lock)
 		s.lock = nil
 	}
 	return err
@@ -221,42 +220,64 @@ func dsn(path string, readOnly bool) string {
 
 // acquireLock takes an exclusive flock on path+".lock" and writes our pid
 // into it. The kernel drops the lock when the process ends, even by SIGKILL,
-// so a stale file never blocks the next run.
+// so a stale file never blocks the next run. A clean release removes the
+// file (releaseLock).
 func acquireLock(path string) (*os.File, error) {
 	lp := path + ".lock"
-	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		dir := filepath.Dir(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("cannot create campaign database %s: directory %s does not exist", path, dir)
-		}
-		if errors.Is(err, os.ErrPermission) {
-			return nil, fmt.Errorf("cannot write campaign database %s: no write permission in %s", path, dir)
-		}
-		return nil, fmt.Errorf("cannot write campaign database %s: %w", path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(lp)
-		f.Close()
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &LockedError{Path: path, PID: pid}
-		}
-		return nil, fmt.Errorf("lock campaign database %s: %w", path, err)
-	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	// The database itself must be writable too. access(2), not open(2): closing
-	// a descriptor of the database would drop SQLite's POSIX locks held by
-	// other connections of this process.
-	if _, err := os.Stat(path); err == nil {
-		if err := syscall.Access(path, 2 /* W_OK */); err != nil {
-			f.Close()
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			dir := filepath.Dir(path)
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("cannot create campaign database %s: directory %s does not exist", path, dir)
+			}
+			if errors.Is(err, os.ErrPermission) {
+				return nil, fmt.Errorf("cannot write campaign database %s: no write permission in %s", path, dir)
+			}
 			return nil, fmt.Errorf("cannot write campaign database %s: %w", path, err)
 		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			b, _ := os.ReadFile(lp)
+			f.Close()
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, &LockedError{Path: path, PID: pid}
+			}
+			return nil, fmt.Errorf("lock campaign database %s: %w", path, err)
+		}
+		// The previous holder may have removed the file between our open
+		// and our lock; then we locked a file nobody else sees. Lock the
+		// file the path names, or try again.
+		held, err1 := f.Stat()
+		named, err2 := os.Stat(lp)
+		if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+			f.Close()
+			if try < 10 {
+				continue
+			}
+			return nil, fmt.Errorf("lock campaign database %s: the lock file keeps changing", path)
+		}
+		if err := f.Truncate(0); err == nil {
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+		// The database itself must be writable too. access(2), not open(2):
+		// closing a descriptor of the database would drop SQLite's POSIX
+		// locks held by other connections of this process.
+		if _, err := os.Stat(path); err == nil {
+			if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+				releaseLock(f)
+				return nil, fmt.Errorf("cannot write campaign database %s: %w", path, err)
+			}
+		}
+		return f, nil
 	}
-	return f, nil
+}
+
+// releaseLock removes the lock file while still holding it, then drops the
+// lock (acquireLock's inode check makes the removal safe).
+func releaseLock(f *os.File) {
+	os.Remove(f.Name())
+	f.Close()
 }
 
 // querier is what *sql.DB and *sql.Tx share.

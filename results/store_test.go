@@ -441,6 +441,9 @@ func TestSecondWriterRefused(t *testing.T) {
 	}
 	r.Close()
 	s.Close()
+	if _, err := os.Stat(path + ".lock"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("lock file after a clean Close: %v", err)
+	}
 	s2, err := Open(ctx, path)
 	if err != nil {
 		t.Fatalf("writer after Close: %v", err)
