@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -481,3 +482,33 @@ func planJobs(defs []MetricDef, metrics []int, sets []matchedSet, clustered, mea
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// Estimate is one statistic with its interval.
+type Estimate struct {
+	Statistic           string
+	Estimate, Low, High float64
+	Method              string
+}
+
+// BootstrapPaired estimates the four paired statistics of treatment t
+// against baseline b (mean and median penalty, mean difference, ratio of
+// means) with independent resampling of the pairs, as
+// scipy.stats.bootstrap(paired=True) does. higher says larger values are
+// better. Options give method, resamples, confidence and seed (Seed is
+// used as given).
+func BootstrapPaired(t, b []float64, higher bool, o Options) ([]Estimate, error) {
+	if len(t) != len(b) {
+		return nil, fmt.Errorf("paired samples differ in length: %d and %d", len(t), len(b))
+	}
+	o, err := o.withDefaults(&Dataset{Seed: o.Seed})
+	if err != nil {
+		return nil, err
+	}
+	j := &bootJob{key: "paired", samples: []*pairedSample{newPairedSample(t, b, higher)}}
+	j.run(bootConfig{seed: uint64(o.Seed), resamples: o.Resamples, confidence: o.Confidence, method: o.Method}, &bootScratch{})
+	out := make([]Estimate, nStats)
+	for k := range nStats {
+		out[k] = Estimate{Statistic: statNames[k], Estimate: j.est[0][k], Low: j.low[0][k], High: j.high[0][k], Method: string(j.used[0][k])}
+	}
+	return out, nil
+}

@@ -53,6 +53,9 @@ func (j *bootJob) tabulable() bool {
 // sums it contributes to each sample's statistics.
 type clusterTable struct {
 	cum  []float64 // cumulative probabilities
+	// start[k] is the first multiset whose cumulative probability exceeds
+	// k/len(start), so the inverse-CDF search starts next to its answer.
+	start []int32
 	ms   [][]int32
 	sums []float64 // [multiset][sample][stride]
 }
@@ -68,23 +71,37 @@ func (j *bootJob) resampleTabled(rng *rand.Rand, w []int32, vals [][nStats][]flo
 	if j.meanOnly {
 		stride = 1
 	}
-	byN := map[int][2]any{}
+	type shape struct {
+		ms    [][]int32
+		cum   []float64
+		start []int32
+	}
+	byN := map[int]shape{}
 	tables := make([]clusterTable, len(j.clusters))
 	for ci, c := range j.clusters {
 		e, ok := byN[len(c)]
 		if !ok {
 			ms, prob := multisets(len(c))
-			e = [2]any{ms, prob}
+			cum := make([]float64, len(prob))
+			acc := 0.0
+			for k, p := range prob {
+				acc += p
+				cum[k] = acc
+			}
+			cum[len(cum)-1] = 1
+			start := make([]int32, 1024)
+			m := 0
+			for k := range start {
+				for m < len(cum)-1 && float64(k)/float64(len(start)) >= cum[m] {
+					m++
+				}
+				start[k] = int32(m)
+			}
+			e = shape{ms, cum, start}
 			byN[len(c)] = e
 		}
-		ms, prob := e[0].([][]int32), e[1].([]float64)
-		t := clusterTable{ms: ms, cum: make([]float64, len(prob)), sums: make([]float64, len(ms)*ns*stride)}
-		acc := 0.0
-		for k, p := range prob {
-			acc += p
-			t.cum[k] = acc
-		}
-		t.cum[len(t.cum)-1] = 1
+		t := clusterTable{ms: e.ms, cum: e.cum, start: e.start, sums: make([]float64, len(e.ms)*ns*stride)}
+		ms := e.ms
 		for m, counts := range ms {
 			for si, p := range j.samples {
 				o := (m*ns + si) * stride
@@ -117,7 +134,7 @@ func (j *bootJob) resampleTabled(rng *rand.Rand, w []int32, vals [][nStats][]flo
 			ci := rng.IntN(nc)
 			t := &tables[ci]
 			u := rng.Float64()
-			m := 0
+			m := int(t.start[int(u*float64(len(t.start)))])
 			for m < len(t.cum)-1 && u >= t.cum[m] {
 				m++
 			}

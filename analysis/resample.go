@@ -266,7 +266,7 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 		return
 	}
 	vals := s.values(ns, B)
-	if j.clusters != nil && j.tabulable() {
+	if j.clusters != nil && j.tabulable() && !j.direct {
 		j.resampleTabled(rng, w, vals)
 	} else {
 		for r := 0; r < B; r++ {

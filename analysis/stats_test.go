@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -151,4 +152,100 @@ func TestClusterBootstrapWiderThanIID(t *testing.T) {
 	if wc < 1.4*wi {
 		t.Fatalf("cluster interval width %v not clearly wider than iid %v", wc, wi)
 	}
+}
+
+func TestMultisets(t *testing.T) {
+	for n, want := range map[int]int{1: 1, 2: 3, 3: 10, 4: 35, 5: 126} {
+		ms, prob := multisets(n)
+		sum := 0.0
+		for _, p := range prob {
+			sum += p
+		}
+		if len(ms) != want || math.Abs(sum-1) > 1e-12 {
+			t.Errorf("n=%d: %d multisets (want %d), probabilities sum to %v", n, len(ms), want, sum)
+		}
+	}
+}
+
+// TestTabledClusterMatchesDirect: drawing each cluster's inner resample
+// from its table is the same distribution as drawing its sets one by one.
+// Both bootstrap distributions (B values each, independent streams) must
+// have the same mean and standard deviation within Monte Carlo error: the
+// mean of B values has sd s/sqrt(B), the difference of two such means
+// sqrt(2)*s/sqrt(B), allowed 5 times that; the sd of B values has sd about
+// s/sqrt(2B) (normal approximation), the difference of two allowed
+// 6*sqrt(2)*s/sqrt(2B) to cover the heavier tails of the median's discrete
+// distribution. Interval endpoints of the continuous statistics must agree
+// within 5*sqrt(2)*sigma, sigma measured over K direct runs.
+func TestTabledClusterMatchesDirect(t *testing.T) {
+	var x, y []float64
+	var clusters [][]int32
+	r := rand.New(rand.NewPCG(8, 8))
+	for c := range 15 {
+		var cl []int32
+		for range 3 {
+			cl = append(cl, int32(len(x)))
+			b := 5 + float64(c%4)
+			y = append(y, b)
+			x = append(x, b*(1.1+0.05*r.NormFloat64()+0.02*float64(c%3)))
+		}
+		clusters = append(clusters, cl)
+	}
+	const (
+		K = 25
+		B = 3000
+	)
+	cfg := func(seed int) bootConfig {
+		return bootConfig{seed: uint64(seed), resamples: B, confidence: 0.95, method: MethodBCa}
+	}
+	job := func(direct bool) *bootJob {
+		return &bootJob{key: "c", samples: []*pairedSample{newPairedSample(x, y, false)}, clusters: clusters, direct: direct, keep: true}
+	}
+	var lows, highs [nStats][]float64
+	var first *bootJob
+	for k := range K {
+		j := job(true)
+		j.run(cfg(k), &bootScratch{})
+		if first == nil {
+			first = j
+		}
+		for s := range nStats {
+			lows[s] = append(lows[s], j.low[0][s])
+			highs[s] = append(highs[s], j.high[0][s])
+		}
+	}
+	tab := job(false)
+	tab.run(cfg(1000), &bootScratch{})
+	for s := range nStats {
+		md, sd := meanSD(first.dist[0][s])
+		mt, st := meanSD(tab.dist[0][s])
+		if tol := 5 * math.Sqrt2 * sd / math.Sqrt(B); math.Abs(md-mt) > tol {
+			t.Errorf("%s: bootstrap mean direct %v tabled %v, tolerance %v", statNames[s], md, mt, tol)
+		}
+		if tol := 6 * math.Sqrt2 * sd / math.Sqrt(2*B); math.Abs(sd-st) > tol {
+			t.Errorf("%s: bootstrap sd direct %v tabled %v, tolerance %v", statNames[s], sd, st, tol)
+		}
+		if s == statMedianPenalty {
+			continue // discrete: endpoints jump between atoms
+		}
+		for _, c := range []struct {
+			what string
+			d    []float64
+			got  float64
+		}{{"low", lows[s], tab.low[0][s]}, {"high", highs[s], tab.high[0][s]}} {
+			sigma := stddev(c.d)
+			if sigma == 0 || math.Abs(c.got-c.d[0]) > 5*math.Sqrt2*sigma {
+				t.Errorf("%s %s: tabled %v, direct %v, sigma %v", statNames[s], c.what, c.got, c.d[0], sigma)
+			}
+		}
+	}
+}
+
+func meanSD(v []float64) (float64, float64) {
+	var m float64
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	return m, stddev(v)
 }
