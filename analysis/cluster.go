@@ -52,12 +52,12 @@ func (j *bootJob) tabulable() bool {
 // clusterTable holds, for one cluster, every distinct inner resample and the
 // sums it contributes to each sample's statistics.
 type clusterTable struct {
-	cum  []float64 // cumulative probabilities
+	cum []float64 // cumulative probabilities
 	// start[k] is the first multiset whose cumulative probability exceeds
 	// k/len(start), so the inverse-CDF search starts next to its answer.
 	start []int32
-	ms   [][]int32
-	sums []float64 // [multiset][sample][stride]
+	ms    [][]int32
+	sums  []float64 // [multiset][sample][stride]
 }
 
 // resampleTabled is the two-level bootstrap drawing, for each drawn
