@@ -2,7 +2,9 @@ package encrypt
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -248,6 +250,17 @@ func sortRecords(rs []*kgo.Record) {
 func readFile(t testing.TB, p string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func mustB64(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		t.Fatal(err)
 	}
