@@ -1,12 +1,13 @@
 package analysis
 
 import (
-	"encoding/base64"
 	"fmt"
 	"math"
 	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/xp-bench/xp/results"
 )
 
 // CurveKinds are the histogram kinds drawn as percentile curves.
@@ -26,20 +27,6 @@ func (e *HistogramError) Error() string {
 
 func (e *HistogramError) Unwrap() error { return e.Err }
 
-// DecodeHistogram reads an HDR histogram in the V2 compressed encoding,
-// either as hdrhistogram-go's Encode writes it (base64 text) or as the raw
-// bytes beneath.
-func DecodeHistogram(b []byte) (*hdrhistogram.Histogram, error) {
-	h, err := hdrhistogram.Decode(b)
-	if err == nil {
-		return h, nil
-	}
-	if h2, err2 := hdrhistogram.Decode([]byte(base64.StdEncoding.EncodeToString(b))); err2 == nil {
-		return h2, nil
-	}
-	return nil, err
-}
-
 // curvePercentiles are the points of a percentile curve: evenly spaced in
 // -log10(1-p), from p0 to p99.99.
 func curvePercentiles() []float64 {
@@ -52,12 +39,13 @@ func curvePercentiles() []float64 {
 	return ps
 }
 
-// MergeHistograms merges encoded histograms into one. Errors name the
+// MergeHistograms merges encoded histograms (as the evidence store keeps
+// them, see results.DecodeHistogram) into one. Errors name the
 // offending run through the run and attempt given for each blob.
 func MergeHistograms(blobs [][]byte, who []*Run, kind string) (*hdrhistogram.Histogram, error) {
 	var merged *hdrhistogram.Histogram
 	for i, b := range blobs {
-		h, err := DecodeHistogram(b)
+		h, err := results.DecodeHistogram(b)
 		if err != nil {
 			return nil, &HistogramError{Run: who[i].Run, Attempt: who[i].Attempt, Kind: kind, Err: err}
 		}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/xp-bench/xp/results"
 )
 
 // SyntheticConfig shapes a generated campaign.
@@ -126,7 +128,7 @@ func Synthetic(cfg SyntheticConfig) *Dataset {
 						for range cfg.HistogramValues {
 							h.RecordValue(int64(med * math.Exp(0.4*r.NormFloat64())))
 						}
-						b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+						b, err := results.EncodeHistogram(h)
 						if err != nil {
 							panic(err)
 						}
