@@ -24,9 +24,9 @@ type Progress struct {
 	Current *Attempt
 	// CurrentPlan is the plan row of Current.
 	CurrentPlan json.RawMessage
-	// FirstStarted is when the first attempt started; LastEnded when the
-	// latest one ended (zero if none).
-	FirstStarted, LastEnded time.Time
+	// FirstStarted and LastStarted are when the first and the latest
+	// attempt started; LastEnded when the latest one ended (zero if none).
+	FirstStarted, LastStarted, LastEnded time.Time
 	// MeanAttempt is the mean wall time of attempts that completed (done,
 	// invalid or failed).
 	MeanAttempt time.Duration
@@ -87,12 +87,12 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 		return p, err
 	}
 
-	var first, last sql.NullString
+	var first, lastStart, last sql.NullString
 	var mean sql.NullFloat64
-	if err := s.db.QueryRowContext(ctx, `SELECT min(started), max(ended),
+	if err := s.db.QueryRowContext(ctx, `SELECT min(started), max(started), max(ended),
 		avg(CASE WHEN outcome IN ('done', 'invalid', 'failed')
 			THEN (julianday(ended) - julianday(started)) * 86400.0 END)
-		FROM attempt`).Scan(&first, &last, &mean); err != nil {
+		FROM attempt`).Scan(&first, &lastStart, &last, &mean); err != nil {
 		return p, err
 	}
 	if p.FirstStarted, err = parseTime(first.String); err != nil {
@@ -101,7 +101,11 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 	if p.LastEnded, err = parseTime(last.String); err != nil {
 		return p, err
 	}
-	p.MeanAttempt = time.Duration(mean.Float64 * float64(time.Second))
+	if p.LastStarted, err = parseTime(lastStart.String); err != nil {
+		return p, err
+	}
+	// julianday() carries about a millisecond of rounding.
+	p.MeanAttempt = time.Duration(mean.Float64 * float64(time.Second)).Round(time.Millisecond)
 
 	var cur Attempt
 	var started, plan string

@@ -28,7 +28,7 @@ type Status struct {
 	// Current is the row being run (or left running by a killed process).
 	Current *StatusCurrent `json:"current"`
 	// ElapsedS runs from the first attempt's start to now while a writer
-	// runs, else to the last attempt's end.
+	// runs, else to the latest attempt's start or end.
 	ElapsedS float64 `json:"elapsed_s"`
 	// ETAS is the rows left times the mean attempt time; null before any
 	// attempt completed.
@@ -112,7 +112,10 @@ func ReadStatus(ctx context.Context, db string, now time.Time) (Status, error) {
 	}
 	if !p.FirstStarted.IsZero() {
 		end := p.LastEnded
-		if st.Writer != 0 || end.Before(p.FirstStarted) {
+		if p.LastStarted.After(end) {
+			end = p.LastStarted
+		}
+		if st.Writer != 0 {
 			end = now
 		}
 		st.ElapsedS = end.Sub(p.FirstStarted).Seconds()
