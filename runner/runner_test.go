@@ -22,6 +22,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	good := writePlan(t, dir, "good", smallSpec("good", []string{"plaintext", "tls"}, 1))
 	other := writePlan(t, dir, "other", smallSpec("other", []string{"plaintext", "mtls"}, 1))
+	manyTopics := writePlan(t, dir, "topics", smallSpec("topics", []string{"plaintext", "tls"}, 1)+"  topics: 3\n")
 
 	invalid := filepath.Join(dir, "invalid.jsonl")
 	b, _ := os.ReadFile(good)
@@ -86,6 +87,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"different plan in db", Options{Plan: good, DB: otherDB}, "different plan"},
 		{"progress without --resume", Options{Plan: other, DB: otherDB}, "add --resume"},
 		{"max attempts zero", Options{Plan: good, MaxAttempts: -1}, "--max-attempts"},
+		{"more topics than the load generator drives", Options{Plan: manyTopics}, "topics 3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
