@@ -135,7 +135,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	users := map[string]*credential{SASLUser: cred}
 
-	c.kf, err = kfake.NewCluster(kfake.NumBrokers(o.Brokers), kfake.AllowAutoTopicCreation())
+	// Small segments: kfake keeps segments in memory and grows each by
+	// doubling, so its default 100 MiB segments mean copies of up to 64 MiB
+	// that stall every produce for tens of milliseconds.
+	c.kf, err = kfake.NewCluster(kfake.NumBrokers(o.Brokers), kfake.AllowAutoTopicCreation(),
+		kfake.BrokerConfigs(map[string]string{"log.segment.bytes": strconv.Itoa(8 << 20)}))
 	if err != nil {
 		return nil, fmt.Errorf("local: kfake: %w", err)
 	}

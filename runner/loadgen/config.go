@@ -58,8 +58,11 @@ type Config struct {
 	Concurrency int
 	// Producers is the number of producer clients; default 1.
 	Producers int
-	// ConsumerGroups and ConsumersPerGroup; default 1 and 1.
-	ConsumerGroups    int
+	// ConsumerGroups is the number of consumer groups, each reading every
+	// record. 0 means none (produce only; e2e and the consume rule are then
+	// empty) and is NOT defaulted: the flag's default is 1.
+	ConsumerGroups int
+	// ConsumersPerGroup; default 1.
 	ConsumersPerGroup int
 	// Acks is "0", "1" or "all" (Kafka: acks); idempotence is on only with
 	// "all". Default "all".
@@ -99,7 +102,6 @@ func (c Config) WithDefaults() Config {
 	def(&c.MessageSize, 1024)
 	def(&c.Concurrency, 1)
 	def(&c.Producers, 1)
-	def(&c.ConsumerGroups, 1)
 	def(&c.ConsumersPerGroup, 1)
 	def(&c.BatchBytes, 131072)
 	if c.Acks == "" {

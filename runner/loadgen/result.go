@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -15,6 +16,20 @@ func (r Rate) MarshalJSON() ([]byte, error) {
 		return []byte(`"max"`), nil
 	}
 	return strconv.AppendInt(nil, int64(r), 10), nil
+}
+
+// UnmarshalJSON reads "max" or an integer rate.
+func (r *Rate) UnmarshalJSON(b []byte) error {
+	if string(b) == `"max"` {
+		*r = 0
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf(`rate: want an integer or "max", got %s`, b)
+	}
+	*r = Rate(n)
+	return nil
 }
 
 // Result is one load run, as `xp loadgen --json` prints it.

@@ -244,7 +244,10 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		kgo.ProducerLinger(time.Duration(cfg.LingerMs) * time.Millisecond),
 		kgo.ProducerBatchMaxBytes(int32(cfg.BatchBytes)),
 		kgo.ProducerBatchCompression(codec),
-		kgo.MaxBufferedRecords(max(10000, 2*cfg.Concurrency)),
+		// A second of records at the target rate (at least 10000): a broker
+		// hiccup shows as publish latency, and only a longer one blocks the
+		// pacer (and then shows as send delay).
+		kgo.MaxBufferedRecords(max(10000, 2*cfg.Concurrency, int(cfg.Rate)/cfg.Producers)),
 		kgo.RecordDeliveryTimeout(cfg.DrainTimeout),
 	}
 	switch cfg.Acks {

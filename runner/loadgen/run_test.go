@@ -44,7 +44,7 @@ func props(t *testing.T, c *local.Cluster, mode string) map[string]string {
 
 func quick(p map[string]string) Config {
 	return Config{
-		ClientConfig: p, Rate: 2000, Partitions: 3, LingerMs: 1,
+		ClientConfig: p, Rate: 2000, Partitions: 3, LingerMs: 1, ConsumerGroups: 1,
 		Warmup: time.Second, Duration: 3 * time.Second, DrainTimeout: 10 * time.Second, Seed: 1,
 	}
 }

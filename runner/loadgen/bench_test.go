@@ -1,0 +1,287 @@
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/local"
+)
+
+// helperEnv switches the test binary into a helper process for the
+// benchmarks: "cluster" serves an embedded cluster, "loadgen" runs one
+// Config read from stdin; each prints one JSON line. Benchmarks measure
+// the load generator in a process of its own, so the in-memory broker's
+// heap and CPU do not count as the instrument's.
+const helperEnv = "XP_LOADGEN_BENCH_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "cluster":
+		c, err := local.Start(context.Background(), local.Options{Brokers: 1})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		b, _ := json.Marshal(c.Modes())
+		fmt.Printf("%s\n", b)
+		io.Copy(io.Discard, os.Stdin) // until the parent closes stdin
+		c.Close()
+		os.Exit(0)
+	case "loadgen":
+		var cfg Config
+		if err := json.NewDecoder(os.Stdin).Decode(&cfg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		b, _ := json.Marshal(res)
+		fmt.Printf("%s\n", b)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// benchCluster starts an embedded cluster in a helper process and returns
+// its modes.
+func benchCluster(b *testing.B) map[string]local.Mode {
+	b.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"=cluster")
+	cmd.Stderr = os.Stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	var modes map[string]local.Mode
+	if err := json.Unmarshal(line, &modes); err != nil {
+		b.Fatal(err)
+	}
+	return modes
+}
+
+// runHelper runs one load in a helper process and returns its result.
+func runHelper(b *testing.B, cfg Config) *Result {
+	b.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"=loadgen")
+	cmd.Stderr = os.Stderr
+	in, _ := json.Marshal(cfg)
+	cmd.Stdin = bytesReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("load helper: %v", err)
+	}
+	var res Result
+	if err := json.Unmarshal(out, &res); err != nil {
+		b.Fatalf("load helper output: %v", err)
+	}
+	return &res
+}
+
+func bytesReader(b []byte) io.Reader { return &byteReader{b: b} }
+
+type byteReader struct{ b []byte }
+
+func (r *byteReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
+	if v := os.Getenv(name); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("%s=%q: %v", name, v, err)
+		}
+		return d
+	}
+	return def
+}
+
+func benchProps(b *testing.B, modes map[string]local.Mode) map[string]string {
+	p, err := kafkaconf.ReadClientConfig(modes[local.Plaintext].ClientConfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkRateAccuracy: open loop at 10k, 50k and 100k msg/s of 1 KiB
+// against the embedded cluster (plaintext). Targets: achieved rate within
+// ±0.5%, send-delay p99 under 1 ms. One load per sub-benchmark whatever
+// b.N (XP_BENCH_DURATION lengthens it; default 4s after 1s warm-up).
+func BenchmarkRateAccuracy(b *testing.B) {
+	modes := benchCluster(b)
+	d := envDuration(b, "XP_BENCH_DURATION", 4*time.Second)
+	for _, rate := range []int64{10_000, 50_000, 100_000} {
+		b.Run(strconv.FormatInt(rate/1000, 10)+"k", func(b *testing.B) {
+			cfg := Config{ClientConfig: benchProps(b, modes), Rate: rate, MessageSize: 1024, LingerMs: 1, ConsumerGroups: 1,
+				Warmup: time.Second, Duration: d, DrainTimeout: 20 * time.Second, Seed: 1}
+			res := runHelper(b, cfg)
+			b.ReportMetric(100*(res.PublishRate-float64(rate))/float64(rate), "rate_err_%")
+			b.ReportMetric(res.SendDelayMs.P99, "send_delay_p99_ms")
+			b.ReportMetric(res.PublishLatencyMs.P50, "publish_p50_ms")
+			b.ReportMetric(res.PublishLatencyMs.P99, "publish_p99_ms")
+			b.ReportMetric(res.E2ELatencyMs.P99, "e2e_p99_ms")
+			b.ReportMetric(res.ClientCPUS/d.Seconds(), "client_cpu_cores")
+			if !res.Healthy {
+				b.Logf("unhealthy: %v", res.Reasons)
+			}
+		})
+	}
+}
+
+// BenchmarkCeiling compares, on one embedded cluster, the produce rate of
+// `loadgen --rate max` (1 KiB, no consumers, 10000 in flight), a bare
+// franz-go produce loop with the same producer settings and no
+// measurement, and kcat -P (librdkafka) as the outside reference. Target:
+// loadgen at least 80% of the bare loop.
+func BenchmarkCeiling(b *testing.B) {
+	modes := benchCluster(b)
+	props := benchProps(b, modes)
+	d := envDuration(b, "XP_BENCH_DURATION", 4*time.Second)
+	b.Run("loadgen_max", func(b *testing.B) {
+		cfg := Config{ClientConfig: props, Rate: 0, Concurrency: 10000, MessageSize: 1024, LingerMs: 1,
+			ConsumerGroups: 0, Warmup: time.Second, Duration: d, DrainTimeout: 20 * time.Second, Seed: 1}
+		res := runHelper(b, cfg)
+		b.ReportMetric(res.PublishRate, "msg/s")
+		b.ReportMetric(res.PublishLatencyMs.P99, "publish_p99_ms")
+	})
+	b.Run("franz_go_bare", func(b *testing.B) {
+		b.ReportMetric(bareProduce(b, props, d), "msg/s")
+	})
+	b.Run("kcat", func(b *testing.B) {
+		b.ReportMetric(kcatProduce(b, modes[local.Plaintext].ClientConfig, d), "msg/s")
+	})
+}
+
+func bareProduce(b *testing.B, props map[string]string, d time.Duration) float64 {
+	return bareProduceT(b, props, d)
+}
+
+func bareProduceT(b testing.TB, props map[string]string, d time.Duration) float64 {
+	opts, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		b.Fatal(err)
+	}
+	topic := fmt.Sprintf("bare-%d", time.Now().UnixNano())
+	cl, err := kgo.NewClient(append(opts, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(time.Millisecond),
+		kgo.ProducerBatchMaxBytes(131072), kgo.MaxBufferedRecords(10000), kgo.ProducerBatchCompression(kgo.NoCompression()))...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 6, -1, nil, topic); err != nil {
+		b.Fatal(err)
+	}
+	defer adm.DeleteTopic(ctx, topic)
+	// The same incompressible payloads the load generator sends.
+	pay, _ := newEncoder(EncodingBytes, 1024)
+	pay.fill(1)
+	var acked atomic.Int64
+	promise := func(_ *kgo.Record, err error) {
+		if err == nil {
+			acked.Add(1)
+		}
+	}
+	warmEnd := time.Now().Add(time.Second)
+	var base int64
+	for i := 0; time.Now().Before(warmEnd); i++ {
+		cl.Produce(ctx, &kgo.Record{Value: pay.pool[i%len(pay.pool)]}, promise)
+	}
+	cl.Flush(ctx)
+	base = acked.Load()
+	start := time.Now()
+	end := start.Add(d)
+	for i := 0; time.Now().Before(end); i++ {
+		cl.Produce(ctx, &kgo.Record{Value: pay.pool[i%len(pay.pool)]}, promise)
+	}
+	cl.Flush(ctx)
+	return float64(acked.Load()-base) / time.Since(start).Seconds()
+}
+
+func kcatProduce(b *testing.B, clientConfig string, d time.Duration) float64 {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		b.Fatal("kcat is required: ", err)
+	}
+	topic := fmt.Sprintf("kcat-%d", time.Now().UnixNano())
+	// Records sized so kcat needs about d at 100k msg/s; capped by time.
+	n := int(d.Seconds() * 100_000)
+	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kcat, "-F", clientConfig, "-P", "-t", topic,
+		"-X", "linger.ms=1", "-X", "batch.size=131072")
+	stdin, _ := cmd.StdinPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	line := make([]byte, 1024)
+	for i := range line[:1023] {
+		line[i] = alnum[(i*7)%len(alnum)]
+	}
+	line[1023] = '\n'
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(stdin, 1<<20)
+	sent := 0
+	for ; sent < n && time.Since(start) < d; sent++ {
+		if _, err := w.Write(line); err != nil {
+			break
+		}
+	}
+	w.Flush()
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("kcat: %v\n%s", err, stderr.String())
+	}
+	return float64(sent) / time.Since(start).Seconds()
+}
+
+// BenchmarkMemory reports the load generator's peak RSS at 100k msg/s of
+// 1 KiB (target under 300 MiB over 60 s; default 5 s, XP_BENCH_MEMORY_DURATION=60s
+// for the full run; the cluster runs in another process and holds every
+// record in memory, about 6.6 GB for 60 s).
+func BenchmarkMemory(b *testing.B) {
+	modes := benchCluster(b)
+	d := envDuration(b, "XP_BENCH_MEMORY_DURATION", 5*time.Second)
+	cfg := Config{ClientConfig: benchProps(b, modes), Rate: 100_000, MessageSize: 1024, LingerMs: 1, ConsumerGroups: 1,
+		Warmup: time.Second, Duration: d, DrainTimeout: 20 * time.Second, Seed: 1}
+	res := runHelper(b, cfg)
+	b.ReportMetric(res.ClientRSSMaxMiB, "MiB_rss")
+	b.ReportMetric(100*(res.PublishRate-100_000)/100_000, "rate_err_%")
+	if !res.Healthy {
+		b.Logf("unhealthy: %v", res.Reasons)
+	}
+}
