@@ -48,6 +48,9 @@ func (res *Result) collectEffects(jobs []*plannedJob) {
 				family[k] = append(family[k], len(res.Tests))
 				res.Tests = append(res.Tests, ct)
 				pv = w.P
+			} else if j.clusters == nil {
+				// Pooled over a single cell: that cell's test.
+				pv = Wilcoxon(smp.d).P
 			} else {
 				// Pooled: test the cells' mean differences, one per cell.
 				var cd []float64

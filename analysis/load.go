@@ -14,7 +14,7 @@ import (
 // identityFields are plan-row fields that identify a run rather than
 // describe its configuration.
 var identityFields = map[string]bool{"campaign": true, "run": true, "cell": true, "pair": true,
-	"replicate": true, "block": true, "order": true, "treatment": true, "baseline": true}
+	"replicate": true, "block": true, "order": true, "seed": true, "treatment": true, "baseline": true}
 
 // ImportSpec is the campaign spec `xp import` records (as JSON, under the
 // key "import"), so an imported campaign says how to analyse itself.

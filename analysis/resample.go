@@ -200,6 +200,11 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 	for _, p := range j.samples {
 		p.meanOnly = j.meanOnly
 	}
+	if len(j.clusters) == 1 {
+		// One cluster: drawing it is certain, so the two-level bootstrap is
+		// the resampling of its sets.
+		j.clusters = nil
+	}
 	n := len(j.samples[0].t)
 	j.est = make([][nStats]float64, ns)
 	j.low = make([][nStats]float64, ns)
@@ -214,7 +219,7 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 		p.eval(w, &j.est[si])
 	}
 	method := cfg.method
-	if n < 2 || j.clusters != nil && len(j.clusters) < 2 {
+	if n < 2 {
 		// One set (or one cell) has no sampling distribution to speak of.
 		for si := range j.samples {
 			for k := range nStats {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -107,7 +108,11 @@ func writeHeadline(st *state, res *analysis.Result) {
 		if e.Statistic != "mean_penalty" || (e.Scope != analysis.ScopeAll && e.Scope != analysis.ScopeAllCapped && e.Scope != analysis.ScopeAllMax) {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t[%.2f, %.2f]\n", e.Treatment, e.Metric, e.Scope, e.N, e.Estimate, e.Low, e.High)
+		iv := "n/a (one set)"
+		if !math.IsNaN(e.Low) {
+			iv = fmt.Sprintf("[%.2f, %.2f]", e.Low, e.High)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%s\n", e.Treatment, e.Metric, e.Scope, e.N, e.Estimate, iv)
 	}
 	tw.Flush()
 }

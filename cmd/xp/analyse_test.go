@@ -134,3 +134,59 @@ func TestAnalyseBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestAnalyseNativeCampaign runs a tiny campaign on the embedded cluster
+// (plaintext vs tls, one configuration, two replicates, 2 s runs) and
+// analyses the db the runner wrote.
+func TestAnalyseNativeCampaign(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeFile(t, dir, "tiny.yaml", `campaign: tiny
+seed: 1
+replicates: 2
+treatment: security
+baseline: plaintext
+factors:
+  security: [plaintext, tls]
+fixed:
+  brokers: 1
+  message_size: 1024
+  acks: "1"
+  target_rate: 500
+  warmup_s: 1
+  duration_s: 2
+  drain_timeout_s: 5
+`)
+	plan := filepath.Join(dir, "tiny.jsonl")
+	db := filepath.Join(dir, "tiny.db")
+	if code, _, stderr := runXP(t, "plan", "expand", spec, "-o", plan); code != 0 {
+		t.Fatalf("plan expand: %s", stderr)
+	}
+	if code, _, stderr := runXP(t, "run", plan, "--db", db); code != 0 {
+		t.Fatalf("run exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runXP(t, "analyse", "--db", db, "--out", out, "--resamples", "1000")
+	if code != 0 {
+		t.Fatalf("analyse exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "tls vs plaintext: 2 matched sets, 2 healthy, 0 excluded") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	eff := readEffects(t, out)
+	for _, k := range []string{"tls|publish_ms_p99|all|mean_penalty", "tls|e2e_ms_p9999|all|ratio_of_means",
+		"tls|client_cpu_us_per_msg|all|mean_difference"} {
+		r, ok := eff[k]
+		if !ok || r[4] != "2" || r[8] == "" {
+			t.Errorf("%s: %v (stdout %s)", k, r, stdout)
+		}
+	}
+	runs, _ := os.ReadFile(filepath.Join(out, "runs.csv"))
+	header := strings.SplitN(string(runs), "\n", 2)[0]
+	if !strings.Contains(header, ",security,brokers,") || strings.Contains(header, ",seed,") {
+		t.Errorf("runs.csv header: %s", header)
+	}
+	figs := listFiles(t, filepath.Join(out, "figures"))
+	if len(figs) != 3 { // forest, publish and e2e curves of the one configuration
+		t.Errorf("figures: %v", figs)
+	}
+}
