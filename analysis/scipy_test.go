@@ -73,22 +73,25 @@ func genPaired(seed uint64, n int) (t, b []float64) {
 // jackknife acceleration and numpy's percentile must agree to rounding.
 func TestBCaFormulaMatchesScipy(t *testing.T) {
 	cases := []struct {
-		name string
-		seed uint64
-		n    int
-		conf float64
+		name   string
+		seed   uint64
+		n      int
+		conf   float64
+		method Method
 	}{
-		{"n12-95", 1, 12, 0.95},
-		{"n30-90", 2, 30, 0.90},
-		{"n57-99", 3, 57, 0.99},
+		{"n12-95", 1, 12, 0.95, MethodBCa},
+		{"n30-90", 2, 30, 0.90, MethodBCa},
+		{"n57-99", 3, 57, 0.99, MethodBCa},
+		{"n20-95-percentile", 4, 20, 0.95, MethodPercentile},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			x, y := genPaired(tc.seed, tc.n)
 			j := &bootJob{key: tc.name, samples: []*pairedSample{newPairedSample(x, y, false)}, keep: true}
-			cfg := bootConfig{seed: 42, resamples: 2000, confidence: tc.conf, method: MethodBCa}
+			cfg := bootConfig{seed: 42, resamples: 2000, confidence: tc.conf, method: tc.method}
 			j.run(cfg, &bootScratch{})
-			in := map[string]any{"x": x, "y": y, "conf": tc.conf, "dist": j.dist[0]}
+			scipyMethod := map[Method]string{MethodBCa: "BCa", MethodPercentile: "percentile"}[tc.method]
+			in := map[string]any{"x": x, "y": y, "conf": tc.conf, "dist": j.dist[0], "method": scipyMethod}
 			var out struct {
 				Low, High []float64
 			}
@@ -99,14 +102,14 @@ low, high = [], []
 for k, f in enumerate(STATS):
     prior = stats._resampling.BootstrapResult(confidence_interval=None,
         bootstrap_distribution=np.array(d["dist"][k]), standard_error=None)
-    r = stats.bootstrap((x, y), f, paired=True, method="BCa", n_resamples=0,
+    r = stats.bootstrap((x, y), f, paired=True, method=d["method"], n_resamples=0,
         confidence_level=d["conf"], bootstrap_result=prior)
     low.append(float(r.confidence_interval.low)); high.append(float(r.confidence_interval.high))
 print(json.dumps({"low": low, "high": high}))
 `, in, &out)
 			for k := range nStats {
-				if j.used[0][k] != MethodBCa {
-					t.Errorf("%s: used %s, want bca", statNames[k], j.used[0][k])
+				if j.used[0][k] != tc.method {
+					t.Errorf("%s: used %s, want %s", statNames[k], j.used[0][k], tc.method)
 				}
 				for _, c := range []struct {
 					what      string
@@ -277,5 +280,82 @@ print(json.dumps({"t": T, "p": P}))
 				t.Errorf("p = %.15g, scipy %.15g", got.P, out.P[i])
 			}
 		})
+	}
+}
+
+// TestMainEffectsMatchesNumpy fits the sensitivity model on an unbalanced
+// design with three factors and checks every partial F-test against the
+// same computation in numpy (lstsq residuals of the full model and of the
+// model without each factor) and scipy.stats.f.sf.
+func TestMainEffectsMatchesNumpy(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 21))
+	names := []string{"size", "acks", "brokers"}
+	levels := [][]string{{"1024", "10240", "102400"}, {"1", "all"}, {"3", "5"}}
+	effect := [][]float64{{0, 4, 9}, {0, 1.5}, {0, 0}}
+	var y []float64
+	cols := make([][]string, 3)
+	for i := range 90 {
+		v := 10.0
+		for f := range 3 {
+			k := r.IntN(len(levels[f]))
+			if f == 0 && i%5 == 0 {
+				k = 2 // unbalanced
+			}
+			cols[f] = append(cols[f], levels[f][k])
+			v += effect[f][k]
+		}
+		y = append(y, v+r.NormFloat64())
+	}
+	terms, model, ok := mainEffects(y, cols, names)
+	if !ok {
+		t.Fatal("no model")
+	}
+	var out struct {
+		SS, F, P []float64
+		DFResid  int
+		R2       float64
+	}
+	runPython(t, scipyStats+`
+d = json.load(sys.stdin)
+y = np.array(d["y"])
+def dummies(col):
+    def key(s):
+        try:
+            return (0, float(s), s)
+        except ValueError:
+            return (1, 0.0, s)
+    lv = sorted(set(col), key=key)
+    return np.array([[1.0 if v == l else 0.0 for l in lv[1:]] for v in col])
+blocks = [dummies(c) for c in d["cols"]]
+def rss(skip):
+    X = np.hstack([np.ones((len(y), 1))] + [b for i, b in enumerate(blocks) if i != skip])
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    res = y - X @ beta
+    return float(res @ res), np.linalg.matrix_rank(X)
+full, rank = rss(-1)
+dfr = len(y) - rank
+SS, F, P = [], [], []
+for i in range(len(blocks)):
+    r, rk = rss(i)
+    df = rank - rk
+    ss = r - full
+    f = (ss / df) / (full / dfr)
+    SS.append(ss); F.append(f); P.append(float(stats.f.sf(f, df, dfr)))
+sst = float(((y - y.mean()) ** 2).sum())
+print(json.dumps({"ss": SS, "f": F, "p": P, "dfresid": int(dfr), "r2": 1 - full / sst}))
+`, map[string]any{"y": y, "cols": cols}, &out)
+	if model.DFResid != out.DFResid || !closeRel(model.R2, out.R2, 1e-9) {
+		t.Errorf("model df %d r2 %v, numpy df %d r2 %v", model.DFResid, model.R2, out.DFResid, out.R2)
+	}
+	for i, term := range terms {
+		if term.Factor != names[i] {
+			t.Fatalf("term %d is %s", i, term.Factor)
+		}
+		if !closeRel(term.SS, out.SS[i], 1e-8) || !closeRel(term.F, out.F[i], 1e-8) || !closeRel(term.P, out.P[i], 1e-8) {
+			t.Errorf("%s: SS %v F %v p %v; numpy SS %v F %v p %v", term.Factor, term.SS, term.F, term.P, out.SS[i], out.F[i], out.P[i])
+		}
+	}
+	if !(terms[0].P < 1e-6 && terms[2].P > 1e-3) {
+		t.Errorf("size must matter (p %v) and brokers not (p %v)", terms[0].P, terms[2].P)
 	}
 }
