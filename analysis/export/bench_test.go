@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"encoding/json"
 	"os"
@@ -27,6 +28,15 @@ var bench struct {
 	err  error
 }
 
+// TestMain removes the benchmark campaign after the run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bench.dir != "" {
+		os.RemoveAll(bench.dir)
+	}
+	os.Exit(code)
+}
+
 func benchSetup(b *testing.B) {
 	b.Helper()
 	bench.once.Do(func() {
@@ -42,10 +52,8 @@ func benchSetup(b *testing.B) {
 			return
 		}
 		bench.xp = filepath.Join(bench.dir, "xp")
-		out, err := exec.Command("go", "build", "-o", bench.xp, "github.com/xp-bench/xp/cmd/xp").CombinedOutput()
-		if err != nil {
-			bench.err = &exec.ExitError{}
-			b.Logf("go build: %s", out)
+		if out, err := exec.Command("go", "build", "-o", bench.xp, "github.com/xp-bench/xp/cmd/xp").CombinedOutput(); err != nil {
+			bench.err = fmt.Errorf("go build xp: %v\n%s", err, out)
 		}
 	})
 	if bench.err != nil {
