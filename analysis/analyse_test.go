@@ -142,3 +142,63 @@ func TestMergedHistogramPercentiles(t *testing.T) {
 		t.Fatalf("corrupt blob: err = %v", err)
 	}
 }
+
+// TestCappedAndSaturatingNeverPooled: a campaign with capped and
+// saturating configurations gets one pooled scope per rate class, and
+// throughput only where the rows saturate.
+func TestCappedAndSaturatingNeverPooled(t *testing.T) {
+	d := Synthetic(SyntheticConfig{Seed: 3, Levels: []string{"plaintext", "tls"},
+		Factors:    []SyntheticFactor{{Name: "target_rate", Levels: []string{"1000", "max"}}, {Name: "acks", Levels: []string{"1", "all"}}},
+		Replicates: 3, Penalty: map[string]float64{"tls": 10}})
+	for i := range d.Runs {
+		r := &d.Runs[i]
+		if r.Factors[1] == "max" {
+			r.Saturating = true
+			r.Metrics["publish_rate"] = 50000 / (1 + 0.1*float64(i%2))
+		}
+	}
+	res, err := Analyse(d, Options{Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sat := map[string]bool{}
+	for _, c := range res.Cells {
+		sat[c.Pair] = c.Saturating
+	}
+	scopes := map[string]int{}
+	for _, e := range res.Effects {
+		switch e.Scope {
+		case ScopeAll:
+			t.Fatalf("scope all in a mixed campaign: %+v", e)
+		case ScopeAllCapped, ScopeAllMax:
+			scopes[e.Scope]++
+			if e.N != 6 {
+				t.Errorf("%s %s pools %d sets, want the 6 of its rate class", e.Scope, e.Metric, e.N)
+			}
+		}
+		if e.Metric == "publish_rate" && (e.Scope == ScopeAllCapped || (e.Scope != ScopeAllMax && !sat[e.Scope])) {
+			t.Errorf("throughput estimated for capped rows: %+v", e)
+		}
+	}
+	if scopes[ScopeAllCapped] == 0 || scopes[ScopeAllMax] == 0 {
+		t.Fatalf("pooled scopes: %v", scopes)
+	}
+}
+
+// TestWorkersDoNotChangeResults: the estimates are the same for one worker
+// or many.
+func TestWorkersDoNotChangeResults(t *testing.T) {
+	d := Synthetic(SyntheticConfig{Seed: 9, Levels: []string{"plaintext", "tls", "mtls"}, Factors: smallShape(),
+		Replicates: 3, Penalty: map[string]float64{"tls": 10, "mtls": 20}})
+	a, err := Analyse(d, Options{Resamples: 500, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Analyse(d, Options{Resamples: 500, Workers: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(a.Effects, a.Sensitivity, a.Terms) != fmt.Sprint(b.Effects, b.Sensitivity, b.Terms) {
+		t.Fatal("results depend on the number of workers")
+	}
+}
