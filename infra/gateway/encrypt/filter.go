@@ -159,7 +159,11 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 			if records.HasOldMagic(p.Records) {
 				return fmt.Errorf("encrypt: topic %s partition %d: message format before v2 cannot carry the encryption header: %w", topic, p.Partition, kerr.UnsupportedForMessageFormat)
 			}
-			out, err := c.rw.Rewrite(make([]byte, 0, len(p.Records)+len(p.Records)/4+1024), p.Records, c.encryptRecord)
+			// The request outlives this call, so its records need their
+			// own buffer: sized for every record growing by an envelope
+			// (base64 for text fields) and the marker header.
+			grow := records.CountRecords(p.Records) * (envelope.Overhead(envelope.MaxKeyID)*4/3 + len(HeaderKey) + 64)
+			out, err := c.rw.Rewrite(make([]byte, 0, len(p.Records)+grow), p.Records, c.encryptRecord)
 			if err != nil {
 				return fmt.Errorf("encrypt: topic %s partition %d: %w", topic, p.Partition, produceError(err))
 			}
@@ -217,7 +221,9 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 			if p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
 				continue
 			}
-			out, err := c.rw.Rewrite(make([]byte, 0, len(p.RecordBatches)), p.RecordBatches, c.decryptRecord)
+			// Decrypted records are shorter than their ciphertext: rebuild
+			// them over the response's own buffer.
+			out, err := c.rw.RewriteInPlace(p.RecordBatches, c.decryptRecord)
 			if err != nil && !errors.Is(err, records.ErrTruncated) {
 				code := ErrCodeIntegrity
 				if errors.Is(err, envelope.ErrUnknownKEK) {

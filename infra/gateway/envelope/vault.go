@@ -16,9 +16,9 @@ import (
 // KeySize is the size of every key xp uses: AES-256.
 const KeySize = 32
 
-// maxKeyID bounds a key-encryption key id; it is written into every
+// MaxKeyID bounds a key-encryption key id; it is written into every
 // envelope behind a one-byte length.
-const maxKeyID = 64
+const MaxKeyID = 64
 
 // Vault holds key-encryption keys (KEKs) read from a key file. The file is
 // plain text, one key a line: `ID BASE64KEY` (32 bytes, standard base64);
@@ -95,8 +95,8 @@ func parseVault(path string, data []byte) (*Vault, error) {
 }
 
 func checkKeyID(id string) error {
-	if id == "" || len(id) > maxKeyID {
-		return fmt.Errorf("key id %q: want 1..%d characters", id, maxKeyID)
+	if id == "" || len(id) > MaxKeyID {
+		return fmt.Errorf("key id %q: want 1..%d characters", id, MaxKeyID)
 	}
 	for _, c := range []byte(id) {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"sync"
+	"unsafe"
 )
 
 // Batch header layout (record batch v2).
@@ -40,6 +41,7 @@ type Rewriter struct {
 	codecs
 	plain []byte
 	recs  []byte
+	out   []byte
 }
 
 // DefaultMaxBatch bounds the decompressed size of one batch.
@@ -67,6 +69,9 @@ func Put(w *Rewriter) {
 	if cap(w.recs) > 4<<20 {
 		w.recs = nil
 	}
+	if cap(w.out) > 4<<20 {
+		w.out = nil
+	}
 	pool.Put(w)
 }
 
@@ -78,6 +83,20 @@ func Put(w *Rewriter) {
 // (fetch responses may end in one; a produce request must not). Any other
 // error means dst holds nothing usable.
 func (w *Rewriter) Rewrite(dst, set []byte, fn RecordFunc) ([]byte, error) {
+	return w.rewrite(dst, set, fn, false)
+}
+
+// RewriteInPlace is Rewrite writing its output over set itself, as far as
+// it fits: each batch is rebuilt aside and copied back over the bytes it
+// came from, and a batch that grows moves the output (that batch and the
+// rest) to a new buffer, so nothing unread is ever overwritten. Use it
+// when records mostly shrink (decryption) and set is not needed after.
+func (w *Rewriter) RewriteInPlace(set []byte, fn RecordFunc) ([]byte, error) {
+	return w.rewrite(set[:0], set, fn, true)
+}
+
+func (w *Rewriter) rewrite(dst, set []byte, fn RecordFunc, inPlace bool) ([]byte, error) {
+	orig, base, off := set, unsafe.SliceData(set), 0
 	for len(set) > 0 {
 		if len(set) < headerSize {
 			return dst, ErrTruncated
@@ -91,6 +110,15 @@ func (w *Rewriter) Rewrite(dst, set []byte, fn RecordFunc) ([]byte, error) {
 		}
 		batch := set[:12+blen]
 		set = set[12+blen:]
+		off += 12 + int(blen)
+		if inPlace {
+			if unsafe.SliceData(dst) == base {
+				// Output may not pass the end of the batch being read.
+				dst = orig[:len(dst):off]
+			} else {
+				inPlace = false
+			}
+		}
 		if batch[offMagic] != 2 {
 			dst = append(dst, batch...)
 			continue
@@ -101,6 +129,20 @@ func (w *Rewriter) Rewrite(dst, set []byte, fn RecordFunc) ([]byte, error) {
 		}
 	}
 	return dst, nil
+}
+
+// CountRecords sums the record counts of the complete batches of set.
+func CountRecords(set []byte) int {
+	n := 0
+	for len(set) >= headerSize {
+		blen := int64(int32(binary.BigEndian.Uint32(set[offLength:])))
+		if blen < headerSize-12 || int64(len(set)-12) < blen {
+			break
+		}
+		n += int(max(int32(binary.BigEndian.Uint32(set[offCount:])), 0))
+		set = set[12+blen:]
+	}
+	return n
 }
 
 // HasOldMagic reports whether any complete batch of set is pre-v2.
@@ -143,9 +185,10 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 		}
 		body = w.plain
 	}
-	start := len(dst)
-	dst = append(dst, batch[:headerSize]...)
-	out := dst
+	// The new batch is built aside in w.out and copied to dst only once
+	// the old one has been read whole (dst may overlay it).
+	nb := append(w.out[:0], batch[:headerSize]...)
+	out := nb
 	if info.Codec != None {
 		out = w.recs[:0]
 	}
@@ -154,35 +197,36 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 	for range count {
 		var err error
 		if body, err = parseRecord(body, &r); err != nil {
-			return dst[:start], err
+			return dst, err
 		}
 		c, err := fn(&info, &r)
 		if err != nil {
-			return dst[:start], err
+			return dst, err
 		}
 		changed = changed || c
 		out = AppendRecord(out, &r)
 	}
 	if len(body) != 0 {
-		return dst[:start], ErrCorrupt
-	}
-	if !changed {
-		if info.Codec != None {
-			w.recs = out
-		}
-		return append(dst[:start], batch...), nil
+		return dst, ErrCorrupt
 	}
 	if info.Codec == None {
-		dst = out
+		nb = out
 	} else {
 		w.recs = out
+	}
+	if !changed {
+		w.out = nb
+		return append(dst, batch...), nil
+	}
+	if info.Codec != None {
 		var err error
-		if dst, err = w.compress(dst, info.Codec, out); err != nil {
-			return dst[:start], err
+		if nb, err = w.compress(nb, info.Codec, out); err != nil {
+			w.out = nb
+			return dst, err
 		}
 	}
-	b := dst[start:]
-	binary.BigEndian.PutUint32(b[offLength:], uint32(len(b)-12))
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
-	return dst, nil
+	binary.BigEndian.PutUint32(nb[offLength:], uint32(len(nb)-12))
+	binary.BigEndian.PutUint32(nb[offCRC:], crc32.Checksum(nb[offAttributes:], castagnoli))
+	w.out = nb
+	return append(dst, nb...), nil
 }
