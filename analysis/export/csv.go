@@ -193,7 +193,7 @@ func latencyRows(res *analysis.Result) [][]string {
 	return rows
 }
 
-// writeAll writes every CSV file into dir.
+// writeCSVs writes every CSV file into dir.
 func writeCSVs(dir string, res *analysis.Result) error {
 	header, metrics := RunsHeader(res)
 	if err := writeCSV(filepath.Join(dir, "runs.csv"), header, runsRows(res, metrics)); err != nil {

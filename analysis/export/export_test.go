@@ -149,6 +149,10 @@ func TestOutputsContent(t *testing.T) {
 			t.Errorf("tables.tex lacks %q", w)
 		}
 	}
+	report, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:|//)|@import|url\(\s*["']?https?:`).Find(report); m != nil {
+		t.Errorf("report.html refers to the network: %s", m)
+	}
 	svg, _ := os.ReadFile(filepath.Join(dir, "figures", "forest-all.svg"))
 	if !bytes.Contains(svg, []byte("@font-face")) || !bytes.Contains(svg, []byte("data:font/ttf;charset=utf-8;base64,")) {
 		t.Error("forest-all.svg does not embed its fonts")
