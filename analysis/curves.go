@@ -3,7 +3,9 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -79,28 +81,61 @@ func (res *Result) buildCurves() error {
 		}
 	}
 	ps := curvePercentiles()
-	for _, c := range res.Cells {
-		for _, kind := range CurveKinds {
-			for _, lv := range res.Levels {
-				runs := groups[key{c.Pair, lv, kind}]
-				if len(runs) == 0 {
-					continue
+	// Cells are merged in parallel; each writes only its own slot, and the
+	// first error in cell order wins, so the outcome does not depend on
+	// scheduling.
+	curves := make([][]Curve, len(res.Cells))
+	errs := make([]error, len(res.Cells))
+	workers := res.Options.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ci := range next {
+				c := res.Cells[ci]
+				for _, kind := range CurveKinds {
+					for _, lv := range res.Levels {
+						runs := groups[key{c.Pair, lv, kind}]
+						if len(runs) == 0 {
+							continue
+						}
+						blobs := make([][]byte, len(runs))
+						for i, r := range runs {
+							blobs[i] = r.Histograms[kind]
+						}
+						h, err := MergeHistograms(blobs, runs, kind)
+						if err != nil {
+							errs[ci] = err
+							break
+						}
+						cv := Curve{Pair: c.Pair, Kind: kind, Level: lv, Runs: len(runs)}
+						for _, p := range ps {
+							cv.Points = append(cv.Points, CurvePoint{Percentile: p, Ms: float64(h.ValueAtQuantile(p)) / 1000})
+						}
+						curves[ci] = append(curves[ci], cv)
+					}
+					if errs[ci] != nil {
+						break
+					}
 				}
-				blobs := make([][]byte, len(runs))
-				for i, r := range runs {
-					blobs[i] = r.Histograms[kind]
-				}
-				h, err := MergeHistograms(blobs, runs, kind)
-				if err != nil {
-					return err
-				}
-				cv := Curve{Pair: c.Pair, Kind: kind, Level: lv, Runs: len(runs)}
-				for _, p := range ps {
-					cv.Points = append(cv.Points, CurvePoint{Percentile: p, Ms: float64(h.ValueAtQuantile(p)) / 1000})
-				}
-				res.Curves = append(res.Curves, cv)
 			}
+		}()
+	}
+	for ci := range res.Cells {
+		next <- ci
+	}
+	close(next)
+	wg.Wait()
+	for ci := range res.Cells {
+		if errs[ci] != nil {
+			return errs[ci]
 		}
+		res.Curves = append(res.Curves, curves[ci]...)
 	}
 	return nil
 }
