@@ -1,13 +1,13 @@
 package encrypt
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -84,17 +84,20 @@ var DefaultFields = []string{"ssn"}
 func Extension() gateway.Extension {
 	return gateway.Extension{Key: ConfigKey, Build: func(node *yaml.Node, dir string) (gateway.RecordFilter, error) {
 		// Strict decoding: an unknown key is an error naming its line.
-		raw, err := yaml.Marshal(node)
-		if err != nil {
+		if err := checkKnown(node, reflect.TypeOf(Config{}), ConfigKey); err != nil {
 			return nil, err
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(raw))
-		dec.KnownFields(true)
 		var cfg Config
-		if err := dec.Decode(&cfg); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "yaml: ")
-			// Lines are relative to the section; point at the section.
-			return nil, &gateway.ConfigError{Line: node.Line, Msg: fmt.Sprintf("%s: %s (known keys: vault, create_vault, data_key_max_encryptions, data_key_max_age, topics[pattern, mode, encoding, fields, avro_schema, avro_schemas, protobuf_descriptor_set, protobuf_message])", ConfigKey, msg)}
+		if err := node.Decode(&cfg); err != nil {
+			var te *yaml.TypeError
+			if errors.As(err, &te) && len(te.Errors) > 0 {
+				msg, line := strings.TrimSpace(te.Errors[0]), node.Line
+				if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+					_, msg, _ = strings.Cut(msg, ": ")
+				}
+				return nil, &gateway.ConfigError{Line: line, Msg: ConfigKey + ": " + msg}
+			}
+			return nil, &gateway.ConfigError{Line: node.Line, Msg: ConfigKey + ": " + err.Error()}
 		}
 		f, err := New(cfg, dir)
 		if err != nil {
@@ -102,6 +105,45 @@ func Extension() gateway.Extension {
 		}
 		return f, nil
 	}}
+}
+
+// checkKnown rejects keys that t has no yaml field for, naming the line and
+// the keys that are known.
+func checkKnown(n *yaml.Node, t reflect.Type, at string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
+		for i, c := range n.Content {
+			if err := checkKnown(c, t.Elem(), fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct:
+		return nil
+	}
+	fieldsOf := map[string]reflect.Type{}
+	var known []string
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" {
+			fieldsOf[name] = t.Field(i).Type
+			known = append(known, name)
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ft, ok := fieldsOf[k.Value]
+		if !ok {
+			return &gateway.ConfigError{Line: k.Line, Msg: fmt.Sprintf("%s: unknown key %q (known: %s)", at, k.Value, strings.Join(known, ", "))}
+		}
+		if err := checkKnown(v, ft, at+"."+k.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rule is a compiled TopicRule.

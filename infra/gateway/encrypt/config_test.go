@@ -1,0 +1,70 @@
+package encrypt
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/infra/gateway"
+)
+
+func TestConfigExtension(t *testing.T) {
+	dir := t.TempDir()
+	vault := newVault(t, "k1")
+	loose := filepath.Join(dir, "loose.keys")
+	if err := os.WriteFile(loose, readFile(t, vault), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(loose, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	avsc, _ := filepath.Abs(loadgenAvro)
+	pb, _ := filepath.Abs(loadgenProto)
+	head := "upstream:\n  bootstrap: [127.0.0.1:9092]\nencrypt:\n"
+	for _, tc := range []struct {
+		name, yaml string
+		want       string // "" = ok
+	}{
+		{"whole values", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt}\n", ""},
+		{"json fields default ssn", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: json}\n", ""},
+		{"avro unframed", "  vault: " + vault + "\n  topics:\n    - {pattern: 'a*', mode: field_encrypt, encoding: avro, avro_schema: " + avsc + "}\n", ""},
+		{"avro confluent", "  vault: " + vault + "\n  topics:\n    - {pattern: 'a*', mode: field_encrypt, encoding: avro, avro_schemas: {1: " + avsc + "}}\n", ""},
+		{"protobuf", "  vault: " + vault + "\n  topics:\n    - {pattern: 'p*', mode: field_encrypt, encoding: protobuf, protobuf_descriptor_set: " + pb + ", fields: [ssn, notes]}\n", ""},
+		{"create vault", "  vault: " + filepath.Join(dir, "new.keys") + "\n  create_vault: true\n  topics:\n    - {pattern: '*', mode: encrypt}\n", ""},
+		{"unknown key", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, colour: red}\n", `encrypt.topics[0]: unknown key "colour"`},
+		{"bad mode", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: scramble}\n", "want encrypt or field_encrypt"},
+		{"no topics", "  vault: " + vault + "\n", "at least one rule"},
+		{"no vault", "  topics:\n    - {pattern: '*', mode: encrypt}\n", "vault: required"},
+		{"vault readable by others", "  vault: " + loose + "\n  topics:\n    - {pattern: '*', mode: encrypt}\n", "chmod 600"},
+		{"vault missing", "  vault: " + filepath.Join(dir, "nope") + "\n  topics:\n    - {pattern: '*', mode: encrypt}\n", "no such file"},
+		{"wrong type", "  vault: " + vault + "\n  data_key_max_encryptions: lots\n  topics:\n    - {pattern: '*', mode: encrypt}\n", "cannot unmarshal"},
+		{"bad glob", "  vault: " + vault + "\n  topics:\n    - {pattern: '[', mode: encrypt}\n", "pattern"},
+		{"encoding missing", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt}\n", "want json, avro or protobuf"},
+		{"avro without schema", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: avro}\n", "needs avro_schema"},
+		{"avro field absent", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: avro, avro_schema: " + avsc + ", fields: [tax]}\n", "not in the Avro schema"},
+		{"protobuf field absent", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: protobuf, protobuf_descriptor_set: " + pb + ", fields: [tax]}\n", "not in protobuf message"},
+		{"encrypt with fields", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, fields: [ssn]}\n", "takes no encoding or fields"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := gateway.ParseConfig([]byte(head+tc.yaml), dir, Extension())
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(cfg.Filters) != 1 {
+					t.Fatalf("%d filters", len(cfg.Filters))
+				}
+				return
+			}
+			var ce *gateway.ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want a ConfigError containing %q", err, tc.want)
+			}
+			if ce.Line == 0 {
+				t.Fatalf("error names no line: %v", err)
+			}
+		})
+	}
+}
