@@ -2,9 +2,11 @@ package export
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/xp-bench/xp/analysis"
@@ -137,10 +139,18 @@ func writeLaTeX(path string, res *analysis.Result) error {
 					terms[t.Factor] = t
 				}
 			}
+			// Factors in the order of their share of the variance.
+			rank := func(f string) int {
+				if t, ok := terms[f]; ok {
+					return t.Rank
+				}
+				return len(terms) + 1
+			}
+			slices.SortStableFunc(rows, func(a, b analysis.LevelEffect) int { return cmp.Compare(rank(a.Factor), rank(b.Factor)) })
 			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n")
-			fmt.Fprintf(&b, "\\caption{Sensitivity of the %s penalty of %s against %s (%s): mean penalty in percent at each factor level with %g\\%% intervals; F-test of each factor in a main-effects model, share of the penalty's variance.}\n",
+			fmt.Fprintf(&b, "\\caption{Sensitivity of the %s penalty of %s against %s (%s): mean penalty in percent at each factor level with %g\\%% intervals; F-test of each factor in a main-effects model and its share of the penalty's variance; factors by share.}\n",
 				tex(hm), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), o.Confidence*100)
-			fmt.Fprintf(&b, "\\label{tab:xp-sensitivity-%s-%s}\n", tex(tr), scope)
+			fmt.Fprintf(&b, "\\label{tab:xp-sensitivity-%s-%s}\n", safeName(tr), scope)
 			fmt.Fprintf(&b, "\\begin{tabular}{llrrrr}\n\\toprule\nFactor & Level & Mean penalty & Share & F & p \\\\\n\\midrule\n")
 			prev := ""
 			for _, s := range rows {
