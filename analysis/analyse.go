@@ -165,6 +165,9 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 	}
 	res.Levels = append([]string{opt.Baseline}, others...)
 	res.Treatments = others
+	if len(others) == 0 {
+		return nil, fmt.Errorf("%w: every run has %s = %s", ErrOneLevel, d.Treatment, opt.Baseline)
+	}
 
 	// Cells: one per pair, factors without the treatment.
 	for i, f := range d.Factors {

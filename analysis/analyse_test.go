@@ -77,7 +77,18 @@ func TestAnalyseBadInput(t *testing.T) {
 				}
 			}
 		}, Options{}, func(err error) bool { return errors.Is(err, ErrNoHealthySet) }},
-		{"bad-confidence", nil, Options{Confidence: 1.5}, func(err error) bool { return err != nil }},
+		{"bad-confidence", nil, Options{Confidence: 1.5}, func(err error) bool { return errors.Is(err, ErrBadOption) }},
+		{"one-level", func(d *Dataset) {
+			var keep []Run
+			for _, r := range d.Runs {
+				if r.Factors[0] == "plaintext" {
+					keep = append(keep, r)
+				}
+			}
+			d.Runs = keep
+		}, Options{}, func(err error) bool {
+			return errors.Is(err, ErrOneLevel) && strings.Contains(err.Error(), "security = plaintext")
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -98,6 +98,9 @@ var (
 	// ErrNoHealthySet: no matched set has a healthy baseline and treatment
 	// run; the result is partial (runs, exclusions) and the command exits 3.
 	ErrNoHealthySet = errors.New("no healthy matched set: every set has an unhealthy, failed or missing run")
+	// ErrOneLevel: the treatment has a single level; there is nothing to
+	// compare.
+	ErrOneLevel = errors.New("the treatment has a single level: nothing to compare")
 	// ErrBadOption: an Options value out of range.
 	ErrBadOption = errors.New("bad analysis option")
 )

@@ -59,7 +59,7 @@ is healthy (a partial report is still written).`,
 			res, err := analysis.Analyse(d, opt)
 			var be *analysis.BaselineError
 			switch {
-			case errors.As(err, &be), errors.Is(err, analysis.ErrBadOption):
+			case errors.As(err, &be), errors.Is(err, analysis.ErrBadOption), errors.Is(err, analysis.ErrOneLevel):
 				return usageErr(err)
 			case errors.Is(err, analysis.ErrNoHealthySet):
 				if werr := export.Write(out, res); werr != nil {
