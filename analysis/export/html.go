@@ -232,12 +232,14 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 			et.rows = append(et.rows, r)
 		}
 	}
+	shorten(et.rows, 7, 8, 9, 11, 12)
 	et.numeric = numericCols(et.header, et.rows)
 	et.write(&b)
 	b.WriteString("</section>\n")
 
 	b.WriteString("<section id=\"sensitivity-section\"><h2>Factor sensitivity</h2>\n")
 	st := &table{id: "sensitivity", header: SensitivityHeader, rows: sensitivityRows(res)}
+	shorten(st.rows, 8, 9, 10, 12, 16, 17, 18, 19, 20)
 	st.numeric = numericCols(st.header, st.rows)
 	st.write(&b)
 	b.WriteString("</section>\n")
@@ -329,4 +331,18 @@ func runsTable(res *analysis.Result) *table {
 	}
 	t.numeric = numericCols(t.header, t.rows)
 	return t
+}
+
+// shorten rounds the given columns for reading; the CSV files keep full
+// precision.
+func shorten(rows [][]string, cols ...int) {
+	for _, r := range rows {
+		for _, c := range cols {
+			if c < len(r) && r[c] != "" {
+				if v, err := strconv.ParseFloat(r[c], 64); err == nil {
+					r[c] = short(v)
+				}
+			}
+		}
+	}
 }
