@@ -13,7 +13,7 @@ import (
 
 // saveCampaign writes a small synthetic campaign db through the evidence
 // store; mutate may spoil it first.
-func saveCampaign(t *testing.T, mutate func(*analysis.Dataset)) string {
+func analysisSaveCampaign(t *testing.T, mutate func(*analysis.Dataset)) string {
 	t.Helper()
 	d := analysis.Synthetic(analysis.SyntheticConfig{Seed: 8, Levels: []string{"plaintext", "tls", "mtls"},
 		Factors:    []analysis.SyntheticFactor{{Name: "message_size", Levels: []string{"1024", "10240"}}},
@@ -28,7 +28,7 @@ func saveCampaign(t *testing.T, mutate func(*analysis.Dataset)) string {
 	return path
 }
 
-func listFiles(t *testing.T, dir string) []string {
+func analysisListFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var files []string
 	filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
@@ -44,7 +44,7 @@ func listFiles(t *testing.T, dir string) []string {
 // TestAnalyseTwiceIsByteIdentical: the same db and seed, analysed twice
 // into two directories, give the same bytes in every file.
 func TestAnalyseTwiceIsByteIdentical(t *testing.T) {
-	db := saveCampaign(t, nil)
+	db := analysisSaveCampaign(t, nil)
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	for _, out := range []string{a, b} {
 		code, stdout, stderr := runXP(t, "analyse", "--db", db, "--out", out, "--resamples", "500")
@@ -58,7 +58,7 @@ func TestAnalyseTwiceIsByteIdentical(t *testing.T) {
 			t.Fatalf("stderr does not count excluded sets: %s", stderr)
 		}
 	}
-	fa, fb := listFiles(t, a), listFiles(t, b)
+	fa, fb := analysisListFiles(t, a), analysisListFiles(t, b)
 	if len(fa) < 10 || strings.Join(fa, ",") != strings.Join(fb, ",") {
 		t.Fatalf("file lists differ or are short: %v vs %v", fa, fb)
 	}
@@ -108,7 +108,7 @@ func TestAnalyseBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db := saveCampaign(t, c.mutate)
+			db := analysisSaveCampaign(t, c.mutate)
 			out := filepath.Join(t.TempDir(), "out")
 			args := append([]string{"analyse", "--db", db, "--out", out, "--resamples", "200"}, c.args...)
 			code, _, stderr := runXP(t, args...)
@@ -140,7 +140,7 @@ func TestAnalyseBadInput(t *testing.T) {
 // analyses the db the runner wrote.
 func TestAnalyseNativeCampaign(t *testing.T) {
 	dir := t.TempDir()
-	spec := writeFile(t, dir, "tiny.yaml", `campaign: tiny
+	spec := analysisWriteFile(t, dir, "tiny.yaml", `campaign: tiny
 seed: 1
 replicates: 2
 treatment: security
@@ -172,7 +172,7 @@ fixed:
 	if !strings.Contains(stderr, "tls vs plaintext: 2 matched sets, 2 healthy, 0 excluded") {
 		t.Errorf("stderr: %s", stderr)
 	}
-	eff := readEffects(t, out)
+	eff := analysisReadEffects(t, out)
 	for _, k := range []string{"tls|publish_ms_p99|all|mean_penalty", "tls|e2e_ms_p9999|all|ratio_of_means",
 		"tls|client_cpu_us_per_msg|all|mean_difference"} {
 		r, ok := eff[k]
@@ -185,7 +185,7 @@ fixed:
 	if !strings.Contains(header, ",security,brokers,") || strings.Contains(header, ",seed,") {
 		t.Errorf("runs.csv header: %s", header)
 	}
-	figs := listFiles(t, filepath.Join(out, "figures"))
+	figs := analysisListFiles(t, filepath.Join(out, "figures"))
 	if len(figs) != 3 { // forest, publish and e2e curves of the one configuration
 		t.Errorf("figures: %v", figs)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func writeFile(t *testing.T, dir, name, text string) string {
+func analysisWriteFile(t *testing.T, dir, name, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -19,7 +19,7 @@ func writeFile(t *testing.T, dir, name, text string) string {
 }
 
 // readEffects returns effects.csv rows keyed by treatment|metric|scope|statistic.
-func readEffects(t *testing.T, dir string) map[string][]string {
+func analysisReadEffects(t *testing.T, dir string) map[string][]string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "effects.csv"))
 	if err != nil {
@@ -50,7 +50,7 @@ func TestImportCSVThenAnalyse(t *testing.T) {
 			fmt.Fprintf(&b, "tls,%d,%g,%g\n", size, base*1.2, 9*base)
 		}
 	}
-	csvPath := writeFile(t, dir, "runs.csv", b.String())
+	csvPath := analysisWriteFile(t, dir, "runs.csv", b.String())
 	db := filepath.Join(dir, "imported.db")
 	code, stdout, stderr := runXP(t, "import", csvPath, "--db", db, "--treatment", "mode", "--baseline", "plain",
 		"--metric", "lat_ms_p99", "--metric", "throughput:higher")
@@ -61,7 +61,7 @@ func TestImportCSVThenAnalyse(t *testing.T) {
 	if code, _, stderr := runXP(t, "analyse", "--db", db, "--out", out, "--resamples", "300"); code != 0 {
 		t.Fatalf("analyse exit %d: %s", code, stderr)
 	}
-	eff := readEffects(t, out)
+	eff := analysisReadEffects(t, out)
 	for key, want := range map[string]string{
 		"tls|throughput|all|mean_penalty":   "10", // (b - t)/b: larger is better
 		"tls|lat_ms_p99|all|mean_penalty":   "20",
@@ -71,7 +71,7 @@ func TestImportCSVThenAnalyse(t *testing.T) {
 		if !ok {
 			t.Fatalf("no %s in effects.csv", key)
 		}
-		if !closeTo(r[7], want) || !closeTo(r[8], want) || !closeTo(r[9], want) || r[4] != "6" {
+		if !analysisCloseTo(r[7], want) || !analysisCloseTo(r[8], want) || !analysisCloseTo(r[9], want) || r[4] != "6" {
 			t.Errorf("%s: n %s estimate %s [%s, %s], want %s exactly", key, r[4], r[7], r[8], r[9], want)
 		}
 	}
@@ -81,14 +81,14 @@ func TestImportCSVThenAnalyse(t *testing.T) {
 	}
 }
 
-func closeTo(got, want string) bool {
+func analysisCloseTo(got, want string) bool {
 	var g, w float64
 	fmt.Sscan(got, &g)
 	fmt.Sscan(want, &w)
 	return g-w < 1e-9 && w-g < 1e-9
 }
 
-func ombResult(driver string, p99, rate float64) string {
+func analysisOMBResult(driver string, p99, rate float64) string {
 	return fmt.Sprintf(`{"workload":"1-topic-16-partitions-1kb","driver":%q,"messageSize":1024,"topics":1,"partitions":16,
 "producersPerTopic":1,"consumersPerTopic":1,"publishRate":[%g,%g],"consumeRate":[%g,%g],
 "aggregatedPublishLatency50pct":%g,"aggregatedPublishLatency95pct":%g,"aggregatedPublishLatency99pct":%g,
@@ -102,8 +102,8 @@ func TestImportOMBThenAnalyse(t *testing.T) {
 	var files []string
 	for rep := range 3 {
 		files = append(files,
-			writeFile(t, dir, fmt.Sprintf("plain-%d.json", rep), ombResult("kafka-plaintext", 10+float64(rep), 50000)),
-			writeFile(t, dir, fmt.Sprintf("tls-%d.json", rep), ombResult("kafka-tls", 12+float64(rep), 45000)))
+			analysisWriteFile(t, dir, fmt.Sprintf("plain-%d.json", rep), analysisOMBResult("kafka-plaintext", 10+float64(rep), 50000)),
+			analysisWriteFile(t, dir, fmt.Sprintf("tls-%d.json", rep), analysisOMBResult("kafka-tls", 12+float64(rep), 45000)))
 	}
 	db := filepath.Join(dir, "omb.db")
 	args := append([]string{"import"}, files...)
@@ -115,9 +115,9 @@ func TestImportOMBThenAnalyse(t *testing.T) {
 	if code, _, stderr := runXP(t, "analyse", "--db", db, "--out", out, "--resamples", "300"); code != 0 {
 		t.Fatalf("analyse exit %d: %s", code, stderr)
 	}
-	eff := readEffects(t, out)
+	eff := analysisReadEffects(t, out)
 	r, ok := eff["kafka-tls|publish_rate|all|mean_penalty"]
-	if !ok || !closeTo(r[7], "10") || r[4] != "3" {
+	if !ok || !analysisCloseTo(r[7], "10") || r[4] != "3" {
 		t.Fatalf("publish_rate penalty: %v", r)
 	}
 	if _, ok := eff["kafka-tls|send_delay_ms_p99|all|mean_difference"]; !ok {
@@ -127,7 +127,7 @@ func TestImportOMBThenAnalyse(t *testing.T) {
 
 func TestImportBadInput(t *testing.T) {
 	dir := t.TempDir()
-	good := writeFile(t, dir, "good.csv", "mode,size,lat\nplain,1,2\ntls,1,3\n")
+	good := analysisWriteFile(t, dir, "good.csv", "mode,size,lat\nplain,1,2\ntls,1,3\n")
 	existing := filepath.Join(dir, "existing.db")
 	if code, _, stderr := runXP(t, "import", good, "--db", existing, "--treatment", "mode", "--metric", "lat"); code != 0 {
 		t.Fatal(stderr)
@@ -137,12 +137,12 @@ func TestImportBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown-shape", []string{writeFile(t, dir, "w.yaml", "name: x\n"), "--treatment", "mode", "--metric", "lat"},
+		{"unknown-shape", []string{analysisWriteFile(t, dir, "w.yaml", "name: x\n"), "--treatment", "mode", "--metric", "lat"},
 			"neither an OpenMessaging Benchmark result"},
-		{"json-not-omb", []string{writeFile(t, dir, "x.json", `{"hello": 1}`)}, "aggregatedPublishLatency99pct"},
+		{"json-not-omb", []string{analysisWriteFile(t, dir, "x.json", `{"hello": 1}`)}, "aggregatedPublishLatency99pct"},
 		{"missing-metric-column", []string{good, "--treatment", "mode", "--metric", "p99"}, "good.csv:1: header lacks column(s) p99 (--metric)"},
 		{"missing-treatment-flag", []string{good, "--metric", "lat"}, "--treatment COLUMN is required"},
-		{"bad-number", []string{writeFile(t, dir, "n.csv", "mode,lat\nplain,fast\n"), "--treatment", "mode", "--metric", "lat"},
+		{"bad-number", []string{analysisWriteFile(t, dir, "n.csv", "mode,lat\nplain,fast\n"), "--treatment", "mode", "--metric", "lat"},
 			"n.csv:2: metric lat: \"fast\" is not a number"},
 		{"baseline-not-a-level", []string{good, "--treatment", "mode", "--metric", "lat", "--baseline", "mtls"},
 			"the levels are: plain, tls"},
