@@ -97,12 +97,15 @@ func (r *run) execute(ctx context.Context) (Summary, error) {
 func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err error) {
 	up := false
 	var upGroup Group
-	down := func() {
+	// down takes the group down; at the end (and on interrupt) --keep
+	// leaves it up, but never between groups, where it would only run up
+	// a bill.
+	down := func(end bool) {
 		if !up {
 			return
 		}
 		up = false
-		if r.o.Keep {
+		if end && r.o.Keep {
 			r.prog.logf("infrastructure %s left up (--keep)", upGroup.Key)
 			return
 		}
@@ -115,7 +118,7 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 		}
 		r.store.AddInfraEvent(wctx, results.InfraEvent{Event: "down", Group: upGroup.Key.String(), Time: r.o.Now()})
 	}
-	defer down()
+	defer down(true)
 
 	for _, g := range r.groups {
 		var rows []planner.Row
@@ -130,69 +133,87 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 		if err := ctx.Err(); err != nil {
 			return ErrInterrupted
 		}
-		if up && !r.o.Keep {
-			down()
-		}
-		r.prog.setPhase("provision", time.Time{})
-		r.prog.logf("phase=provision group=%q rows=%d", g.Key.String(), len(rows))
-		ep, err := r.target.Up(ctx, Group{Key: g.Key, Rows: rows})
+		down(false)
+		ep, err := r.up(ctx, wctx, g, rows)
 		if err != nil {
-			r.target.Down(wctx)
-			if ctx.Err() != nil {
-				return ErrInterrupted
-			}
-			return fmt.Errorf("bring up %s: %w", g.Key, err)
-		}
-		up, upGroup = true, g
-		if _, err := r.store.AddInfraEvent(wctx, results.InfraEvent{
-			Event: "up", Group: g.Key.String(), Time: r.o.Now(), Outputs: endpointsJSON(ep)}); err != nil {
 			return err
 		}
+		up, upGroup = true, g
 		for _, row := range rows {
-			if err := ctx.Err(); err != nil {
-				return ErrInterrupted
-			}
-			if err := r.runRow(ctx, wctx, row, ep); err != nil {
-				return err
+			for {
+				if err := ctx.Err(); err != nil {
+					return ErrInterrupted
+				}
+				retry, err := r.runRow(ctx, wctx, row, ep)
+				if err != nil {
+					return err
+				}
+				if !retry {
+					break
+				}
+				// A failed attempt may be the infrastructure's fault (a
+				// broker gone): bring the group up afresh before the retry.
+				r.prog.logf("row %s failed; bringing %s up afresh before retrying", row.Run, g.Key)
+				down(false)
+				if ep, err = r.up(ctx, wctx, g, rows); err != nil {
+					return err
+				}
+				up = true
 			}
 		}
 	}
 	return nil
 }
 
-// runRow runs one row until it has an outcome other than failed, or has
-// failed MaxAttempts times.
-func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep Endpoints) error {
-	for {
-		atts, err := r.store.RunAttempts(wctx, row.Run)
-		if err != nil {
-			return err
+// up brings a group up and records it.
+func (r *run) up(ctx, wctx context.Context, g Group, rows []planner.Row) (Endpoints, error) {
+	r.prog.setPhase("provision", time.Time{})
+	r.prog.logf("phase=provision group=%q rows=%d", g.Key.String(), len(rows))
+	ep, err := r.target.Up(ctx, Group{Key: g.Key, Rows: rows})
+	if err != nil {
+		r.target.Down(wctx)
+		if ctx.Err() != nil {
+			return ep, ErrInterrupted
 		}
-		failed := 0
-		for _, a := range atts {
-			if a.Outcome == results.OutcomeFailed {
-				failed++
-			}
-		}
-		if failed >= r.o.MaxAttempts {
-			return nil
-		}
-		outcome, err := r.attempt(ctx, wctx, row, ep)
-		if err != nil {
-			return err
-		}
-		switch {
-		case outcome == results.OutcomeInterrupted:
-			return ErrInterrupted
-		case outcome != results.OutcomeFailed:
-			return nil
-		case failed+1 >= r.o.MaxAttempts:
-			r.prog.rowFailed()
-			return nil
-		case ctx.Err() != nil:
-			return ErrInterrupted
+		return ep, fmt.Errorf("bring up %s: %w", g.Key, err)
+	}
+	_, err = r.store.AddInfraEvent(wctx, results.InfraEvent{
+		Event: "up", Group: g.Key.String(), Time: r.o.Now(), Outputs: endpointsJSON(ep)})
+	return ep, err
+}
+
+// runRow makes one attempt of a row unless it already failed MaxAttempts
+// times. retry is true when the attempt failed and another is allowed.
+func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep Endpoints) (retry bool, err error) {
+	atts, err := r.store.RunAttempts(wctx, row.Run)
+	if err != nil {
+		return false, err
+	}
+	failed := 0
+	for _, a := range atts {
+		if a.Outcome == results.OutcomeFailed {
+			failed++
 		}
 	}
+	if failed >= r.o.MaxAttempts {
+		return false, nil
+	}
+	outcome, err := r.attempt(ctx, wctx, row, ep)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case outcome == results.OutcomeInterrupted:
+		return false, ErrInterrupted
+	case outcome != results.OutcomeFailed:
+		return false, nil
+	case failed+1 >= r.o.MaxAttempts:
+		r.prog.rowFailed()
+		return false, nil
+	case ctx.Err() != nil:
+		return false, ErrInterrupted
+	}
+	return true, nil
 }
 
 // attempt makes one attempt of a row and records it. The error is for the

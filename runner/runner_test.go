@@ -318,6 +318,20 @@ func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
 	if got := st.attempts[failedRun[0]]; !reflect.DeepEqual(got, []results.Outcome{results.OutcomeFailed, results.OutcomeFailed}) {
 		t.Fatalf("attempts of the failed row %v, want two failed", got)
 	}
+	// The retry ran on the group brought up afresh.
+	s, err := results.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, _ := s.InfraEvents(ctx)
+	s.Close()
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, e.Event)
+	}
+	if !slices.Equal(kinds, []string{"up", "down", "up", "down"}) {
+		t.Fatalf("infra events %v, want up down up down", kinds)
+	}
 
 	// --resume with the same limit leaves it; a higher limit on a sound
 	// target retries it and keeps every attempt.
