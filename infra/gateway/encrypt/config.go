@@ -43,6 +43,7 @@ const ConfigKey = "encrypt"
 //	  create_vault: true         # create it with one fresh key if missing (default false)
 //	  data_key_max_encryptions: 4294967296   # rotate a data key after this many (default 2^32)
 //	  data_key_max_age: 1h       # ... or after this long (default 1h)
+//	  vault_reload: 10s          # re-read the vault when it changed, checked this often (default 10s, -1s never)
 //	  topics:                    # first matching pattern wins; other topics pass untouched
 //	    - pattern: "payments.*"  # glob: * ? [a-z]
 //	      mode: encrypt          # whole values
@@ -61,7 +62,30 @@ type Config struct {
 	CreateVault           bool          `yaml:"create_vault"`
 	DataKeyMaxEncryptions uint64        `yaml:"data_key_max_encryptions"`
 	DataKeyMaxAge         time.Duration `yaml:"data_key_max_age"`
+	VaultReload           time.Duration `yaml:"vault_reload"`
 	Topics                []TopicRule   `yaml:"topics"`
+}
+
+// DefaultVaultReload is how often a filter checks its vault file for a
+// change (a key added: KEK rotation without a restart).
+const DefaultVaultReload = 10 * time.Second
+
+// Preset is the configuration the local target uses for a security mode:
+// ModeEncrypt encrypts every value of every topic; ModeFieldEncrypt the
+// field ssn of JSON values of every topic. The vault is created (one key,
+// k1) if missing; create it before starting several gateways on one vault
+// (envelope.AddKey), so that they do not race to create different keys.
+func Preset(mode, vault string) (Config, error) {
+	cfg := Config{Vault: vault, CreateVault: true}
+	switch mode {
+	case ModeEncrypt:
+		cfg.Topics = []TopicRule{{Pattern: "*", Mode: ModeEncrypt}}
+	case ModeFieldEncrypt:
+		cfg.Topics = []TopicRule{{Pattern: "*", Mode: ModeFieldEncrypt, Encoding: EncodingJSON, Fields: DefaultFields}}
+	default:
+		return Config{}, fmt.Errorf("encrypt: no preset for mode %q (want encrypt or field_encrypt)", mode)
+	}
+	return cfg, nil
 }
 
 // TopicRule says how the topics matching Pattern are encrypted.

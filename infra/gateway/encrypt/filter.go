@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,17 @@ type Filter struct {
 	topics  sync.Map // topic name → *rule (noRule when none matches)
 	calls   sync.Pool
 	lastLog atomic.Int64
+
+	// Vault change detection (KEK rotation without a restart).
+	vaultPath   string
+	reloadEvery time.Duration
+	nextCheck   atomic.Int64
+	vaultStamp  atomic.Pointer[vaultStamp]
+}
+
+type vaultStamp struct {
+	mod  time.Time
+	size int64
 }
 
 var _ gateway.RecordFilter = (*Filter)(nil)
@@ -96,6 +108,14 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 			return nil, err
 		}
 		f.keys = envelope.NewKeyring(v, envelope.Options{MaxEncryptions: cfg.DataKeyMaxEncryptions, MaxAge: cfg.DataKeyMaxAge})
+		f.vaultPath, f.reloadEvery = v.Path(), cfg.VaultReload
+		if f.reloadEvery == 0 {
+			f.reloadEvery = DefaultVaultReload
+		}
+		if st, err := os.Stat(f.vaultPath); err == nil {
+			f.vaultStamp.Store(&vaultStamp{st.ModTime(), st.Size()})
+		}
+		f.nextCheck.Store(time.Now().Add(f.reloadEvery).UnixNano())
 	}
 	f.calls.New = func() any {
 		return &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
@@ -105,6 +125,34 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 
 // Keyring is the filter's keyring (for KEK rotation: Keyring().Reload()).
 func (f *Filter) Keyring() *envelope.Keyring { return f.keys }
+
+// maybeReload re-reads the vault when its file changed, at most once per
+// reloadEvery; a vault that no longer reads is logged and the keys in use
+// are kept.
+func (f *Filter) maybeReload() {
+	if f.reloadEvery <= 0 {
+		return
+	}
+	now := time.Now().UnixNano()
+	next := f.nextCheck.Load()
+	if now < next || !f.nextCheck.CompareAndSwap(next, now+int64(f.reloadEvery)) {
+		return
+	}
+	st, err := os.Stat(f.vaultPath)
+	if err != nil {
+		f.log.Warn("key vault unreadable; keeping the keys loaded", "vault", f.vaultPath, "error", err)
+		return
+	}
+	if old := f.vaultStamp.Load(); old != nil && old.mod.Equal(st.ModTime()) && old.size == st.Size() {
+		return
+	}
+	if err := f.keys.Reload(); err != nil {
+		f.log.Warn("key vault changed but does not load; keeping the keys loaded", "vault", f.vaultPath, "error", err)
+		return
+	}
+	f.vaultStamp.Store(&vaultStamp{st.ModTime(), st.Size()})
+	f.log.Info("key vault reloaded", "vault", f.vaultPath, "active_kek", f.keys.ActiveKEK())
+}
 
 func (f *Filter) ruleFor(topic string) *rule {
 	if r, ok := f.topics.Load(topic); ok {
@@ -131,6 +179,7 @@ func topicName(ctx context.Context, name string, id [16]byte) (string, bool) {
 // ProduceRequest implements gateway.RecordFilter: it encrypts the records
 // of configured topics.
 func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) error {
+	f.maybeReload()
 	var c *call
 	defer func() {
 		if c != nil {
@@ -189,6 +238,7 @@ func produceError(err error) error {
 // FetchResponse implements gateway.RecordFilter: it decrypts the records
 // of configured topics and rebuilds their batches.
 func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *kmsg.FetchResponse) error {
+	f.maybeReload()
 	var c *call
 	defer func() {
 		if c != nil {

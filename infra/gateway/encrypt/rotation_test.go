@@ -2,12 +2,14 @@ package encrypt
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/gateway/envelope"
+	"github.com/xp-bench/xp/infra/gateway/records"
 )
 
 // TestRotationMidStream rotates data keys by count while producing, then
@@ -77,6 +79,83 @@ func TestRotationMidStream(t *testing.T) {
 						t.Fatalf("record %d/%d not read back byte-identical", r.Partition, r.Offset)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestVaultReloadWithoutRestart: a key appended to the vault file is
+// picked up by a running filter within its reload interval, and new data
+// is wrapped under it.
+func TestVaultReloadWithoutRestart(t *testing.T) {
+	vault := newVault(t, "k1")
+	f, err := New(Config{Vault: vault, VaultReload: 20 * time.Millisecond, Topics: testRules()}, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRoundTripper(t, "v-reload", "bytes")
+	rt.f, rt.atRest = f, true
+	kekOf := func() string {
+		rt.run(t)
+		var kek string
+		w := records.Get()
+		defer records.Put(w)
+		if _, err := w.Rewrite(nil, rt.rest, func(_ *records.BatchInfo, r *records.Record) (bool, error) {
+			kek = string(r.Value[2 : 2+int(r.Value[1])])
+			return false, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return kek
+	}
+	if got := kekOf(); got != "k1" {
+		t.Fatalf("KEK %q before rotation", got)
+	}
+	if err := envelope.AddKey(vault, "k2"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for kekOf() != "k2" {
+		if time.Now().After(deadline) {
+			t.Fatal("the added KEK was not picked up within 10s (reload interval 20ms)")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if f.Keyring().ActiveKEK() != "k2" {
+		t.Fatal("keyring not on k2")
+	}
+}
+
+func TestPreset(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		mode    string
+		wantErr bool
+	}{
+		{ModeEncrypt, false},
+		{ModeFieldEncrypt, false},
+		{"proxy", true},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			cfg, err := Preset(tc.mode, filepath.Join(dir, "kek.keys"))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err %v", err)
+			}
+			if tc.wantErr {
+				return
+			}
+			f, err := New(cfg, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc := "bytes"
+			if tc.mode == ModeFieldEncrypt {
+				enc = EncodingJSON
+			}
+			rt := newRoundTripper(t, "any-topic", enc)
+			rt.f, rt.atRest = f, true
+			if out := rt.run(t); !bytes.Equal(out, rt.batch) || bytes.Equal(rt.rest, rt.batch) {
+				t.Fatal("preset does not encrypt every topic and restore it")
 			}
 		})
 	}

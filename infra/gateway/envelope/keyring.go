@@ -143,6 +143,9 @@ func (k *Keyring) Reload() error {
 	return nil
 }
 
+// ActiveKEK is the id of the key-encryption key that wraps new data keys.
+func (k *Keyring) ActiveKEK() string { return k.vault.Load().ActiveID() }
+
 // Rotations counts data keys generated so far (for tests and metrics).
 func (k *Keyring) Rotations() uint64 { return k.rotated.Load() }
 
