@@ -190,3 +190,22 @@ fixed:
 		t.Errorf("figures: %v", figs)
 	}
 }
+
+func TestAnalysePercentileMethod(t *testing.T) {
+	db := analysisSaveCampaign(t, nil)
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := runXP(t, "analyse", "--db", db, "--out", out, "--resamples", "300", "--method", "percentile", "--confidence", "0.9"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	methods := map[string]int{}
+	for _, r := range analysisReadEffects(t, out) {
+		methods[r[10]]++
+	}
+	if methods["percentile"] == 0 || methods["percentile-cluster"] == 0 || methods["bca"]+methods["bca-cluster"] != 0 {
+		t.Fatalf("methods in effects.csv: %v", methods)
+	}
+	tex, _ := os.ReadFile(filepath.Join(out, "tables.tex"))
+	if !strings.Contains(string(tex), `90\% percentile intervals`) {
+		t.Errorf("tables.tex does not state the method and level")
+	}
+}
