@@ -359,3 +359,71 @@ print(json.dumps({"ss": SS, "f": F, "p": P, "dfresid": int(dfr), "r2": 1 - full 
 		t.Errorf("size must matter (p %v) and brokers not (p %v)", terms[0].P, terms[2].P)
 	}
 }
+
+// TestClusterBootstrapMatchesNumpy checks the two-level cluster bootstrap
+// against an independent numpy implementation (draw cells with
+// replacement, then sets within each drawn cell; percentile interval of
+// the mean penalty and of the ratio of means). Monte Carlo tolerance as in
+// TestBCaMonteCarloMatchesScipy: 5*sqrt(2)*sigma, sigma measured over K of
+// our runs. (Resampling sets independently instead fails it.)
+func TestClusterBootstrapMatchesNumpy(t *testing.T) {
+	const (
+		B = 4000
+		K = 25
+	)
+	r := rand.New(rand.NewPCG(31, 31))
+	var x, y []float64
+	var clusters [][]int32
+	var cellOf []int
+	for c := range 12 {
+		var cl []int32
+		shift := 0.05 * float64(c%4)
+		for range 2 + c%3 { // cells of 2, 3 and 4 sets
+			cl = append(cl, int32(len(x)))
+			cellOf = append(cellOf, c)
+			b := 4 + float64(c%5)
+			y = append(y, b)
+			x = append(x, b*(1.08+shift+0.04*r.NormFloat64()))
+		}
+		clusters = append(clusters, cl)
+	}
+	stats := []int{statMeanPenalty, statRatioOfMeans}
+	lows := make([][]float64, len(stats))
+	highs := make([][]float64, len(stats))
+	for k := range K {
+		j := &bootJob{key: "n", samples: []*pairedSample{newPairedSample(x, y, false)}, clusters: clusters}
+		j.run(bootConfig{seed: uint64(k), resamples: B, confidence: 0.95, method: MethodPercentile}, &bootScratch{})
+		for i, s := range stats {
+			lows[i] = append(lows[i], j.low[0][s])
+			highs[i] = append(highs[i], j.high[0][s])
+		}
+	}
+	var out struct{ Low, High []float64 }
+	runPython(t, scipyStats+`
+d = json.load(sys.stdin)
+x, y, cell = np.array(d["x"]), np.array(d["y"]), np.array(d["cell"])
+cells = [np.flatnonzero(cell == c) for c in sorted(set(d["cell"]))]
+rng = np.random.default_rng(777)
+mp, rm = [], []
+for _ in range(d["B"]):
+    idx = np.concatenate([rng.choice(cells[c], size=len(cells[c]), replace=True)
+                          for c in rng.integers(0, len(cells), size=len(cells))])
+    mp.append(np.mean((x[idx] - y[idx]) / y[idx] * 100))
+    rm.append(np.mean(x[idx]) / np.mean(y[idx]))
+low = [float(np.percentile(mp, 2.5)), float(np.percentile(rm, 2.5))]
+high = [float(np.percentile(mp, 97.5)), float(np.percentile(rm, 97.5))]
+print(json.dumps({"low": low, "high": high}))
+`, map[string]any{"x": x, "y": y, "cell": cellOf, "B": B}, &out)
+	for i, s := range stats {
+		for _, c := range []struct {
+			what string
+			ours []float64
+			np   float64
+		}{{"low", lows[i], out.Low[i]}, {"high", highs[i], out.High[i]}} {
+			sigma := stddev(c.ours)
+			if tol := 5 * math.Sqrt2 * sigma; sigma == 0 || math.Abs(c.ours[0]-c.np) > tol {
+				t.Errorf("%s %s: ours %.6g, numpy %.6g, tolerance %.3g", statNames[s], c.what, c.ours[0], c.np, tol)
+			}
+		}
+	}
+}
