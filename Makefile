@@ -28,7 +28,7 @@ demo: build
 	@mkdir -p out
 	@rm -f out/quickstart.db out/quickstart.db-wal out/quickstart.db-shm out/quickstart.db.lock
 	./$(BIN) plan expand plans/quickstart.yaml -o out/quickstart.jsonl
-	./$(BIN) run out/quickstart.jsonl --db out/quickstart.db || [ $$? -eq 3 ]
+	./$(BIN) run out/quickstart.jsonl --db out/quickstart.db --spec plans/quickstart.yaml || [ $$? -eq 3 ]
 	./$(BIN) analyse --db out/quickstart.db --out out/quickstart-analysis
 	@echo "results: out/quickstart.db, report: out/quickstart-analysis/report.html"
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
@@ -71,4 +73,44 @@ func rowSeed(r *planner.Row) int64 {
 		mix(r.Run[i])
 	}
 	return int64(h &^ (1 << 63))
+}
+
+// specFor returns the factor spec text the plan was expanded from, to be
+// kept with the campaign: specPath when given (it must reproduce the plan
+// byte for byte, with the plan's seed), else a spec beside the plan with
+// its name and .yaml when that reproduces it, else "".
+func specFor(p *plan, specPath string) (string, error) {
+	if specPath != "" {
+		text, err := os.ReadFile(specPath)
+		if err != nil {
+			return "", fmt.Errorf("--spec: %w", err)
+		}
+		if err := reproduces(p, specPath, text); err != nil {
+			return "", fmt.Errorf("--spec %s: %w", specPath, err)
+		}
+		return string(text), nil
+	}
+	sibling := strings.TrimSuffix(p.path, filepath.Ext(p.path)) + ".yaml"
+	text, err := os.ReadFile(sibling)
+	if err != nil || reproduces(p, sibling, text) != nil {
+		return "", nil
+	}
+	return string(text), nil
+}
+
+// reproduces checks that spec expands to exactly the plan's bytes.
+func reproduces(p *plan, name string, text []byte) error {
+	s, err := planner.ParseSpec(name, text)
+	if err != nil {
+		return err
+	}
+	s.Seed = p.rows[0].Seed // xp plan expand --seed overrides the spec's
+	var buf bytes.Buffer
+	if _, err := planner.Expand(s, &buf); err != nil {
+		return err
+	}
+	if !bytes.Equal(buf.Bytes(), p.bytes) {
+		return fmt.Errorf("does not expand to the plan %s (was the spec or the plan edited?)", p.path)
+	}
+	return nil
 }

@@ -47,6 +47,10 @@ type Options struct {
 	Plan string
 	// DB is the evidence store; default the plan's path with ".db".
 	DB string
+	// Spec is the factor spec the plan came from, kept with the campaign;
+	// it must expand to the plan. Default: the plan's name with .yaml when
+	// that expands to it.
+	Spec string
 	// Target is "local" (default) or a TARGET.yaml path.
 	Target string
 	// Resume continues a campaign that has progress.
@@ -143,6 +147,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return Summary{}, err
 	}
 	groups := groupRows(p.rows)
+	spec, err := specFor(p, o.Spec)
+	if err != nil {
+		return Summary{}, &badInput{err}
+	}
 
 	if o.DryRun {
 		return dryRun(ctx, o, p, groups)
@@ -166,7 +174,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	defer store.Close()
 	camp := results.Campaign{
-		Name: p.rows[0].Campaign, Plan: p.bytes, Target: targetText, Seed: campaignSeed(p),
+		Name: p.rows[0].Campaign, Spec: spec, Plan: p.bytes, Target: targetText, Seed: campaignSeed(p),
 		XPVersion: o.XPVersion, Host: hostEnvironment(), Created: o.Now(),
 	}
 	created, err := store.Register(ctx, camp, p.storeRows())

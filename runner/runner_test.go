@@ -421,3 +421,53 @@ func TestDryRunWritesNothing(t *testing.T) {
 		t.Fatal("dry run changed files")
 	}
 }
+
+func TestSpecKeptWithCampaign(t *testing.T) {
+	dir := t.TempDir()
+	specText := smallSpec("sp", []string{"plaintext", "tls"}, 1)
+	planPath := writePlan(t, dir, "sp", specText)
+	other := filepath.Join(dir, "other.yaml")
+	os.WriteFile(other, []byte(smallSpec("sp", []string{"plaintext", "mtls"}, 1)), 0o644)
+	explicit := filepath.Join(dir, "explicit.yaml")
+	os.WriteFile(explicit, []byte(specText), 0o644)
+	p, err := readPlan(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		sibling bool
+		spec    string
+		want    string
+		wantErr string
+	}{
+		{"no spec anywhere", false, "", "", ""},
+		{"sibling spec that expands to the plan", true, "", specText, ""},
+		{"explicit spec", false, explicit, specText, ""},
+		{"explicit spec of another plan", false, other, "", "does not expand to the plan"},
+		{"explicit spec missing", false, filepath.Join(dir, "nope.yaml"), "", "no such file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sib := filepath.Join(dir, "sp.yaml")
+			os.Remove(sib)
+			if tc.sibling {
+				os.WriteFile(sib, []byte(specText), 0o644)
+			}
+			got, err := specFor(p, tc.spec)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("spec %q, err %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+	// A mismatching --spec is bad input before anything starts.
+	if _, err := Run(context.Background(), Options{Plan: planPath, Spec: other}); !errors.Is(err, ErrBadInput) {
+		t.Fatalf("run with a mismatching --spec: %v", err)
+	}
+}

@@ -11,7 +11,7 @@ import (
 func newRunCmd(st *state) *cobra.Command {
 	var o runner.Options
 	c := &cobra.Command{
-		Use:   "run PLAN.jsonl [--db FILE] [--target local|TARGET.yaml] [--resume] [--max-attempts N] [--keep] [--dry-run]",
+		Use:   "run PLAN.jsonl [--db FILE] [--target local|TARGET.yaml] [--resume] [--max-attempts N] [--keep] [--dry-run] [--spec SPEC.yaml]",
 		Short: "Run (or resume) a campaign, checkpointing every run into the evidence store",
 		Long: `Run executes every row of a JSONL campaign in plan order: each infrastructure
 group is brought up once, then every row runs on a fresh topic, is health-gated,
@@ -47,6 +47,7 @@ rows, 130 interrupted, 1 other failures.`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.DB, "db", "", "evidence store (default: the plan's path with .db)")
+	f.StringVar(&o.Spec, "spec", "", "factor spec the plan came from, kept in the db (default: the plan's name with .yaml, if it expands to the plan)")
 	f.StringVar(&o.Target, "target", "local", "where to run: local (embedded cluster) or a TARGET.yaml")
 	f.BoolVar(&o.Resume, "resume", false, "continue a campaign that has progress in --db")
 	f.BoolVar(&o.DryRun, "dry-run", false, "validate and print what would run; write nothing")
