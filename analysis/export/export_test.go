@@ -186,7 +186,7 @@ func TestReportInChromium(t *testing.T) {
 			t.Errorf("rendered DOM lacks %q", w)
 		}
 	}
-	for _, id := range []string{"effects", "runs", "sensitivity", "excluded", "counts"} {
+	for _, id := range []string{"effects", "runs", "sensitivity", "excluded", "counts", "significance"} {
 		tag := tableTag(dom, id)
 		if !strings.Contains(tag, `data-interactive="yes"`) {
 			t.Errorf("table %s not made interactive by the script: %s", id, tag)

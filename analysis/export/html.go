@@ -244,6 +244,19 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	st.write(&b)
 	b.WriteString("</section>\n")
 
+	hm := headlineMetric(res)
+	fmt.Fprintf(&b, "<section id=\"significance-section\"><h2>Significance per configuration: %s</h2>\n<p>Wilcoxon signed-rank test of the paired differences in each configuration, Holm-adjusted across configurations; d<sub>z</sub> = mean / sd of the differences. significance.csv has every metric.</p>\n", esc(hm))
+	gt := &table{id: "significance", header: significanceHeader}
+	for _, r := range significanceRows(res) {
+		if r[2] == hm {
+			gt.rows = append(gt.rows, r)
+		}
+	}
+	shorten(gt.rows, 6, 7, 10, 11)
+	gt.numeric = numericCols(gt.header, gt.rows)
+	gt.write(&b)
+	b.WriteString("</section>\n")
+
 	b.WriteString("<section id=\"runs-section\"><h2>Runs</h2>\n<p>One row per attempt; runs.csv has every metric.</p>\n")
 	rt := runsTable(res)
 	rt.write(&b)
