@@ -225,14 +225,27 @@ func refuseExisting(o Options, p *plan, peek results.Peek) error {
 // checkRows refuses, before anything starts, rows the target cannot serve.
 func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg string) error {
 	var problems []string
+	wrong := map[string][]string{}
+	var wrongOrder []string
 	for _, r := range p.rows {
 		rp := r.Platform
 		if rp == "" {
 			rp = "local"
 		}
 		if rp != platform {
-			problems = append(problems, fmt.Sprintf("row %s wants platform %s but --target %s is %s", r.Run, rp, targetArg, platform))
+			if wrong[rp] == nil {
+				wrongOrder = append(wrongOrder, rp)
+			}
+			wrong[rp] = append(wrong[rp], r.Run)
 		}
+	}
+	for _, rp := range wrongOrder {
+		msg := fmt.Sprintf("%d rows want platform %s (e.g. %s) but the target (--target %s) is platform %s",
+			len(wrong[rp]), rp, wrong[rp][0], targetArg, platform)
+		if !platforms[rp] {
+			msg += fmt.Sprintf("; platform %s is not supported yet by this xp", rp)
+		}
+		problems = append(problems, msg)
 	}
 	multi := 0
 	for _, r := range p.rows {

@@ -22,6 +22,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	good := writePlan(t, dir, "good", smallSpec("good", []string{"plaintext", "tls"}, 1))
 	other := writePlan(t, dir, "other", smallSpec("other", []string{"plaintext", "mtls"}, 1))
+	awsPlan := writePlan(t, dir, "awsplan", strings.Replace(smallSpec("awsplan", []string{"plaintext", "tls"}, 1),
+		"platform: local", "platform: aws", 1))
 	manyTopics := writePlan(t, dir, "topics", smallSpec("topics", []string{"plaintext", "tls"}, 1)+"  topics: 3\n")
 
 	invalid := filepath.Join(dir, "invalid.jsonl")
@@ -87,6 +89,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"different plan in db", Options{Plan: good, DB: otherDB}, "different plan"},
 		{"progress without --resume", Options{Plan: other, DB: otherDB}, "add --resume"},
 		{"max attempts zero", Options{Plan: good, MaxAttempts: -1}, "--max-attempts"},
+		{"rows for a platform the target is not", Options{Plan: awsPlan}, "2 rows want platform aws"},
 		{"more topics than the load generator drives", Options{Plan: manyTopics}, "topics 3"},
 	}
 	for _, tc := range tests {
