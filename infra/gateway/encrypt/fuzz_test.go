@@ -15,7 +15,7 @@ import (
 // without an error code must hold record batches that parse.
 func FuzzFetch(f *testing.F) {
 	for _, c := range benchCases {
-		rt := newRoundTripper(f, c.topic, c.enc)
+		rt := newRoundTripperCodec(f, c.topic, c.enc, c.codec)
 		rt.atRest = true
 		rt.run(f)
 		f.Add(c.topic, rt.rest)
@@ -55,7 +55,7 @@ func FuzzFetch(f *testing.F) {
 // out as batches that decrypt back to the input.
 func FuzzProduce(f *testing.F) {
 	for _, c := range benchCases {
-		rt := newRoundTripper(f, c.topic, c.enc)
+		rt := newRoundTripperCodec(f, c.topic, c.enc, c.codec)
 		f.Add(c.topic, rt.batch)
 	}
 	filter, err := New(Config{Vault: newVault(f, "k1"), Topics: testRules()}, ".")

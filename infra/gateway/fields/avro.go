@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/hamba/avro/v2"
 
@@ -293,6 +294,32 @@ func skipAvro(v []byte, i int, n *avroNode, depth int) (int, error) {
 	return i, nil
 }
 
+// avroPlan returns, for each field position of r up to the last named
+// one, the index in fields of the field there or -1; cached per schema and
+// field list.
+func (sc *Scratch) avroPlan(r *avroRecord, fields []string) []int {
+	if sc.planRec == r && slices.Equal(sc.planFields, fields) {
+		return sc.plan
+	}
+	last := -1
+	for _, f := range fields {
+		if i, ok := r.index[f]; ok && i > last {
+			last = i
+		}
+	}
+	sc.plan = sc.plan[:0]
+	for range last + 1 {
+		sc.plan = append(sc.plan, -1)
+	}
+	for k, f := range fields {
+		if i, ok := r.index[f]; ok && sc.plan[i] < 0 {
+			sc.plan[i] = k
+		}
+	}
+	sc.planRec, sc.planFields = r, append(sc.planFields[:0], fields...)
+	return sc.plan
+}
+
 // locate fills sc.spans with the content (after the length) of each named
 // field holding a string or bytes datum; aux is 1 for string.
 func (a *Avro) locate(value []byte, fields []string, sc *Scratch) (int, error) {
@@ -308,22 +335,10 @@ func (a *Avro) locate(value []byte, fields []string, sc *Scratch) (int, error) {
 		body = 5
 	}
 	sc.spans = sc.spans[:0]
-	last := -1
-	for _, f := range fields {
-		if i, ok := r.index[f]; ok && i > last {
-			last = i
-		}
-	}
+	plan := sc.avroPlan(r, fields)
 	i := body
-	for pos := 0; pos <= last; pos++ {
+	for pos, fi := range plan {
 		n := r.node.children[pos]
-		fi := -1
-		for k, f := range fields {
-			if r.index[f] == pos {
-				fi = k
-				break
-			}
-		}
 		if fi < 0 {
 			var err error
 			if i, err = skipAvro(value, i, n, 0); err != nil {

@@ -49,6 +49,10 @@ type Scratch struct {
 	plain []byte
 	found []string
 	spans []span
+	// Avro: field positions to visit, for planRec and planFields.
+	plan       []int
+	planRec    *avroRecord
+	planFields []string
 }
 
 type span struct {

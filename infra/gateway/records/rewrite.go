@@ -230,3 +230,40 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 	w.out = nb
 	return append(dst, nb...), nil
 }
+
+// BuildBatch encodes recs as one record batch v2 compressed with codec
+// (base offset 0, no producer id), for tests and benchmarks that need
+// batches without a client.
+func BuildBatch(codec Codec, baseTimestamp int64, recs []Record) ([]byte, error) {
+	var body []byte
+	for i := range recs {
+		body = AppendRecord(body, &recs[i])
+	}
+	b := make([]byte, headerSize, headerSize+len(body))
+	b[offMagic] = 2
+	binary.BigEndian.PutUint32(b[12:], 0xffffffff) // partition leader epoch -1
+	binary.BigEndian.PutUint16(b[offAttributes:], uint16(codec))
+	binary.BigEndian.PutUint32(b[23:], uint32(len(recs)-1))
+	binary.BigEndian.PutUint64(b[27:], uint64(baseTimestamp))
+	maxTS := baseTimestamp
+	for _, r := range recs {
+		maxTS = max(maxTS, baseTimestamp+r.TimestampDelta)
+	}
+	binary.BigEndian.PutUint64(b[35:], uint64(maxTS))
+	binary.BigEndian.PutUint64(b[43:], 0xffffffffffffffff) // producer id -1
+	binary.BigEndian.PutUint16(b[51:], 0xffff)             // producer epoch -1
+	binary.BigEndian.PutUint32(b[53:], 0xffffffff)         // base sequence -1
+	binary.BigEndian.PutUint32(b[offCount:], uint32(len(recs)))
+	if codec == None {
+		b = append(b, body...)
+	} else {
+		c := codecs{max: DefaultMaxBatch}
+		var err error
+		if b, err = c.compress(b, codec, body); err != nil {
+			return nil, err
+		}
+	}
+	binary.BigEndian.PutUint32(b[offLength:], uint32(len(b)-12))
+	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	return b, nil
+}
