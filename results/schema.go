@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the newest schema this build writes and reads. A database
 // written by a newer xp is refused rather than guessed at.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[i] takes a database from schema version i to i+1. Append only:
 // a released migration is never edited.
@@ -111,6 +111,11 @@ CREATE TABLE infra (
 	outputs   TEXT NOT NULL DEFAULT '{}',
 	cost      REAL NOT NULL DEFAULT 0
 );
+`,
+	// 1 → 2: analysis reads only whole-run histograms; without this index
+	// it scans every per-second blob of the campaign.
+	`
+CREATE INDEX histogram_whole_run ON histogram (attempt, kind) WHERE second = -1;
 `,
 }
 

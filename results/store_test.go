@@ -367,7 +367,7 @@ func TestOpenRefuses(t *testing.T) {
 		want     error  // errors.Is target, or nil to check the message only
 		contains string // in the message
 	}{
-		{"newer schema", newer, ErrNewerSchema, "schema version 2"},
+		{"newer schema", newer, ErrNewerSchema, fmt.Sprintf("schema version %d", SchemaVersion+1)},
 		{"not a campaign", foreign, ErrNotCampaign, "foreign.db"},
 		{"missing directory", filepath.Join(dir, "no", "such", "c.db"), nil, "does not exist"},
 		{"directory as db", dir, nil, "is a directory"},

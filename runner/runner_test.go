@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -85,7 +86,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"unknown platform", Options{Plan: good, Target: mars}, `unknown platform "mars"`},
 		{"target without platform", Options{Plan: good, Target: noPlatform}, "no platform"},
 		{"unwritable db path", Options{Plan: good, DB: filepath.Join(good, "c.db")}, "cannot write campaign database"},
-		{"newer schema db", Options{Plan: good, DB: newer}, "schema version 2"},
+		{"newer schema db", Options{Plan: good, DB: newer}, fmt.Sprintf("schema version %d", results.SchemaVersion+1)},
 		{"different plan in db", Options{Plan: good, DB: otherDB}, "different plan"},
 		{"progress without --resume", Options{Plan: other, DB: otherDB}, "add --resume"},
 		{"max attempts zero", Options{Plan: good, MaxAttempts: -1}, "--max-attempts"},
