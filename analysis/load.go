@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/xp-bench/xp/results"
 )
@@ -51,9 +52,17 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 		return nil, fmt.Errorf("%s: histograms: %w", path, err)
 	}
 	byRun := map[string][]results.Attempt{}
+	var groups []string
 	for _, a := range atts {
 		byRun[a.Run] = append(byRun[a.Run], a)
+		var env struct {
+			Group string `json:"group"`
+		}
+		if json.Unmarshal(a.Environment, &env) == nil && env.Group != "" && !slices.Contains(groups, env.Group) {
+			groups = append(groups, env.Group)
+		}
 	}
+	slices.Sort(groups)
 
 	d := &Dataset{Campaign: c.Name, Seed: c.Seed}
 	var imp *ImportSpec
@@ -65,7 +74,11 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 	}
 	d.Info = []Field{{"campaign", c.Name}, {"database", path}, {"created", c.Created.UTC().Format("2006-01-02 15:04:05 UTC")},
 		{"seed", strconv.FormatInt(c.Seed, 10)}, {"xp version", c.XPVersion}, {"plan sha256", c.PlanSHA256},
-		{"target", c.Target}, {"host", string(c.Host)}, {"spec", c.Spec}}
+		{"target", c.Target}, {"host", string(c.Host)}}
+	if len(groups) > 0 {
+		d.Info = append(d.Info, Field{"infrastructure groups", strings.Join(groups, "\n")})
+	}
+	d.Info = append(d.Info, Field{"spec", c.Spec})
 
 	factorSeen := map[string]bool{}
 	metricSeen := map[string]bool{}

@@ -185,6 +185,10 @@ fixed:
 	if !strings.Contains(header, ",security,brokers,") || strings.Contains(header, ",seed,") {
 		t.Errorf("runs.csv header: %s", header)
 	}
+	report, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	if !strings.Contains(string(report), "<dt>infrastructure groups</dt><dd>local brokers=1") {
+		t.Errorf("report does not show the infrastructure group")
+	}
 	figs := analysisListFiles(t, filepath.Join(out, "figures"))
 	if len(figs) != 3 { // forest, publish and e2e curves of the one configuration
 		t.Errorf("figures: %v", figs)
