@@ -26,9 +26,9 @@ type SaveOptions struct {
 	Created time.Time
 }
 
-// ErrDatabaseExists: Save refuses to add a campaign to a database that
-// already holds one.
-var ErrDatabaseExists = errors.New("database already holds a campaign")
+// ErrDatabaseExists: Save writes new databases only; it refuses a path
+// where a file (a campaign or anything else) already exists.
+var ErrDatabaseExists = errors.New("file already exists; import writes a new campaign database")
 
 // Save writes a Dataset as a new campaign database through the evidence
 // store: one plan row per run (identity, treatment, baseline, factors) and
@@ -36,11 +36,8 @@ var ErrDatabaseExists = errors.New("database already holds a campaign")
 // import` stores outside evidence, and how tests and benchmarks build
 // campaigns.
 func Save(ctx context.Context, path string, d *Dataset, o SaveOptions) error {
-	if _, err := os.Stat(path); err == nil {
-		if ro, err := results.OpenReadOnly(ctx, path); err == nil {
-			ro.Close()
-			return fmt.Errorf("%s: %w: import into a new --db file", path, ErrDatabaseExists)
-		}
+	if fi, err := os.Stat(path); err == nil && (fi.IsDir() || fi.Size() > 0) {
+		return fmt.Errorf("%s: %w: give a new --db file", path, ErrDatabaseExists)
 	}
 	st, err := results.Open(ctx, path)
 	if err != nil {

@@ -160,9 +160,16 @@ func TestImportBadInput(t *testing.T) {
 			}
 		})
 	}
+	t.Run("db-not-a-campaign", func(t *testing.T) {
+		notdb := analysisWriteFile(t, t.TempDir(), "notes.db", "not a database")
+		code, _, stderr := runXP(t, "import", good, "--db", notdb, "--treatment", "mode", "--metric", "lat")
+		if code != exitUsage || !strings.Contains(stderr, "notes.db") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
 	t.Run("existing-db", func(t *testing.T) {
 		code, _, stderr := runXP(t, "import", good, "--db", existing, "--treatment", "mode", "--metric", "lat")
-		if code != exitUsage || !strings.Contains(stderr, "already holds a campaign") {
+		if code != exitUsage || !strings.Contains(stderr, "already exists") {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 	})
