@@ -79,6 +79,24 @@ func TestWriteIsByteIdentical(t *testing.T) {
 	}
 }
 
+// TestWriteReplacesStaleFigures: writing into a directory used before
+// leaves no figure of the earlier analysis behind.
+func TestWriteReplacesStaleFigures(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "figures"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, "figures", "latency-oldpair-e2e.svg")
+	os.WriteFile(stale, []byte("<svg/>"), 0o644)
+	analyseInto(t, testDataset(), dir)
+	if _, err := os.Stat(stale); err == nil {
+		t.Fatal("stale figure kept")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "figures", "forest-all.svg")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)

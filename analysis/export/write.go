@@ -16,6 +16,14 @@ func Write(dir string, res *analysis.Result) error {
 	if err := os.MkdirAll(filepath.Join(dir, "figures"), 0o755); err != nil {
 		return fmt.Errorf("output directory %s: %w", dir, err)
 	}
+	// Figures of an earlier analysis into the same directory would mix
+	// with these: figures/*.svg is ours, start it afresh.
+	stale, _ := filepath.Glob(filepath.Join(dir, "figures", "*.svg"))
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
 	if err := writeCSVs(dir, res); err != nil {
 		return err
 	}
