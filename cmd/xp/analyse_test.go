@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -161,22 +163,40 @@ fixed:
 	if code, _, stderr := runXP(t, "plan", "expand", spec, "-o", plan); code != 0 {
 		t.Fatalf("plan expand: %s", stderr)
 	}
-	if code, _, stderr := runXP(t, "run", plan, "--db", db); code != 0 {
+	// A loaded machine may fail the health gate of a run (exit 3); the
+	// analysis must then count it out, which is checked below.
+	if code, _, stderr := runXP(t, "run", plan, "--db", db); code != 0 && code != exitInvalidRuns {
 		t.Fatalf("run exit %d: %s", code, stderr)
 	}
 	out := filepath.Join(dir, "out")
 	code, stdout, stderr := runXP(t, "analyse", "--db", db, "--out", out, "--resamples", "1000")
+	m := regexp.MustCompile(`tls vs plaintext: 2 matched sets, (\d) healthy, (\d) excluded`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("analyse exit %d, stderr does not count the sets: %s", code, stderr)
+	}
+	healthy, _ := strconv.Atoi(m[1])
+	excluded, _ := strconv.Atoi(m[2])
+	if healthy+excluded != 2 {
+		t.Fatalf("stderr: %s", stderr)
+	}
+	if healthy == 0 {
+		if code != exitInvalidRuns {
+			t.Fatalf("no healthy set: exit %d, want 3", code)
+		}
+		if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("every matched set was unhealthy on this machine; checked the partial report only")
+		return
+	}
 	if code != 0 {
 		t.Fatalf("analyse exit %d: %s", code, stderr)
-	}
-	if !strings.Contains(stderr, "tls vs plaintext: 2 matched sets, 2 healthy, 0 excluded") {
-		t.Errorf("stderr: %s", stderr)
 	}
 	eff := analysisReadEffects(t, out)
 	for _, k := range []string{"tls|publish_ms_p99|all|mean_penalty", "tls|e2e_ms_p9999|all|ratio_of_means",
 		"tls|client_cpu_us_per_msg|all|mean_difference"} {
 		r, ok := eff[k]
-		if !ok || r[4] != "2" || r[8] == "" {
+		if !ok || r[4] != m[1] || (healthy == 2) != (r[8] != "") {
 			t.Errorf("%s: %v (stdout %s)", k, r, stdout)
 		}
 	}
