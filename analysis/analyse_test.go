@@ -213,3 +213,25 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 		t.Fatal("results depend on the number of workers")
 	}
 }
+
+// TestBaselineOverride compares against another level: plaintext is then
+// cheaper than tls, a negative penalty.
+func TestBaselineOverride(t *testing.T) {
+	d := Synthetic(SyntheticConfig{Seed: 10, Levels: []string{"plaintext", "tls", "mtls"}, Factors: smallShape(),
+		Replicates: 3, Penalty: map[string]float64{"tls": 10, "mtls": 20}})
+	res, err := Analyse(d, Options{Baseline: "tls", Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Levels, ",") != "tls,mtls,plaintext" {
+		t.Fatalf("levels %v", res.Levels)
+	}
+	for _, e := range res.Effects {
+		if e.Scope != ScopeAll || e.Statistic != "mean_penalty" {
+			continue
+		}
+		if e.Baseline != "tls" || (e.Treatment == "plaintext") != (e.Estimate < 0) {
+			t.Errorf("%s vs %s %s: penalty %v", e.Treatment, e.Baseline, e.Metric, e.Estimate)
+		}
+	}
+}
