@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,6 +85,14 @@ func runGatewayHelper(raw string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	// XP_GATEWAY_CPUPROFILE=FILE profiles the helper (the gateway alone).
+	if p := os.Getenv("XP_GATEWAY_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
 	}
 	fmt.Printf("BOOTSTRAP %s\n", g.Bootstrap())
 	_, _ = io.Copy(io.Discard, os.Stdin)

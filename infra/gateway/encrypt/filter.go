@@ -322,7 +322,7 @@ func (c *call) begin(topic string, r *rule) {
 
 func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, error) {
 	if r.Value == nil {
-		return false, nil // a tombstone stays a tombstone
+		return c.keepPlain(r) // a tombstone stays a tombstone
 	}
 	marker := c.rule.marker
 	var err error
@@ -336,7 +336,7 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 			return false, err
 		}
 		if len(found) == 0 {
-			return false, nil
+			return c.keepPlain(r)
 		}
 		if len(found) != len(c.rule.names) {
 			c.marker = appendMarker(c.marker[:0], found)
@@ -350,6 +350,19 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	return true, nil
 }
 
+// keepPlain leaves r unencrypted; only if the producer's own last header
+// is named like the marker does it get the plaintext marker, which fetch
+// removes again.
+func (c *call) keepPlain(r *records.Record) (bool, error) {
+	if k, _, _, ok := r.LastHeader(); !ok || string(k) != HeaderKey {
+		return false, nil
+	}
+	c.hdrs = append(c.hdrs[:0], r.Headers...)
+	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, plainMarker)
+	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
+	return true, nil
+}
+
 // errMarker is a malformed encryption header.
 var errMarker = fmt.Errorf("encrypt: malformed %s header: %w", HeaderKey, envelope.ErrMalformed)
 
@@ -359,10 +372,17 @@ func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 		return false, nil
 	}
 	whole, names, ok := c.mc.parse(v)
-	if !ok || r.Value == nil {
+	if !ok {
 		return false, errMarker
 	}
 	var err error
+	switch {
+	case !whole && len(names) == 0: // plaintext marker
+		r.Headers, r.NumHeaders = r.Headers[:start], r.NumHeaders-1
+		return true, nil
+	case r.Value == nil:
+		return false, errMarker
+	}
 	if whole {
 		c.value, err = c.opener.Open(c.value[:0], c.topic, "", r.Value)
 	} else {

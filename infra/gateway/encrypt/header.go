@@ -13,9 +13,17 @@ import (
 //	"1"            the value is one envelope (mode encrypt)
 //	"1:ssn,email"  the fields ssn and email each hold an envelope (field_encrypt)
 //
-// A record without it (produced before encryption was configured, or
-// with none of the fields present) is passed as it is.
+//	"0"            nothing is encrypted: only added when the producer's own
+//	               last header is named xp.enc, so that it is never taken
+//	               for the marker
+//
+// A record without it (produced before encryption was configured, a
+// tombstone, or with none of the fields present) is passed as it is.
 const HeaderKey = "xp.enc"
+
+// plainMarker marks a record left in plaintext whose own last header
+// would otherwise pass for the marker.
+var plainMarker = []byte{'0'}
 
 // formatVersion is the only marker version so far; it matches the
 // envelope format version (envelope.Version1).
@@ -48,8 +56,12 @@ type markerCache struct {
 }
 
 // parse returns whether the marker means a whole value, or else the field
-// names; ok is false for an unknown version or a malformed value.
+// names (none for the plaintext marker); ok is false for an unknown
+// version or a malformed value.
 func (m *markerCache) parse(v []byte) (whole bool, names []string, ok bool) {
+	if len(v) == 1 && v[0] == plainMarker[0] {
+		return false, nil, true
+	}
 	if m.last != nil && bytes.Equal(v, m.last) {
 		return m.whole, m.names, true
 	}
