@@ -196,7 +196,14 @@ func checkAtRest(t *testing.T, enc string, rest, want *kgo.Record, avroSchema av
 			t.Fatal(err)
 		}
 		b64Env(s)
-	case EncodingAvro:
+	case EncodingAvro, encodingAvroConfluent:
+		restV, wantV := rest.Value, want.Value
+		if enc == encodingAvroConfluent {
+			if !bytes.Equal(restV[:5], wantV[:5]) {
+				t.Fatal("Confluent framing changed at rest")
+			}
+			restV, wantV = restV[5:], wantV[5:]
+		}
 		type rec struct {
 			ID     string `avro:"id"`
 			Status string `avro:"status"`
@@ -204,10 +211,10 @@ func checkAtRest(t *testing.T, enc string, rest, want *kgo.Record, avroSchema av
 			Notes  string `avro:"notes"`
 		}
 		var a, b rec
-		if err := avro.Unmarshal(avroSchema, rest.Value, &a); err != nil {
+		if err := avro.Unmarshal(avroSchema, restV, &a); err != nil {
 			t.Fatalf("at rest not Avro of the schema: %v", err)
 		}
-		if err := avro.Unmarshal(avroSchema, want.Value, &b); err != nil {
+		if err := avro.Unmarshal(avroSchema, wantV, &b); err != nil {
 			t.Fatal(err)
 		}
 		if a.ID != b.ID || a.Status != b.Status || a.Notes != b.Notes {

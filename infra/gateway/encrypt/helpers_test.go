@@ -29,7 +29,10 @@ const (
 	loadgenProto = "../../../runner/loadgen/schema/record.pb"
 )
 
-var encodings = []string{"bytes", EncodingJSON, EncodingAvro, EncodingProtobuf}
+// encodingAvroConfluent is Avro with Confluent framing (schema id 1).
+const encodingAvroConfluent = "avro-confluent"
+
+var encodings = []string{"bytes", EncodingJSON, EncodingAvro, encodingAvroConfluent, EncodingProtobuf}
 
 var codecs = []struct {
 	name  string
@@ -67,8 +70,11 @@ func (p payload) encode(encoding string, rng *rand.Rand) []byte {
 	switch encoding {
 	case EncodingJSON:
 		return fmt.Appendf(nil, `{"id":%q,"status":%q,"ssn":%q,"notes":%q}`, p.id, p.status, p.ssn, p.notes)
-	case EncodingAvro:
+	case EncodingAvro, encodingAvroConfluent:
 		var b []byte
+		if encoding == encodingAvroConfluent {
+			b = []byte{0, 0, 0, 0, 1}
+		}
 		for _, s := range []string{p.id, p.status, p.ssn, p.notes} {
 			b = binary.AppendVarint(b, int64(len(s)))
 			b = append(b, s...)
@@ -141,11 +147,12 @@ func testRules() []TopicRule {
 		{Pattern: "j-*", Mode: ModeFieldEncrypt, Encoding: EncodingJSON, Fields: []string{"ssn"}},
 		{Pattern: "a-*", Mode: ModeFieldEncrypt, Encoding: EncodingAvro, AvroSchema: loadgenAvro},
 		{Pattern: "p-*", Mode: ModeFieldEncrypt, Encoding: EncodingProtobuf, ProtobufDescriptorSet: loadgenProto},
+		{Pattern: "c-*", Mode: ModeFieldEncrypt, Encoding: EncodingAvro, AvroSchemas: map[uint32]string{1: loadgenAvro}},
 	}
 }
 
 func topicPrefix(encoding string) string {
-	return map[string]string{"bytes": "v-", EncodingJSON: "j-", EncodingAvro: "a-", EncodingProtobuf: "p-"}[encoding]
+	return map[string]string{"bytes": "v-", EncodingJSON: "j-", EncodingAvro: "a-", encodingAvroConfluent: "c-", EncodingProtobuf: "p-"}[encoding]
 }
 
 func startKfake(t testing.TB, topics ...string) *kfake.Cluster {
