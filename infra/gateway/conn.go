@@ -52,7 +52,10 @@ type pending struct {
 	key, version int16
 	corr         int32
 	// synthetic is a whole response frame the gateway answers itself (a
-	// produce a filter refused); nothing is read upstream for it.
+	// produce a filter refused). The broker is sent an ApiVersions v0
+	// request with the same correlation id instead, and its answer is
+	// dropped: responses stay in order and the response loop always
+	// reads the broker, so it notices a broker that goes away at once.
 	synthetic *[]byte
 	// fetch is the decoded fetch request, when filters need it.
 	fetch *kmsg.FetchRequest
@@ -336,7 +339,10 @@ func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
 		resp := produceErrorResponse(&req, errorCode(ferr, kerr.InvalidRecord.Code), ferr.Error())
 		out := frameBufs.get(0)
 		*out = appendResponseFrame((*out)[:0], h.CorrID, requestFlexible(keyProduce, h.Version), resp)
-		return p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID, synthetic: out})
+		if err := p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID, synthetic: out}); err != nil {
+			return err
+		}
+		return p.placeholder(h.CorrID)
 	}
 	if req.Acks != 0 {
 		if err := p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID}); err != nil {
@@ -351,6 +357,19 @@ func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
 	*out = b
 	_, err = p.uw.Write(b)
 	frameBufs.put(out)
+	return upstreamLost(err)
+}
+
+// placeholder sends the broker an ApiVersions v0 request with corr, whose
+// answer stands in for a response the gateway makes itself.
+func (p *proxyConn) placeholder(corr int32) error {
+	var b [sizeLen + minRequestLen]byte
+	binary.BigEndian.PutUint32(b[0:], minRequestLen)
+	binary.BigEndian.PutUint16(b[4:], uint16(keyApiVersions))
+	binary.BigEndian.PutUint16(b[6:], 0)
+	binary.BigEndian.PutUint32(b[8:], uint32(corr))
+	binary.BigEndian.PutUint16(b[12:], 0xffff) // null client id
+	_, err := p.uw.Write(b[:])
 	return upstreamLost(err)
 }
 
@@ -392,39 +411,31 @@ func appendResponseFrame(dst []byte, corr int32, flexible bool, resp kmsg.Respon
 	return dst
 }
 
-// responses relays broker responses to the client in request order.
+// responses relays broker responses to the client in request order. It
+// blocks reading the broker, not waiting for requests, so a broker that
+// goes away closes the client connection at once.
 func (p *proxyConn) responses() error {
 	maxFrame := p.g.cfg.Limits.MaxFrameBytes
 	for {
-		var pend pending
-		select {
-		case pend = <-p.inflight:
-		default:
-			// Nothing queued: send what is buffered before waiting.
-			if err := p.flushResponses(); err != nil {
-				return err
-			}
-			select {
-			case pend = <-p.inflight:
-			case <-p.done:
-				return nil
-			}
-		}
-		if pend.synthetic != nil {
-			_, err := p.cw.Write(*pend.synthetic)
-			frameBufs.put(pend.synthetic)
-			if err != nil {
-				return err
-			}
-			p.respWait = append(p.respWait, time.Now())
-			continue
-		}
 		size, err := peekSize(p.ur)
 		if err != nil {
+			select {
+			case <-p.done:
+				return nil
+			default:
+			}
 			return upstreamLost(noEOF(err))
 		}
 		if err := checkFrameSize(size, minResponseLen, maxFrame); err != nil {
 			return badFrame(fmt.Errorf("from the broker: %w", err))
+		}
+		// The request side queues a request before writing it, so its
+		// entry is there by the time the broker answers.
+		var pend pending
+		select {
+		case pend = <-p.inflight:
+		case <-p.done:
+			return nil
 		}
 		hdr, err := p.ur.Peek(sizeLen + 4)
 		if err != nil {
@@ -436,22 +447,26 @@ func (p *proxyConn) responses() error {
 		frameLen := sizeLen + int(size)
 		p.g.metrics.response(pend.key, frameLen)
 		switch {
+		case pend.synthetic != nil:
+			if _, err := p.ur.Discard(frameLen); err != nil {
+				return upstreamLost(noEOF(err))
+			}
+			_, err = p.cw.Write(*pend.synthetic)
+			frameBufs.put(pend.synthetic)
 		case pend.saslV0 || pend.rawAuth:
-			if err := p.saslResponse(pend, frameLen); err != nil {
-				return err
-			}
+			err = p.saslResponse(pend, frameLen)
 		case rewritten(pend.key) || pend.fetch != nil:
-			if err := p.rewriteResponse(pend, frameLen); err != nil {
-				return err
-			}
+			err = p.rewriteResponse(pend, frameLen)
 		default:
-			if err := copyFrame(p.cw, p.ur, frameLen); err != nil {
+			if err = copyFrame(p.cw, p.ur, frameLen); err != nil {
 				var ne *net.OpError
 				if errors.As(err, &ne) && ne.Op == "read" || errors.Is(err, io.ErrUnexpectedEOF) {
-					return upstreamLost(err)
+					err = upstreamLost(err)
 				}
-				return err
 			}
+		}
+		if err != nil {
+			return err
 		}
 		p.respWait = append(p.respWait, time.Now())
 		if p.ur.Buffered() == 0 {

@@ -47,6 +47,8 @@ const ConfigKey = "encrypt"
 //	  topics:                    # first matching pattern wins; other topics pass untouched
 //	    - pattern: "payments.*"  # glob: * ? [a-z]
 //	      mode: encrypt          # whole values
+//	      encrypt_key: false     # also the record key (breaks log compaction: keys become unique)
+//	      encrypt_headers: false # also every header value (header names stay readable)
 //	    - pattern: "*"
 //	      mode: field_encrypt
 //	      encoding: json         # json | avro | protobuf
@@ -92,6 +94,8 @@ func Preset(mode, vault string) (Config, error) {
 type TopicRule struct {
 	Pattern               string            `yaml:"pattern"`
 	Mode                  string            `yaml:"mode"`
+	EncryptKey            bool              `yaml:"encrypt_key"`
+	EncryptHeaders        bool              `yaml:"encrypt_headers"`
 	Encoding              string            `yaml:"encoding"`
 	Fields                []string          `yaml:"fields"`
 	AvroSchema            string            `yaml:"avro_schema"`
@@ -174,6 +178,8 @@ func checkKnown(n *yaml.Node, t reflect.Type, at string) error {
 type rule struct {
 	pattern string
 	fields  bool // field_encrypt, else whole values
+	key     bool // mode encrypt: the key too
+	headers bool // mode encrypt: header values too
 	names   []string
 	codec   fields.Codec
 	// marker is the value of the header that marks a record this rule
@@ -207,10 +213,14 @@ func compileRules(cfg Config, dir string) ([]*rule, error) {
 			if tr.Encoding != "" || len(tr.Fields) > 0 {
 				return nil, fmt.Errorf("%s: mode encrypt takes no encoding or fields (use mode field_encrypt)", at)
 			}
-			r.marker = markerValue(nil)
+			r.key, r.headers = tr.EncryptKey, tr.EncryptHeaders
+			r.marker = wholeMarker(r.key, r.headers)
 			out = append(out, r)
 			continue
 		case ModeFieldEncrypt:
+			if tr.EncryptKey || tr.EncryptHeaders {
+				return nil, fmt.Errorf("%s: encrypt_key and encrypt_headers belong to mode encrypt", at)
+			}
 			r.fields = true
 		default:
 			return nil, fmt.Errorf("%s.mode %q: want encrypt or field_encrypt", at, tr.Mode)

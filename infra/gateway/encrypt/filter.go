@@ -313,6 +313,8 @@ type call struct {
 	hdrs   []byte
 	marker []byte
 	mc     markerCache
+	hv     []byte
+	key    []byte
 }
 
 func (c *call) begin(topic string, r *rule) {
@@ -321,6 +323,9 @@ func (c *call) begin(topic string, r *rule) {
 }
 
 func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, error) {
+	if !c.rule.fields && (c.rule.key || c.rule.headers) {
+		return c.encryptWhole(r)
+	}
 	if r.Value == nil {
 		return c.keepPlain(r) // a tombstone stays a tombstone
 	}
@@ -347,6 +352,100 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	c.hdrs = append(c.hdrs[:0], r.Headers...)
 	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, marker)
 	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
+	return true, nil
+}
+
+// encryptWhole seals the value (unless null), the key (encrypt_key,
+// unless null) and every header value (encrypt_headers, unless null),
+// each bound to its own field path, and adds the marker.
+func (c *call) encryptWhole(r *records.Record) (bool, error) {
+	var err error
+	c.value = c.value[:0]
+	if r.Value != nil {
+		if c.value, err = c.sealer.Seal(c.value, "", r.Value); err != nil {
+			return false, err
+		}
+	}
+	vEnd := len(c.value)
+	if c.rule.key && r.Key != nil {
+		if c.value, err = c.sealer.Seal(c.value, keyField, r.Key); err != nil {
+			return false, err
+		}
+	}
+	if r.Value != nil {
+		r.Value = c.value[:vEnd:vEnd]
+	}
+	if c.rule.key && r.Key != nil {
+		r.Key = c.value[vEnd:]
+	}
+	c.hdrs = c.hdrs[:0]
+	if c.rule.headers {
+		var herr error
+		c.hdrs, herr = c.mapHeaders(c.hdrs, r, r.NumHeaders, func(dst []byte, field string, v []byte) ([]byte, error) {
+			return c.sealer.Seal(dst, field, v)
+		})
+		if herr != nil {
+			return false, herr
+		}
+	} else {
+		c.hdrs = append(c.hdrs, r.Headers...)
+	}
+	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, c.rule.marker)
+	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
+	return true, nil
+}
+
+// mapHeaders appends the first n headers of r to dst with every non-null
+// value replaced by fn's output; fn gets the header's field path
+// ("header:" and its name).
+func (c *call) mapHeaders(dst []byte, r *records.Record, n int, fn func(dst []byte, field string, v []byte) ([]byte, error)) ([]byte, error) {
+	err := r.EachHeader(n, func(k, v []byte) error {
+		if v == nil {
+			dst = records.AppendHeaderBytes(dst, k, nil)
+			return nil
+		}
+		var err error
+		if c.hv, err = fn(c.hv[:0], headerField+string(k), v); err != nil {
+			return err
+		}
+		dst = records.AppendHeaderBytes(dst, k, c.hv)
+		return nil
+	})
+	return dst, err
+}
+
+// decryptWhole undoes encryptWhole; start is where the marker header
+// begins.
+func (c *call) decryptWhole(r *records.Record, start int) (bool, error) {
+	var err error
+	c.value = c.value[:0]
+	if r.Value != nil {
+		if c.value, err = c.opener.Open(c.value, c.topic, "", r.Value); err != nil {
+			return false, err
+		}
+	}
+	if c.mc.key && r.Key != nil {
+		if c.key, err = c.opener.Open(c.key[:0], c.topic, keyField, r.Key); err != nil {
+			return false, err
+		}
+		r.Key = c.key
+	}
+	if r.Value != nil {
+		r.Value = c.value
+	}
+	n := r.NumHeaders - 1
+	if c.mc.headers {
+		c.hdrs, err = c.mapHeaders(c.hdrs[:0], r, n, func(dst []byte, field string, v []byte) ([]byte, error) {
+			return c.opener.Open(dst, c.topic, field, v)
+		})
+		if err != nil {
+			return false, err
+		}
+		r.Headers = c.hdrs
+	} else {
+		r.Headers = r.Headers[:start]
+	}
+	r.NumHeaders = n
 	return true, nil
 }
 
@@ -380,6 +479,8 @@ func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	case !whole && len(names) == 0: // plaintext marker
 		r.Headers, r.NumHeaders = r.Headers[:start], r.NumHeaders-1
 		return true, nil
+	case whole && (c.mc.key || c.mc.headers):
+		return c.decryptWhole(r, start)
 	case r.Value == nil:
 		return false, errMarker
 	}

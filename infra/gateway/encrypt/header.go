@@ -11,6 +11,8 @@ import (
 // and the comma-separated names of the fields that were encrypted:
 //
 //	"1"            the value is one envelope (mode encrypt)
+//	"1;k" "1;h" "1;kh"  ... and the key (k) and/or every other header's
+//	               value (h) is one envelope too (encrypt_key, encrypt_headers)
 //	"1:ssn,email"  the fields ssn and email each hold an envelope (field_encrypt)
 //
 //	"0"            nothing is encrypted: only added when the producer's own
@@ -30,11 +32,28 @@ var plainMarker = []byte{'0'}
 const formatVersion = '1'
 
 func markerValue(names []string) []byte {
-	if len(names) == 0 {
-		return []byte{formatVersion}
-	}
 	return []byte(string(formatVersion) + ":" + strings.Join(names, ","))
 }
+
+func wholeMarker(key, headers bool) []byte {
+	m := []byte{formatVersion}
+	if key || headers {
+		m = append(m, ';')
+	}
+	if key {
+		m = append(m, 'k')
+	}
+	if headers {
+		m = append(m, 'h')
+	}
+	return m
+}
+
+// Field paths bound into the envelopes of keys and header values.
+const (
+	keyField    = "key"
+	headerField = "header:"
+)
 
 func appendMarker(dst []byte, names []string) []byte {
 	dst = append(dst, formatVersion, ':')
@@ -50,9 +69,11 @@ func appendMarker(dst []byte, names []string) []byte {
 // markerCache parses marker values, remembering the last one so a batch of
 // identically marked records parses once.
 type markerCache struct {
-	last  []byte
-	names []string
-	whole bool
+	last    []byte
+	names   []string
+	whole   bool
+	key     bool
+	headers bool
 }
 
 // parse returns whether the marker means a whole value, or else the field
@@ -68,8 +89,22 @@ func (m *markerCache) parse(v []byte) (whole bool, names []string, ok bool) {
 	if len(v) == 0 || v[0] != formatVersion {
 		return false, nil, false
 	}
+	m.key, m.headers = false, false
 	switch {
 	case len(v) == 1:
+		m.whole, m.names = true, nil
+	case v[1] == ';' && len(v) > 2:
+		for _, f := range v[2:] {
+			switch {
+			case f == 'k' && !m.key:
+				m.key = true
+			case f == 'h' && !m.headers:
+				m.headers = true
+			default:
+				m.last = nil
+				return false, nil, false
+			}
+		}
 		m.whole, m.names = true, nil
 	case v[1] == ':' && len(v) > 2:
 		m.whole = false

@@ -148,6 +148,34 @@ func AppendHeader(dst []byte, key string, value []byte) []byte {
 	return appendNullable(dst, value)
 }
 
+// EachHeader calls fn with the key and value (nil when null) of each of
+// the first n headers of r.
+func (r *Record) EachHeader(n int, fn func(key, value []byte) error) error {
+	b := r.Headers
+	for i := 0; i < n && i < r.NumHeaders; i++ {
+		k, rest, err := nullableBytes(b)
+		if err != nil {
+			return err
+		}
+		v, rest, err := nullableBytes(rest)
+		if err != nil {
+			return err
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+		b = rest
+	}
+	return nil
+}
+
+// AppendHeaderBytes is AppendHeader with the key as bytes.
+func AppendHeaderBytes(dst, key, value []byte) []byte {
+	dst = binary.AppendVarint(dst, int64(len(key)))
+	dst = append(dst, key...)
+	return appendNullable(dst, value)
+}
+
 // LastHeader returns the last header of r and the offset in r.Headers where
 // it starts (so r.Headers[:start] with NumHeaders-1 drops it).
 func (r *Record) LastHeader() (key, value []byte, start int, ok bool) {
