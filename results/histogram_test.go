@@ -2,6 +2,8 @@ package results
 
 import (
 	"bytes"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -55,5 +57,41 @@ func TestHistogramRoundTrip(t *testing.T) {
 	again, _ := HistogramBlob(text)
 	if !bytes.Equal(again, blob) {
 		t.Fatal("HistogramBlob(text) differs from EncodeHistogram")
+	}
+}
+
+func TestCoarsenHistogram(t *testing.T) {
+	// Latencies like a real second of a run: log-normal around 1 ms.
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	for i := 0; i < 10000; i++ {
+		h.RecordValue(int64(1000 * math.Exp(rng.NormFloat64()*0.8)))
+	}
+	h.RecordValue(59_000_000)
+	blob, _ := EncodeHistogram(h)
+	coarse, err := CoarsenHistogram(blob, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := DecodeHistogram(coarse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SignificantFigures() != 2 || c.TotalCount() != h.TotalCount() || len(coarse) >= len(blob)*3/4 {
+		t.Fatalf("digits %d, count %d of %d, %d bytes of %d", c.SignificantFigures(), c.TotalCount(), h.TotalCount(),
+			len(coarse), len(blob))
+	}
+	for _, q := range []float64{1, 50, 90, 99, 99.9, 99.99, 100} {
+		a, b := float64(h.ValueAtQuantile(q)), float64(c.ValueAtQuantile(q))
+		if d := (b - a) / a; d < -0.01 || d > 0.01 {
+			t.Errorf("p%v: %v at 3 digits, %v at 2 (%.2f%%, want within 1%%)", q, a, b, 100*d)
+		}
+	}
+	same, err := CoarsenHistogram(coarse, 2)
+	if err != nil || !bytes.Equal(same, coarse) {
+		t.Fatalf("coarsening to the same digits changed the blob: %v", err)
+	}
+	if _, err := CoarsenHistogram([]byte{0x1c, 0}, 2); err == nil {
+		t.Fatal("coarsened garbage")
 	}
 }

@@ -82,8 +82,9 @@ func histogramFailure(ev results.Evidence, kind string, second int, err error) r
 
 // evidenceOf turns a load run into an attempt's evidence: outcome by the
 // health gate, metrics, histograms (raw V2-compressed, see
-// results.DecodeHistogram), series, telemetry, and the load generator's
-// JSON (without histograms) as a log.
+// results.DecodeHistogram; per-second ones at results.PerSecondDigits),
+// series, telemetry, and the load generator's JSON (without histograms) as
+// a log.
 func evidenceOf(res *loadgen.Result, runErr error, samples []results.Sample) results.Evidence {
 	ev := results.Evidence{Telemetry: samples, Metrics: map[string]float64{}}
 	m := ev.Metrics
@@ -140,6 +141,9 @@ func evidenceOf(res *loadgen.Result, runErr error, samples []results.Sample) res
 		}{{results.KindPublish, iv.Publish}, {results.KindE2E, iv.E2E}, {results.KindSendDelay, iv.SendDelay}} {
 			if len(h.data) > 0 {
 				blob, err := results.HistogramBlob(h.data)
+				if err == nil {
+					blob, err = results.CoarsenHistogram(blob, results.PerSecondDigits)
+				}
 				if err != nil {
 					return histogramFailure(ev, h.kind, iv.Second, err)
 				}
