@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -289,6 +290,18 @@ func TestSecondWriterAndSIGINT(t *testing.T) {
 	}
 
 	first.waitPhase(t, "measure", 30*time.Second)
+	// xp status reads the db while the writer works.
+	out, err := exec.Command(bin, "status", "--db", db, "--json").Output()
+	if err != nil {
+		t.Fatalf("xp status during the run: %v", err)
+	}
+	var st Status
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if st.Writer != first.cmd.Process.Pid || st.Current == nil || st.Rows.Running != 1 || len(st.Infrastructure.Up) != 1 {
+		t.Fatalf("status during the run (writer pid %d): %s", first.cmd.Process.Pid, out)
+	}
 	first.cmd.Process.Signal(os.Interrupt)
 	if code := first.exitCode(t, 30*time.Second); code != 130 {
 		t.Fatalf("after SIGINT xp exited %d, want 130; stderr:\n%s", code, first.stderr.String())
@@ -296,12 +309,12 @@ func TestSecondWriterAndSIGINT(t *testing.T) {
 	if !strings.Contains(first.stderr.String(), "--resume") {
 		t.Fatalf("interrupted run does not say how to continue:\n%s", first.stderr.String())
 	}
-	st := readDB(t, db)
+	after := readDB(t, db)
 	var outcomes []results.Outcome
-	for _, o := range st.attempts {
+	for _, o := range after.attempts {
 		outcomes = append(outcomes, o...)
 	}
-	if !slices.Equal(outcomes, []results.Outcome{results.OutcomeInterrupted}) || len(st.runsIn(results.Pending)) != 2 {
-		t.Fatalf("after SIGINT: attempts %v, states %v", st.attempts, st.states)
+	if !slices.Equal(outcomes, []results.Outcome{results.OutcomeInterrupted}) || len(after.runsIn(results.Pending)) != 2 {
+		t.Fatalf("after SIGINT: attempts %v, states %v", after.attempts, after.states)
 	}
 }
