@@ -45,6 +45,8 @@ func TestConfigExtension(t *testing.T) {
 		{"avro without schema", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: avro}\n", "needs avro_schema"},
 		{"avro field absent", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: avro, avro_schema: " + avsc + ", fields: [tax]}\n", "not in the Avro schema"},
 		{"protobuf field absent", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: protobuf, protobuf_descriptor_set: " + pb + ", fields: [tax]}\n", "not in protobuf message"},
+		{"key encryption on field_encrypt", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: json, encrypt_key: true}\n", "belong to mode encrypt"},
+		{"encrypt with key and headers", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, encrypt_key: true, encrypt_headers: true}\n", ""},
 		{"encrypt with fields", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, fields: [ssn]}\n", "takes no encoding or fields"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package encrypt is the gateway filter behind the `encrypt` and
-// `field_encrypt` security modes: on produce it encrypts record values (or
-// named fields of JSON, Avro and Protobuf values) of the configured topics,
+// `field_encrypt` security modes: on produce it encrypts record values
+// (optionally keys and header values too, or else named fields of JSON,
+// Avro and Protobuf values) of the configured topics,
 // on fetch it decrypts them and rebuilds each batch, so data rests on the
 // brokers as ciphertext while clients see exactly what they produced.
 //

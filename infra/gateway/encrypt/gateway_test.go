@@ -144,6 +144,10 @@ func TestGatewayRoundTrip(t *testing.T) {
 // produced.
 func checkAtRest(t *testing.T, enc string, rest, want *kgo.Record, avroSchema avro.Schema, pbType protoreflect.MessageType) {
 	t.Helper()
+	if enc == encodingBytesKH {
+		checkKHAtRest(t, rest, want)
+		return
+	}
 	if !sameBytes(rest.Key, want.Key) {
 		t.Fatalf("key changed at rest: %q", rest.Key)
 	}
@@ -240,6 +244,37 @@ func checkAtRest(t *testing.T, enc string, rest, want *kgo.Record, avroSchema av
 	}
 	if enc != "bytes" && marker != "1:ssn" {
 		t.Fatalf("marker %q, want 1:ssn", marker)
+	}
+}
+
+// checkKHAtRest: value, key and header values are envelopes; header names,
+// null keys and tombstones are kept.
+func checkKHAtRest(t *testing.T, rest, want *kgo.Record) {
+	t.Helper()
+	isEnv := func(what string, b []byte) {
+		t.Helper()
+		if _, err := envelope.HeaderLen(b); err != nil {
+			t.Fatalf("%s at rest is not an envelope: %x", what, b)
+		}
+	}
+	if (rest.Key == nil) != (want.Key == nil) || (rest.Value == nil) != (want.Value == nil) {
+		t.Fatal("a null key or value changed at rest")
+	}
+	if want.Key != nil {
+		isEnv("key", rest.Key)
+	}
+	if want.Value != nil {
+		isEnv("value", rest.Value)
+	}
+	nh := len(rest.Headers)
+	if nh != len(want.Headers)+1 || rest.Headers[nh-1].Key != HeaderKey || string(rest.Headers[nh-1].Value) != "1;kh" {
+		t.Fatalf("headers at rest %v", rest.Headers)
+	}
+	for i, h := range want.Headers {
+		if rest.Headers[i].Key != h.Key {
+			t.Fatalf("header name changed at rest: %q", rest.Headers[i].Key)
+		}
+		isEnv("header "+h.Key, rest.Headers[i].Value)
 	}
 }
 

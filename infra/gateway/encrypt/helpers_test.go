@@ -32,7 +32,11 @@ const (
 // encodingAvroConfluent is Avro with Confluent framing (schema id 1).
 const encodingAvroConfluent = "avro-confluent"
 
-var encodings = []string{"bytes", EncodingJSON, EncodingAvro, encodingAvroConfluent, EncodingProtobuf}
+// encodingBytesKH is random bytes on a topic that also encrypts keys and
+// header values.
+const encodingBytesKH = "bytes+key+headers"
+
+var encodings = []string{"bytes", encodingBytesKH, EncodingJSON, EncodingAvro, encodingAvroConfluent, EncodingProtobuf}
 
 var codecs = []struct {
 	name  string
@@ -148,11 +152,12 @@ func testRules() []TopicRule {
 		{Pattern: "a-*", Mode: ModeFieldEncrypt, Encoding: EncodingAvro, AvroSchema: loadgenAvro},
 		{Pattern: "p-*", Mode: ModeFieldEncrypt, Encoding: EncodingProtobuf, ProtobufDescriptorSet: loadgenProto},
 		{Pattern: "c-*", Mode: ModeFieldEncrypt, Encoding: EncodingAvro, AvroSchemas: map[uint32]string{1: loadgenAvro}},
+		{Pattern: "kh-*", Mode: ModeEncrypt, EncryptKey: true, EncryptHeaders: true},
 	}
 }
 
 func topicPrefix(encoding string) string {
-	return map[string]string{"bytes": "v-", EncodingJSON: "j-", EncodingAvro: "a-", encodingAvroConfluent: "c-", EncodingProtobuf: "p-"}[encoding]
+	return map[string]string{"bytes": "v-", EncodingJSON: "j-", EncodingAvro: "a-", encodingAvroConfluent: "c-", EncodingProtobuf: "p-", encodingBytesKH: "kh-"}[encoding]
 }
 
 func startKfake(t testing.TB, topics ...string) *kfake.Cluster {
