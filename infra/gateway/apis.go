@@ -60,7 +60,7 @@ func versionRange(key, brokerMin, brokerMax int16) (lo, hi int16, ok bool) {
 		lo = 0
 	case rewritten(key):
 		// Decoded with kmsg: no newer than kmsg knows.
-		hi = min(hi, kmsg.RequestForKey(key).MaxVersion())
+		hi = min(hi, kmsgMax(key))
 	}
 	return lo, hi, lo <= hi
 }
@@ -79,7 +79,7 @@ func requestAllowed(key, version int16) bool {
 		// broker answers those in v0 (KIP-511), handled by the rewriter.
 		return true
 	case rewritten(key):
-		return version <= kmsg.RequestForKey(key).MaxVersion()
+		return version <= kmsgMax(key)
 	}
 	return true
 }

@@ -194,15 +194,19 @@ func produceAcks(body []byte, version int16) (int16, error) {
 	return int16(binary.BigEndian.Uint16(body[n:])), nil
 }
 
-// flexibility holds, per API key, the first flexible version (or -1 when
-// the key has none or kmsg does not know it).
-var flexibility = sync.OnceValue(func() (t struct{ req, resp [kmsg.MaxKey + 1]int16 }) {
+// apiTable holds, per API key, the first flexible request and response
+// versions (-1 when the key has none or kmsg does not know it) and the
+// newest version kmsg decodes.
+type apiTable struct{ req, resp, max [kmsg.MaxKey + 1]int16 }
+
+var flexibility = sync.OnceValue(func() (t apiTable) {
 	for k := int16(0); k <= kmsg.MaxKey; k++ {
-		t.req[k], t.resp[k] = -1, -1
+		t.req[k], t.resp[k], t.max[k] = -1, -1, -1
 		req := kmsg.RequestForKey(k)
 		if req == nil {
 			continue
 		}
+		t.max[k] = req.MaxVersion()
 		resp := req.ResponseKind()
 		for v := int16(0); v <= req.MaxVersion(); v++ {
 			req.SetVersion(v)
@@ -224,6 +228,14 @@ func requestFlexible(key, version int16) bool {
 	}
 	f := flexibility().req[key]
 	return f >= 0 && version >= f
+}
+
+// kmsgMax is the newest version of key kmsg decodes, -1 if none.
+func kmsgMax(key int16) int16 {
+	if key < 0 || key > kmsg.MaxKey {
+		return -1
+	}
+	return flexibility().max[key]
 }
 
 func responseFlexible(key, version int16) bool {

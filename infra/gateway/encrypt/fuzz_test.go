@@ -14,7 +14,7 @@ import (
 // decrypting path: it must never panic, and a partition it passes
 // without an error code must hold record batches that parse.
 func FuzzFetch(f *testing.F) {
-	for _, c := range benchCases {
+	for _, c := range append(benchCases, benchCase{"kh", "kh-bench", "bytes", records.Gzip}) {
 		rt := newRoundTripperCodec(f, c.topic, c.enc, c.codec)
 		rt.atRest = true
 		rt.run(f)
@@ -54,7 +54,7 @@ func FuzzFetch(f *testing.F) {
 // FuzzProduce: arbitrary produce records either fail the request or come
 // out as batches that decrypt back to the input.
 func FuzzProduce(f *testing.F) {
-	for _, c := range benchCases {
+	for _, c := range append(benchCases, benchCase{"kh", "kh-bench", "bytes", records.None}) {
 		rt := newRoundTripperCodec(f, c.topic, c.enc, c.codec)
 		f.Add(c.topic, rt.batch)
 	}
