@@ -50,6 +50,9 @@ type Result struct {
 	// Errors counts failed produces, fetch errors and records failing the
 	// digest check, in any phase.
 	Errors int64 `json:"errors"`
+	// Duplicates counts records a group received again after a rebalance
+	// (same partition and offset); they are counted once.
+	Duplicates int64 `json:"duplicates"`
 	// BacklogMax is the largest number of acknowledged records not yet
 	// consumed (summed over groups) seen from the start of measurement to
 	// the end of the drain.

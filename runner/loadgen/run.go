@@ -73,6 +73,8 @@ type run struct {
 	consMeasured, consWarm atomic.Int64
 	errs                   atomic.Int64
 	unsent                 atomic.Int64
+	duplicates             atomic.Int64
+	seen                   [][]atomic.Int64 // per group, per partition: highest offset consumed
 	errMu                  sync.Mutex
 	errSamples             []string
 	backlogMax             atomic.Int64
@@ -179,33 +181,50 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		}()
 	}
 
-	// Consumers first, so every group holds its partitions before the
-	// first record is sent.
+	// Partition count: ours, or the existing topic's.
+	nparts := cfg.Partitions
+	if !created {
+		mctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		td, err := adm.ListTopics(mctx, r.topic)
+		cancel()
+		if err != nil {
+			return nil, r.fail("describe topic %s: %v", r.topic, err)
+		}
+		t, ok := td[r.topic]
+		if !ok || t.Err != nil || len(t.Partitions) == 0 {
+			return nil, r.fail("describe topic %s: not found (%v)", r.topic, t.Err)
+		}
+		nparts = len(t.Partitions)
+	}
+
+	// Consumers first, so every member of every group holds its partitions
+	// before the first record is sent.
 	start := kgo.NewOffset().AtStart()
 	if !created {
 		start = kgo.NewOffset().AtEnd()
 	}
 	var consumers []*kgo.Client
 	defer func() { closeAll(consumers) }()
-	assigned := make([]atomic.Int64, cfg.ConsumerGroups)
+	nc := cfg.ConsumerGroups * cfg.ConsumersPerGroup
+	assigned := make([]atomic.Int64, nc) // per consumer
+	r.seen = make([][]atomic.Int64, cfg.ConsumerGroups)
 	for g := range cfg.ConsumerGroups {
-		for range cfg.ConsumersPerGroup {
-			g := g
+		r.seen[g] = make([]atomic.Int64, nparts)
+		for p := range r.seen[g] {
+			r.seen[g][p].Store(-1)
+		}
+		for j := range cfg.ConsumersPerGroup {
+			a := &assigned[g*cfg.ConsumersPerGroup+j]
+			count := func(m map[string][]int32) int64 { return int64(len(m[r.topic])) }
 			cl, err := kgo.NewClient(append(r.base[:len(r.base):len(r.base)],
 				kgo.ConsumerGroup(fmt.Sprintf("%s-g%d", r.topic, g)),
 				kgo.ConsumeTopics(r.topic),
 				kgo.ConsumeResetOffset(start),
 				kgo.DisableAutoCommit(),
 				kgo.FetchMaxWait(500*time.Millisecond),
-				kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-					assigned[g].Add(int64(len(m[r.topic])))
-				}),
-				kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-					assigned[g].Add(-int64(len(m[r.topic])))
-				}),
-				kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-					assigned[g].Add(-int64(len(m[r.topic])))
-				}),
+				kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.Add(count(m)) }),
+				kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.Add(-count(m)) }),
+				kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.Add(-count(m)) }),
 			)...)
 			if err != nil {
 				return nil, r.fail("consumer: %v", err)
@@ -216,17 +235,33 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	runCtx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
 	var consWG sync.WaitGroup
-	for _, cl := range consumers {
+	for i, cl := range consumers {
 		consWG.Add(1)
-		go func() { defer consWG.Done(); r.consume(runCtx, cl) }()
+		go func() { defer consWG.Done(); r.consume(runCtx, cl, i/cfg.ConsumersPerGroup) }()
 	}
-	deadline := time.Now().Add(3 * connectTimeout / 2)
-	for g := range assigned {
-		for assigned[g].Load() < int64(cfg.Partitions) {
+	// A group is ready when its partitions are all held and as many members
+	// hold some as can (a later joiner would trigger a rebalance mid-run).
+	ready := func(g int) (held, members int) {
+		for j := range cfg.ConsumersPerGroup {
+			if n := assigned[g*cfg.ConsumersPerGroup+j].Load(); n > 0 {
+				held += int(n)
+				members++
+			}
+		}
+		return
+	}
+	wait := 3 * connectTimeout / 2
+	deadline := time.Now().Add(wait)
+	for g := range cfg.ConsumerGroups {
+		for {
+			held, members := ready(g)
+			if held == nparts && members == min(cfg.ConsumersPerGroup, nparts) {
+				break
+			}
 			if time.Now().After(deadline) {
 				stopAll()
 				consWG.Wait()
-				return nil, r.fail("consumer group %d holds %d of %d partitions after %v", g, assigned[g].Load(), cfg.Partitions, 3*connectTimeout/2)
+				return nil, r.fail("consumer group %d: %d members hold %d of %d partitions after %v", g, members, held, nparts, wait)
 			}
 			if ctx.Err() != nil {
 				stopAll()
@@ -383,6 +418,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	res.PublishRate = float64(res.Published) / d
 	res.ConsumeRate = float64(res.Consumed) / d
 	res.Errors = r.errs.Load()
+	res.Duplicates = r.duplicates.Load()
 	res.BacklogMax = r.backlogMax.Load()
 	if drained {
 		res.DrainS = max(0, drainedAt.Sub(measEnd).Seconds())
@@ -593,7 +629,8 @@ func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand) {
 	}
 }
 
-func (r *run) consume(ctx context.Context, cl *kgo.Client) {
+func (r *run) consume(ctx context.Context, cl *kgo.Client, group int) {
+	seen := r.seen[group]
 	for {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -617,6 +654,21 @@ func (r *run) consume(ctx context.Context, cl *kgo.Client) {
 				case h.Key == HeaderDigest && len(h.Value) == 8:
 					dig = binary.BigEndian.Uint64(h.Value)
 					have |= 2
+				}
+			}
+			// A rebalance can hand a partition over before its records
+			// were all polled; count each offset once per group.
+			if int(rec.Partition) < len(seen) {
+				hi := &seen[rec.Partition]
+				for {
+					cur := hi.Load()
+					if rec.Offset <= cur {
+						r.duplicates.Add(1)
+						return
+					}
+					if hi.CompareAndSwap(cur, rec.Offset) {
+						break
+					}
 				}
 			}
 			r.consumedAll.Add(1)

@@ -1,0 +1,129 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/local"
+)
+
+// TestVariants runs the settings that change the code path, each end to
+// end at a modest rate on the shared cluster.
+func TestVariants(t *testing.T) {
+	c := cluster(t)
+	cases := []struct {
+		name   string
+		mode   string
+		mutate func(*Config)
+		check  func(t *testing.T, cfg Config, r *Result)
+	}{
+		{"closed loop", local.Plaintext, func(c *Config) { c.Rate = 0; c.Concurrency = 4 }, func(t *testing.T, _ Config, r *Result) {
+			if r.SendDelayMs.P50 != 0 {
+				t.Errorf("closed loop recorded send delay %+v", r.SendDelayMs)
+			}
+		}},
+		{"acks 0", local.Plaintext, func(c *Config) { c.Acks = "0" }, nil},
+		{"acks 1 lz4", local.TLS, func(c *Config) { c.Acks = "1"; c.Compression = "lz4" }, nil},
+		{"zstd json", local.Plaintext, func(c *Config) { c.Compression = "zstd"; c.Encoding = EncodingJSON }, nil},
+		{"avro", local.MTLS, func(c *Config) { c.Encoding = EncodingAvro; c.MessageSize = 512 }, nil},
+		{"protobuf", local.SASLSSL, func(c *Config) { c.Encoding = EncodingProtobuf }, nil},
+		{"2 producers 2 groups 2 consumers", local.Plaintext, func(c *Config) {
+			c.Producers, c.ConsumerGroups, c.ConsumersPerGroup = 2, 2, 2
+		}, func(t *testing.T, cfg Config, r *Result) {
+			if r.Consumed != 2*r.Published {
+				t.Errorf("consumed %d, want 2 × %d", r.Consumed, r.Published)
+			}
+		}},
+		{"no consumers", local.Plaintext, func(c *Config) { c.ConsumerGroups = 0 }, func(t *testing.T, _ Config, r *Result) {
+			if r.Consumed != 0 || r.E2ELatencyMs.P50 != 0 {
+				t.Errorf("consumed %d with no groups", r.Consumed)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := quick(props(t, c, tc.mode))
+			cfg.Rate = 1000
+			cfg.Duration = 2 * time.Second
+			tc.mutate(&cfg)
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Healthy {
+				t.Fatalf("unhealthy: %v", res.Reasons)
+			}
+			if cfg.Rate > 0 && res.Published != cfg.Rate*2 {
+				t.Errorf("published %d, want %d", res.Published, cfg.Rate*2)
+			}
+			if res.Published == 0 || res.PublishLatencyMs.P50 <= 0 {
+				t.Errorf("published %d, publish p50 %v", res.Published, res.PublishLatencyMs.P50)
+			}
+			if tc.check != nil {
+				tc.check(t, cfg, res)
+			}
+		})
+	}
+}
+
+// TestAlteredRecordsAreErrors writes, into the run's topic during the
+// measurement, one record whose digest does not match its value and one
+// without the xp headers: both must count as errors and fail the run.
+func TestAlteredRecordsAreErrors(t *testing.T) {
+	c := cluster(t)
+	p := props(t, c, local.Plaintext)
+	cfg := quick(p)
+	cfg.Topic = fmt.Sprintf("altered-%d", time.Now().UnixNano())
+	cfg.Partitions = 1
+	opts, err := kafkaconf.ClientOpts(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	intruder, err := kgo.NewClient(append(opts, kgo.DefaultProduceTopic(cfg.Topic))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer intruder.Close()
+	injected := make(chan error, 1)
+	cfg.OnPhase = func(phase string, _ time.Time) {
+		if phase != "measure" {
+			return
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			var hb [16]byte
+			binary.BigEndian.PutUint64(hb[:8], uint64(time.Now().UnixNano()))
+			value := []byte("this value was altered")
+			binary.BigEndian.PutUint64(hb[8:], Digest(nil, []byte("the original value")))
+			bad := &kgo.Record{Value: value, Headers: []kgo.RecordHeader{{Key: HeaderTime, Value: hb[:8]}, {Key: HeaderDigest, Value: hb[8:]}}}
+			bare := &kgo.Record{Value: []byte("no headers")}
+			injected <- intruder.ProduceSync(ctx, bad, bare).FirstErr()
+		}()
+	}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-injected; err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors != 2 {
+		t.Fatalf("errors %d, want 2 (samples %v)", res.Errors, res.ErrorSamples)
+	}
+	if res.Healthy {
+		t.Fatal("healthy with altered records")
+	}
+	all := strings.Join(res.ErrorSamples, "; ")
+	if !strings.Contains(all, "digest") || !strings.Contains(all, "lacks the xp headers") {
+		t.Fatalf("error samples %q do not name both faults", all)
+	}
+}
