@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,10 +19,11 @@ type localTarget struct {
 	// temporary directory per group.
 	dir string
 
-	mu      sync.Mutex
-	cluster *local.Cluster
-	groups  int
-	modes   []string // cached by Modes
+	mu       sync.Mutex
+	cluster  *local.Cluster
+	groupDir string // the running group's files, removed by Down
+	groups   int
+	modes    []string // cached by Modes
 }
 
 var (
@@ -39,12 +41,15 @@ func (t *localTarget) Up(ctx context.Context, g Group) (Endpoints, error) {
 		t.cluster.Close()
 		t.cluster = nil
 	}
-	t.groups++
-	var dir string
-	if t.dir != "" {
-		dir = filepath.Join(t.dir, fmt.Sprintf("group-%d", t.groups))
+	if t.groupDir != "" {
+		os.RemoveAll(t.groupDir)
 	}
-	c, err := local.Start(ctx, local.Options{Brokers: g.Key.Brokers, Dir: dir})
+	t.groups++
+	t.groupDir = ""
+	if t.dir != "" {
+		t.groupDir = filepath.Join(t.dir, fmt.Sprintf("group-%d", t.groups))
+	}
+	c, err := local.Start(ctx, local.Options{Brokers: g.Key.Brokers, Dir: t.groupDir})
 	if err != nil {
 		return Endpoints{}, err
 	}
@@ -65,6 +70,12 @@ func (t *localTarget) Down(context.Context) error {
 	}
 	err := t.cluster.Close()
 	t.cluster = nil
+	if t.groupDir != "" {
+		if rerr := os.RemoveAll(t.groupDir); err == nil {
+			err = rerr
+		}
+		t.groupDir = ""
+	}
 	return err
 }
 

@@ -212,6 +212,9 @@ func TestSurvivesSIGKILL(t *testing.T) {
 	if code := c.exitCode(t, 2*time.Minute); code != 0 {
 		t.Fatalf("final resume exited %d; stderr:\n%s", code, c.stderr.String())
 	}
+	if _, err := os.Stat(db + ".work"); !os.IsNotExist(err) {
+		t.Errorf("work directory (keys of killed runs) left behind: %v", err)
+	}
 	for _, p := range []string{"provision", "warmup", "measure", "drain", "write"} {
 		if killedIn[p] == 0 {
 			t.Errorf("no kill in phase %s", p)

@@ -63,7 +63,10 @@ type Options struct {
 	// Keep leaves the infrastructure up at the end (the embedded cluster
 	// still ends with the process).
 	Keep bool
-	// WorkDir receives per-group cluster files; default temporary.
+	// WorkDir receives per-group cluster files (certificates, keys, client
+	// configs); default DB + ".work". It is emptied when the run starts
+	// (under the db's writer lock, so only files of a killed run go) and
+	// removed at the end unless Keep.
 	WorkDir string
 	// Stdout receives the dry-run listing and the final summary; Stderr
 	// progress and logs. Default io.Discard.
@@ -101,6 +104,9 @@ func (o *Options) defaults() {
 	}
 	if o.Target == "" {
 		o.Target = "local"
+	}
+	if o.WorkDir == "" {
+		o.WorkDir = o.DB + ".work"
 	}
 	if o.MaxAttempts == 0 {
 		o.MaxAttempts = 3
@@ -194,6 +200,13 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		}
 	}
 
+	// Files a killed run left behind; the writer lock makes them ours.
+	if err := os.RemoveAll(o.WorkDir); err != nil {
+		return Summary{}, fmt.Errorf("clear work directory: %w", err)
+	}
+	if !o.Keep {
+		defer os.RemoveAll(o.WorkDir)
+	}
 	r := &run{o: o, store: store, target: target, plan: p, groups: groups}
 	sum, err := r.execute(ctx)
 	sum.DB, sum.Duration = o.DB, o.Now().Sub(start)

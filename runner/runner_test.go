@@ -254,6 +254,9 @@ func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
 	if len(events) != 2 || events[0].Event != "up" || events[1].Event != "down" {
 		t.Errorf("infra events %+v", events)
 	}
+	if _, err := os.Stat(db + ".work"); !os.IsNotExist(err) {
+		t.Errorf("the cluster's files (keys) outlive the run: %v", err)
+	}
 
 	// A second run without --resume is refused; with it there is nothing
 	// left to do.
