@@ -52,6 +52,6 @@ rows, 130 interrupted, 1 other failures.`,
 	f.BoolVar(&o.Resume, "resume", false, "continue a campaign that has progress in --db")
 	f.BoolVar(&o.DryRun, "dry-run", false, "validate and print what would run; write nothing")
 	f.IntVar(&o.MaxAttempts, "max-attempts", 3, "failed attempts allowed per row before it stays failed")
-	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end")
+	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end and keep DB.work (the embedded cluster still ends with the process)")
 	return c
 }
