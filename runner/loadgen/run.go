@@ -76,6 +76,7 @@ type run struct {
 	duplicates             atomic.Int64
 	seen                   [][]atomic.Int64 // per group, per partition: highest offset consumed
 	errMu                  sync.Mutex
+	phaseMu                sync.Mutex
 	errSamples             []string
 	backlogMax             atomic.Int64
 }
@@ -129,8 +130,12 @@ func (r *run) noteErr(err error) {
 	r.errSamples = append(r.errSamples, msg)
 }
 
+// phase reports a phase; calls come from more than one goroutine, one at a
+// time and in order.
 func (r *run) phase(name string, ends time.Time) {
 	if r.cfg.OnPhase != nil {
+		r.phaseMu.Lock()
+		defer r.phaseMu.Unlock()
 		r.cfg.OnPhase(name, ends)
 	}
 }
