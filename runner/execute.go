@@ -83,6 +83,9 @@ func (r *run) execute(ctx context.Context) (Summary, error) {
 	sum.Ran = r.ran
 	if final, err := r.store.Progress(wctx); err == nil {
 		sum.Rows = final.Rows
+		r.prog.logf("%d of %d rows done, %d invalid, %d failed, %d pending; %d attempts made now; see xp status --db %s",
+			final.Rows[results.Done], final.Total, final.Rows[results.Invalid], final.Rows[results.Failed],
+			final.Rows[results.Pending]+final.Rows[results.Running], r.ran, r.o.DB)
 	}
 	if runErr != nil {
 		return sum, runErr

@@ -106,12 +106,19 @@ func (p *progress) setPhase(phase string, ends time.Time) {
 		p.draw()
 		return
 	}
+	if phase == "done" { // the write line follows at once
+		return
+	}
 	var where string
 	if p.row != nil && phase != "provision" {
 		where = fmt.Sprintf("row %d/%d %s ", p.finished+1, p.total, p.row.Run)
 	}
 	if !ends.IsZero() {
-		p.line(fmt.Sprintf("%sphase=%s for %s", where, phase, ends.Sub(p.now()).Round(time.Second)))
+		limit := "for"
+		if phase == "drain" {
+			limit = "for at most"
+		}
+		p.line(fmt.Sprintf("%sphase=%s %s %s", where, phase, limit, ends.Sub(p.now()).Round(time.Second)))
 	} else if phase != "provision" { // provisioning logs its own line
 		p.line(fmt.Sprintf("%sphase=%s", where, phase))
 	}
