@@ -210,10 +210,9 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 				return fmt.Errorf("encrypt: topic %s partition %d: message format before v2 cannot carry the encryption header: %w", topic, p.Partition, kerr.UnsupportedForMessageFormat)
 			}
 			// The request outlives this call, so its records need their
-			// own buffer: sized for every record growing by an envelope
-			// (base64 for text fields) and the marker header.
-			grow := records.CountRecords(p.Records) * (envelope.Overhead(envelope.MaxKeyID)*4/3 + len(HeaderKey) + 64)
-			out, err := c.rw.Rewrite(make([]byte, 0, len(p.Records)+grow), p.Records, c.encryptRecord)
+			// own buffer: sized for every record growing by its envelopes
+			// and the marker header (append grows it if that falls short).
+			out, err := c.rw.Rewrite(make([]byte, 0, len(p.Records)+records.CountRecords(p.Records)*c.growth), p.Records, c.encryptRecord)
 			if err != nil {
 				return fmt.Errorf("encrypt: topic %s partition %d: %w", topic, p.Partition, produceError(err))
 			}
@@ -316,11 +315,22 @@ type call struct {
 	mc     markerCache
 	hv     []byte
 	key    []byte
+	growth int
 }
 
 func (c *call) begin(topic string, r *rule) {
 	c.topic, c.rule = topic, r
 	c.sealer.Reset(topic)
+	// Bytes a record grows by when encrypted: an envelope per field
+	// (base64 in text fields) or for the value (and key), the marker
+	// header, and longer length varints.
+	ov := envelope.Overhead(len(c.f.keys.ActiveKEK()))
+	c.growth = ov + 16 + len(HeaderKey) + len(r.marker)
+	if r.fields {
+		c.growth = len(r.names)*(ov*4/3+8) + 16 + len(HeaderKey) + len(r.marker)
+	} else if r.key {
+		c.growth += ov
+	}
 }
 
 func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, error) {
