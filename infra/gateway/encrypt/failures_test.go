@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,6 +116,23 @@ func TestFailuresAreVisible(t *testing.T) {
 				if r.Partition == 0 {
 					t.Fatalf("a record of the failed partition was delivered: %q", r.Value)
 				}
+			}
+		})
+	}
+	// librdkafka surfaces both codes too (and needs the failed partition's
+	// record set empty rather than null, which it refuses to parse).
+	for _, tc := range []struct {
+		name, bootstrap, topic, want string
+	}{
+		{"kcat: tampered", e.gw.Bootstrap(), "v-tamper", "Broker failed to validate record"},
+		{"kcat: missing key", other.gw.Bootstrap(), "v-src", "Topic authorization failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, kcatPath, "-b", tc.bootstrap, "-t", tc.topic, "-C", "-o", "beginning", "-e", "-c", "1").CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "PROTOERR") {
+				t.Fatalf("kcat: %v, want a failure naming %q:\n%.2000s", err, tc.want, out)
 			}
 		})
 	}

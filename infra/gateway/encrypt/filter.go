@@ -21,9 +21,12 @@
 //     vault lacks the record's key-encryption key ("this gateway may not
 //     read that data"), INVALID_RECORD (87) when a tag does not verify
 //     (tampered, moved to another topic or field, or a corrupt envelope or
-//     batch). Both are non-retriable in franz-go, librdkafka and the Java
-//     client, so consumers surface them instead of retrying silently
-//     (CORRUPT_MESSAGE would be retried silently by franz-go).
+//     batch). franz-go returns both to the application as fetch errors
+//     and kcat (librdkafka) reports them ("Broker failed to validate
+//     record", "Topic authorization failed"), both tested; CORRUPT_MESSAGE
+//     would be retried silently by franz-go. The failed partition's record
+//     set is empty, not null: librdkafka refuses a null one as a protocol
+//     error.
 package encrypt
 
 import (
@@ -55,6 +58,10 @@ var (
 	// tag does not verify or that does not parse.
 	ErrCodeIntegrity = kerr.InvalidRecord
 )
+
+// noRecords is the record set of a failed partition: empty, not null
+// (librdkafka refuses a null record set, size -1, as a protocol error).
+var noRecords = []byte{}
 
 // Filter is the encrypting gateway.RecordFilter.
 type Filter struct {
@@ -253,7 +260,7 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 			// decrypt: withhold the records rather than pass ciphertext.
 			for pi := range t.Partitions {
 				if p := &t.Partitions[pi]; p.ErrorCode == 0 && len(p.RecordBatches) > 0 {
-					p.ErrorCode, p.RecordBatches = kerr.UnknownTopicID.Code, nil
+					p.ErrorCode, p.RecordBatches = kerr.UnknownTopicID.Code, noRecords
 				}
 			}
 			continue
@@ -279,7 +286,7 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 				if errors.Is(err, envelope.ErrUnknownKEK) {
 					code = ErrCodeMissingKey
 				}
-				p.ErrorCode, p.RecordBatches = code.Code, nil
+				p.ErrorCode, p.RecordBatches = code.Code, noRecords
 				f.logLimited("cannot decrypt a fetched partition; answering with an error code",
 					"topic", topic, "partition", p.Partition, "code", code.Message, "error", err)
 				continue
