@@ -174,6 +174,26 @@ func checkKnown(n *yaml.Node, t reflect.Type, at string) error {
 	return nil
 }
 
+// FieldPreset is a field_encrypt configuration for every topic with the
+// load generator's record in one encoding: json, or avro (unframed, the
+// schema schemaDir/record.avsc) or protobuf (the descriptor set
+// schemaDir/record.pb, message xp.Record); the field is ssn. The vault is
+// created if missing, as with Preset.
+func FieldPreset(encoding, vault, schemaDir string) (Config, error) {
+	rule := TopicRule{Pattern: "*", Mode: ModeFieldEncrypt, Encoding: encoding, Fields: DefaultFields}
+	switch encoding {
+	case EncodingJSON:
+	case EncodingAvro:
+		rule.AvroSchema = filepath.Join(schemaDir, "record.avsc")
+	case EncodingProtobuf:
+		rule.ProtobufDescriptorSet = filepath.Join(schemaDir, "record.pb")
+		rule.ProtobufMessage = "xp.Record"
+	default:
+		return Config{}, fmt.Errorf("encrypt: no field preset for encoding %q (want json, avro or protobuf)", encoding)
+	}
+	return Config{Vault: vault, CreateVault: true, Topics: []TopicRule{rule}}, nil
+}
+
 // rule is a compiled TopicRule.
 type rule struct {
 	pattern string

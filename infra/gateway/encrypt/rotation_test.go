@@ -126,6 +126,37 @@ func TestVaultReloadWithoutRestart(t *testing.T) {
 	}
 }
 
+func TestFieldPreset(t *testing.T) {
+	dir := t.TempDir()
+	schemas, err := filepath.Abs("../../../runner/loadgen/schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range []string{EncodingJSON, EncodingAvro, EncodingProtobuf, "xml"} {
+		t.Run(enc, func(t *testing.T) {
+			cfg, err := FieldPreset(enc, filepath.Join(dir, "kek.keys"), schemas)
+			if enc == "xml" {
+				if err == nil {
+					t.Fatal("xml accepted")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := New(cfg, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := newRoundTripper(t, "any-topic", enc)
+			rt.f, rt.atRest = f, true
+			if out := rt.run(t); !bytes.Equal(out, rt.batch) || bytes.Equal(rt.rest, rt.batch) {
+				t.Fatal("preset does not encrypt ssn and restore it")
+			}
+		})
+	}
+}
+
 func TestPreset(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
