@@ -1,6 +1,7 @@
 package encrypt
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -66,6 +67,72 @@ func TestConfigExtension(t *testing.T) {
 			}
 			if ce.Line == 0 {
 				t.Fatalf("error names no line: %v", err)
+			}
+		})
+	}
+}
+
+func TestFieldPreset(t *testing.T) {
+	dir := t.TempDir()
+	schemas, err := filepath.Abs("../../../runner/loadgen/schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range []string{EncodingJSON, EncodingAvro, EncodingProtobuf, "xml"} {
+		t.Run(enc, func(t *testing.T) {
+			cfg, err := FieldPreset(enc, filepath.Join(dir, "kek.keys"), schemas)
+			if enc == "xml" {
+				if err == nil {
+					t.Fatal("xml accepted")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := New(cfg, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := newRoundTripper(t, "any-topic", enc)
+			rt.f, rt.atRest = f, true
+			if out := rt.run(t); !bytes.Equal(out, rt.batch) || bytes.Equal(rt.rest, rt.batch) {
+				t.Fatal("preset does not encrypt ssn and restore it")
+			}
+		})
+	}
+}
+
+func TestPreset(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		mode    string
+		wantErr bool
+	}{
+		{ModeEncrypt, false},
+		{ModeFieldEncrypt, false},
+		{"proxy", true},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			cfg, err := Preset(tc.mode, filepath.Join(dir, "kek.keys"))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err %v", err)
+			}
+			if tc.wantErr {
+				return
+			}
+			f, err := New(cfg, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc := "bytes"
+			if tc.mode == ModeFieldEncrypt {
+				enc = EncodingJSON
+			}
+			rt := newRoundTripper(t, "any-topic", enc)
+			rt.f, rt.atRest = f, true
+			if out := rt.run(t); !bytes.Equal(out, rt.batch) || bytes.Equal(rt.rest, rt.batch) {
+				t.Fatal("preset does not encrypt every topic and restore it")
 			}
 		})
 	}
