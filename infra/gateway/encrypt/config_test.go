@@ -2,11 +2,15 @@ package encrypt
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/gateway"
 )
@@ -135,5 +139,64 @@ func TestPreset(t *testing.T) {
 				t.Fatal("preset does not encrypt every topic and restore it")
 			}
 		})
+	}
+}
+
+// TestConfigFileToRunningGateway: a gateway config file with an encrypt:
+// section, loaded as `xp gateway --config` loads it, gives a running
+// encrypting gateway.
+func TestConfigFileToRunningGateway(t *testing.T) {
+	kf := startKfake(t, "orders")
+	dir := t.TempDir()
+	yaml := fmt.Sprintf(`listen:
+  host: 127.0.0.1
+  bootstrap_port: 0
+  node_port_base: 0
+upstream:
+  bootstrap: [%s]
+metrics:
+  listen: "off"
+encrypt:
+  vault: kek.keys
+  create_vault: true
+  topics:
+    - pattern: "orders"
+      mode: field_encrypt
+      encoding: json
+      fields: [ssn]
+`, kf.ListenAddrs()[0])
+	path := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gateway.LoadConfig(path, Extension())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if fi, err := os.Stat(filepath.Join(dir, "kek.keys")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("vault not created 0600 beside the config: %v", err)
+	}
+	recs, _ := testRecords(EncodingJSON, 10, 5, false)
+	if err := produce(t, g.Bootstrap(), "orders", kgo.NoCompression(), recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range consume(t, kf.ListenAddrs()[0], "orders", 10) {
+		if bytes.Contains(r.Value, []byte(`"ssn":"`)) && !bytes.Contains(r.Value, []byte(`"ssn":"AQ`)) {
+			t.Fatalf("ssn in plaintext at rest: %s", r.Value)
+		}
+	}
+	want := map[string]bool{}
+	for _, r := range recs {
+		want[string(r.Value)] = true
+	}
+	for _, r := range consume(t, g.Bootstrap(), "orders", 10) {
+		if !want[string(r.Value)] {
+			t.Fatalf("through the gateway: %s", r.Value)
+		}
 	}
 }
