@@ -83,20 +83,27 @@ func (s *Store) Path() string { return s.path }
 
 // Open opens the campaign database at path for writing, creating it if it
 // does not exist and migrating it to SchemaVersion. It takes the writer lock
-// (path + ".lock") and fails with a *LockedError while another process holds
-// it. A database with a newer schema is refused before anything is changed.
+// (path + ".lock") first and fails with a *LockedError while another
+// process holds it. A database with a newer schema, or not a campaign, is
+// refused before anything is changed.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenChecked(ctx, path, nil)
+}
+
+// OpenChecked is Open with a check of an existing database's campaign and
+// progress, run under the writer lock before anything is changed (no WAL
+// switch, no migration): an error from check is returned as is and leaves
+// the database untouched.
+func OpenChecked(ctx context.Context, path string, check func(Peek) error) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("campaign database path is empty")
 	}
+	exists := false
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {
 			return nil, fmt.Errorf("campaign database %s is a directory", path)
 		}
-		// Refuse a newer schema before the lock file or WAL touch anything.
-		if err := peekSchema(ctx, path); err != nil {
-			return nil, err
-		}
+		exists = true
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("cannot write campaign database %s: %w", path, err)
 	}
@@ -104,6 +111,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	lock, err := acquireLock(path)
 	if err != nil {
 		return nil, err
+	}
+	if exists {
+		p, err := inspectLocked(ctx, path)
+		if err == nil && check != nil {
+			err = check(p)
+		}
+		if err != nil {
+			releaseLock(lock)
+			return nil, err
+		}
 	}
 	db, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
@@ -145,9 +162,6 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if fi.IsDir() {
 		return nil, fmt.Errorf("campaign database %s is a directory", path)
 	}
-	if err := peekSchema(ctx, path); err != nil {
-		return nil, err
-	}
 	db, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		return nil, err
@@ -179,29 +193,6 @@ func (s *Store) Close() error {
 		s.lock = nil
 	}
 	return err
-}
-
-// peekSchema refuses a newer-schema or foreign database without creating or
-// changing any file: it reads the main database file as immutable (no
-// locks, no -wal or -shm). A write still in the WAL is invisible here; the
-// real open checks again.
-func peekSchema(ctx context.Context, path string) error {
-	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: "mode=ro&immutable=1"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	v, err := schemaVersion(ctx, db)
-	switch {
-	case errors.Is(err, ErrNotCampaign):
-		return fmt.Errorf("%s: %w", path, err)
-	case err != nil:
-		return fmt.Errorf("read campaign database %s: %w", path, err)
-	case v > SchemaVersion:
-		return &SchemaError{Path: path, Have: v, Want: SchemaVersion}
-	}
-	return nil
 }
 
 func dsn(path string, readOnly bool) string {
@@ -323,7 +314,7 @@ func Writer(path string) (pid int, alive bool) {
 	return pid, err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// Peek is what Inspect sees in a database without opening it for writing.
+// Peek is a database's campaign fingerprint and progress.
 type Peek struct {
 	// Campaign is false for an empty database.
 	Campaign   bool
@@ -334,29 +325,37 @@ type Peek struct {
 	Attempts int
 }
 
-// Inspect reads a database's campaign fingerprint and progress without
-// creating or changing any file (the main database file is read as
-// immutable, so writes still in the WAL of a live writer may be missed).
-// It lets a caller refuse a run before it takes the writer lock.
-func Inspect(ctx context.Context, path string) (Peek, error) {
-	var p Peek
-	if err := peekSchema(ctx, path); err != nil {
-		return p, err
+// inspectLocked reads an existing database's schema version and campaign
+// without creating or changing any file; the caller holds the writer lock,
+// so nobody writes meanwhile. A clean database is read as immutable (no
+// -wal or -shm created); one whose WAL still holds commits (its writer was
+// killed) is read through the WAL.
+func inspectLocked(ctx context.Context, path string) (Peek, error) {
+	q := "mode=ro&immutable=1"
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		q = "mode=ro"
 	}
-	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: "mode=ro&immutable=1"}
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: q}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {
-		return p, err
+		return Peek{}, err
 	}
 	defer db.Close()
 	v, err := schemaVersion(ctx, db)
-	if err != nil || v == 0 {
-		return p, err
+	switch {
+	case errors.Is(err, ErrNotCampaign):
+		return Peek{}, fmt.Errorf("%s: %w", path, err)
+	case err != nil:
+		return Peek{}, fmt.Errorf("read campaign database %s: %w", path, err)
+	case v > SchemaVersion:
+		return Peek{}, &SchemaError{Path: path, Have: v, Want: SchemaVersion}
+	case v == 0:
+		return Peek{}, nil
 	}
 	return peek(ctx, db)
 }
 
-// Peek is Inspect through the open store.
+// Peek reads the campaign fingerprint and progress of the open store.
 func (s *Store) Peek(ctx context.Context) (Peek, error) { return peek(ctx, s.db) }
 
 func peek(ctx context.Context, q querier) (Peek, error) {

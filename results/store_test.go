@@ -26,6 +26,17 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		defer s.Close()
+		if os.Getenv("XP_RESULTS_TEST_WRITE") != "" {
+			ctx := context.Background()
+			if _, err := s.Register(ctx, testCampaign("p"), testRows(2)); err != nil {
+				fmt.Println("error:", err)
+				os.Exit(1)
+			}
+			if _, err := s.RecordAttempt(ctx, "cell00-r1", time.Now(), nil, Evidence{Outcome: OutcomeDone}); err != nil {
+				fmt.Println("error:", err)
+				os.Exit(1)
+			}
+		}
 		fmt.Println("locked")
 		// Hold the lock until killed.
 		select {}
@@ -491,5 +502,65 @@ func TestIntegrityCheck(t *testing.T) {
 	r, err := s.IntegrityCheck(context.Background())
 	if err != nil || r != "ok" {
 		t.Fatalf("integrity_check %q, %v", r, err)
+	}
+}
+
+// OpenChecked sees the commits a killed writer left in the WAL, and a
+// refusing check leaves the database and its directory as they were.
+func TestOpenCheckedAfterKilledWriter(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "XP_RESULTS_TEST_HOLD="+path, "XP_RESULTS_TEST_WRITE=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	if !strings.Contains(string(buf[:n]), "locked") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child: %q", buf[:n])
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+		t.Fatalf("the killed writer left no WAL to read through (%v)", err)
+	}
+
+	refuse := errors.New("refused by the check")
+	var seen Peek
+	before := snapshot(t, dir)
+	_, err = OpenChecked(ctx, path, func(p Peek) error { seen = p; return refuse })
+	if !errors.Is(err, refuse) {
+		t.Fatalf("err %v", err)
+	}
+	if !seen.Campaign || seen.Attempts != 1 || seen.Rows[Done] != 1 || seen.Rows[Pending] != 1 ||
+		seen.PlanSHA256 != PlanSHA256([]byte("p")) {
+		t.Fatalf("peek %+v misses the killed writer's commits", seen)
+	}
+	after := snapshot(t, dir)
+	// The killed writer's lock file goes with the refused open's release;
+	// the -shm wal-index is rebuilt by any reader (its content is derived).
+	for _, m := range []map[string]string{before, after} {
+		delete(m, "c.db.lock")
+		delete(m, "c.db-shm")
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Fatalf("a refused open changed files:\nbefore %v\nafter  %v", before, after)
+	}
+
+	s, err := OpenChecked(ctx, path, func(p Peek) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if p, err := s.Progress(ctx); err != nil || p.Rows[Done] != 1 {
+		t.Fatalf("progress after reopening %+v, %v", p, err)
 	}
 }

@@ -162,20 +162,15 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return dryRun(ctx, o, p, groups)
 	}
 
-	// Refuse a different plan or a missing --resume before the writer lock
-	// or the WAL touch anything; checked again under the lock below.
-	if _, err := os.Stat(o.DB); err == nil {
-		peek, err := results.Inspect(ctx, o.DB)
-		if err != nil {
-			return Summary{}, &badInput{err}
-		}
-		if err := refuseExisting(o, p, peek); err != nil {
+	// A different plan, or progress without --resume, is refused under the
+	// writer lock before the db is changed.
+	store, err := results.OpenChecked(ctx, o.DB, func(peek results.Peek) error {
+		return refuseExisting(o, p, peek)
+	})
+	if err != nil {
+		if errors.Is(err, ErrBadInput) {
 			return Summary{}, err
 		}
-	}
-
-	store, err := results.Open(ctx, o.DB)
-	if err != nil {
 		return Summary{}, &badInput{err}
 	}
 	defer store.Close()
@@ -183,23 +178,13 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		Name: p.rows[0].Campaign, Spec: spec, Plan: p.bytes, Target: targetText, Seed: campaignSeed(p),
 		XPVersion: o.XPVersion, Host: hostEnvironment(), Created: o.Now(),
 	}
-	created, err := store.Register(ctx, camp, p.storeRows())
+	_, err = store.Register(ctx, camp, p.storeRows())
 	if err != nil {
 		if errors.Is(err, results.ErrPlanMismatch) {
 			return Summary{}, &badInput{fmt.Errorf("%w (plan %s)", err, o.Plan)}
 		}
 		return Summary{}, err
 	}
-	if !created {
-		peek, err := store.Peek(ctx)
-		if err != nil {
-			return Summary{}, err
-		}
-		if err := refuseExisting(o, p, peek); err != nil {
-			return Summary{}, err
-		}
-	}
-
 	// Files a killed run left behind; the writer lock makes them ours.
 	if err := os.RemoveAll(o.WorkDir); err != nil {
 		return Summary{}, fmt.Errorf("clear work directory: %w", err)
