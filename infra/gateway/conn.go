@@ -430,12 +430,13 @@ func (p *proxyConn) responses() error {
 			return badFrame(fmt.Errorf("from the broker: %w", err))
 		}
 		// The request side queues a request before writing it, so its
-		// entry is there by the time the broker answers.
+		// entry is there by the time the broker answers; none means
+		// the broker answered nothing the client asked.
 		var pend pending
 		select {
 		case pend = <-p.inflight:
-		case <-p.done:
-			return nil
+		default:
+			return badFrame(errors.New("from the broker: a response with no request outstanding"))
 		}
 		hdr, err := p.ur.Peek(sizeLen + 4)
 		if err != nil {
