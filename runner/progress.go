@@ -101,12 +101,12 @@ func (p *progress) startRow(r planner.Row, attempt int) {
 func (p *progress) setPhase(phase string, ends time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if phase == "done" { // the load generator's end; "write" follows at once
+		return
+	}
 	p.phase, p.ends = phase, ends
 	if p.term {
 		p.draw()
-		return
-	}
-	if phase == "done" { // the write line follows at once
 		return
 	}
 	var where string
@@ -172,8 +172,11 @@ func (p *progress) eta() time.Duration {
 		}
 		mean = sum / time.Duration(len(p.rowTimes))
 	}
-	left := p.total - p.finished
-	return mean * time.Duration(left)
+	left := mean * time.Duration(p.total-p.finished)
+	if p.row != nil { // the current row is partly done
+		left -= min(p.now().Sub(p.rowStart), mean)
+	}
+	return max(left, 0)
 }
 
 // draw redraws the bar; the caller holds mu.
@@ -194,9 +197,6 @@ func (p *progress) draw() {
 	if p.invalid > 0 || p.failed > 0 {
 		fmt.Fprintf(&b, " (%d invalid, %d failed)", p.invalid, p.failed)
 	}
-	if p.row != nil {
-		fmt.Fprintf(&b, " | %s %s", p.row.Run, factors(p.row))
-	}
 	if p.phase != "" {
 		fmt.Fprintf(&b, " | %s", p.phase)
 		if !p.ends.IsZero() {
@@ -210,9 +210,22 @@ func (p *progress) draw() {
 	if eta := p.eta(); eta > 0 {
 		fmt.Fprintf(&b, " | ETA %s", eta.Round(time.Second))
 	}
-	fmt.Fprint(p.w, b.String())
+	// The row last: what the line may lose to its width.
+	if p.row != nil {
+		fmt.Fprintf(&b, " | %s %s", p.row.Run, factors(p.row))
+	}
+	// One line that never wraps, or the \r redraw would scroll.
+	line := []rune(b.String())
+	if len(line) > barWidth {
+		line = append(line[:barWidth-1], '…')
+	}
+	fmt.Fprint(p.w, string(line))
 	p.drawn = true
 }
+
+// barWidth bounds the bar's line (state has no terminal width; 120 columns
+// is the common minimum of today's terminals, counting the escape prefix).
+const barWidth = 120
 
 // factors is a short description of a row's main factors.
 func factors(r *planner.Row) string {

@@ -12,7 +12,8 @@ import (
 func TestProgress(t *testing.T) {
 	var now time.Time
 	clock := func() time.Time { return now }
-	row := planner.Row{Run: "abc-r1", Security: "tls", Brokers: 1, MessageSize: 1024, TargetRate: 1000, Acks: "all"}
+	row := planner.Row{Run: "abc123def456-r1", Security: "field_encrypt", Brokers: 9, MessageSize: 1048576,
+		TargetRate: 100000, Acks: "all"}
 	start := results.Progress{Total: 4, Rows: map[results.State]int{results.Done: 1, results.Invalid: 1}}
 	tests := []struct {
 		name string
@@ -21,12 +22,12 @@ func TestProgress(t *testing.T) {
 		not  []string
 	}{
 		{"terminal bar", true,
-			[]string{"\r\033[K[", "] 3/4", "(1 invalid, 0 failed)", "abc-r1 security=tls", "measure 20s", "ETA 10s",
-				"xp: row abc-r1 attempt 1: done in 10s"},
+			[]string{"\r\033[K[", "] 3/4", "(1 invalid, 0 failed)", "abc123def456-r1 security=field_encrypt", "measure 20s", "ETA 10s",
+				"xp: row abc123def456-r1 attempt 1: done in 10s"},
 			nil},
 		{"log lines", false,
-			[]string{"xp: 12:00:00 row 3/4 abc-r1 attempt 1: security=tls brokers=1 size=1024 rate=1000 acks=all\n",
-				"row 3/4 abc-r1 phase=measure for 20s\n", "row abc-r1 attempt 1: done in 10s\n"},
+			[]string{"xp: 12:00:00 row 3/4 abc123def456-r1 attempt 1: security=field_encrypt brokers=9 size=1048576 rate=100000 acks=all\n",
+				"row 3/4 abc123def456-r1 phase=measure for 20s\n", "row abc123def456-r1 attempt 1: done in 10s\n"},
 			[]string{"\r", "\033[", "ETA"}},
 	}
 	for _, tc := range tests {
@@ -50,6 +51,13 @@ func TestProgress(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("output lacks %q:\n%q", w, got)
+				}
+			}
+			if tc.term {
+				for _, seg := range strings.Split(got, "\r") {
+					if n := len([]rune(strings.TrimSuffix(seg, "\n"))); n > barWidth {
+						t.Errorf("bar line of %d runes (max %d): %q", n, barWidth, seg)
+					}
 				}
 			}
 			for _, n := range tc.not {
