@@ -147,6 +147,8 @@ func BenchmarkRateAccuracy(b *testing.B) {
 				Warmup: time.Second, Duration: d, DrainTimeout: 20 * time.Second, Seed: 1}
 			res := runHelper(b, cfg)
 			b.ReportMetric(100*(res.PublishRate-float64(rate))/float64(rate), "rate_err_%")
+			b.ReportMetric(res.SendDelayMs.P50, "send_delay_p50_ms")
+			b.ReportMetric(res.SendDelayMs.P90, "send_delay_p90_ms")
 			b.ReportMetric(res.SendDelayMs.P99, "send_delay_p99_ms")
 			b.ReportMetric(res.PublishLatencyMs.P50, "publish_p50_ms")
 			b.ReportMetric(res.PublishLatencyMs.P99, "publish_p99_ms")
