@@ -46,6 +46,25 @@ producer.`,
 					}
 				}
 			}
+			// Zero means "default" inside loadgen.Config; on the command
+			// line it is a mistake.
+			for _, f := range []struct {
+				name string
+				v    int
+			}{{"partitions", cfg.Partitions}, {"message-size", cfg.MessageSize}, {"concurrency", cfg.Concurrency},
+				{"producers", cfg.Producers}, {"consumers-per-group", cfg.ConsumersPerGroup}, {"batch-bytes", cfg.BatchBytes}} {
+				if f.v < 1 {
+					return usageErrf("--%s %d: want at least 1", f.name, f.v)
+				}
+			}
+			for _, f := range []struct {
+				name string
+				v    time.Duration
+			}{{"duration", cfg.Duration}, {"drain-timeout", cfg.DrainTimeout}} {
+				if f.v <= 0 {
+					return usageErrf("--%s %v: want a positive duration such as 30s", f.name, f.v)
+				}
+			}
 			r, err := loadgen.ParseRate(rate)
 			if err != nil {
 				return usageErr(err)
