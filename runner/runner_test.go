@@ -399,8 +399,19 @@ func TestInterruptRecordsAndResumes(t *testing.T) {
 		t.Fatalf("infrastructure not brought down: %+v", events)
 	}
 
-	if _, err := Run(context.Background(), Options{Plan: plan, Resume: true}); err != nil {
+	// Resume with --keep: the infrastructure is not taken down at the end
+	// and its files stay.
+	if _, err := Run(context.Background(), Options{Plan: plan, Resume: true, Keep: true}); err != nil {
 		t.Fatalf("resume: %v", err)
+	}
+	s, _ = results.OpenReadOnly(context.Background(), db)
+	events, _ = s.InfraEvents(context.Background())
+	s.Close()
+	if last := events[len(events)-1]; last.Event != "up" || len(events) != 3 {
+		t.Fatalf("with --keep the last infra event is %q of %d, want up of 3", last.Event, len(events))
+	}
+	if _, err := os.Stat(db + ".work"); err != nil {
+		t.Fatalf("with --keep the work directory is gone: %v", err)
 	}
 	st = readDB(t, db)
 	if len(st.runsIn(results.Done)) != 2 {
