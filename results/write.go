@@ -90,16 +90,6 @@ func (s *Store) Register(ctx context.Context, c Campaign, rows []Row) (created b
 	return created, err
 }
 
-// SetTarget replaces the recorded target (a resumed campaign may run on a
-// re-provisioned target).
-func (s *Store) SetTarget(ctx context.Context, target string) error {
-	if s.readOnly {
-		return ErrReadOnly
-	}
-	_, err := s.db.ExecContext(ctx, `UPDATE campaign SET target = ? WHERE id = 1`, target)
-	return err
-}
-
 // ReconcileInterrupted turns every attempt left without an outcome (its
 // process died) into an interrupted one ended at `at`, and puts running rows
 // back to pending, in one transaction. It returns the attempts changed.
