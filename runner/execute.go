@@ -255,7 +255,14 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 			Error: fmt.Sprintf("the target gave no endpoint for security mode %s", row.Security)}
 	} else {
 		tel := startTelemetry(r.o.Now)
-		res, lerr := runLoad(ctx, row, mode, phase)
+		// A run that outlives its phases by far is stuck (a broker that
+		// neither answers nor fails): end it as failed, not the campaign.
+		actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
+		res, lerr := runLoad(actx, row, mode, phase)
+		if lerr != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			lerr = fmt.Errorf("attempt exceeded its time bound of %s: %w", attemptBound(&row), lerr)
+		}
+		cancel()
 		samples := tel.stop()
 		phase("write", time.Time{})
 		ev = evidenceOf(res, lerr, samples)
@@ -285,6 +292,12 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	}
 	r.prog.finishRow(row, a.Number, ev, ev.Ended.Sub(started))
 	return ev.Outcome, nil
+}
+
+// attemptBound is the longest an attempt may take: its phases plus two
+// minutes for topic set-up and teardown.
+func attemptBound(r *planner.Row) time.Duration {
+	return time.Duration(r.WarmupS+r.DurationS+r.DrainTimeoutS)*time.Second + 2*time.Minute
 }
 
 // attemptEnv is an attempt's environment column.
