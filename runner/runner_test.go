@@ -489,3 +489,34 @@ func TestSpecKeptWithCampaign(t *testing.T) {
 		t.Fatalf("run with a mismatching --spec: %v", err)
 	}
 }
+
+func TestFindDB(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string
+		want  string // file name, or "" for an error
+		msg   string
+	}{
+		{"none", nil, "", "no campaign db"},
+		{"one", []string{"a.db", "a.jsonl"}, "a.db", ""},
+		{"two", []string{"a.db", "b.db"}, "", "choose one with --db"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range tc.files {
+				os.WriteFile(filepath.Join(dir, f), nil, 0o644)
+			}
+			got, err := FindDB(dir)
+			if tc.want == "" {
+				if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.msg) {
+					t.Fatalf("err %v, want bad input with %q", err, tc.msg)
+				}
+				return
+			}
+			if err != nil || got != filepath.Join(dir, tc.want) {
+				t.Fatalf("%q, %v", got, err)
+			}
+		})
+	}
+}
