@@ -286,7 +286,7 @@ func (g *Gateway) serve(c net.Conn, n *node) {
 	}
 	client := c
 	if g.clientTLS != nil {
-		tc := tls.Server(c, g.clientTLS)
+		tc := tlsServer(c, g.clientTLS)
 		ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Upstream.DialTimeout)
 		err := tc.HandshakeContext(ctx)
 		cancel()
@@ -366,7 +366,7 @@ func (g *Gateway) dial(addr string) (net.Conn, error) {
 		cfg = cfg.Clone()
 		cfg.ServerName = host
 	}
-	tc := tls.Client(c, cfg)
+	tc := tlsClient(c, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("TLS to %s: %w", addr, err)

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -70,7 +72,16 @@ func sharedPKI(t testing.TB) *testPKI {
 	return pkiVal
 }
 
+// HelperEnv makes the test binary a gateway process (the benchmarks read
+// its CPU time from its own getrusage via /metrics): the value is a config
+// file; it prints one JSON line with bootstrap and metrics and serves until
+// stdin closes.
+const HelperEnv = "XP_GATEWAY_BENCH_HELPER"
+
 func TestMain(m *testing.M) {
+	if path := os.Getenv(HelperEnv); path != "" {
+		os.Exit(runHelper(path))
+	}
 	code := m.Run()
 	if pkiDir != "" {
 		os.RemoveAll(pkiDir)
@@ -80,6 +91,24 @@ func TestMain(m *testing.M) {
 
 // testTopics exist on every test cluster, three partitions each.
 var testTopics = []string{"roundtrip", "compressed", "group", "kcat", "python", "faults"}
+
+func runHelper(path string) int {
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	g, err := Start(context.Background(), cfg, WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	b, _ := json.Marshal(map[string]string{"bootstrap": g.Bootstrap(), "metrics": g.MetricsURL()})
+	fmt.Printf("%s\n", b)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	g.Close()
+	return 0
+}
 
 // upstreamSpec describes a kfake cluster behind the gateway.
 type upstreamSpec struct {

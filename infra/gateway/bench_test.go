@@ -1,0 +1,279 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// gatewayProcess runs a gateway in a process of its own (this test binary
+// in helper mode) so that its CPU time, read from its own getrusage through
+// /metrics, is the gateway's alone: the load and the broker run here.
+func gatewayProcess(b *testing.B, cfg *gateway.Config) (bootstrap, metricsURL string) {
+	b.Helper()
+	y, err := yaml.Marshal(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(path, y, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), gateway.HelperEnv+"="+path)
+	cmd.Stderr = os.Stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	if err != nil {
+		b.Fatalf("gateway helper: %v", err)
+	}
+	var addrs struct{ Bootstrap, Metrics string }
+	if err := json.Unmarshal(line, &addrs); err != nil {
+		b.Fatalf("gateway helper said %q: %v", line, err)
+	}
+	return addrs.Bootstrap, addrs.Metrics
+}
+
+// cpuSeconds scrapes process_cpu_seconds_total from a gateway.
+func cpuSeconds(b *testing.B, url string) float64 {
+	b.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(l, "process_cpu_seconds_total "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return f
+		}
+	}
+	b.Fatal("no process_cpu_seconds_total in /metrics")
+	return 0
+}
+
+func benchConfig(upstream []string) *gateway.Config {
+	zero := 0
+	return &gateway.Config{
+		Listen:   gateway.Listen{Host: "127.0.0.1", BootstrapPort: &zero, NodePortBase: &zero},
+		Upstream: gateway.Upstream{Bootstrap: upstream},
+		Metrics:  gateway.Metrics{Listen: "127.0.0.1:0"},
+	}
+}
+
+// BenchmarkGatewayPublishLatency: the load generator publishes 1 KiB
+// records at 10k msg/s (open loop, acks=all, linger 1 ms) straight to the
+// broker and through a passthrough gateway (plaintext both legs), one after
+// the other against the same embedded broker. Target: under 0.2 ms added at
+// p50. Also the gateway's CPU per record at this rate. One run per
+// sub-benchmark whatever b.N.
+func BenchmarkGatewayPublishLatency(b *testing.B) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer kf.Close()
+	gwBoot, gwMetrics := gatewayProcess(b, benchConfig(kf.ListenAddrs()))
+	run := func(b *testing.B, boot string) *loadgen.Result {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := loadgen.Run(ctx, loadgen.Config{
+			Bootstrap:    []string{boot},
+			ClientConfig: map[string]string{"bootstrap.servers": boot, "security.protocol": "plaintext"},
+			Rate:         10000, MessageSize: 1024, Partitions: 6, ConsumerGroups: 0,
+			Warmup: 2 * time.Second, Duration: 5 * time.Second, DrainTimeout: 10 * time.Second, Seed: 1,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !res.Healthy {
+			b.Logf("run not healthy: %v", res.Reasons)
+		}
+		b.ReportMetric(res.PublishLatencyMs.P50, "p50_ms")
+		b.ReportMetric(res.PublishLatencyMs.P99, "p99_ms")
+		b.ReportMetric(res.PublishRate, "msg/s")
+		return res
+	}
+	var direct *loadgen.Result
+	b.Run("direct", func(b *testing.B) { direct = run(b, kf.ListenAddrs()[0]) })
+	b.Run("gateway", func(b *testing.B) {
+		before := cpuSeconds(b, gwMetrics)
+		res := run(b, gwBoot)
+		cpu := cpuSeconds(b, gwMetrics) - before
+		if n := res.Published + res.Warmup.Published; n > 0 {
+			b.ReportMetric(cpu*1e6/float64(n), "gw_cpu_us/record")
+		}
+		if direct != nil {
+			b.ReportMetric(res.PublishLatencyMs.P50-direct.PublishLatencyMs.P50, "added_p50_ms")
+			b.ReportMetric(res.PublishLatencyMs.P99-direct.PublishLatencyMs.P99, "added_p99_ms")
+		}
+	})
+}
+
+// tlsUpstream is a kfake cluster serving TLS that discards produced records
+// and answers every fetch with a synthetic batch of 1 KiB records, so a
+// saturating load needs no broker memory.
+func tlsUpstream(b *testing.B) (*kfake.Cluster, *pki.Authority, string, string) {
+	b.Helper()
+	ca, err := pki.New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	bc, bk, err := ca.Server("broker")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gc, gk, err := ca.Gateway("gateway")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := ca.ServerTLS(bc, bk, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.TLS(srv), kfake.SeedTopics(6, "cpu"),
+		kfake.BlackholeProduce(), kfake.SyntheticFetch(kfake.SyntheticBatch{RecordBytes: 1024, Records: 256, RandomFrac: 1}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(kf.Close)
+	return kf, ca, gc, gk
+}
+
+// BenchmarkGatewayCPU: gateway CPU time per 1 KiB record at saturation with
+// TLS on both legs, from the gateway process's own getrusage, for produce
+// (a record crosses the gateway once, client leg to broker leg) and fetch
+// (broker leg to client leg); next to it the floor, AES-GCM seal plus open
+// of 1 KiB (one record decrypted from one leg and encrypted onto the
+// other). Target: under 1.5 µs per record. Each load is bounded to 400k
+// records or 6 s.
+func BenchmarkGatewayCPU(b *testing.B) {
+	kf, ca, gc, gk := tlsUpstream(b)
+	cfg := benchConfig(kf.ListenAddrs())
+	cfg.Client = gateway.Client{Transport: gateway.TLS, Cert: gc, Key: gk}
+	cfg.Upstream.Transport, cfg.Upstream.CA = gateway.TLS, ca.CAPath()
+	cfg.Limits.BufferBytes = 256 << 10
+	boot, metrics := gatewayProcess(b, cfg)
+	clientTLS, err := ca.ClientTLS("", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := []kgo.Opt{kgo.SeedBrokers(boot), kgo.DialTLSConfig(clientTLS)}
+	const maxRecords, maxTime = 400_000, 6 * time.Second
+
+	b.Run("produce_tls_both_legs", func(b *testing.B) {
+		cl, err := kgo.NewClient(append(opts, kgo.DefaultProduceTopic("cpu"), kgo.RequiredAcks(kgo.LeaderAck()),
+			kgo.DisableIdempotentWrite(), kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond),
+			kgo.MaxBufferedRecords(20000), kgo.MaxProduceRequestsInflightPerBroker(8),
+			kgo.ProducerBatchCompression(kgo.NoCompression()))...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.Close()
+		// Distinct random values: nothing for TLS or a codec to shortcut.
+		pool := make([]byte, 8<<20)
+		_, _ = rand.Read(pool)
+		value := func(i int) []byte { o := (i * 1031) % (len(pool) - 1024); return pool[o : o+1024] }
+		ctx := context.Background()
+		// Warm the connections before measuring.
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: value(0)}).FirstErr(); err != nil {
+			b.Fatal(err)
+		}
+		var acked, failed atomic.Int64
+		before, start := cpuSeconds(b, metrics), time.Now()
+		for i := 0; i < maxRecords && time.Since(start) < maxTime; i++ {
+			cl.Produce(ctx, &kgo.Record{Value: value(i)}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					failed.Add(1)
+				} else {
+					acked.Add(1)
+				}
+			})
+		}
+		if err := cl.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		elapsed, cpu := time.Since(start), cpuSeconds(b, metrics)-before
+		if failed.Load() > 0 {
+			b.Fatalf("%d records failed", failed.Load())
+		}
+		n := float64(acked.Load())
+		b.ReportMetric(cpu*1e6/n, "gw_cpu_us/record")
+		b.ReportMetric(n/elapsed.Seconds(), "records/s")
+		b.ReportMetric(n/cpu, "records/gw_cpu_s")
+	})
+	b.Run("fetch_tls_both_legs", func(b *testing.B) {
+		cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics("cpu"), kgo.FetchMaxBytes(16<<20), kgo.FetchMaxPartitionBytes(4<<20))...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*maxTime)
+		defer cancel()
+		cl.PollFetches(ctx) // warm up
+		var n int
+		before, start := cpuSeconds(b, metrics), time.Now()
+		for n < maxRecords && time.Since(start) < maxTime {
+			fs := cl.PollFetches(ctx)
+			if err := fs.Err0(); err != nil {
+				b.Fatal(err)
+			}
+			n += fs.NumRecords()
+		}
+		elapsed, cpu := time.Since(start), cpuSeconds(b, metrics)-before
+		b.ReportMetric(cpu*1e6/float64(n), "gw_cpu_us/record")
+		b.ReportMetric(float64(n)/elapsed.Seconds(), "records/s")
+		b.ReportMetric(float64(n)/cpu, "records/gw_cpu_s")
+	})
+	b.Run("aes_gcm_floor", func(b *testing.B) {
+		// The cipher Go's TLS 1.3 picks with AES hardware: AES-128-GCM.
+		suite := tls.CipherSuiteName(tls.TLS_AES_128_GCM_SHA256)
+		key := make([]byte, 16)
+		block, _ := aes.NewCipher(key)
+		aead, _ := cipher.NewGCM(block)
+		nonce := make([]byte, aead.NonceSize())
+		msg := make([]byte, 1024)
+		buf := make([]byte, 0, 1024+aead.Overhead())
+		b.SetBytes(1024)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			sealed := aead.Seal(buf[:0], nonce, msg, nil)
+			if _, err := aead.Open(msg[:0], nonce, sealed, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N), "us/record")
+		b.Logf("floor: %s seal+open of 1 KiB per record crossing the gateway", suite)
+	})
+}
