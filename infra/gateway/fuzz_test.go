@@ -124,8 +124,17 @@ func fuzzGateway(t testing.TB) *Gateway {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return &Gateway{cfg: cfg, log: slog.New(slog.DiscardHandler), nodes: map[int32]*node{}, conns: map[*proxyConn]struct{}{}, topics: map[[16]byte]string{}}
+	return &Gateway{cfg: cfg, log: slog.New(slog.DiscardHandler), nodes: map[int32]*node{}, conns: map[*proxyConn]struct{}{}, topics: map[[16]byte]string{},
+		listen: func(string, string) (net.Listener, error) { return closedListener{}, nil }}
 }
+
+// closedListener stands in for node listeners in fuzzing and benchmarks:
+// it has a port and accepts nothing.
+type closedListener struct{}
+
+func (closedListener) Accept() (net.Conn, error) { return nil, net.ErrClosed }
+func (closedListener) Close() error              { return nil }
+func (closedListener) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 30000} }
 
 // FuzzRequestStream feeds a client byte stream to the request loop: any
 // input ends with the loop returning, never a panic or a hang.

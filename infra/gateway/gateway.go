@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,8 @@ type Gateway struct {
 	upstreamTLS *tls.Config
 	metrics     metrics
 
+	// listen opens listeners; net.Listen outside tests.
+	listen     func(network, addr string) (net.Listener, error)
 	bootstrap  net.Listener
 	metricsLn  net.Listener
 	metricsSrv *http.Server
@@ -87,6 +90,7 @@ func Start(ctx context.Context, cfg *Config, opts ...Option) (*Gateway, error) {
 		nodes:  map[int32]*node{},
 		conns:  map[*proxyConn]struct{}{},
 		topics: map[[16]byte]string{},
+		listen: net.Listen,
 	}
 	var err error
 	if g.clientTLS, err = cfg.clientTLS(); err != nil {
@@ -210,7 +214,7 @@ func (g *Gateway) addNode(id int32) (*node, error) {
 			return nil, fmt.Errorf("upstream node id %d does not fit listen.node_port_base %d (set it to 0 for free ports)", id, base)
 		}
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(g.cfg.Listen.Host, strconv.Itoa(port)))
+	ln, err := g.listen("tcp", net.JoinHostPort(g.cfg.Listen.Host, strconv.Itoa(port)))
 	if err != nil {
 		return nil, fmt.Errorf("listener for upstream node %d: %w", id, err)
 	}
@@ -229,7 +233,7 @@ func (g *Gateway) learnTopic(id [16]byte, name string) {
 		return
 	}
 	g.topicsMu.Lock()
-	g.topics[id] = name
+	g.topics[id] = strings.Clone(name) // name aliases a frame buffer
 	g.topicsMu.Unlock()
 }
 

@@ -18,6 +18,9 @@ type routes interface {
 	learnTopic(id [16]byte, name string)
 }
 
+// Rewriters decode with UnsafeReadFrom: strings alias the frame buffer,
+// which outlives the re-encoding; anything kept (topic names) is cloned.
+
 // rewriteResponse rewrites a response body (after its header) for a request
 // of key and version, appending the new body to dst. ok is false when key is
 // not one the gateway rewrites.
@@ -46,7 +49,7 @@ func rewriteResponse(dst, body []byte, key, version int16, r routes) (out []byte
 
 func rewriteMetadata(dst, body []byte, version int16, r routes) ([]byte, error) {
 	resp := kmsg.MetadataResponse{Version: version}
-	if err := resp.ReadFrom(body); err != nil {
+	if err := resp.UnsafeReadFrom(body); err != nil {
 		return dst, err
 	}
 	for i := range resp.Brokers {
@@ -67,7 +70,7 @@ func rewriteMetadata(dst, body []byte, version int16, r routes) ([]byte, error) 
 
 func rewriteFindCoordinator(dst, body []byte, version int16, r routes) ([]byte, error) {
 	resp := kmsg.FindCoordinatorResponse{Version: version}
-	if err := resp.ReadFrom(body); err != nil {
+	if err := resp.UnsafeReadFrom(body); err != nil {
 		return dst, err
 	}
 	if version < 4 {
@@ -95,7 +98,7 @@ func rewriteFindCoordinator(dst, body []byte, version int16, r routes) ([]byte, 
 
 func rewriteDescribeCluster(dst, body []byte, version int16, r routes) ([]byte, error) {
 	resp := kmsg.DescribeClusterResponse{Version: version}
-	if err := resp.ReadFrom(body); err != nil {
+	if err := resp.UnsafeReadFrom(body); err != nil {
 		return dst, err
 	}
 	// Controller endpoints (type 2) are not fronted by the gateway and
@@ -115,7 +118,7 @@ func rewriteDescribeCluster(dst, body []byte, version int16, r routes) ([]byte, 
 
 func rewriteShareFetch(dst, body []byte, version int16, r routes) ([]byte, error) {
 	resp := kmsg.ShareFetchResponse{Version: version}
-	if err := resp.ReadFrom(body); err != nil {
+	if err := resp.UnsafeReadFrom(body); err != nil {
 		return dst, err
 	}
 	for i := range resp.NodeEndpoints {
@@ -131,7 +134,7 @@ func rewriteShareFetch(dst, body []byte, version int16, r routes) ([]byte, error
 
 func rewriteShareAcknowledge(dst, body []byte, version int16, r routes) ([]byte, error) {
 	resp := kmsg.ShareAcknowledgeResponse{Version: version}
-	if err := resp.ReadFrom(body); err != nil {
+	if err := resp.UnsafeReadFrom(body); err != nil {
 		return dst, err
 	}
 	for i := range resp.NodeEndpoints {
