@@ -236,14 +236,48 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	log := &attemptLog{now: r.o.Now}
 	log.printf("attempt %d of %s (%s) started", a.Number, row.Run, row.Security)
 
+	// Phases are recorded by a goroutine of their own: the load generator
+	// calls back from its timing-critical goroutines, which must not wait
+	// for a database fsync.
+	type phaseEvent struct {
+		name string
+		ends time.Time
+	}
+	phases := make(chan phaseEvent, 16)
+	phasesDone := make(chan struct{})
+	go func() {
+		defer close(phasesDone)
+		for e := range phases {
+			r.prog.setPhase(e.name, e.ends)
+			log.printf("phase %s", e.name)
+			r.store.SetPhase(wctx, a.ID, e.name)
+		}
+	}()
 	var mu sync.Mutex
 	completed := false // loadgen reported "done": the run itself finished
-	phase := func(p string, ends time.Time) {
+	closed := false
+	onPhase := func(p string, ends time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
 		if p == "done" {
 			completed = true
 		}
+		if closed { // a callback after the run returned: nothing to report
+			return
+		}
+		select {
+		case phases <- phaseEvent{p, ends}:
+		default: // never: loadgen reports four phases
+		}
+	}
+	endPhases := func() {
+		mu.Lock()
+		closed = true
+		close(phases)
+		mu.Unlock()
+		<-phasesDone
+	}
+	phase := func(p string, ends time.Time) { // after the load run
 		r.prog.setPhase(p, ends)
 		log.printf("phase %s", p)
 		r.store.SetPhase(wctx, a.ID, p)
@@ -251,6 +285,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 
 	var ev results.Evidence
 	if !ok {
+		endPhases()
 		ev = results.Evidence{Outcome: results.OutcomeFailed,
 			Error: fmt.Sprintf("the target gave no endpoint for security mode %s", row.Security)}
 	} else {
@@ -258,11 +293,12 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 		// A run that outlives its phases by far is stuck (a broker that
 		// neither answers nor fails): end it as failed, not the campaign.
 		actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
-		res, lerr := runLoad(actx, row, mode, phase)
+		res, lerr := runLoad(actx, row, mode, onPhase)
 		if lerr != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 			lerr = fmt.Errorf("attempt exceeded its time bound of %s: %w", attemptBound(&row), lerr)
 		}
 		cancel()
+		endPhases()
 		samples := tel.stop()
 		phase("write", time.Time{})
 		ev = evidenceOf(res, lerr, samples)
