@@ -264,6 +264,9 @@ func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg strin
 			}
 		}
 	}
+	if bad > 5 {
+		problems = append(problems, fmt.Sprintf("(%d rows in all the load generator refuses)", bad))
+	}
 	if ml, ok := t.(ModeLister); ok {
 		modes, err := ml.Modes(ctx)
 		if err != nil {
