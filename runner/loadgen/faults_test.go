@@ -15,6 +15,7 @@ import (
 // TestUnreachableBootstrap: a refused port and a listener that never
 // answers both end in an error within 10 s.
 func TestUnreachableBootstrap(t *testing.T) {
+	t.Parallel() // mostly waiting; overlaps the other parallel tests
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,7 @@ func TestEveryModeHealthy(t *testing.T) {
 	c := cluster(t)
 	for _, mode := range local.DirectModes {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			var phases []string
 			cfg := quick(props(t, c, mode))
 			cfg.OnPhase = func(p string, _ time.Time) { phases = append(phases, p) }
