@@ -1,0 +1,101 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/kafkaconf"
+)
+
+// Gateway mode names.
+const (
+	Proxy        = "proxy"
+	Encrypt      = "encrypt"
+	FieldEncrypt = "field_encrypt"
+)
+
+// GatewayOptions configure StartGateway.
+type GatewayOptions struct {
+	// Name is the mode registered in Modes(); default "proxy".
+	Name string
+	// Transport is the security of both legs, a direct mode name:
+	// plaintext, tls (default), mtls or sasl_ssl (the plan row's
+	// gateway_transport). The gateway fronts that direct mode: clients
+	// connect to it as they would to the direct mode (same CA, client
+	// certificate, SASL user) and, for sasl_ssl, their SASL is relayed to
+	// the cluster.
+	Transport string
+	// Filters change records (the encrypting modes); none for proxy.
+	Filters []gateway.RecordFilter
+	// Logger receives the gateway's log; default discard.
+	Logger *slog.Logger
+}
+
+// StartGateway starts xp's gateway in front of c and registers it as a
+// mode: Bootstrap is the gateway, ClientConfig a client config file for it
+// (<dir>/<name>.properties, 0600), Upstream the direct mode behind it. The
+// gateway serves until ctx is done or the caller closes it; close it before
+// the cluster.
+func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.Gateway, error) {
+	if o.Name == "" {
+		o.Name = Proxy
+	}
+	if o.Transport == "" {
+		o.Transport = TLS
+	}
+	direct, ok := c.Modes()[o.Transport]
+	if !ok || direct.Upstream != nil {
+		return nil, fmt.Errorf("local: gateway transport %q: want one of %s", o.Transport, strings.Join(DirectModes, ", "))
+	}
+	props, err := kafkaconf.ReadClientConfig(direct.ClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	cert, key, err := c.Authority().Gateway("gateway-" + o.Name)
+	if err != nil {
+		return nil, err
+	}
+	zero := 0
+	cfg := &gateway.Config{
+		Listen:  gateway.Listen{Host: "127.0.0.1", BootstrapPort: &zero, NodePortBase: &zero},
+		Client:  gateway.Client{Transport: o.Transport},
+		Metrics: gateway.Metrics{Listen: "127.0.0.1:0"},
+		Upstream: gateway.Upstream{
+			Bootstrap: strings.Split(direct.Bootstrap, ","),
+			Transport: gateway.Plaintext,
+		},
+		Filters: o.Filters,
+	}
+	if o.Transport != Plaintext {
+		cfg.Client.Cert, cfg.Client.Key = cert, key
+		cfg.Upstream.Transport, cfg.Upstream.CA = gateway.TLS, c.Authority().CAPath()
+	}
+	if o.Transport == MTLS {
+		cfg.Client.CA = c.Authority().CAPath()
+		cfg.Upstream.Transport, cfg.Upstream.Cert, cfg.Upstream.Key = gateway.MTLS, cert, key
+	}
+	var opts []gateway.Option
+	if o.Logger != nil {
+		opts = append(opts, gateway.WithLogger(o.Logger))
+	}
+	g, err := gateway.Start(ctx, cfg, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("local: %s gateway: %w", o.Name, err)
+	}
+	props[kafkaconf.BootstrapServers] = g.Bootstrap()
+	path := filepath.Join(c.Dir(), o.Name+".properties")
+	if err := kafkaconf.WriteClientConfig(path, props); err != nil {
+		g.Close()
+		return nil, err
+	}
+	up := direct
+	if err := c.AddMode(o.Name, Mode{Bootstrap: g.Bootstrap(), ClientConfig: path, Upstream: &up}); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
