@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
@@ -164,8 +166,11 @@ func TLSConfig(props map[string]string) (*tls.Config, error) {
 			if len(cs.PeerCertificates) == 0 {
 				return errors.New("server sent no certificate")
 			}
-			opts := x509VerifyOptions(roots, cs)
-			_, err := cs.PeerCertificates[0].Verify(opts)
+			inter := x509.NewCertPool()
+			for _, c := range cs.PeerCertificates[1:] {
+				inter.AddCert(c)
+			}
+			_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
 			return err
 		}
 	default:
@@ -223,7 +228,7 @@ func ClientOpts(props map[string]string) ([]kgo.Opt, error) {
 	return opts, nil
 }
 
-func saslMechanism(props map[string]string) (saslMech, error) {
+func saslMechanism(props map[string]string) (sasl.Mechanism, error) {
 	p := Protocol(props)
 	name := props[SASLMechanism]
 	if name == "" {

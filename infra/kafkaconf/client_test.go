@@ -2,6 +2,8 @@ package kafkaconf
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -133,6 +135,66 @@ func TestClientOptsConnect(t *testing.T) {
 			err = cl.Ping(ctx)
 			if tc.wantErr != (err != nil) {
 				t.Fatalf("ping error %v, want error %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestEndpointIdentification: with "none" the host name is not checked but
+// the chain still is (librdkafka's ssl.endpoint.identification.algorithm).
+func TestEndpointIdentification(t *testing.T) {
+	a, _ := pki.New(t.TempDir())
+	other, _ := pki.New(t.TempDir())
+	cert, key, _ := a.Server("broker") // covers 127.0.0.1, not 127.0.0.2
+	scfg, err := a.ServerTLS(cert, key, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.2:0", scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.(*tls.Conn).Handshake()
+			c.Close()
+		}
+	}()
+	cases := []struct {
+		name    string
+		alg, ca string
+		wantErr string
+	}{
+		{"https checks the host", "https", a.CAPath(), "127.0.0.2"},
+		{"default checks the host", "", a.CAPath(), "127.0.0.2"},
+		{"none skips the host", "none", a.CAPath(), ""},
+		{"none still checks the chain", "none", other.CAPath(), "unknown authority"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			props := map[string]string{SecurityProtocol: "ssl", SSLCALocation: tc.ca}
+			if tc.alg != "" {
+				props[SSLEndpointIdentAlg] = tc.alg
+			}
+			cfg, err := TLSConfig(props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.ServerName = "127.0.0.2"
+			c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", ln.Addr().String(), cfg)
+			if err == nil {
+				c.Close()
+			}
+			if tc.wantErr == "" && err != nil {
+				t.Fatalf("handshake: %v", err)
+			}
+			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
 	}
