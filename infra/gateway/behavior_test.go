@@ -513,3 +513,39 @@ func TestRecordFilterSeam(t *testing.T) {
 		}
 	})
 }
+
+// TestCloseIsPrompt closes a gateway while a client sits in the TLS
+// handshake and another holds an idle relayed connection: Close must not
+// wait for the 10 s handshake timeout, and both clients see their
+// connection closed.
+func TestCloseIsPrompt(t *testing.T) {
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
+	g, err := Start(context.Background(), gatewayConfig(t, kf, TLS, Plaintext))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled, err := net.Dial("tcp", g.Bootstrap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	idle := dialRaw(t, g.Bootstrap(), TLS)
+	idle.metadata()
+	// The stalled connection is accepted and waiting in its handshake.
+	poll(t, 5*time.Second, "both connections accepted", func() bool { return g.metrics.connActive.Load() == 2 })
+	start := time.Now()
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Generous for a loaded machine, far below the handshake timeout.
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+	idle.expectClosed()
+	_ = stalled.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := stalled.Read(make([]byte, 1)); err == nil {
+		t.Fatal("stalled connection still open")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("stalled connection not closed")
+	}
+}

@@ -55,6 +55,10 @@ type Gateway struct {
 	metricsSrv *http.Server
 	nextBoot   atomic.Uint32
 
+	// ctx ends with Close, cutting short dials and handshakes.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu     sync.RWMutex
 	nodes  map[int32]*node
 	conns  map[*proxyConn]struct{}
@@ -92,6 +96,7 @@ func Start(ctx context.Context, cfg *Config, opts ...Option) (*Gateway, error) {
 		topics: map[[16]byte]string{},
 		listen: net.Listen,
 	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
 	var err error
 	if g.clientTLS, err = cfg.clientTLS(); err != nil {
 		return nil, &ConfigError{Msg: "client: " + err.Error()}
@@ -119,8 +124,11 @@ func Start(ctx context.Context, cfg *Config, opts ...Option) (*Gateway, error) {
 	go g.accept(g.bootstrap, nil)
 	if ctx.Done() != nil {
 		go func() {
-			<-ctx.Done()
-			g.Close()
+			select {
+			case <-ctx.Done():
+				g.Close()
+			case <-g.ctx.Done():
+			}
 		}()
 	}
 	g.log.Info("gateway listening", "bootstrap", g.Bootstrap(), "client_transport", cfg.Client.Transport,
@@ -163,6 +171,7 @@ func (g *Gateway) Close() error {
 		return nil
 	}
 	g.closed = true
+	g.cancel()
 	g.bootstrap.Close()
 	for _, n := range g.nodes {
 		n.ln.Close()
@@ -291,7 +300,7 @@ func (g *Gateway) serve(c net.Conn, n *node) {
 	client := c
 	if g.clientTLS != nil {
 		tc := tlsServer(c, g.clientTLS)
-		ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Upstream.DialTimeout)
+		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.Upstream.DialTimeout)
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
@@ -351,7 +360,7 @@ func (g *Gateway) dialUpstream(n *node) (net.Conn, string, error) {
 }
 
 func (g *Gateway) dial(addr string) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Upstream.DialTimeout)
+	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.Upstream.DialTimeout)
 	defer cancel()
 	d := net.Dialer{KeepAlive: 30 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", addr)
