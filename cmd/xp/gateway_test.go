@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestGatewayBadConfigIsUsageError(t *testing.T) {
@@ -39,5 +47,77 @@ func TestGatewayBadConfigIsUsageError(t *testing.T) {
 				t.Fatalf("stderr %q, want one line containing %q", stderr, tc.want)
 			}
 		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and a polling reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestGatewayServesUntilSignal runs `xp gateway --json` in-process in front
+// of a kfake broker: it prints its addresses, relays a produce, and exits 0
+// on the first signal.
+func TestGatewayServesUntilSignal(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
+	body := "listen: {bootstrap_port: 0, node_port_base: 0}\nupstream: {bootstrap: [" + kf.ListenAddrs()[0] + "]}\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, _, _ := testState()
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	st.stdout, st.stderr = stdout, stderr
+	sig := make(chan os.Signal, 2)
+	st.signals = func() (<-chan os.Signal, func()) { return sig, func() {} }
+	code := make(chan int, 1)
+	go func() { code <- execute(st, []string{"gateway", "--config", cfg, "--json"}) }()
+
+	var addrs struct{ Bootstrap, Metrics string }
+	deadline := time.Now().Add(10 * time.Second)
+	for json.Unmarshal([]byte(stdout.String()), &addrs) != nil || addrs.Bootstrap == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no address line; stdout %q stderr %q", stdout.String(), stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.HasPrefix(addrs.Metrics, "http://127.0.0.1:") {
+		t.Errorf("metrics %q", addrs.Metrics)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs.Bootstrap), kgo.DefaultProduceTopic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("via xp gateway")}).FirstErr(); err != nil {
+		t.Fatalf("produce through xp gateway: %v", err)
+	}
+	cl.Close()
+	sig <- os.Interrupt
+	select {
+	case c := <-code:
+		if c != exitOK {
+			t.Fatalf("exit %d after the signal; stderr %s", c, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("xp gateway did not stop on the signal")
 	}
 }
