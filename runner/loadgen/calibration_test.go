@@ -25,8 +25,9 @@ func ownCluster(t *testing.T) *local.Cluster {
 // inside the broker and checks the measured publish p50 rises by that
 // delay. At 20 msg/s records are 50 ms apart, so with a 25 ms delay no
 // request waits behind another and the shift is the delay itself.
-// Tolerance: ±6 ms on the shift of the median (scheduling noise of a loaded
-// 2-core machine; the median is robust to occasional stalls).
+// Baseline and slowed runs alternate twice and the lower p50 of each pair
+// counts (load from other processes only ever adds latency).
+// Tolerance: ±6 ms on the shift of the median.
 func TestCalibrationProduceDelay(t *testing.T) {
 	const delay = 25 * time.Millisecond
 	const tolerance = 6 * time.Millisecond
@@ -35,33 +36,40 @@ func TestCalibrationProduceDelay(t *testing.T) {
 	cfg.Rate = 20
 	cfg.Partitions = 1
 	cfg.LingerMs = 0
-	cfg.Duration = 4 * time.Second
+	cfg.Duration = 3 * time.Second
 
-	base, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !base.Healthy {
-		t.Fatalf("baseline unhealthy: %v", base.Reasons)
-	}
 	kf := c.Kfake()
+	var slowOn atomic.Bool
 	var slept atomic.Int64
 	kf.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
 		kf.KeepControl()
-		slept.Add(1)
-		kf.SleepControl(func() { time.Sleep(delay) })
+		if slowOn.Load() {
+			slept.Add(1)
+			kf.SleepControl(func() { time.Sleep(delay) })
+		}
 		return nil, nil, false
 	})
-	slow, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
+	best := map[bool]*Result{}
+	for range 2 {
+		for _, slow := range []bool{false, true} {
+			slowOn.Store(slow)
+			before := slept.Load()
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Healthy {
+				t.Fatalf("slow=%v: unhealthy: %v", slow, res.Reasons)
+			}
+			if n := slept.Load() - before; slow && n < res.Published {
+				t.Fatalf("only %d produce requests slept for %d records", n, res.Published)
+			}
+			if b := best[slow]; b == nil || res.PublishLatencyMs.P50 < b.PublishLatencyMs.P50 {
+				best[slow] = res
+			}
+		}
 	}
-	if !slow.Healthy {
-		t.Fatalf("slowed run unhealthy: %v", slow.Reasons)
-	}
-	if slept.Load() < slow.Published {
-		t.Fatalf("only %d produce requests slept for %d records", slept.Load(), slow.Published)
-	}
+	base, slow := best[false], best[true]
 	shift := time.Duration((slow.PublishLatencyMs.P50 - base.PublishLatencyMs.P50) * float64(time.Millisecond))
 	t.Logf("publish p50 %.3f ms -> %.3f ms: shift %v for an injected %v", base.PublishLatencyMs.P50, slow.PublishLatencyMs.P50, shift, delay)
 	if shift < delay-tolerance || shift > delay+tolerance {
