@@ -166,6 +166,29 @@ func (a *Authority) issue(name string, hosts []string, usage ...x509.ExtKeyUsage
 	return certPath, keyPath, nil
 }
 
+// Keystore writes <name>-keystore.pem: the private key of certificate name
+// (as issued by Server, Gateway or Client), its certificate and the CA, in
+// one 0600 file — what Kafka reads with ssl.keystore.type=PEM and
+// ssl.keystore.location (unencrypted PKCS#8 key, so no ssl.key.password).
+func (a *Authority) Keystore(name string) (string, error) {
+	if !nameRE.MatchString(name) {
+		return "", fmt.Errorf("pki: certificate name %q: use letters, digits, '.', '_' and '-' only", name)
+	}
+	var out []byte
+	for _, f := range []string{name + "-key.pem", name + ".pem", caCertFile} {
+		b, err := os.ReadFile(filepath.Join(a.dir, f))
+		if err != nil {
+			return "", fmt.Errorf("pki: keystore %s: %w", name, err)
+		}
+		out = append(out, b...)
+	}
+	path := filepath.Join(a.dir, name+"-keystore.pem")
+	if err := writeFile(path, out); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
 // ServerTLS is a server configuration presenting certPath/keyPath; with
 // requireClient it demands a client certificate signed by the CA (mTLS).
 func (a *Authority) ServerTLS(certPath, keyPath string, requireClient bool) (*tls.Config, error) {

@@ -185,3 +185,44 @@ func TestClientTLSNeedsBothFiles(t *testing.T) {
 		t.Fatal("missing CA file accepted")
 	}
 }
+
+func TestKeystore(t *testing.T) {
+	a, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Server("broker-1"); err != nil {
+		t.Fatal(err)
+	}
+	path, err := a.Keystore("broker-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("keystore mode %v", st.Mode().Perm())
+	}
+	b, _ := os.ReadFile(path)
+	pair, err := tls.X509KeyPair(b, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pair.Certificate) != 2 {
+		t.Fatalf("keystore chain has %d certificates, want leaf and CA", len(pair.Certificate))
+	}
+	var blocks []string
+	for rest := b; ; {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil {
+			break
+		}
+		blocks = append(blocks, blk.Type)
+	}
+	if strings.Join(blocks, ",") != "PRIVATE KEY,CERTIFICATE,CERTIFICATE" {
+		t.Fatalf("keystore blocks %v", blocks)
+	}
+	if _, err := a.Keystore("never-issued"); err == nil {
+		t.Fatal("keystore for a name never issued")
+	}
+}
