@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
@@ -125,5 +126,66 @@ func TestAlteredRecordsAreErrors(t *testing.T) {
 	all := strings.Join(res.ErrorSamples, "; ")
 	if !strings.Contains(all, "digest") || !strings.Contains(all, "lacks the xp headers") {
 		t.Fatalf("error samples %q do not name both faults", all)
+	}
+}
+
+// TestReplicatedTopic: three brokers, replication factor 3,
+// min.insync.replicas 2, topic kept and checked through kadm afterwards.
+func TestReplicatedTopic(t *testing.T) {
+	t.Parallel()
+	c, err := local.Start(context.Background(), local.Options{Brokers: 3, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := props(t, c, local.TLS)
+	cfg := quick(p)
+	cfg.Duration = 2 * time.Second
+	cfg.ReplicationFactor, cfg.MinInsyncReplicas, cfg.KeepTopic = 3, 2, true
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Healthy {
+		t.Fatalf("unhealthy: %v", res.Reasons)
+	}
+	opts, _ := kafkaconf.ClientOpts(p)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	td, err := adm.ListTopics(ctx, res.Config.Topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := td[res.Config.Topic]
+	if len(topic.Partitions) != cfg.Partitions {
+		t.Fatalf("kept topic %q has %d partitions, want %d", res.Config.Topic, len(topic.Partitions), cfg.Partitions)
+	}
+	for _, pd := range topic.Partitions {
+		if len(pd.Replicas) != 3 {
+			t.Fatalf("partition %d has %d replicas, want 3", pd.Partition, len(pd.Replicas))
+		}
+	}
+	rc, err := adm.DescribeTopicConfigs(ctx, res.Config.Topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := rc.On(res.Config.Topic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, kv := range cfgs.Configs {
+		if kv.Key == "min.insync.replicas" && kv.Value != nil && *kv.Value == "2" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("min.insync.replicas=2 not set on the topic")
 	}
 }
