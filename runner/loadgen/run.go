@@ -2,18 +2,14 @@ package loadgen
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -37,24 +33,6 @@ const (
 	closeTimeout   = 5 * time.Second
 	maxErrSamples  = 5
 )
-
-// slot is a pooled record with its header storage, so steady-state
-// producing allocates nothing per record. rec must stay the first field:
-// promises get *kgo.Record and convert back.
-type slot struct {
-	rec  kgo.Record
-	hdrs [2]kgo.RecordHeader
-	hb   [16]byte
-	buf  []byte
-	ti   int64
-}
-
-var slotPool = sync.Pool{New: func() any {
-	s := new(slot)
-	s.hdrs[0].Key, s.hdrs[1].Key = HeaderTime, HeaderDigest
-	s.hdrs[0].Value, s.hdrs[1].Value = s.hb[0:8:8], s.hb[8:16:16]
-	return s
-}}
 
 // run is the state of one load run.
 type run struct {
@@ -531,215 +509,6 @@ func (r *run) second(ti int64) int {
 	return int((ti - r.warmEnd) / int64(time.Second))
 }
 
-func (r *run) newPromise(sem chan struct{}, pctx context.Context) func(*kgo.Record, error) {
-	return func(rec *kgo.Record, err error) {
-		s := (*slot)(unsafe.Pointer(rec))
-		ti := s.ti
-		if err != nil {
-			// Records failed because the run ended (interrupt, or the
-			// drain timed out) are reported by those, not as errors.
-			if !(pctx.Err() != nil && errors.Is(err, pctx.Err())) {
-				r.noteErr(fmt.Errorf("produce: %w", err))
-			}
-		} else {
-			ack := time.Now().UnixNano()
-			r.ackedAll.Add(1)
-			if sec := r.second(ti); sec >= 0 {
-				r.pub.record(sec, ack-ti)
-				r.pubMeasured.Add(1)
-			} else if ti < r.warmEnd {
-				r.pubWarm.Add(1)
-			}
-		}
-		slotPool.Put(s)
-		if sem != nil {
-			<-sem
-		}
-	}
-}
-
-func (r *run) send(ctx context.Context, cl *kgo.Client, rng *rand.Rand, ti int64, promise func(*kgo.Record, error)) {
-	s := slotPool.Get().(*slot)
-	val, dig := r.pay.next(rng, s.buf)
-	if r.pay.encoding != EncodingBytes {
-		s.buf = val
-	}
-	binary.BigEndian.PutUint64(s.hb[0:8], uint64(ti))
-	binary.BigEndian.PutUint64(s.hb[8:16], dig)
-	s.ti = ti
-	s.rec = kgo.Record{Topic: r.topic, Value: val, Headers: s.hdrs[:]}
-	cl.Produce(ctx, &s.rec, promise)
-}
-
-// sendGrace is how long after the window closes a producer may still send
-// records that were due inside it (their lateness is in the send-delay
-// histogram); later ones are never sent, a shortfall the rate check sees.
-const sendGrace = time.Second
-
-// openLoop sends record i at t0 + i/rate, at once when behind. It sleeps
-// only when ahead, so at high rates one wake-up sends every record that has
-// come due.
-func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, rate float64) {
-	// The pacer owns its thread and sleeps with nanosleep: Go's timers
-	// wake about 1 ms late on Linux, which would be all of the send delay.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	stop := r.measEnd + int64(sendGrace)
-	// ctx, not a deadline context: kgo fails buffered records whose
-	// context ends, and records due in the window must be delivered.
-	pctx := ctx
-	promise := r.newPromise(nil, ctx)
-	period := 1e9 / rate
-	for i := int64(0); ; i++ {
-		ti := r.t0 + int64(float64(i)*period)
-		if ti >= r.measEnd {
-			return
-		}
-		now := time.Now().UnixNano()
-		if ti > now {
-			if !paceUntil(ctx, ti) {
-				return
-			}
-			now = time.Now().UnixNano()
-		}
-		if now >= stop || pctx.Err() != nil {
-			if due := int64(math.Ceil(float64(r.measEnd-ti) / period)); due > 0 {
-				r.unsent.Add(due)
-			}
-			return
-		}
-		if sec := r.second(ti); sec >= 0 {
-			r.sendDelay.record(sec, now-ti)
-		}
-		r.send(pctx, cl, rng, ti, promise)
-	}
-}
-
-// closedLoop keeps Concurrency records in flight; the intended send time is
-// the moment a slot frees.
-func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand) {
-	pctx := ctx
-	sem := make(chan struct{}, r.cfg.Concurrency)
-	promise := r.newPromise(sem, ctx)
-	if !sleepUntil(pctx, time.Unix(0, r.t0)) {
-		return
-	}
-	for {
-		select {
-		case sem <- struct{}{}:
-		case <-pctx.Done():
-			return
-		}
-		now := time.Now().UnixNano()
-		if now >= r.measEnd {
-			<-sem
-			return
-		}
-		r.send(pctx, cl, rng, now, promise)
-	}
-}
-
-func (r *run) consume(ctx context.Context, cl *kgo.Client, group int) {
-	seen := r.seen[group]
-	for {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		now := time.Now().UnixNano()
-		fs.EachError(func(_ string, _ int32, err error) {
-			if !errors.Is(err, context.Canceled) {
-				r.noteErr(fmt.Errorf("fetch: %w", err))
-			}
-		})
-		fs.EachRecord(func(rec *kgo.Record) {
-			var ti int64
-			var dig uint64
-			have := 0
-			for _, h := range rec.Headers {
-				switch {
-				case h.Key == HeaderTime && len(h.Value) == 8:
-					ti = int64(binary.BigEndian.Uint64(h.Value))
-					have |= 1
-				case h.Key == HeaderDigest && len(h.Value) == 8:
-					dig = binary.BigEndian.Uint64(h.Value)
-					have |= 2
-				}
-			}
-			// A rebalance can hand a partition over before its records
-			// were all polled; count each offset once per group.
-			if int(rec.Partition) < len(seen) {
-				hi := &seen[rec.Partition]
-				for {
-					cur := hi.Load()
-					if rec.Offset <= cur {
-						r.duplicates.Add(1)
-						return
-					}
-					if hi.CompareAndSwap(cur, rec.Offset) {
-						break
-					}
-				}
-			}
-			r.consumedAll.Add(1)
-			if have != 3 {
-				r.noteErr(fmt.Errorf("record %s/%d@%d lacks the xp headers", rec.Topic, rec.Partition, rec.Offset))
-				return
-			}
-			if Digest(rec.Key, rec.Value) != dig {
-				r.noteErr(fmt.Errorf("record %s/%d@%d fails its digest check (altered in transit)", rec.Topic, rec.Partition, rec.Offset))
-			}
-			if sec := r.second(ti); sec >= 0 {
-				r.e2e.record(sec, now-ti)
-				r.consMeasured.Add(1)
-			} else if ti < r.warmEnd {
-				r.consWarm.Add(1)
-			}
-		})
-		r.sampleBacklog()
-	}
-}
-
-// sleepUntil sleeps until t; false when ctx ended first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	if d < time.Millisecond {
-		time.Sleep(d)
-		return ctx.Err() == nil
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// paceUntil sleeps until t (Unix ns): long waits on a timer that ctx can
-// cut short, the last 2 ms with nanosleep on the locked thread (wakes
-// within about 0.1 ms where a Go timer wakes about 1 ms late).
-func paceUntil(ctx context.Context, t int64) bool {
-	const fine = 2 * time.Millisecond
-	if d := time.Duration(t - time.Now().UnixNano()); d > fine {
-		if !sleepUntil(ctx, time.Unix(0, t).Add(-fine)) {
-			return false
-		}
-	}
-	for {
-		d := t - time.Now().UnixNano()
-		if d <= 0 {
-			return ctx.Err() == nil
-		}
-		ts := syscall.NsecToTimespec(d)
-		syscall.Nanosleep(&ts, nil) // EINTR: loop recomputes the rest
-	}
-}
-
 // closeAll closes clients concurrently, giving up on any that take longer
 // than closeTimeout (a dead broker must not hang the run).
 func closeAll(cls []*kgo.Client) {
@@ -757,21 +526,4 @@ func closeAll(cls []*kgo.Client) {
 	case <-done:
 	case <-time.After(closeTimeout):
 	}
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return tv(ru.Utime) + tv(ru.Stime)
-}
-
-func rssMaxMiB() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }
