@@ -210,7 +210,7 @@ func BenchmarkGatewayCPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	opts := []kgo.Opt{kgo.SeedBrokers(boot), kgo.DialTLSConfig(clientTLS)}
-	const maxRecords, maxTime = 400_000, 6 * time.Second
+	const maxRecords, maxTime = 1_000_000, 6 * time.Second
 
 	b.Run("produce_tls_both_legs", func(b *testing.B) {
 		cl, err := kgo.NewClient(append(opts, kgo.DefaultProduceTopic("cpu"), kgo.RequiredAcks(kgo.LeaderAck()),

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -102,6 +103,14 @@ func runHelper(path string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	// XP_GATEWAY_CPUPROFILE writes the helper's CPU profile, to see where
+	// a benchmark's gateway time goes.
+	if out := os.Getenv("XP_GATEWAY_CPUPROFILE"); out != "" {
+		if f, err := os.Create(out); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
 	}
 	b, _ := json.Marshal(map[string]string{"bootstrap": g.Bootstrap(), "metrics": g.MetricsURL()})
 	fmt.Printf("%s\n", b)

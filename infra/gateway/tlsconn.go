@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"crypto/tls"
 	"net"
 	"sync"
@@ -15,13 +16,26 @@ import (
 // answered while reading) go straight through, so nothing waits on a
 // flush that will not come.
 
-// coalescingConn buffers writes while a batch is open.
+// coalescingConn buffers writes while a batch is open, and reads through a
+// large buffer: tls asks for one record at a time, and a saturated socket
+// holds many, so one read system call then serves several records.
 type coalescingConn struct {
 	net.Conn
+	r        *bufio.Reader
 	mu       sync.Mutex
 	batching bool
 	buf      []byte
 }
+
+// rawReadBuffer is the read buffer under a TLS connection: sixteen
+// full-size TLS records.
+const rawReadBuffer = 16 * (16<<10 + 256)
+
+func newCoalescingConn(c net.Conn) *coalescingConn {
+	return &coalescingConn{Conn: c, r: bufio.NewReaderSize(c, rawReadBuffer)}
+}
+
+func (c *coalescingConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 func (c *coalescingConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
@@ -74,11 +88,11 @@ func (b batchedTLS) Write(p []byte) (int, error) {
 
 // tlsServer and tlsClient wrap c for batched writes.
 func tlsServer(c net.Conn, cfg *tls.Config) batchedTLS {
-	raw := &coalescingConn{Conn: c}
+	raw := newCoalescingConn(c)
 	return batchedTLS{Conn: tls.Server(raw, cfg), raw: raw}
 }
 
 func tlsClient(c net.Conn, cfg *tls.Config) batchedTLS {
-	raw := &coalescingConn{Conn: c}
+	raw := newCoalescingConn(c)
 	return batchedTLS{Conn: tls.Client(raw, cfg), raw: raw}
 }
