@@ -196,7 +196,7 @@ func tlsUpstream(b *testing.B) (*kfake.Cluster, *pki.Authority, string, string) 
 // (a record crosses the gateway once, client leg to broker leg) and fetch
 // (broker leg to client leg); next to it the floor, AES-GCM seal plus open
 // of 1 KiB (one record decrypted from one leg and encrypted onto the
-// other). Target: under 1.5 µs per record. Each load is bounded to 400k
+// other). Target: under 1.5 µs per record. Each load is bounded to 1M
 // records or 6 s.
 func BenchmarkGatewayCPU(b *testing.B) {
 	kf, ca, gc, gk := tlsUpstream(b)
