@@ -549,3 +549,22 @@ func TestCloseIsPrompt(t *testing.T) {
 		t.Fatal("stalled connection not closed")
 	}
 }
+
+// TestTwoGateways puts two gateways in front of one cluster (the plans'
+// gateways factor): a client bootstrapping from both stays on whichever
+// answered its metadata, and produce and consume work across them.
+func TestTwoGateways(t *testing.T) {
+	kf := startUpstream(t, upstreamSpec{brokers: 3, transport: Plaintext})
+	g1 := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
+	g2 := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
+	both := franzOpts(t, []string{g1.Bootstrap(), g2.Bootstrap()}, Plaintext)
+	produce(t, both, "roundtrip", 200)
+	got := consume(t, franzOpts(t, []string{g2.Bootstrap()}, Plaintext), "roundtrip", 200)
+	sameRecords(t, consume(t, franzOpts(t, kf.ListenAddrs(), Plaintext), "roundtrip", 200), got)
+	if g1.metrics.connTotal.Load()+g2.metrics.connTotal.Load() == 0 {
+		t.Fatal("no connection through either gateway")
+	}
+	if g2.metrics.requests[keyFetch].Load() == 0 {
+		t.Fatal("the consumer bootstrapped from the second gateway fetched elsewhere")
+	}
+}
