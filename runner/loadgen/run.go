@@ -119,6 +119,50 @@ func (r *run) phase(name string, ends time.Time) {
 	}
 }
 
+// prepareTopic creates the run's topic, or finds the named existing one,
+// and returns whether it was created and its partition count.
+func (r *run) prepareTopic(ctx context.Context, adm *kadm.Client) (created bool, nparts int, err error) {
+	cfg := r.cfg
+	r.topic = cfg.Topic
+	if r.topic == "" {
+		r.topic = fmt.Sprintf("xp-%d-%04x", time.Now().UnixNano(), rand.Uint32()&0xffff)
+	}
+	var configs map[string]*string
+	if cfg.MinInsyncReplicas > 0 {
+		v := fmt.Sprint(cfg.MinInsyncReplicas)
+		configs = map[string]*string{"min.insync.replicas": &v}
+	}
+	rf := int16(cfg.ReplicationFactor)
+	if rf == 0 {
+		rf = -1 // the broker's default.replication.factor
+	}
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	_, err = adm.CreateTopic(cctx, int32(cfg.Partitions), rf, configs, r.topic)
+	cancel()
+	switch {
+	case err == nil:
+		return true, cfg.Partitions, nil
+	case cfg.Topic != "" && errors.Is(err, kerr.TopicAlreadyExists):
+	case ctx.Err() != nil:
+		return false, 0, ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded):
+		return false, 0, r.fail("create topic %s: no answer within %v: %v", r.topic, connectTimeout, err)
+	default:
+		return false, 0, r.fail("create topic %s: %v", r.topic, err)
+	}
+	mctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	td, err := adm.ListTopics(mctx, r.topic)
+	cancel()
+	if err != nil {
+		return false, 0, r.fail("describe topic %s: %v", r.topic, err)
+	}
+	t, ok := td[r.topic]
+	if !ok || t.Err != nil || len(t.Partitions) == 0 {
+		return false, 0, r.fail("describe topic %s: not found (%v)", r.topic, t.Err)
+	}
+	return false, len(t.Partitions), nil
+}
+
 func (r *run) execute(ctx context.Context) (*Result, error) {
 	cfg := r.cfg
 	admin, err := kgo.NewClient(r.base...)
@@ -128,58 +172,22 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	defer admin.Close()
 	adm := kadm.NewClient(admin)
 
-	// Topic.
-	created := false
-	r.topic = cfg.Topic
-	if r.topic == "" {
-		r.topic = fmt.Sprintf("xp-%d-%04x", time.Now().UnixNano(), rand.Uint32()&0xffff)
+	created, nparts, err := r.prepareTopic(ctx, adm)
+	if err != nil {
+		return nil, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	var configs map[string]*string
-	if cfg.MinInsyncReplicas > 0 {
-		v := fmt.Sprint(cfg.MinInsyncReplicas)
-		configs = map[string]*string{"min.insync.replicas": &v}
+	deleteTopic := func() error {
+		dctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		defer cancel()
+		_, err := adm.DeleteTopic(dctx, r.topic)
+		return err
 	}
-	rf := int16(cfg.ReplicationFactor)
-	if rf == 0 {
-		rf = -1
-	}
-	_, err = adm.CreateTopic(cctx, int32(cfg.Partitions), rf, configs, r.topic)
-	cancel()
-	switch {
-	case err == nil:
-		created = true
-	case cfg.Topic != "" && errors.Is(err, kerr.TopicAlreadyExists):
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded):
-		return nil, r.fail("create topic %s: no answer within %v: %v", r.topic, connectTimeout, err)
-	default:
-		return nil, r.fail("create topic %s: %v", r.topic, err)
-	}
-	if created && !cfg.KeepTopic {
-		defer func() {
-			dctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-			defer cancel()
-			adm.DeleteTopic(dctx, r.topic)
-		}()
-	}
-
-	// Partition count: ours, or the existing topic's.
-	nparts := cfg.Partitions
-	if !created {
-		mctx, cancel := context.WithTimeout(ctx, connectTimeout)
-		td, err := adm.ListTopics(mctx, r.topic)
-		cancel()
-		if err != nil {
-			return nil, r.fail("describe topic %s: %v", r.topic, err)
+	topicDeleted := !created || cfg.KeepTopic
+	defer func() {
+		if !topicDeleted {
+			deleteTopic()
 		}
-		t, ok := td[r.topic]
-		if !ok || t.Err != nil || len(t.Partitions) == 0 {
-			return nil, r.fail("describe topic %s: not found (%v)", r.topic, t.Err)
-		}
-		nparts = len(t.Partitions)
-	}
+	}()
 
 	// Consumers first, so every member of every group holds its partitions
 	// before the first record is sent.
@@ -395,6 +403,12 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	consumers = nil
 
 	// Result.
+	if !topicDeleted {
+		topicDeleted = true
+		if err := deleteTopic(); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("topic %s not deleted: %v", r.topic, err))
+		}
+	}
 	G := int64(cfg.ConsumerGroups)
 	d := cfg.Duration.Seconds()
 	res.Published = r.pubMeasured.Load()

@@ -189,3 +189,60 @@ func TestReplicatedTopic(t *testing.T) {
 		t.Fatal("min.insync.replicas=2 not set on the topic")
 	}
 }
+
+// TestTopicLifecycle: a fresh named topic is deleted after the run; an
+// existing one is read from its end, keeps its partitions and is never
+// deleted.
+func TestTopicLifecycle(t *testing.T) {
+	t.Parallel()
+	c := cluster(t)
+	p := props(t, c, local.Plaintext)
+	opts, _ := kafkaconf.ClientOpts(p)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	exists := func(topic string) bool {
+		td, err := adm.ListTopics(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := td[topic] // kadm lists a named topic even when it is unknown
+		return ok && d.Err == nil
+	}
+
+	fresh := fmt.Sprintf("fresh-%d", time.Now().UnixNano())
+	cfg := quick(p)
+	cfg.Topic, cfg.Duration = fresh, 2*time.Second
+	res, err := Run(context.Background(), cfg)
+	if err != nil || !res.Healthy {
+		t.Fatalf("fresh topic run: %v %v", err, res)
+	}
+	if exists(fresh) {
+		t.Fatalf("fresh topic %s left behind (warnings %v)", fresh, res.Warnings)
+	}
+
+	old := fmt.Sprintf("existing-%d", time.Now().UnixNano())
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, old); err != nil {
+		t.Fatal(err)
+	}
+	// Records already there must not be consumed as the run's.
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: old, Value: []byte("before the run")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Topic = old
+	res, err = Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Healthy || res.Errors != 0 {
+		t.Fatalf("existing topic run: %v, %d errors %v", res.Reasons, res.Errors, res.ErrorSamples)
+	}
+	if !exists(old) {
+		t.Fatalf("existing topic %s was deleted", old)
+	}
+}
