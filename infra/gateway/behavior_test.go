@@ -568,3 +568,30 @@ func TestTwoGateways(t *testing.T) {
 		t.Fatal("the consumer bootstrapped from the second gateway fetched elsewhere")
 	}
 }
+
+// TestPrimedNodeListeners: with fixed node ports, the gateway opens its node
+// listeners at start from its own metadata request, so a client that kept
+// node addresses from before a gateway restart reaches its node before any
+// metadata passed through the new gateway.
+func TestPrimedNodeListeners(t *testing.T) {
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
+	cfg := gatewayConfig(t, kf, Plaintext, Plaintext)
+	base := freePorts(t, 1)[0]
+	cfg.Listen.NodePortBase = &base
+	g := startGateway(t, cfg)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(base)) // node 0
+	poll(t, 10*time.Second, "node 0's listener to open", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	if n := g.metrics.requests[keyMetadata].Load(); n != 0 {
+		t.Fatalf("%d client metadata requests before the check", n)
+	}
+	rc := dialRaw(t, addr, Plaintext)
+	if resp := apiVersions(rc); resp.ErrorCode != 0 {
+		t.Fatalf("ApiVersions through the primed node port: error %d", resp.ErrorCode)
+	}
+}

@@ -16,6 +16,7 @@ package gateway
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Option configures a Gateway beyond its Config.
@@ -122,6 +125,8 @@ func Start(ctx context.Context, cfg *Config, opts ...Option) (*Gateway, error) {
 	}
 	g.wg.Add(1)
 	go g.accept(g.bootstrap, nil)
+	g.wg.Add(1)
+	go g.prime()
 	if ctx.Done() != nil {
 		go func() {
 			select {
@@ -251,6 +256,47 @@ func (g *Gateway) topicName(id [16]byte) (string, bool) {
 	defer g.topicsMu.RUnlock()
 	s, ok := g.topics[id]
 	return s, ok
+}
+
+// prime asks the upstream for its brokers once at start, so that node
+// listeners exist before any client has fetched metadata: a client that
+// remembers node addresses from before a gateway restart finds them open.
+// Upstreams that require SASL refuse the gateway's own request; their node
+// listeners open with the first client's metadata instead.
+func (g *Gateway) prime() {
+	defer g.wg.Done()
+	c, addr, err := g.dialUpstream(nil)
+	if err != nil {
+		g.log.Debug("priming node listeners: upstream unreachable", "error", err)
+		return
+	}
+	defer c.Close()
+	stop := context.AfterFunc(g.ctx, func() { c.Close() }) // Close does not wait for it
+	defer stop()
+	_ = c.SetDeadline(time.Now().Add(g.cfg.Upstream.DialTimeout))
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 1
+	req.Topics = []kmsg.MetadataRequestTopic{} // brokers only
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("xp-gateway")).AppendRequest(nil, req, 1)
+	if _, err := c.Write(frame); err != nil {
+		return
+	}
+	var size [sizeLen]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		g.log.Debug("priming node listeners: no metadata from the upstream (SASL?)", "upstream", addr, "error", err)
+		return
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if n < 4 || n > 1<<20 {
+		return
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c, body); err != nil {
+		return
+	}
+	if _, _, err := rewriteResponse(nil, body[4:], keyMetadata, 1, g); err != nil {
+		g.log.Debug("priming node listeners", "error", err)
+	}
 }
 
 // accept serves one listener; n is nil for the bootstrap listener.
