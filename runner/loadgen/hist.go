@@ -25,21 +25,32 @@ func EncodeHistogram(h *hdrhistogram.Histogram) ([]byte, error) {
 	return h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 }
 
+// denseWindow is how many of the latest seconds a recorder keeps as dense
+// histograms (fast to record into, ~140 KiB each); older seconds move to
+// sparse packed histograms (a few KiB), so memory stays flat however long
+// the run. Late records for an old second still land in its packed form.
+const denseWindow = 3
+
 // recorder keeps one histogram per second of the measurement for one kind.
-// Seconds are allocated as first used.
 type recorder struct {
-	mu   sync.Mutex
-	secs []*hdrhistogram.Histogram
+	mu     sync.Mutex
+	dense  []*hdrhistogram.Histogram       // per second, nil once packed
+	packed []*hdrhistogram.PackedHistogram // per second, set once packed
+	latest int                             // highest second recorded
+	spare  []*hdrhistogram.Histogram       // reset dense histograms to reuse
 }
 
 func newRecorder(seconds int) *recorder {
-	return &recorder{secs: make([]*hdrhistogram.Histogram, seconds)}
+	return &recorder{
+		dense:  make([]*hdrhistogram.Histogram, seconds),
+		packed: make([]*hdrhistogram.PackedHistogram, seconds),
+	}
 }
 
 // record adds a latency in nanoseconds to second sec; values outside the
 // geometry are clamped to it (never dropped, so counts stay true).
 func (r *recorder) record(sec int, ns int64) {
-	if sec < 0 || sec >= len(r.secs) {
+	if sec < 0 || sec >= len(r.dense) {
 		return
 	}
 	us := ns / 1000
@@ -49,13 +60,44 @@ func (r *recorder) record(sec int, ns int64) {
 		us = HistMaxUs
 	}
 	r.mu.Lock()
-	h := r.secs[sec]
+	defer r.mu.Unlock()
+	if p := r.packed[sec]; p != nil {
+		p.RecordValue(us)
+		return
+	}
+	h := r.dense[sec]
 	if h == nil {
-		h = NewHistogram()
-		r.secs[sec] = h
+		if n := len(r.spare); n > 0 {
+			h, r.spare = r.spare[n-1], r.spare[:n-1]
+		} else {
+			h = NewHistogram()
+		}
+		r.dense[sec] = h
 	}
 	h.RecordValue(us)
-	r.mu.Unlock()
+	if sec > r.latest {
+		r.latest = sec
+		r.packOlder(sec - denseWindow)
+	}
+}
+
+// packOlder moves every dense second up to and including last to packed.
+func (r *recorder) packOlder(last int) {
+	for s := min(last, len(r.dense)-1); s >= 0; s-- {
+		h := r.dense[s]
+		if h == nil {
+			if r.packed[s] != nil {
+				return // everything before is packed already
+			}
+			continue
+		}
+		p := hdrhistogram.NewPacked(HistMinUs, HistMaxUs, HistDigits)
+		p.MergeFrom(h)
+		r.packed[s] = p
+		r.dense[s] = nil
+		h.Reset()
+		r.spare = append(r.spare, h)
+	}
 }
 
 // total merges every second into one histogram.
@@ -63,23 +105,42 @@ func (r *recorder) total() *hdrhistogram.Histogram {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := NewHistogram()
-	for _, h := range r.secs {
-		if h != nil {
+	for s := range r.dense {
+		if h := r.dense[s]; h != nil {
 			t.Merge(h)
+		}
+		if p := r.packed[s]; p != nil {
+			p.MergeInto(t)
 		}
 	}
 	return t
 }
 
-// second returns the histogram of second sec (empty when nothing was
-// recorded).
-func (r *recorder) second(sec int) *hdrhistogram.Histogram {
+// encodeSecond is second sec's histogram in EncodeHistogram's form (an
+// empty histogram when nothing was recorded).
+func (r *recorder) encodeSecond(sec int) ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if h := r.secs[sec]; h != nil {
-		return h
+	if p := r.packed[sec]; p != nil {
+		return p.EncodeV2()
 	}
-	return NewHistogram()
+	if h := r.dense[sec]; h != nil {
+		return h.EncodeV2()
+	}
+	return NewHistogram().EncodeV2()
+}
+
+// countSecond is the number of values recorded in second sec.
+func (r *recorder) countSecond(sec int) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.packed[sec]; p != nil {
+		return p.TotalCount()
+	}
+	if h := r.dense[sec]; h != nil {
+		return h.TotalCount()
+	}
+	return 0
 }
 
 // Percentiles are latency summaries in milliseconds.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -28,7 +29,14 @@ func TestRecorderClampsAndMerges(t *testing.T) {
 		r.record(tc.sec, tc.ns)
 		if tc.want != 0 {
 			kept++
-			h := r.second(tc.sec)
+			enc, err := r.encodeSecond(tc.sec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := hdrhistogram.Decode(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !h.ValuesAreEquivalent(h.Max(), tc.want) && !h.ValuesAreEquivalent(h.Min(), tc.want) {
 				t.Errorf("%s: second %d holds min %d max %d, want %d", tc.name, tc.sec, h.Min(), h.Max(), tc.want)
 			}
@@ -36,6 +44,52 @@ func TestRecorderClampsAndMerges(t *testing.T) {
 	}
 	if got := r.total().TotalCount(); got != kept {
 		t.Fatalf("total count %d, want %d", got, kept)
+	}
+}
+
+// TestRecorderPacksOldSeconds: past the dense window seconds move to packed
+// histograms, late values still count, and encodings and totals hold every
+// value.
+func TestRecorderPacksOldSeconds(t *testing.T) {
+	const seconds = 40
+	r := newRecorder(seconds)
+	want := make([]int64, seconds)
+	for s := range seconds {
+		for v := range 100 + s {
+			r.record(s, int64(v+1)*int64(time.Millisecond)/7)
+			want[s]++
+		}
+		if s >= 10 { // a late ack for a second long gone by
+			r.record(s-10, 5*int64(time.Millisecond))
+			want[s-10]++
+		}
+	}
+	dense := 0
+	for s := range seconds {
+		if r.dense[s] != nil {
+			dense++
+		}
+		enc, err := r.encodeSecond(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := hdrhistogram.Decode(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.TotalCount() != want[s] || r.countSecond(s) != want[s] {
+			t.Fatalf("second %d: encoded %d, counted %d, want %d", s, h.TotalCount(), r.countSecond(s), want[s])
+		}
+	}
+	if dense > denseWindow+1 {
+		t.Fatalf("%d dense seconds kept, want at most %d", dense, denseWindow+1)
+	}
+	var all int64
+	for _, n := range want {
+		all += n
+	}
+	if got := r.total().TotalCount(); got != all {
+		t.Fatalf("total %d, want %d", got, all)
 	}
 }
 

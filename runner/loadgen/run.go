@@ -443,13 +443,13 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	for s := range r.nsec {
 		iv := Interval{Second: s}
 		var err error
-		if iv.Publish, err = EncodeHistogram(r.pub.second(s)); err != nil {
+		if iv.Publish, err = r.pub.encodeSecond(s); err != nil {
 			return nil, err
 		}
-		if iv.E2E, err = EncodeHistogram(r.e2e.second(s)); err != nil {
+		if iv.E2E, err = r.e2e.encodeSecond(s); err != nil {
 			return nil, err
 		}
-		if iv.SendDelay, err = EncodeHistogram(r.sendDelay.second(s)); err != nil {
+		if iv.SendDelay, err = r.sendDelay.encodeSecond(s); err != nil {
 			return nil, err
 		}
 		res.Intervals = append(res.Intervals, iv)
