@@ -222,9 +222,9 @@ func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep Endpoints) (
 // attempt makes one attempt of a row and records it. The error is for the
 // campaign (the store failed); the row's own failure is the outcome.
 func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) (results.Outcome, error) {
-	mode, ok := ep.Modes[row.Security]
+	mode, ok := ep.Modes[ModeKey(&row)]
 	started := r.o.Now()
-	env := attemptEnv{Security: row.Security, Bootstrap: mode.Bootstrap, Group: row.InfraKey().String(),
+	env := attemptEnv{Security: row.Security, Mode: ModeKey(&row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().String(),
 		XPVersion: r.o.XPVersion, Hosts: ep.Hosts}
 	envJSON, _ := json.Marshal(env)
 	a, err := r.store.StartAttempt(wctx, row.Run, started, envJSON)
@@ -287,7 +287,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	if !ok {
 		endPhases()
 		ev = results.Evidence{Outcome: results.OutcomeFailed,
-			Error: fmt.Sprintf("the target gave no endpoint for security mode %s", row.Security)}
+			Error: fmt.Sprintf("the target gave no endpoint for %s", ModeKey(&row))}
 	} else {
 		tel := startTelemetry(r.o.Now)
 		// A run that outlives its phases by far is stuck (a broker that
@@ -339,6 +339,7 @@ func attemptBound(r *planner.Row) time.Duration {
 // attemptEnv is an attempt's environment column.
 type attemptEnv struct {
 	Security  string   `json:"security"`
+	Mode      string   `json:"mode"`
 	Bootstrap []string `json:"bootstrap"`
 	Group     string   `json:"group"`
 	Hosts     []string `json:"hosts,omitempty"`

@@ -2,18 +2,26 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/gateway/encrypt"
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
-// localTarget is the embedded cluster (infra/local): every security mode it
-// serves, in this process, on loopback.
+// localTarget is the embedded cluster (infra/local): every direct security
+// mode it serves, in this process, on loopback, and xp's own gateway in
+// front of it for the rows that need one (proxy, encrypt, field_encrypt),
+// one gateway set per distinct ModeKey of the group.
 type localTarget struct {
 	// dir holds each group's certificates and client configs; "" = a fresh
 	// temporary directory per group.
@@ -21,6 +29,7 @@ type localTarget struct {
 
 	mu       sync.Mutex
 	cluster  *local.Cluster
+	gateways []*gateway.Gateway
 	groupDir string // the running group's files, removed by Down
 	groups   int
 	modes    []string // cached by Modes
@@ -29,23 +38,18 @@ type localTarget struct {
 var (
 	_ Target     = (*localTarget)(nil)
 	_ ModeLister = (*localTarget)(nil)
+	_ RowChecker = (*localTarget)(nil)
 )
 
 func newLocalTarget(dir string) *localTarget { return &localTarget{dir: dir} }
 
-// Up starts an embedded cluster with the group's broker count.
+// Up starts an embedded cluster with the group's broker count and the
+// gateways its rows need.
 func (t *localTarget) Up(ctx context.Context, g Group) (Endpoints, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.cluster != nil {
-		t.cluster.Close()
-		t.cluster = nil
-	}
-	if t.groupDir != "" {
-		os.RemoveAll(t.groupDir)
-	}
+	t.downLocked()
 	t.groups++
-	t.groupDir = ""
 	if t.dir != "" {
 		t.groupDir = filepath.Join(t.dir, fmt.Sprintf("group-%d", t.groups))
 	}
@@ -58,30 +62,136 @@ func (t *localTarget) Up(ctx context.Context, g Group) (Endpoints, error) {
 	for name, m := range c.Modes() {
 		ep.Modes[name] = Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig}
 	}
+	if err := t.startGateways(ctx, g, ep); err != nil {
+		t.downLocked()
+		return Endpoints{}, err
+	}
 	return ep, nil
 }
 
-// Down stops the embedded cluster.
+// startGateways starts, per distinct gateway ModeKey of the group's rows,
+// row.Gateways gateways (each with its own data keys, as separate gateway
+// machines would have), and adds the key to ep with every gateway's
+// bootstrap address.
+func (t *localTarget) startGateways(ctx context.Context, g Group, ep Endpoints) error {
+	for _, r := range g.Rows {
+		if !r.NeedsGateway() {
+			continue
+		}
+		key := ModeKey(&r)
+		if _, done := ep.Modes[key]; done {
+			continue
+		}
+		n := max(r.Gateways, 1)
+		var e Endpoint
+		for i := 1; i <= n; i++ {
+			name := strings.NewReplacer("/", "-", ",", "+").Replace(key)
+			if n > 1 {
+				name = fmt.Sprintf("%s-%d", name, i)
+			}
+			filters, err := t.filters(&r)
+			if err != nil {
+				return fmt.Errorf("local target: %s gateway: %w", key, err)
+			}
+			gw, err := local.StartGateway(ctx, t.cluster, local.GatewayOptions{
+				Name: name, Transport: r.GatewayTransport, Filters: filters})
+			if err != nil {
+				return err
+			}
+			t.gateways = append(t.gateways, gw)
+			m := t.cluster.Modes()[name]
+			e.Bootstrap = append(e.Bootstrap, strings.Split(m.Bootstrap, ",")...)
+			if e.ClientConfig == "" {
+				// Every gateway of a key takes the same client settings;
+				// the bootstrap list above names them all.
+				e.ClientConfig = m.ClientConfig
+			}
+		}
+		ep.Modes[key] = e
+	}
+	return nil
+}
+
+// filters are the record filters of a row's gateway: none for proxy; the
+// encrypting presets (one vault per group, in its directory) otherwise.
+func (t *localTarget) filters(r *planner.Row) ([]gateway.RecordFilter, error) {
+	dir := t.cluster.Dir()
+	vault := filepath.Join(dir, "vault.keys")
+	var cfg encrypt.Config
+	var err error
+	switch r.Security {
+	case local.Proxy:
+		return nil, nil
+	case local.Encrypt:
+		cfg, err = encrypt.Preset(encrypt.ModeEncrypt, vault)
+	case local.FieldEncrypt:
+		schemas := filepath.Join(dir, "schema")
+		if err := writeSchemas(schemas); err != nil {
+			return nil, err
+		}
+		cfg, err = encrypt.FieldPreset(r.Encoding, vault, schemas)
+		if err == nil && len(r.EncryptFields) > 0 {
+			cfg.Topics[0].Fields = r.EncryptFields
+		}
+	default:
+		return nil, fmt.Errorf("no gateway for security %s", r.Security)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := encrypt.New(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	return []gateway.RecordFilter{f}, nil
+}
+
+// writeSchemas puts the load generator's payload schemas where the
+// field_encrypt presets read them.
+func writeSchemas(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return fs.WalkDir(loadgen.Schema, "schema", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := loadgen.Schema.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, filepath.Base(path)), b, 0o600)
+	})
+}
+
+// Down stops the gateways and the embedded cluster and removes the group's
+// files.
 func (t *localTarget) Down(context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.cluster == nil {
-		return nil
-	}
-	err := t.cluster.Close()
-	t.cluster = nil
-	if t.groupDir != "" {
-		if rerr := os.RemoveAll(t.groupDir); err == nil {
-			err = rerr
-		}
-		t.groupDir = ""
-	}
-	return err
+	return t.downLocked()
 }
 
-// Modes starts a one-broker cluster once to learn which modes the embedded
-// cluster serves, so that modes added to it later are picked up without
-// changes here.
+func (t *localTarget) downLocked() error {
+	var errs []error
+	for _, gw := range t.gateways {
+		errs = append(errs, gw.Close())
+	}
+	t.gateways = nil
+	if t.cluster != nil {
+		errs = append(errs, t.cluster.Close())
+		t.cluster = nil
+	}
+	if t.groupDir != "" {
+		errs = append(errs, os.RemoveAll(t.groupDir))
+		t.groupDir = ""
+	}
+	return errors.Join(errs...)
+}
+
+// Modes starts a one-broker cluster once to learn which direct modes the
+// embedded cluster serves (so that modes added to it later are picked up
+// without changes here), and adds the gateway modes Up can start.
 func (t *localTarget) Modes(ctx context.Context) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -93,9 +203,30 @@ func (t *localTarget) Modes(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("local target: %w", err)
 	}
 	defer c.Close()
+	have := map[string]bool{local.Proxy: true, local.Encrypt: true, local.FieldEncrypt: true}
 	for name := range c.Modes() {
+		have[name] = true
+	}
+	for name := range have {
 		t.modes = append(t.modes, name)
 	}
 	sort.Strings(t.modes)
 	return t.modes, nil
+}
+
+// CheckRow refuses gateway rows the local target cannot serve: only xp's
+// built-in gateway runs here, and field_encrypt needs structured records.
+func (t *localTarget) CheckRow(r *planner.Row) error {
+	if !r.NeedsGateway() {
+		return nil
+	}
+	if r.GatewayKind != "" && r.GatewayKind != "builtin" {
+		return fmt.Errorf("gateway_kind %s: the local target runs only the builtin gateway", r.GatewayKind)
+	}
+	if r.Security == local.FieldEncrypt {
+		if _, err := encrypt.FieldPreset(r.Encoding, "vault", "schema"); err != nil {
+			return fmt.Errorf("field_encrypt with encoding %s: %v", r.Encoding, err)
+		}
+	}
+	return nil
 }

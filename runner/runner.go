@@ -267,6 +267,21 @@ func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg strin
 	if bad > 5 {
 		problems = append(problems, fmt.Sprintf("(%d rows in all the load generator refuses)", bad))
 	}
+	if rc, ok := t.(RowChecker); ok {
+		refused := map[string][]string{}
+		var reasons []string
+		for i := range p.rows {
+			if err := rc.CheckRow(&p.rows[i]); err != nil {
+				if refused[err.Error()] == nil {
+					reasons = append(reasons, err.Error())
+				}
+				refused[err.Error()] = append(refused[err.Error()], p.rows[i].Run)
+			}
+		}
+		for _, why := range reasons {
+			problems = append(problems, fmt.Sprintf("%d rows (e.g. %s): %s", len(refused[why]), refused[why][0], why))
+		}
+	}
 	if ml, ok := t.(ModeLister); ok {
 		modes, err := ml.Modes(ctx)
 		if err != nil {

@@ -127,30 +127,57 @@ func bumpSchema(t *testing.T, path string) {
 	}
 }
 
-// Rows that need a gateway are refused before the campaign starts while
-// the local target does not serve their mode, and accepted once it does.
-func TestGatewayRowsNeedTheirMode(t *testing.T) {
+// The local target runs rows through xp's gateway: proxy, encrypt and
+// field_encrypt next to a direct baseline, on the row's gateway transport.
+func TestGatewayRowsRunLocally(t *testing.T) {
 	ctx := context.Background()
-	modes, err := newLocalTarget("").Modes(ctx)
+	dir := t.TempDir()
+	spec := smallSpec("gw", []string{"plaintext", "proxy", "encrypt", "field_encrypt"}, 1) +
+		"  encoding: json\n  gateway_transport: mtls\n"
+	plan := writePlan(t, dir, "gw", spec)
+	var stderr syncBuffer
+	if _, err := Run(ctx, Options{Plan: plan, Stderr: &stderr}); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	s, err := results.OpenReadOnly(ctx, DefaultDB(plan))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"proxy", "encrypt", "field_encrypt"} {
-		t.Run(mode, func(t *testing.T) {
+	defer s.Close()
+	atts, _ := s.Attempts(ctx)
+	modes := map[string]bool{}
+	for _, a := range atts {
+		var env struct{ Mode string }
+		json.Unmarshal(a.Environment, &env)
+		modes[env.Mode] = true
+		if a.Outcome != results.OutcomeDone || a.Metrics["consumed"] == 0 || a.Metrics["errors"] != 0 {
+			t.Errorf("%s: %s %v %s, consumed %v", env.Mode, a.Outcome, a.Reasons, a.Error, a.Metrics["consumed"])
+		}
+	}
+	for _, m := range []string{"plaintext", "proxy/mtls", "encrypt/mtls", "field_encrypt/mtls/json/ssn"} {
+		if !modes[m] {
+			t.Errorf("no attempt ran on %s (ran %v)", m, modes)
+		}
+	}
+}
+
+// Rows the local target cannot serve are refused before anything starts.
+func TestLocalTargetRefusesRows(t *testing.T) {
+	tests := []struct {
+		name  string
+		extra string
+		want  string
+	}{
+		{"foreign gateway", "  gateway_kind: kroxylicious\n", "only the builtin gateway"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			spec := smallSpec("gw", []string{"plaintext", mode}, 1) + "  encoding: json\n"
-			plan := writePlan(t, dir, "gw", spec)
+			plan := writePlan(t, dir, "gwr", smallSpec("gwr", []string{"plaintext", "proxy"}, 1)+tc.extra)
 			before := dirSnapshot(t, dir)
-			_, err := Run(ctx, Options{Plan: plan, DryRun: true})
-			if slices.Contains(modes, mode) {
-				if err != nil {
-					t.Fatalf("the local target serves %s but the plan was refused: %v", mode, err)
-				}
-				return
-			}
-			if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "security "+mode) ||
-				!strings.Contains(err.Error(), "needs a gateway") {
-				t.Fatalf("err %v, want a refusal naming %s and the gateway", err, mode)
+			_, err := Run(context.Background(), Options{Plan: plan})
+			if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want bad input with %q", err, tc.want)
 			}
 			if after := dirSnapshot(t, dir); !reflect.DeepEqual(before, after) {
 				t.Fatal("refused plan changed files")

@@ -33,6 +33,31 @@ type ModeLister interface {
 	Modes(ctx context.Context) ([]string, error)
 }
 
+// RowChecker is a Target that can refuse, before anything is up, rows it
+// cannot run; the runner lists them all before the campaign starts.
+type RowChecker interface {
+	CheckRow(r *planner.Row) error
+}
+
+// ModeKey names the endpoint a row runs against in Endpoints.Modes: the
+// security mode for direct modes; for modes through a gateway also the
+// gateway's transport, and for field_encrypt the encoding and fields, e.g.
+// "proxy/tls", "field_encrypt/tls/json/ssn".
+func ModeKey(r *planner.Row) string {
+	if !r.NeedsGateway() {
+		return r.Security
+	}
+	k := r.Security + "/" + r.GatewayTransport
+	if r.Security == "field_encrypt" {
+		fields := r.EncryptFields
+		if len(fields) == 0 {
+			fields = []string{"ssn"}
+		}
+		k += "/" + r.Encoding + "/" + strings.Join(fields, ",")
+	}
+	return k
+}
+
 // Group is a run of plan rows that share infrastructure (planner.InfraKey).
 type Group struct {
 	Key  planner.InfraKey
@@ -41,8 +66,8 @@ type Group struct {
 
 // Endpoints is how to reach the infrastructure of a group.
 type Endpoints struct {
-	// Modes maps a security mode (plaintext, tls, mtls, sasl_ssl, proxy,
-	// encrypt, field_encrypt) to its endpoint.
+	// Modes maps ModeKey of a row (plaintext, tls, mtls, sasl_ssl,
+	// proxy/tls, field_encrypt/tls/json/ssn, ...) to its endpoint.
 	Modes map[string]Endpoint `json:"modes"`
 	// Hosts are the machines that make up the cluster (empty for the
 	// embedded one).
