@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,8 +141,32 @@ func (closedListener) Addr() net.Addr            { return &net.TCPAddr{IP: net.I
 
 // FuzzRequestStream feeds a client byte stream to the request loop: any
 // input ends with the loop returning, never a panic or a hang.
-func FuzzRequestStream(f *testing.F) {
+func FuzzRequestStream(f *testing.F) { fuzzRequestStream(f, fuzzGateway(f)) }
+
+// FuzzFilteredRequestStream is FuzzRequestStream with a record filter
+// configured, so produce and fetch requests are decoded (and every other
+// produce refused, which answers it from the gateway).
+func FuzzFilteredRequestStream(f *testing.F) {
 	g := fuzzGateway(f)
+	g.cfg.Filters = []RecordFilter{&alternatingFilter{}}
+	fuzzRequestStream(f, g)
+}
+
+// alternatingFilter refuses every other produce request.
+type alternatingFilter struct{ n atomic.Int64 }
+
+func (a *alternatingFilter) ProduceRequest(context.Context, *kmsg.ProduceRequest) error {
+	if a.n.Add(1)%2 == 0 {
+		return errors.New("refused by the fuzz filter")
+	}
+	return nil
+}
+
+func (a *alternatingFilter) FetchResponse(context.Context, *kmsg.FetchRequest, *kmsg.FetchResponse) error {
+	return nil
+}
+
+func fuzzRequestStream(f *testing.F, g *Gateway) {
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		client, clientPeer := net.Pipe()
 		up, upPeer := net.Pipe()
@@ -402,6 +429,7 @@ func TestFuzzCorpus(t *testing.T) {
 	sort.Slice(streams, func(i, j int) bool { return len(streams[i]) < len(streams[j]) })
 	for i, s := range streams[:min(len(streams), 6)] {
 		add("FuzzRequestStream", fmt.Sprintf("client-stream-%d", i), corpusEntry(s))
+		add("FuzzFilteredRequestStream", fmt.Sprintf("client-stream-%d", i), corpusEntry(s))
 	}
 	for r, body := range responses {
 		// One whole response frame, correlation id 1, per key.
