@@ -10,11 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/gateway/encrypt"
 )
 
-// gatewayExtensions are the config keys handled outside infra/gateway (the
-// encrypting modes register theirs here).
-var gatewayExtensions = func() []gateway.Extension { return nil }
+// gatewayExtensions are the config keys handled outside infra/gateway: the
+// encrypting modes' `encrypt:` section.
+var gatewayExtensions = func() []gateway.Extension { return []gateway.Extension{encrypt.Extension()} }
 
 func newGatewayCmd(st *state) *cobra.Command {
 	var (

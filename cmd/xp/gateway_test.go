@@ -33,6 +33,7 @@ func TestGatewayBadConfigIsUsageError(t *testing.T) {
 		{"unknown key", []string{"gateway", "--config", write("unknown.yaml", "upstream:\n  bootstrap: [127.0.0.1:9092]\n  transprt: tls\n")}, `unknown.yaml:3: unknown key "transprt" in upstream`},
 		{"missing certificate", []string{"gateway", "--config", write("cert.yaml", "client: {transport: tls, cert: gw.pem, key: gw-key.pem}\nupstream: {bootstrap: [127.0.0.1:9092]}\n")}, "client.cert: " + filepath.Join(dir, "gw.pem")},
 		{"missing file", []string{"gateway", "--config", filepath.Join(dir, "absent.yaml")}, "absent.yaml: cannot read"},
+		{"unknown key in the encrypt section", []string{"gateway", "--config", write("encrypt.yaml", "upstream: {bootstrap: [127.0.0.1:9092]}\nencrypt:\n  bogus: 1\n")}, "encrypt.yaml:3:"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
