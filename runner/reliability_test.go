@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +34,11 @@ var buildXP = sync.OnceValues(func() (string, error) {
 	}
 	xpBinDir = dir
 	bin := filepath.Join(dir, "xp")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/xp-bench/xp/cmd/xp")
+	goBin, err := exec.LookPath("go")
+	if err != nil { // go test runs without go on PATH: use the toolchain's
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/xp-bench/xp/cmd/xp")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build ./cmd/xp: %v\n%s", err, out)
