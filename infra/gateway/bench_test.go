@@ -203,7 +203,6 @@ func BenchmarkGatewayCPU(b *testing.B) {
 	cfg := benchConfig(kf.ListenAddrs())
 	cfg.Client = gateway.Client{Transport: gateway.TLS, Cert: gc, Key: gk}
 	cfg.Upstream.Transport, cfg.Upstream.CA = gateway.TLS, ca.CAPath()
-	cfg.Limits.BufferBytes = 256 << 10
 	boot, metrics := gatewayProcess(b, cfg)
 	clientTLS, err := ca.ClientTLS("", "")
 	if err != nil {
