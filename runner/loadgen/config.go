@@ -37,9 +37,14 @@ type Config struct {
 	Mode string
 	// Topic to use; default a fresh topic per run, deleted after unless
 	// KeepTopic. A named topic is created when missing and never deleted
-	// if it already existed.
+	// if it already existed. With Topics > 1 it is the prefix: the topics
+	// are Topic-0 .. Topic-(Topics-1).
 	Topic     string
 	KeepTopic bool
+	// Topics is the number of topics; 0 or 1 means one. Each producer
+	// sends its records to them in turn (round robin) and every consumer
+	// group consumes all of them.
+	Topics int
 	// Partitions of a created topic; default 6.
 	Partitions int
 	// ReplicationFactor of a created topic; default 0, the broker's default
@@ -88,6 +93,13 @@ type Config struct {
 	OnPhase func(phase string, ends time.Time) `json:"-"`
 }
 
+// Limits of Validate on the topic settings.
+const (
+	maxTopics          = 1000
+	maxTotalPartitions = 100000
+	maxTopicName       = 249
+)
+
 // ErrConfig marks invalid configuration (a usage error).
 var ErrConfig = errors.New("invalid load generator configuration")
 
@@ -98,6 +110,7 @@ func (c Config) WithDefaults() Config {
 			*p = v
 		}
 	}
+	def(&c.Topics, 1)
 	def(&c.Partitions, 6)
 	def(&c.MessageSize, 1024)
 	def(&c.Concurrency, 1)
@@ -137,8 +150,14 @@ func (c Config) Validate() error {
 	switch {
 	case len(c.Bootstrap) == 0 && len(kafkaconf.Bootstrap(c.ClientConfig)) == 0:
 		return bad("no bootstrap servers: give --bootstrap or bootstrap.servers in --client-config")
+	case c.Topics < 1 || c.Topics > maxTopics:
+		return bad("--topics %d: want 1..%d", c.Topics, maxTopics)
 	case c.Partitions < 1 || c.Partitions > 10000:
 		return bad("--partitions %d: want 1..10000", c.Partitions)
+	case c.Topics*c.Partitions > maxTotalPartitions:
+		return bad("--topics %d × --partitions %d = %d partitions: want at most %d in all", c.Topics, c.Partitions, c.Topics*c.Partitions, maxTotalPartitions)
+	case c.Topics > 1 && len(c.Topic)+1+len(strconv.Itoa(c.Topics-1)) > maxTopicName:
+		return bad("--topic %q with --topics %d: the names %s-0 .. %s-%d exceed Kafka's %d characters; use a shorter --topic", c.Topic, c.Topics, c.Topic, c.Topic, c.Topics-1, maxTopicName)
 	case c.ReplicationFactor < 0 || c.ReplicationFactor > 9:
 		return bad("--replication-factor %d: want 1..9 (0 = broker default)", c.ReplicationFactor)
 	case c.MinInsyncReplicas < 0:

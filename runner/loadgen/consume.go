@@ -37,10 +37,18 @@ func (r *run) consume(ctx context.Context, cl *kgo.Client, group int) {
 					have |= 2
 				}
 			}
+			tix := 0
+			if len(r.topics) > 1 {
+				var ok bool
+				if tix, ok = r.index[rec.Topic]; !ok {
+					r.noteErr(fmt.Errorf("record %s/%d@%d from a topic this run did not produce to", rec.Topic, rec.Partition, rec.Offset))
+					return
+				}
+			}
 			// A rebalance can hand a partition over before its records
 			// were all polled; count each offset once per group.
-			if int(rec.Partition) < len(seen) {
-				hi := &seen[rec.Partition]
+			if p := int(rec.Partition); p >= 0 && p < r.parts[tix] {
+				hi := &seen[r.first[tix]+p]
 				for {
 					cur := hi.Load()
 					if rec.Offset <= cur {
@@ -63,6 +71,7 @@ func (r *run) consume(ctx context.Context, cl *kgo.Client, group int) {
 			if sec := r.second(ti); sec >= 0 {
 				r.e2e.record(sec, now-ti)
 				r.consMeasured.Add(1)
+				r.counts[tix].consumed.Add(1)
 			} else if ti < r.warmEnd {
 				r.consWarm.Add(1)
 			}

@@ -169,6 +169,10 @@ func TestConfigErrors(t *testing.T) {
 		{"duration", func(c *Config) { c.Duration = time.Millisecond }, "--duration"},
 		{"client config", func(c *Config) { c.ClientConfig = map[string]string{"bootstrap.servers": "x:1", "ssl.ca.locaton": "x"} }, "ssl.ca.locaton"},
 		{"rate per producer", func(c *Config) { c.Rate = 2; c.Producers = 3 }, "below 1 msg/s"},
+		{"negative topics", func(c *Config) { c.Topics = -1 }, "--topics -1"},
+		{"too many topics", func(c *Config) { c.Topics = 1001 }, "--topics 1001: want 1..1000"},
+		{"too many partitions in all", func(c *Config) { c.Topics = 1000; c.Partitions = 101 }, "101000 partitions"},
+		{"topic prefix too long", func(c *Config) { c.Topic = strings.Repeat("t", 248); c.Topics = 10 }, "use a shorter --topic"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,6 +25,7 @@ type slot struct {
 	hb   [16]byte
 	buf  []byte
 	ti   int64
+	tix  int // index of the record's topic in run.topics
 }
 
 var slotPool = sync.Pool{New: func() any {
@@ -43,7 +44,7 @@ func (r *run) newPromise(ctx context.Context, sem chan struct{}) func(*kgo.Recor
 	pctx := ctx
 	return func(rec *kgo.Record, err error) {
 		s := (*slot)(unsafe.Pointer(rec))
-		ti := s.ti
+		ti, tix := s.ti, s.tix
 		if err != nil {
 			// Records failed because the run ended (interrupt, or the
 			// drain timed out) are reported by those, not as errors.
@@ -56,6 +57,7 @@ func (r *run) newPromise(ctx context.Context, sem chan struct{}) func(*kgo.Recor
 			if sec := r.second(ti); sec >= 0 {
 				r.pub.record(sec, ack-ti)
 				r.pubMeasured.Add(1)
+				r.counts[tix].published.Add(1)
 			} else if ti < r.warmEnd {
 				r.pubWarm.Add(1)
 			}
@@ -67,7 +69,8 @@ func (r *run) newPromise(ctx context.Context, sem chan struct{}) func(*kgo.Recor
 	}
 }
 
-func (r *run) send(ctx context.Context, cl *kgo.Client, rng *rand.Rand, ti int64, promise func(*kgo.Record, error)) {
+// send produces one record with intended time ti to topic tix.
+func (r *run) send(ctx context.Context, cl *kgo.Client, rng *rand.Rand, ti int64, tix int, promise func(*kgo.Record, error)) {
 	s := slotPool.Get().(*slot)
 	val, dig := r.pay.next(rng, s.buf)
 	if r.pay.encoding != EncodingBytes {
@@ -75,8 +78,8 @@ func (r *run) send(ctx context.Context, cl *kgo.Client, rng *rand.Rand, ti int64
 	}
 	binary.BigEndian.PutUint64(s.hb[0:8], uint64(ti))
 	binary.BigEndian.PutUint64(s.hb[8:16], dig)
-	s.ti = ti
-	s.rec = kgo.Record{Topic: r.topic, Value: val, Headers: s.hdrs[:]}
+	s.ti, s.tix = ti, tix
+	s.rec = kgo.Record{Topic: r.topics[tix], Value: val, Headers: s.hdrs[:]}
 	cl.Produce(ctx, &s.rec, promise)
 }
 
@@ -87,8 +90,8 @@ const sendGrace = time.Second
 
 // openLoop sends record i at t0 + i/rate, at once when behind. It sleeps
 // only when ahead, so at high rates one wake-up sends every record that has
-// come due.
-func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, rate float64) {
+// come due. Records go to the topics in turn, starting at topic tix.
+func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix int, rate float64) {
 	// The pacer owns its thread and sleeps with nanosleep: Go's timers
 	// wake about 1 ms late on Linux, which would be all of the send delay.
 	runtime.LockOSThread()
@@ -120,13 +123,17 @@ func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, rate
 		if sec := r.second(ti); sec >= 0 {
 			r.sendDelay.record(sec, now-ti)
 		}
-		r.send(pctx, cl, rng, ti, promise)
+		r.send(pctx, cl, rng, ti, tix, promise)
+		if tix++; tix == len(r.topics) {
+			tix = 0
+		}
 	}
 }
 
 // closedLoop keeps Concurrency records in flight; the intended send time is
-// the moment a slot frees.
-func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand) {
+// the moment a slot frees. Records go to the topics in turn, starting at
+// topic tix.
+func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix int) {
 	pctx := ctx
 	sem := make(chan struct{}, r.cfg.Concurrency)
 	promise := r.newPromise(ctx, sem)
@@ -144,7 +151,10 @@ func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand) {
 			<-sem
 			return
 		}
-		r.send(pctx, cl, rng, now, promise)
+		r.send(pctx, cl, rng, now, tix, promise)
+		if tix++; tix == len(r.topics) {
+			tix = 0
+		}
 	}
 }
 

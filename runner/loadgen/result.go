@@ -77,8 +77,10 @@ type Result struct {
 	ErrorSamples []string `json:"error_samples,omitempty"`
 	// Warnings are problems that do not affect the measurement (e.g. the
 	// topic could not be deleted).
-	Warnings []string   `json:"warnings,omitempty"`
-	Config   ConfigEcho `json:"config"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Topics holds each topic's share of the measured records.
+	Topics []TopicCount `json:"topics"`
+	Config ConfigEcho   `json:"config"`
 	// Intervals are per-second histograms for the evidence store.
 	Intervals []Interval `json:"-"`
 	// Start and End bound the measurement window.
@@ -111,6 +113,15 @@ type Second struct {
 	Backlog   int64 `json:"backlog"`
 }
 
+// TopicCount is one topic's records with t_i in the measurement window:
+// acknowledged, and consumed summed over every group.
+type TopicCount struct {
+	Topic      string `json:"topic"`
+	Partitions int    `json:"partitions"`
+	Published  int64  `json:"published"`
+	Consumed   int64  `json:"consumed"`
+}
+
 // WarmupCounts are the warm-up's records.
 type WarmupCounts struct {
 	Seconds   float64 `json:"seconds"`
@@ -124,6 +135,7 @@ type ConfigEcho struct {
 	Bootstrap         []string          `json:"bootstrap"`
 	ClientConfig      map[string]string `json:"client_config"`
 	Topic             string            `json:"topic"`
+	Topics            int               `json:"topics"`
 	KeepTopic         bool              `json:"keep_topic"`
 	Partitions        int               `json:"partitions"`
 	ReplicationFactor int               `json:"replication_factor"`
@@ -154,7 +166,7 @@ func echo(c Config, topic string, bootstrap []string) ConfigEcho {
 		props[k] = v
 	}
 	return ConfigEcho{
-		Mode: c.Mode, Bootstrap: bootstrap, ClientConfig: props, Topic: topic, KeepTopic: c.KeepTopic,
+		Mode: c.Mode, Bootstrap: bootstrap, ClientConfig: props, Topic: topic, Topics: c.Topics, KeepTopic: c.KeepTopic,
 		Partitions: c.Partitions, ReplicationFactor: c.ReplicationFactor, MinInsyncReplicas: c.MinInsyncReplicas,
 		MessageSize: c.MessageSize, Rate: Rate(c.Rate), Concurrency: c.Concurrency, Producers: c.Producers,
 		ConsumerGroups: c.ConsumerGroups, ConsumersPerGroup: c.ConsumersPerGroup, Acks: c.Acks,

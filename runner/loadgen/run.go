@@ -36,8 +36,16 @@ const (
 
 // run is the state of one load run.
 type run struct {
-	cfg       Config
-	topic     string
+	cfg Config
+	// name is the topic, or with several the prefix of topics (name-0,
+	// name-1, ...); it also names the consumer groups.
+	name      string
+	topics    []string
+	parts     []int          // partitions per topic
+	first     []int          // per topic: index of its partition 0 in seen[g]
+	index     map[string]int // topic → index in topics
+	created   []string       // topics this run created (deleted after)
+	counts    []topicCounts  // per topic
 	bootstrap []string
 	base      []kgo.Opt
 	pay       *payloads
@@ -53,11 +61,36 @@ type run struct {
 	errs                   atomic.Int64
 	unsent                 atomic.Int64
 	duplicates             atomic.Int64
-	seen                   [][]atomic.Int64 // per group, per partition: highest offset consumed
+	seen                   [][]atomic.Int64 // per group, per topic partition: highest offset consumed
 	errMu                  sync.Mutex
 	phaseMu                sync.Mutex
 	errSamples             []string
 	backlogMax             atomic.Int64
+}
+
+// topicCounts are one topic's records with t_i in the window.
+type topicCounts struct {
+	published, consumed atomic.Int64
+	_                   [48]byte // own cache line: producers and consumers of other topics count too
+}
+
+// topicNames lists the n topics of a run named name: name itself when n is
+// 1, else name-0 .. name-(n-1).
+func topicNames(name string, n int) []string {
+	if n <= 1 {
+		return []string{name}
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", name, i)
+	}
+	return out
+}
+
+// firstTopic is the topic producer k starts its round robin at: producers
+// start spread over the topics, at an offset fixed by the seed.
+func (r *run) firstTopic(k int) int {
+	return int((uint64(r.cfg.Seed) + uint64(k)) % uint64(len(r.topics)))
 }
 
 // Run executes one load run. It returns a usage error wrapping ErrConfig
@@ -119,13 +152,19 @@ func (r *run) phase(name string, ends time.Time) {
 	}
 }
 
-// prepareTopic creates the run's topic, or finds the named existing one,
-// and returns whether it was created and its partition count.
-func (r *run) prepareTopic(ctx context.Context, adm *kadm.Client) (created bool, nparts int, err error) {
+// prepareTopics creates the run's topics, or finds the named ones that
+// already exist (kept in r.created, r.parts), and returns whether any
+// already existed. On error r.created still lists the topics to delete.
+func (r *run) prepareTopics(ctx context.Context, adm *kadm.Client) (existed bool, err error) {
 	cfg := r.cfg
-	r.topic = cfg.Topic
-	if r.topic == "" {
-		r.topic = fmt.Sprintf("xp-%d-%04x", time.Now().UnixNano(), rand.Uint32()&0xffff)
+	r.name = cfg.Topic
+	if r.name == "" {
+		r.name = fmt.Sprintf("xp-%d-%04x", time.Now().UnixNano(), rand.Uint32()&0xffff)
+	}
+	r.topics = topicNames(r.name, cfg.Topics)
+	what := "topic " + r.name
+	if len(r.topics) > 1 {
+		what = fmt.Sprintf("topics %s-0 .. %s-%d", r.name, r.name, len(r.topics)-1)
 	}
 	var configs map[string]*string
 	if cfg.MinInsyncReplicas > 0 {
@@ -137,30 +176,76 @@ func (r *run) prepareTopic(ctx context.Context, adm *kadm.Client) (created bool,
 		rf = -1 // the broker's default.replication.factor
 	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	_, err = adm.CreateTopic(cctx, int32(cfg.Partitions), rf, configs, r.topic)
+	resps, err := adm.CreateTopics(cctx, int32(cfg.Partitions), rf, configs, r.topics...)
 	cancel()
 	switch {
 	case err == nil:
-		return true, cfg.Partitions, nil
-	case cfg.Topic != "" && errors.Is(err, kerr.TopicAlreadyExists):
 	case ctx.Err() != nil:
-		return false, 0, ctx.Err()
+		return false, ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded):
-		return false, 0, r.fail("create topic %s: no answer within %v: %v", r.topic, connectTimeout, err)
+		return false, r.fail("create %s: no answer within %v: %v", what, connectTimeout, err)
 	default:
-		return false, 0, r.fail("create topic %s: %v", r.topic, err)
+		return false, r.fail("create %s: %v", what, err)
+	}
+	r.parts = make([]int, len(r.topics))
+	var existing []string
+	var createErr error
+	for i, t := range r.topics {
+		resp, ok := resps[t]
+		switch {
+		case !ok:
+			createErr = errors.Join(createErr, fmt.Errorf("create topic %s: no answer for it", t))
+		case resp.Err == nil:
+			r.created = append(r.created, t)
+			r.parts[i] = cfg.Partitions
+		case cfg.Topic != "" && errors.Is(resp.Err, kerr.TopicAlreadyExists):
+			existing = append(existing, t)
+		default:
+			createErr = errors.Join(createErr, fmt.Errorf("create topic %s: %v", t, resp.Err))
+		}
+	}
+	if createErr != nil {
+		return false, r.fail("%v", createErr)
+	}
+	if len(existing) == 0 {
+		return false, nil
 	}
 	mctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	td, err := adm.ListTopics(mctx, r.topic)
+	td, err := adm.ListTopics(mctx, existing...)
 	cancel()
 	if err != nil {
-		return false, 0, r.fail("describe topic %s: %v", r.topic, err)
+		return true, r.fail("describe %s: %v", what, err)
 	}
-	t, ok := td[r.topic]
-	if !ok || t.Err != nil || len(t.Partitions) == 0 {
-		return false, 0, r.fail("describe topic %s: not found (%v)", r.topic, t.Err)
+	for i, t := range r.topics {
+		if r.parts[i] > 0 {
+			continue
+		}
+		d, ok := td[t]
+		if !ok || d.Err != nil || len(d.Partitions) == 0 {
+			return true, r.fail("describe topic %s: not found (%v)", t, d.Err)
+		}
+		r.parts[i] = len(d.Partitions)
 	}
-	return false, len(t.Partitions), nil
+	return true, nil
+}
+
+// deleteTopics deletes the topics the run created.
+func (r *run) deleteTopics(adm *kadm.Client) error {
+	if len(r.created) == 0 {
+		return nil
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	resps, err := adm.DeleteTopics(dctx, r.created...)
+	if err != nil {
+		return err
+	}
+	for _, t := range r.created {
+		if resp, ok := resps[t]; ok && resp.Err != nil {
+			err = errors.Join(err, fmt.Errorf("%s: %w", t, resp.Err))
+		}
+	}
+	return err
 }
 
 func (r *run) execute(ctx context.Context) (*Result, error) {
@@ -172,27 +257,31 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	defer admin.Close()
 	adm := kadm.NewClient(admin)
 
-	created, nparts, err := r.prepareTopic(ctx, adm)
+	topicDeleted := cfg.KeepTopic
+	defer func() {
+		if !topicDeleted {
+			r.deleteTopics(adm)
+		}
+	}()
+	existed, err := r.prepareTopics(ctx, adm)
 	if err != nil {
 		return nil, err
 	}
-	deleteTopic := func() error {
-		dctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-		defer cancel()
-		_, err := adm.DeleteTopic(dctx, r.topic)
-		return err
+	nparts := 0
+	r.index = make(map[string]int, len(r.topics))
+	r.first = make([]int, len(r.topics))
+	for i, t := range r.topics {
+		r.index[t] = i
+		r.first[i] = nparts
+		nparts += r.parts[i]
 	}
-	topicDeleted := !created || cfg.KeepTopic
-	defer func() {
-		if !topicDeleted {
-			deleteTopic()
-		}
-	}()
+	r.counts = make([]topicCounts, len(r.topics))
 
 	// Consumers first, so every member of every group holds its partitions
-	// before the first record is sent.
+	// before the first record is sent. One offset reset applies to all
+	// topics: from the end when any named topic already existed.
 	start := kgo.NewOffset().AtStart()
-	if !created {
+	if existed {
 		start = kgo.NewOffset().AtEnd()
 	}
 	var consumers []*kgo.Client
@@ -207,10 +296,16 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		}
 		for j := range cfg.ConsumersPerGroup {
 			a := &assigned[g*cfg.ConsumersPerGroup+j]
-			count := func(m map[string][]int32) int64 { return int64(len(m[r.topic])) }
+			count := func(m map[string][]int32) int64 {
+				n := 0
+				for _, t := range r.topics {
+					n += len(m[t])
+				}
+				return int64(n)
+			}
 			cl, err := kgo.NewClient(append(r.base[:len(r.base):len(r.base)],
-				kgo.ConsumerGroup(fmt.Sprintf("%s-g%d", r.topic, g)),
-				kgo.ConsumeTopics(r.topic),
+				kgo.ConsumerGroup(fmt.Sprintf("%s-g%d", r.name, g)),
+				kgo.ConsumeTopics(r.topics...),
 				kgo.ConsumeResetOffset(start),
 				kgo.DisableAutoCommit(),
 				kgo.FetchMaxWait(500*time.Millisecond),
@@ -267,7 +362,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	// Producers.
 	codec, _ := compression(cfg.Compression)
 	popts := []kgo.Opt{
-		kgo.DefaultProduceTopic(r.topic),
+		kgo.DefaultProduceTopic(r.topics[0]),
 		kgo.ProducerLinger(time.Duration(cfg.LingerMs) * time.Millisecond),
 		kgo.ProducerBatchMaxBytes(int32(cfg.BatchBytes)),
 		kgo.ProducerBatchCompression(codec),
@@ -312,9 +407,9 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 			defer prodWG.Done()
 			rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(k)+1))
 			if cfg.Rate > 0 {
-				r.openLoop(runCtx, cl, rng, float64(cfg.Rate)/float64(cfg.Producers))
+				r.openLoop(runCtx, cl, rng, r.firstTopic(k), float64(cfg.Rate)/float64(cfg.Producers))
 			} else {
-				r.closedLoop(runCtx, cl, rng)
+				r.closedLoop(runCtx, cl, rng, r.firstTopic(k))
 			}
 		}()
 	}
@@ -405,8 +500,8 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	// Result.
 	if !topicDeleted {
 		topicDeleted = true
-		if err := deleteTopic(); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("topic %s not deleted: %v", r.topic, err))
+		if err := r.deleteTopics(adm); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("topics not deleted: %v", err))
 		}
 	}
 	G := int64(cfg.ConsumerGroups)
@@ -427,7 +522,11 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	res.ClientRSSMaxMiB = rssMaxMiB()
 	res.Warmup = WarmupCounts{Seconds: cfg.Warmup.Seconds(), Published: r.pubWarm.Load(), Consumed: r.consWarm.Load()}
 	res.ErrorSamples = r.errSamples
-	res.Config = echo(cfg, r.topic, r.bootstrap)
+	res.Config = echo(cfg, r.name, r.bootstrap)
+	res.Topics = make([]TopicCount, len(r.topics))
+	for i, t := range r.topics {
+		res.Topics[i] = TopicCount{Topic: t, Partitions: r.parts[i], Published: r.counts[i].published.Load(), Consumed: r.counts[i].consumed.Load()}
+	}
 	pubH, e2eH, sdH := r.pub.total(), r.e2e.total(), r.sendDelay.total()
 	res.PublishLatencyMs, res.E2ELatencyMs, res.SendDelayMs = Summarize(pubH), Summarize(e2eH), Summarize(sdH)
 	for _, h := range []struct {
