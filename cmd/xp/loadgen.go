@@ -51,7 +51,7 @@ producer.`,
 			for _, f := range []struct {
 				name string
 				v    int
-			}{{"partitions", cfg.Partitions}, {"message-size", cfg.MessageSize}, {"concurrency", cfg.Concurrency},
+			}{{"topics", cfg.Topics}, {"partitions", cfg.Partitions}, {"message-size", cfg.MessageSize}, {"concurrency", cfg.Concurrency},
 				{"producers", cfg.Producers}, {"consumers-per-group", cfg.ConsumersPerGroup}, {"batch-bytes", cfg.BatchBytes}} {
 				if f.v < 1 {
 					return usageErrf("--%s %d: want at least 1", f.name, f.v)
@@ -113,8 +113,9 @@ producer.`,
 	f := cmd.Flags()
 	f.StringVar(&clientConfig, "client-config", "", "librdkafka client property file (security.protocol, ssl.*, sasl.*, bootstrap.servers)")
 	f.StringVar(&bootstrap, "bootstrap", "", "bootstrap servers host:port[,host:port] (overrides bootstrap.servers)")
-	f.StringVar(&cfg.Topic, "topic", "", "topic (default: a fresh topic per run, deleted after)")
-	f.BoolVar(&cfg.KeepTopic, "keep-topic", false, "keep the fresh topic after the run")
+	f.StringVar(&cfg.Topic, "topic", "", "topic, or with --topics N > 1 the prefix of topics T-0 .. T-(N-1) (default: fresh topics per run, deleted after)")
+	f.IntVar(&cfg.Topics, "topics", 1, "number of topics; each producer sends to them in turn, every group consumes all")
+	f.BoolVar(&cfg.KeepTopic, "keep-topic", false, "keep the fresh topics after the run")
 	f.IntVar(&cfg.Partitions, "partitions", 6, "partitions of a created topic")
 	f.IntVar(&cfg.ReplicationFactor, "replication-factor", 0, "replication factor of a created topic (0: broker default)")
 	f.IntVar(&cfg.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of a created topic (0: broker default)")
@@ -144,6 +145,11 @@ func printResult(st *state, r *loadgen.Result) {
 		health = "UNHEALTHY: " + strings.Join(r.Reasons, "; ")
 	}
 	fmt.Fprintf(w, "%s\n", health)
+	if len(r.Topics) > 1 {
+		for _, t := range r.Topics {
+			fmt.Fprintf(w, "topic %s (%d partitions)  published %d  consumed %d\n", t.Topic, t.Partitions, t.Published, t.Consumed)
+		}
+	}
 	rate := "max"
 	if r.TargetRate > 0 {
 		rate = fmt.Sprint(int64(r.TargetRate))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,8 @@ func TestLoadgenBadFlagsExit2(t *testing.T) {
 		{"unknown flag", []string{"--frobs", "3"}, "unknown flag"},
 		{"zero partitions", []string{"--partitions", "0"}, "--partitions 0"},
 		{"zero concurrency", []string{"--rate", "max", "--concurrency", "0"}, "--concurrency 0"},
+		{"zero topics", []string{"--topics", "0"}, "--topics 0: want at least 1"},
+		{"too many topics", []string{"--topics", "1001"}, "--topics 1001"},
 		{"zero duration", []string{"--duration", "0s"}, "--duration"},
 		{"no bootstrap", []string{"--bootstrap", ""}, "no bootstrap"},
 		{"missing client config", []string{"--client-config", filepath.Join(dir, "nope")}, "--client-config"},
@@ -77,5 +80,67 @@ func TestLoadgenJSON(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "measure until") {
 		t.Errorf("no progress on stderr: %q", stderr)
+	}
+}
+
+func TestLoadgenTopics(t *testing.T) {
+	c, err := local.Start(context.Background(), local.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cases := []struct {
+		name string
+		args []string
+		want func(t *testing.T, stdout string)
+	}{
+		{"json", []string{"--json"}, func(t *testing.T, stdout string) {
+			var got struct {
+				Healthy   bool  `json:"healthy"`
+				Published int64 `json:"published"`
+				Topics    []struct {
+					Topic      string `json:"topic"`
+					Partitions int    `json:"partitions"`
+					Published  int64  `json:"published"`
+					Consumed   int64  `json:"consumed"`
+				} `json:"topics"`
+				Config struct {
+					Topic  string `json:"topic"`
+					Topics int    `json:"topics"`
+				} `json:"config"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+				t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+			}
+			if !got.Healthy || got.Published != 1200 || got.Config.Topic != "cli-json" || got.Config.Topics != 3 || len(got.Topics) != 3 {
+				t.Fatalf("unexpected result: %+v", got)
+			}
+			for i, tp := range got.Topics {
+				if tp.Topic != fmt.Sprintf("cli-json-%d", i) || tp.Partitions != 2 || tp.Published != 400 || tp.Consumed != 400 {
+					t.Errorf("topic %d: %+v, want cli-json-%d, 2 partitions, 400 published and consumed", i, tp, i)
+				}
+			}
+		}},
+		{"text", nil, func(t *testing.T, stdout string) {
+			for i := range 3 {
+				want := fmt.Sprintf("topic cli-text-%d (2 partitions)  published 400  consumed 400", i)
+				if !strings.Contains(stdout, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout)
+				}
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// One producer at 600 msg/s for 2 s: records alternate over
+			// the 3 topics, 400 each.
+			args := append([]string{"loadgen", "--client-config", c.Modes()["plaintext"].ClientConfig, "--topic", "cli-" + tc.name,
+				"--topics", "3", "--partitions", "2", "--rate", "600", "--warmup", "1s", "--duration", "2s", "--drain-timeout", "5s"}, tc.args...)
+			code, stdout, stderr := runXP(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			tc.want(t, stdout)
+		})
 	}
 }
