@@ -182,12 +182,30 @@ func (p *proxyConn) requests() error {
 			return err
 		}
 		p.reqWait = append(p.reqWait, time.Now())
-		if p.cr.Buffered() == 0 {
+		if !frameBuffered(p.cr) || len(p.reqWait) >= maxUnflushed {
 			if err := p.flushRequests(); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// maxUnflushed bounds how many relayed frames wait for a flush (and their
+// latency observations) while more keep arriving.
+const maxUnflushed = 64
+
+// frameBuffered reports whether the next frame is already whole in r: only
+// then may the frames relayed before it wait in the write buffer, because
+// relaying it cannot block on the network. Otherwise they are flushed
+// first, so a slow or partial next frame never holds back a complete one.
+func frameBuffered(r *bufio.Reader) bool {
+	n := r.Buffered()
+	if n < sizeLen {
+		return false
+	}
+	b, _ := r.Peek(sizeLen)
+	size := int64(binary.BigEndian.Uint32(b))
+	return int64(n) >= sizeLen+size
 }
 
 // relayRequest streams a request upstream as bytes; only a produce request's
@@ -470,7 +488,7 @@ func (p *proxyConn) responses() error {
 			return err
 		}
 		p.respWait = append(p.respWait, time.Now())
-		if p.ur.Buffered() == 0 {
+		if !frameBuffered(p.ur) || len(p.respWait) >= maxUnflushed {
 			if err := p.flushResponses(); err != nil {
 				return err
 			}

@@ -425,3 +425,21 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialNextFrame sends a whole request followed by the first bytes of
+// another in one write: the whole one must reach the broker and be answered
+// while the rest of the second has not arrived.
+func TestPartialNextFrame(t *testing.T) {
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
+	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
+	rc := dialRaw(t, g.Bootstrap(), Plaintext)
+	req := &kmsg.MetadataRequest{Version: 9}
+	first, corr := rc.frame(req)
+	second, corr2 := rc.frame(req)
+	rc.write(append(append([]byte{}, first...), second[:6]...))
+	if resp := rc.response(req, corr).(*kmsg.MetadataResponse); len(resp.Brokers) != 1 {
+		t.Fatalf("%d brokers", len(resp.Brokers))
+	}
+	rc.write(second[6:])
+	rc.response(req, corr2)
+}
