@@ -28,9 +28,9 @@ type proxyConn struct {
 	client   net.Conn
 	upstream net.Conn
 	cr       *bufio.Reader
-	cw       *bufio.Writer
+	cw       *relayWriter
 	ur       *bufio.Reader
-	uw       *bufio.Writer
+	uw       *relayWriter
 	inflight chan pending
 	done     chan struct{}
 	once     sync.Once
@@ -42,9 +42,6 @@ type proxyConn struct {
 	// gateway makes for it (negative, clear of client ids in logs).
 	saslAccepted chan bool
 	saslCorr     int32
-
-	// Frames written but not yet flushed, for the latency histogram.
-	reqWait, respWait []time.Time
 }
 
 // pending is a request awaiting its response.
@@ -73,9 +70,9 @@ func newProxyConn(g *Gateway, client, upstream net.Conn, log *slog.Logger) *prox
 		client:       client,
 		upstream:     upstream,
 		cr:           bufio.NewReaderSize(client, size),
-		cw:           bufio.NewWriterSize(client, size),
+		cw:           newRelayWriter(client, size, &g.metrics.latency[dirResponse]),
 		ur:           bufio.NewReaderSize(upstream, size),
-		uw:           bufio.NewWriterSize(upstream, size),
+		uw:           newRelayWriter(upstream, size, &g.metrics.latency[dirRequest]),
 		inflight:     make(chan pending, g.cfg.Limits.MaxInFlight),
 		done:         make(chan struct{}),
 		ctx:          ctx,
@@ -88,6 +85,8 @@ func (p *proxyConn) close() {
 	p.once.Do(func() {
 		close(p.done)
 		p.cancel()
+		p.uw.stop()
+		p.cw.stop()
 		p.client.Close()
 		p.upstream.Close()
 	})
@@ -181,23 +180,36 @@ func (p *proxyConn) requests() error {
 		if err != nil {
 			return err
 		}
-		p.reqWait = append(p.reqWait, time.Now())
-		if !frameBuffered(p.cr) || len(p.reqWait) >= maxUnflushed {
-			if err := p.flushRequests(); err != nil {
-				return err
-			}
+		if err := p.afterFrame(p.cr, p.uw, upstreamLost); err != nil {
+			return err
 		}
 	}
+}
+
+// afterFrame decides, after a frame was relayed from r to w, whether to
+// flush now: when nothing more is buffered to read (the next read may
+// block), or when many frames wait. When the next frame is only partly
+// buffered, a flush is armed for the case the rest does not come (see
+// relayWriter).
+func (p *proxyConn) afterFrame(r *bufio.Reader, w *relayWriter, wrap func(error) error) error {
+	if w.frameDone() >= maxUnflushed || r.Buffered() == 0 {
+		if err := w.Flush(); err != nil {
+			return wrap(err)
+		}
+		return nil
+	}
+	if !frameBuffered(r) {
+		w.flushSoon()
+	}
+	return nil
 }
 
 // maxUnflushed bounds how many relayed frames wait for a flush (and their
 // latency observations) while more keep arriving.
 const maxUnflushed = 64
 
-// frameBuffered reports whether the next frame is already whole in r: only
-// then may the frames relayed before it wait in the write buffer, because
-// relaying it cannot block on the network. Otherwise they are flushed
-// first, so a slow or partial next frame never holds back a complete one.
+// frameBuffered reports whether the next frame is already whole in r, so
+// that relaying it cannot block on the network.
 func frameBuffered(r *bufio.Reader) bool {
 	n := r.Buffered()
 	if n < sizeLen {
@@ -257,25 +269,7 @@ func (p *proxyConn) push(pend pending) error {
 	}
 }
 
-func (p *proxyConn) flushRequests() error {
-	if p.uw.Buffered() > 0 {
-		if err := p.uw.Flush(); err != nil {
-			return upstreamLost(err)
-		}
-	}
-	observe(&p.g.metrics.latency[dirRequest], &p.reqWait)
-	return nil
-}
-
-func (p *proxyConn) flushResponses() error {
-	if p.cw.Buffered() > 0 {
-		if err := p.cw.Flush(); err != nil {
-			return err
-		}
-	}
-	observe(&p.g.metrics.latency[dirResponse], &p.respWait)
-	return nil
-}
+func (p *proxyConn) flushRequests() error { return upstreamLost(p.uw.Flush()) }
 
 func observe(h *histogram, waits *[]time.Time) {
 	if len(*waits) == 0 {
@@ -487,11 +481,8 @@ func (p *proxyConn) responses() error {
 		if err != nil {
 			return err
 		}
-		p.respWait = append(p.respWait, time.Now())
-		if !frameBuffered(p.ur) || len(p.respWait) >= maxUnflushed {
-			if err := p.flushResponses(); err != nil {
-				return err
-			}
+		if err := p.afterFrame(p.ur, p.cw, func(err error) error { return err }); err != nil {
+			return err
 		}
 	}
 }

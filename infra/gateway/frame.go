@@ -248,7 +248,7 @@ func responseFlexible(key, version int16) bool {
 
 // copyFrame streams n bytes from src to dst through their buffers, without
 // holding the frame anywhere else.
-func copyFrame(dst *bufio.Writer, src *bufio.Reader, n int) error {
+func copyFrame(dst io.Writer, src *bufio.Reader, n int) error {
 	for n > 0 {
 		if src.Buffered() == 0 {
 			if _, err := src.Peek(1); err != nil {

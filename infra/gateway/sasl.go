@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -104,7 +103,7 @@ func (p *proxyConn) saslHandshakeV0(h requestHeader, frameLen int) error {
 		if err != nil {
 			return upstreamLost(err)
 		}
-		p.reqWait = append(p.reqWait, time.Now())
+		p.uw.frameDone()
 		if err := p.flushRequests(); err != nil {
 			return err
 		}
