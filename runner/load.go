@@ -30,6 +30,7 @@ func loadConfig(row *planner.Row, ep Endpoint, props map[string]string) (loadgen
 		Bootstrap:         ep.Bootstrap,
 		ClientConfig:      props,
 		Mode:              row.Security,
+		Topics:            row.Topics,
 		Partitions:        row.Partitions,
 		ReplicationFactor: row.ReplicationFactor,
 		MinInsyncReplicas: row.MinInsyncReplicas,

@@ -245,17 +245,6 @@ func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg strin
 		}
 		problems = append(problems, msg)
 	}
-	multi := 0
-	for _, r := range p.rows {
-		if r.Topics > 1 {
-			if multi++; multi == 1 {
-				problems = append(problems, fmt.Sprintf("row %s has topics %d: the built-in load generator drives one topic per run; rows with more are not supported yet", r.Run, r.Topics))
-			}
-		}
-	}
-	if multi > 1 {
-		problems = append(problems, fmt.Sprintf("(%d rows in all have topics > 1)", multi))
-	}
 	bad := 0
 	for i := range p.rows {
 		if err := checkLoad(&p.rows[i]); err != nil {

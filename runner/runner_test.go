@@ -25,7 +25,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 	other := writePlan(t, dir, "other", smallSpec("other", []string{"plaintext", "mtls"}, 1))
 	awsPlan := writePlan(t, dir, "awsplan", strings.Replace(smallSpec("awsplan", []string{"plaintext", "tls"}, 1),
 		"platform: local", "platform: aws", 1))
-	manyTopics := writePlan(t, dir, "topics", smallSpec("topics", []string{"plaintext", "tls"}, 1)+"  topics: 3\n")
+	manyPartitions := writePlan(t, dir, "parts", strings.Replace(smallSpec("parts", []string{"plaintext", "tls"}, 1),
+		"partitions: 2", "partitions: 1000\n  topics: 1000", 1))
 
 	invalid := filepath.Join(dir, "invalid.jsonl")
 	b, _ := os.ReadFile(good)
@@ -91,7 +92,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"progress without --resume", Options{Plan: other, DB: otherDB}, "add --resume"},
 		{"max attempts zero", Options{Plan: good, MaxAttempts: -1}, "--max-attempts"},
 		{"rows for a platform the target is not", Options{Plan: awsPlan}, "2 rows want platform aws"},
-		{"more topics than the load generator drives", Options{Plan: manyTopics}, "topics 3"},
+		{"more partitions than the load generator drives", Options{Plan: manyPartitions}, "the load generator refuses it"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
