@@ -39,8 +39,11 @@ func EncodeHistogram(h *hdrhistogram.Histogram) ([]byte, error) {
 }
 
 // HistogramBlob turns hdrhistogram-go's base64 text encoding into the
-// stored blob.
+// stored blob; a blob already raw passes as it is.
 func HistogramBlob(base64Text []byte) ([]byte, error) {
+	if len(base64Text) > 0 && base64Text[0] == 0x1c {
+		return base64Text, nil
+	}
 	raw := make([]byte, base64.StdEncoding.DecodedLen(len(base64Text)))
 	n, err := base64.StdEncoding.Decode(raw, base64Text)
 	if err != nil {

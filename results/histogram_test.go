@@ -58,6 +58,9 @@ func TestHistogramRoundTrip(t *testing.T) {
 	if !bytes.Equal(again, blob) {
 		t.Fatal("HistogramBlob(text) differs from EncodeHistogram")
 	}
+	if same, err := HistogramBlob(blob); err != nil || !bytes.Equal(same, blob) {
+		t.Fatalf("HistogramBlob(raw) changed it: %v", err)
+	}
 }
 
 func TestCoarsenHistogram(t *testing.T) {
