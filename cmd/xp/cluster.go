@@ -26,10 +26,13 @@ func newClusterLocalCmd(st *state) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "local",
-		Short: "Serve an embedded cluster on loopback with every direct security mode",
+		Short: "Serve an embedded cluster on loopback with every security mode",
 		Long: `Starts an in-memory Kafka-protocol cluster (franz-go kfake) on 127.0.0.1 with
 one front listener per security mode and broker: plaintext, tls, mtls (client
-certificate required) and sasl_ssl (SASL PLAIN or SCRAM-SHA-512 over TLS).
+certificate required) and sasl_ssl (SASL PLAIN or SCRAM-SHA-512 over TLS),
+and xp's gateway in front of it: proxy (passthrough), encrypt (whole values)
+and field_encrypt (the field ssn of JSON records), each over TLS with an
+upstream entry naming the direct mode behind it.
 Writes one librdkafka client config per mode (usable with kcat -F) into --dir
 and serves until SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
@@ -44,6 +47,15 @@ and serves until SIGINT or SIGTERM.`,
 				return err
 			}
 			defer cl.Close()
+			// The gateway modes, each with the default transport (tls) and,
+			// for field_encrypt, JSON records with the field ssn.
+			for _, security := range []string{local.Proxy, local.Encrypt, local.FieldEncrypt} {
+				g, err := local.StartGatewayMode(ctx, cl, local.GatewayModeOptions{Security: security})
+				if err != nil {
+					return err
+				}
+				defer g.Close()
+			}
 			modes := cl.Modes()
 			if asJSON {
 				out := struct {

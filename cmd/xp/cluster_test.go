@@ -56,6 +56,10 @@ func TestClusterLocalJSONServesUntilSignal(t *testing.T) {
 		Modes map[string]struct {
 			Bootstrap    string `json:"bootstrap"`
 			ClientConfig string `json:"client_config"`
+			Upstream     *struct {
+				Bootstrap    string `json:"bootstrap"`
+				ClientConfig string `json:"client_config"`
+			} `json:"upstream"`
 		} `json:"modes"`
 	}
 	if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
@@ -63,6 +67,20 @@ func TestClusterLocalJSONServesUntilSignal(t *testing.T) {
 	}
 	if got.Dir != dir {
 		t.Errorf("dir %q, want %q", got.Dir, dir)
+	}
+	for _, m := range []string{"proxy", "encrypt", "field_encrypt"} {
+		mode, ok := got.Modes[m]
+		if !ok {
+			t.Errorf("gateway mode %s missing", m)
+			continue
+		}
+		if mode.Upstream == nil || mode.Upstream.Bootstrap != got.Modes["tls"].Bootstrap || mode.Upstream.ClientConfig != got.Modes["tls"].ClientConfig {
+			t.Errorf("%s upstream %+v, want the tls mode %+v", m, mode.Upstream, got.Modes["tls"])
+		}
+		cmd := exec.Command("kcat", "-F", mode.ClientConfig, "-L", "-m", "10")
+		if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "2 brokers") || !strings.Contains(string(b), strings.Split(mode.Bootstrap, ",")[0]) {
+			t.Errorf("kcat -L through the %s gateway: %v\n%s", m, err, b)
+		}
 	}
 	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl"} {
 		mode, ok := got.Modes[m]

@@ -107,7 +107,8 @@ func failFetch(resp *kmsg.FetchResponse, code int16) {
 		for j := range resp.Topics[i].Partitions {
 			p := &resp.Topics[i].Partitions[j]
 			p.ErrorCode = code
-			p.RecordBatches = nil
+			// Empty, not null: librdkafka rejects a null record set.
+			p.RecordBatches = []byte{}
 		}
 	}
 }

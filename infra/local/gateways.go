@@ -1,0 +1,124 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/gateway/encrypt"
+	"github.com/xp-bench/xp/infra/gateway/envelope"
+)
+
+// Default gateway settings of a plan row (DESIGN.md: gateway_transport tls,
+// encoding json for field_encrypt).
+const (
+	DefaultGatewayTransport = TLS
+	DefaultFieldEncoding    = encrypt.EncodingJSON
+)
+
+// GatewayModeName is the name under which the embedded cluster serves the
+// gateway mode security (proxy, encrypt or field_encrypt) with the given
+// client-leg transport and, for field_encrypt, record encoding: the bare
+// security name for the defaults (tls, json), otherwise suffixed, e.g.
+// "proxy.sasl_ssl" or "field_encrypt.avro.mtls".
+func GatewayModeName(security, transport, encoding string) string {
+	name := security
+	if security == FieldEncrypt && encoding != "" && encoding != DefaultFieldEncoding {
+		name += "." + encoding
+	}
+	if transport != "" && transport != DefaultGatewayTransport {
+		name += "." + transport
+	}
+	return name
+}
+
+// IsGatewayMode reports whether security needs a gateway.
+func IsGatewayMode(security string) bool {
+	return security == Proxy || security == Encrypt || security == FieldEncrypt
+}
+
+// GatewayModeOptions configure StartGatewayMode.
+type GatewayModeOptions struct {
+	// Security is proxy, encrypt or field_encrypt.
+	Security string
+	// Transport is the client-leg (and broker-leg) security; default tls.
+	Transport string
+	// Encoding is the record encoding field_encrypt parses: json (default),
+	// avro or protobuf.
+	Encoding string
+	// SchemaDir holds record.avsc and record.pb (the load generator's
+	// schemas) for avro and protobuf field_encrypt.
+	SchemaDir string
+	// Logger receives the gateway's log; default discard.
+	Logger *slog.Logger
+}
+
+// vaultMu serializes creating the cluster's key vault, so that gateways
+// started side by side share one key-encryption key.
+var vaultMu sync.Mutex
+
+// Vault returns the path of the cluster's key-encryption-key file (0600),
+// creating it with one key, k1, if it does not exist.
+func (c *Cluster) Vault() (string, error) {
+	vaultMu.Lock()
+	defer vaultMu.Unlock()
+	path := filepath.Join(c.Dir(), "vault.keys")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err := envelope.AddKey(path, "k1"); err != nil {
+		return "", fmt.Errorf("local: key vault: %w", err)
+	}
+	return path, nil
+}
+
+// StartGatewayMode starts xp's gateway for one gateway mode in front of c
+// and registers it under GatewayModeName. Close the gateway before the
+// cluster.
+func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*gateway.Gateway, error) {
+	if o.Transport == "" {
+		o.Transport = DefaultGatewayTransport
+	}
+	if o.Encoding == "" {
+		o.Encoding = DefaultFieldEncoding
+	}
+	name := GatewayModeName(o.Security, o.Transport, o.Encoding)
+	gopts := GatewayOptions{Name: name, Transport: o.Transport, Logger: o.Logger}
+	switch o.Security {
+	case Proxy:
+	case Encrypt, FieldEncrypt:
+		vault, err := c.Vault()
+		if err != nil {
+			return nil, err
+		}
+		var cfg encrypt.Config
+		if o.Security == Encrypt {
+			cfg, err = encrypt.Preset(encrypt.ModeEncrypt, vault)
+		} else {
+			cfg, err = encrypt.FieldPreset(o.Encoding, vault, o.SchemaDir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("local: %s: %w", name, err)
+		}
+		var fopts []encrypt.Option
+		if o.Logger != nil {
+			fopts = append(fopts, encrypt.WithLogger(o.Logger))
+		}
+		f, err := encrypt.New(cfg, c.Dir(), fopts...)
+		if err != nil {
+			return nil, fmt.Errorf("local: %s: %w", name, err)
+		}
+		gopts.Filters = []gateway.RecordFilter{f}
+	default:
+		return nil, fmt.Errorf("local: %q is not a gateway mode (want %s, %s or %s)", o.Security, Proxy, Encrypt, FieldEncrypt)
+	}
+	return StartGateway(ctx, c, gopts)
+}
