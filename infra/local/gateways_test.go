@@ -150,3 +150,23 @@ func clientFor(t *testing.T, path string, extra ...kgo.Opt) *kgo.Client {
 	t.Cleanup(cl.Close)
 	return cl
 }
+
+func TestRelativeDirBecomesAbsolute(t *testing.T) {
+	t.Chdir(t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := local.Start(ctx, local.Options{Dir: "rel/cluster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !filepath.IsAbs(c.Dir()) {
+		t.Fatalf("Dir() = %q, want an absolute path", c.Dir())
+	}
+	// An encrypting gateway resolves its vault against the directory.
+	g, err := local.StartGatewayMode(ctx, c, local.GatewayModeOptions{Security: local.Encrypt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+}

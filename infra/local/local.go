@@ -96,6 +96,10 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.dir, c.tempDir = d, true
 	} else if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
+	} else if c.dir, err = filepath.Abs(c.dir); err != nil {
+		// Absolute, so that paths derived from it (client configs, key
+		// vaults resolved against it) mean the same from anywhere.
+		return nil, fmt.Errorf("local: %w", err)
 	}
 	ok := false
 	defer func() {
