@@ -1,4 +1,4 @@
-package local_test
+package local
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -27,7 +26,7 @@ func TestGatewayModeName(t *testing.T) {
 		{"field_encrypt", "tls", "json", "field_encrypt"},
 		{"field_encrypt", "plaintext", "avro", "field_encrypt.avro.plaintext"},
 	} {
-		if got := local.GatewayModeName(tc.security, tc.transport, tc.encoding); got != tc.want {
+		if got := GatewayModeName(tc.security, tc.transport, tc.encoding); got != tc.want {
 			t.Errorf("GatewayModeName(%q, %q, %q) = %q, want %q", tc.security, tc.transport, tc.encoding, got, tc.want)
 		}
 	}
@@ -41,7 +40,7 @@ func TestGatewayModeName(t *testing.T) {
 func TestEncryptingModesEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := local.Start(ctx, local.Options{Brokers: 1, Dir: t.TempDir()})
+	c, err := Start(ctx, Options{Brokers: 1, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +65,13 @@ func TestEncryptingModesEndToEnd(t *testing.T) {
 		{"field_encrypt", "mtls", "avro"},
 		{"field_encrypt", "tls", "protobuf"},
 	} {
-		name := local.GatewayModeName(tc.security, tc.transport, tc.encoding)
+		name := GatewayModeName(tc.security, tc.transport, tc.encoding)
 		t.Run(name+"/"+tc.encoding, func(t *testing.T) {
 			enc := tc.encoding
 			if tc.security == "encrypt" {
 				enc = ""
 			}
-			g, err := local.StartGatewayMode(ctx, c, local.GatewayModeOptions{
+			g, err := StartGatewayMode(ctx, c, GatewayModeOptions{
 				Security: tc.security, Transport: tc.transport, Encoding: enc, SchemaDir: schemas,
 			})
 			if err != nil {
@@ -133,29 +132,11 @@ func TestEncryptingModesEndToEnd(t *testing.T) {
 	}
 }
 
-func clientFor(t *testing.T, path string, extra ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	props, err := kafkaconf.ReadClientConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts, err := kafkaconf.ClientOpts(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := kgo.NewClient(append(opts, extra...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
-
 func TestRelativeDirBecomesAbsolute(t *testing.T) {
 	t.Chdir(t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := local.Start(ctx, local.Options{Dir: "rel/cluster"})
+	c, err := Start(ctx, Options{Dir: "rel/cluster"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +145,7 @@ func TestRelativeDirBecomesAbsolute(t *testing.T) {
 		t.Fatalf("Dir() = %q, want an absolute path", c.Dir())
 	}
 	// An encrypting gateway resolves its vault against the directory.
-	g, err := local.StartGatewayMode(ctx, c, local.GatewayModeOptions{Security: local.Encrypt})
+	g, err := StartGatewayMode(ctx, c, GatewayModeOptions{Security: Encrypt})
 	if err != nil {
 		t.Fatal(err)
 	}
