@@ -51,7 +51,11 @@ func (t *localTarget) Up(ctx context.Context, g Group) (Endpoints, error) {
 	t.downLocked()
 	t.groups++
 	if t.dir != "" {
-		t.groupDir = filepath.Join(t.dir, fmt.Sprintf("group-%d", t.groups))
+		dir, err := filepath.Abs(filepath.Join(t.dir, fmt.Sprintf("group-%d", t.groups)))
+		if err != nil {
+			return Endpoints{}, err
+		}
+		t.groupDir = dir
 	}
 	c, err := local.Start(ctx, local.Options{Brokers: g.Key.Brokers, Dir: t.groupDir})
 	if err != nil {
@@ -115,13 +119,16 @@ func (t *localTarget) startGateways(ctx context.Context, g Group, ep Endpoints) 
 // filters are the record filters of a row's gateway: none for proxy; the
 // encrypting presets (one vault per group, in its directory) otherwise.
 func (t *localTarget) filters(r *planner.Row) ([]gateway.RecordFilter, error) {
-	dir := t.cluster.Dir()
-	vault := filepath.Join(dir, "vault.keys")
-	var cfg encrypt.Config
-	var err error
-	switch r.Security {
-	case local.Proxy:
+	if r.Security == local.Proxy {
 		return nil, nil
+	}
+	dir := t.cluster.Dir()
+	vault, err := t.cluster.Vault() // one key-encryption key for the group
+	if err != nil {
+		return nil, err
+	}
+	var cfg encrypt.Config
+	switch r.Security {
 	case local.Encrypt:
 		cfg, err = encrypt.Preset(encrypt.ModeEncrypt, vault)
 	case local.FieldEncrypt:
