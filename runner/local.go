@@ -89,7 +89,7 @@ func (t *localTarget) startGateways(ctx context.Context, g Group, ep Endpoints) 
 		n := max(r.Gateways, 1)
 		var e Endpoint
 		for i := 1; i <= n; i++ {
-			name := strings.NewReplacer("/", "-", ",", "+").Replace(key)
+			name := key
 			if n > 1 {
 				name = fmt.Sprintf("%s-%d", name, i)
 			}

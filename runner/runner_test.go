@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -155,7 +156,7 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 			t.Errorf("%s: %s %v %s, consumed %v", env.Mode, a.Outcome, a.Reasons, a.Error, a.Metrics["consumed"])
 		}
 	}
-	for _, m := range []string{"plaintext", "proxy/mtls", "encrypt/mtls", "field_encrypt/mtls/json/ssn"} {
+	for _, m := range []string{"plaintext", "proxy.mtls", "encrypt.mtls", "field_encrypt.mtls"} {
 		if !modes[m] {
 			t.Errorf("no attempt ran on %s (ran %v)", m, modes)
 		}
@@ -544,6 +545,31 @@ func TestFindDB(t *testing.T) {
 			}
 			if err != nil || got != filepath.Join(dir, tc.want) {
 				t.Fatalf("%q, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestModeKey(t *testing.T) {
+	tests := []struct {
+		name string
+		row  planner.Row
+		want string
+	}{
+		{"direct", planner.Row{Security: "mtls", GatewayTransport: "tls"}, "mtls"},
+		{"proxy default transport", planner.Row{Security: "proxy", GatewayTransport: "tls"}, "proxy"},
+		{"proxy sasl", planner.Row{Security: "proxy", GatewayTransport: "sasl_ssl"}, "proxy.sasl_ssl"},
+		{"field_encrypt defaults", planner.Row{Security: "field_encrypt", GatewayTransport: "tls", Encoding: "json",
+			EncryptFields: []string{"ssn"}}, "field_encrypt"},
+		{"field_encrypt avro mtls", planner.Row{Security: "field_encrypt", GatewayTransport: "mtls", Encoding: "avro"},
+			"field_encrypt.avro.mtls"},
+		{"field_encrypt other fields", planner.Row{Security: "field_encrypt", GatewayTransport: "tls", Encoding: "json",
+			EncryptFields: []string{"ssn", "notes"}}, "field_encrypt.ssn+notes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ModeKey(&tc.row); got != tc.want {
+				t.Fatalf("%q, want %q", got, tc.want)
 			}
 		})
 	}

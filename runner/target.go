@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xp-bench/xp/infra/gateway/encrypt"
+	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -39,21 +42,20 @@ type RowChecker interface {
 	CheckRow(r *planner.Row) error
 }
 
-// ModeKey names the endpoint a row runs against in Endpoints.Modes: the
-// security mode for direct modes; for modes through a gateway also the
-// gateway's transport, and for field_encrypt the encoding and fields, e.g.
-// "proxy/tls", "field_encrypt/tls/json/ssn".
+// ModeKey names the endpoint a row runs against in Endpoints.Modes, with
+// the names `xp cluster local` uses: the security mode for direct modes;
+// for gateway modes local.GatewayModeName (the transport and the
+// field_encrypt encoding appended when not the default, e.g. "proxy",
+// "proxy.sasl_ssl", "field_encrypt.avro.mtls"), and encrypt_fields other
+// than ssn appended with "+" between them.
 func ModeKey(r *planner.Row) string {
 	if !r.NeedsGateway() {
 		return r.Security
 	}
-	k := r.Security + "/" + r.GatewayTransport
-	if r.Security == "field_encrypt" {
-		fields := r.EncryptFields
-		if len(fields) == 0 {
-			fields = []string{"ssn"}
-		}
-		k += "/" + r.Encoding + "/" + strings.Join(fields, ",")
+	k := local.GatewayModeName(r.Security, r.GatewayTransport, r.Encoding)
+	if r.Security == local.FieldEncrypt && len(r.EncryptFields) > 0 &&
+		!slices.Equal(r.EncryptFields, encrypt.DefaultFields) {
+		k += "." + strings.Join(r.EncryptFields, "+")
 	}
 	return k
 }
@@ -66,8 +68,8 @@ type Group struct {
 
 // Endpoints is how to reach the infrastructure of a group.
 type Endpoints struct {
-	// Modes maps ModeKey of a row (plaintext, tls, mtls, sasl_ssl,
-	// proxy/tls, field_encrypt/tls/json/ssn, ...) to its endpoint.
+	// Modes maps ModeKey of a row (plaintext, tls, mtls, sasl_ssl, proxy,
+	// encrypt.mtls, field_encrypt.avro, ...) to its endpoint.
 	Modes map[string]Endpoint `json:"modes"`
 	// Hosts are the machines that make up the cluster (empty for the
 	// embedded one).
