@@ -83,8 +83,8 @@ func BenchmarkRunner(b *testing.B) {
 type campaignCost struct {
 	perRun     float64 // bytes of pages in use (dbstat: size - unused)
 	filePerRun float64 // file growth, in whole pages
-	overheads []float64
-	provision float64
+	overheads  []float64
+	provision  float64
 }
 
 // campaignBytes runs a two-row campaign of the given duration and returns
