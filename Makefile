@@ -32,5 +32,16 @@ demo: build
 	./$(BIN) analyse --db out/quickstart.db --out out/quickstart-analysis
 	@echo "results: out/quickstart.db, report: out/quickstart-analysis/report.html"
 
+# Every go test -fuzz target for FUZZTIME each (seed corpora run in make test).
+FUZZTIME ?= 15s
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		d=$$(dirname $$f); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "fuzz $$d $$t"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$d; \
+		done; \
+	done
+
 clean:
 	rm -rf bin out bench.out
