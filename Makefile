@@ -7,7 +7,7 @@ TESTFLAGS ?= -count=1 -timeout 14m
 .PHONY: build test bench lint demo clean fuzz
 
 build:
-	$(GO) build -o $(BIN) ./cmd/xp
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/xp
 
 test: lint
 	$(GO) test $(TESTFLAGS) $(PKGS)

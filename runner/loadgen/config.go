@@ -82,8 +82,10 @@ type Config struct {
 	Compression string
 	// Encoding of the value: bytes, json, avro or protobuf; default bytes.
 	Encoding string
-	// Warmup, Duration, DrainTimeout: defaults 10s, 30s, 30s.
-	Warmup       time.Duration
+	// Warmup is excluded from every result; zero means none (a plan row's
+	// warmup_s: 0). The CLI flag defaults to 10s.
+	Warmup time.Duration
+	// Duration and DrainTimeout: defaults 30s and 30s.
 	Duration     time.Duration
 	DrainTimeout time.Duration
 	// Seed makes payloads reproducible.
@@ -125,9 +127,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Encoding == "" {
 		c.Encoding = EncodingBytes
-	}
-	if c.Warmup == 0 {
-		c.Warmup = 10 * time.Second
 	}
 	if c.Duration == 0 {
 		c.Duration = 30 * time.Second

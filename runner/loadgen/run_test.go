@@ -114,3 +114,20 @@ func mapValues(m map[string]string) []string {
 }
 
 var _ = errors.New
+
+// TestNoWarmup: a zero warm-up (a plan row's warmup_s: 0) means none, not
+// the CLI's default.
+func TestNoWarmup(t *testing.T) {
+	c := cluster(t)
+	cfg := quick(props(t, c, local.Plaintext))
+	cfg.Warmup = 0
+	cfg.Duration = 2 * time.Second
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Healthy || res.Warmup.Published != 0 || res.Published != 4000 {
+		t.Fatalf("healthy %v (%v), warm-up published %d, published %d; want true, 0, 4000",
+			res.Healthy, res.Reasons, res.Warmup.Published, res.Published)
+	}
+}
