@@ -93,14 +93,17 @@ func (t *localTarget) startGateways(ctx context.Context, g Group, ep Endpoints) 
 			if n > 1 {
 				name = fmt.Sprintf("%s-%d", name, i)
 			}
-			filters, err := t.filters(&r)
+			o := local.GatewayModeOptions{Name: name, Security: r.Security,
+				Transport: r.GatewayTransport, Encoding: r.Encoding, Fields: r.EncryptFields}
+			if r.Security == local.FieldEncrypt {
+				o.SchemaDir = filepath.Join(t.cluster.Dir(), "schema")
+				if err := writeSchemas(o.SchemaDir); err != nil {
+					return fmt.Errorf("local target: %s gateway: %w", key, err)
+				}
+			}
+			gw, err := local.StartGatewayMode(ctx, t.cluster, o)
 			if err != nil {
 				return fmt.Errorf("local target: %s gateway: %w", key, err)
-			}
-			gw, err := local.StartGateway(ctx, t.cluster, local.GatewayOptions{
-				Name: name, Transport: r.GatewayTransport, Filters: filters})
-			if err != nil {
-				return err
 			}
 			t.gateways = append(t.gateways, gw)
 			m := t.cluster.Modes()[name]
@@ -114,43 +117,6 @@ func (t *localTarget) startGateways(ctx context.Context, g Group, ep Endpoints) 
 		ep.Modes[key] = e
 	}
 	return nil
-}
-
-// filters are the record filters of a row's gateway: none for proxy; the
-// encrypting presets (one vault per group, in its directory) otherwise.
-func (t *localTarget) filters(r *planner.Row) ([]gateway.RecordFilter, error) {
-	if r.Security == local.Proxy {
-		return nil, nil
-	}
-	dir := t.cluster.Dir()
-	vault, err := t.cluster.Vault() // one key-encryption key for the group
-	if err != nil {
-		return nil, err
-	}
-	var cfg encrypt.Config
-	switch r.Security {
-	case local.Encrypt:
-		cfg, err = encrypt.Preset(encrypt.ModeEncrypt, vault)
-	case local.FieldEncrypt:
-		schemas := filepath.Join(dir, "schema")
-		if err := writeSchemas(schemas); err != nil {
-			return nil, err
-		}
-		cfg, err = encrypt.FieldPreset(r.Encoding, vault, schemas)
-		if err == nil && len(r.EncryptFields) > 0 {
-			cfg.Topics[0].Fields = r.EncryptFields
-		}
-	default:
-		return nil, fmt.Errorf("no gateway for security %s", r.Security)
-	}
-	if err != nil {
-		return nil, err
-	}
-	f, err := encrypt.New(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
-	return []gateway.RecordFilter{f}, nil
 }
 
 // writeSchemas puts the load generator's payload schemas where the

@@ -52,6 +52,10 @@ type GatewayModeOptions struct {
 	// Encoding is the record encoding field_encrypt parses: json (default),
 	// avro or protobuf.
 	Encoding string
+	// Fields are the record fields field_encrypt encrypts; default ssn.
+	Fields []string
+	// Name is the mode registered in Modes(); default GatewayModeName.
+	Name string
 	// SchemaDir holds record.avsc and record.pb (the load generator's
 	// schemas) for avro and protobuf field_encrypt.
 	SchemaDir string
@@ -90,7 +94,10 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 	if o.Encoding == "" {
 		o.Encoding = DefaultFieldEncoding
 	}
-	name := GatewayModeName(o.Security, o.Transport, o.Encoding)
+	name := o.Name
+	if name == "" {
+		name = GatewayModeName(o.Security, o.Transport, o.Encoding)
+	}
 	gopts := GatewayOptions{Name: name, Transport: o.Transport, Logger: o.Logger}
 	switch o.Security {
 	case Proxy:
@@ -104,6 +111,9 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 			cfg, err = encrypt.Preset(encrypt.ModeEncrypt, vault)
 		} else {
 			cfg, err = encrypt.FieldPreset(o.Encoding, vault, o.SchemaDir)
+			if err == nil && len(o.Fields) > 0 {
+				cfg.Topics[0].Fields = o.Fields
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("local: %s: %w", name, err)
