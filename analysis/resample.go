@@ -97,21 +97,7 @@ func (p *pairedSample) eval(w []int32, out *[nStats]float64) {
 	out[statMeanPenalty] = sp / fw
 	out[statMeanDifference] = sd / fw
 	out[statRatioOfMeans] = st / sb
-	// numpy's median: the middle value, or the mean of the two middle ones.
-	r1, r2 := (W-1)/2, W/2
-	var v1 float64
-	var c int64
-	found1 := false
-	for _, i := range p.order {
-		c += int64(w[i])
-		if !found1 && r1 < c {
-			v1, found1 = p.pen[i], true
-		}
-		if r2 < c {
-			out[statMedianPenalty] = (v1 + p.pen[i]) / 2
-			break
-		}
-	}
+	out[statMedianPenalty] = p.weightedMedian(w, W)
 }
 
 // bootJob is one bootstrap: a set of metrics observed on the same matched
