@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,24 +49,6 @@ func TestGatewayBadConfigIsUsageError(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and a polling reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestGatewayServesUntilSignal runs `xp gateway --json` in-process in front
 // of a kfake broker: it prints its addresses, relays a produce, and exits 0
 // on the first signal.
@@ -84,7 +64,7 @@ func TestGatewayServesUntilSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _, _ := testState()
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
 	st.stdout, st.stderr = stdout, stderr
 	sig := make(chan os.Signal, 2)
 	st.signals = func() (<-chan os.Signal, func()) { return sig, func() {} }
