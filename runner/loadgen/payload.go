@@ -4,7 +4,7 @@ import (
 	"embed"
 	"encoding/binary"
 	"fmt"
-	"hash/crc64"
+	"hash/crc32"
 	"math/rand/v2"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -16,12 +16,17 @@ import (
 //go:embed schema/record.avsc schema/record.proto schema/record.pb
 var Schema embed.FS
 
-var crcTable = crc64.MakeTable(crc64.ECMA)
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Digest is the 64-bit check carried with every record: CRC-64/ECMA over
-// key then value.
+// Digest is the 64-bit check carried with every record: CRC-32C of key
+// then value in the high 32 bits, CRC-32 (IEEE) of the same bytes in the
+// low 32 bits. Two independent polynomials make a 64-bit check, and both
+// run on CPU instructions (SSE 4.2, PCLMULQDQ), several times faster than
+// a table-driven CRC-64: consumers check every record.
 func Digest(key, value []byte) uint64 {
-	return crc64.Update(crc64.Update(0, crcTable, key), crcTable, value)
+	c := crc32.Update(crc32.Update(0, castagnoli, key), castagnoli, value)
+	i := crc32.Update(crc32.ChecksumIEEE(key), crc32.IEEETable, value)
+	return uint64(c)<<32 | uint64(i)
 }
 
 var statuses = [...]string{"ACTIVE", "CLOSED", "FROZEN", "REVIEW"}

@@ -175,3 +175,18 @@ func TestBytesPayloadsSeeded(t *testing.T) {
 		t.Fatal("payloads repeat")
 	}
 }
+
+// TestDigestFormat pins the documented digest: CRC-32C and CRC-32/IEEE of
+// key then value, against the two CRCs' published check values for
+// "123456789" (0xE3069283 and 0xCBF43926), split across key and value.
+func TestDigestFormat(t *testing.T) {
+	const want = 0xE3069283_CBF43926
+	for _, c := range []struct{ key, value string }{{"", "123456789"}, {"1234", "56789"}, {"123456789", ""}} {
+		if got := Digest([]byte(c.key), []byte(c.value)); got != want {
+			t.Errorf("Digest(%q, %q) = %#x, want %#x", c.key, c.value, got, uint64(want))
+		}
+	}
+	if Digest(nil, []byte("123456789")) == Digest(nil, []byte("123456788")) {
+		t.Error("digest does not see a changed byte")
+	}
+}
