@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -47,7 +48,21 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+		// XP_LOADGEN_CPUPROFILE / XP_LOADGEN_MEMPROFILE=FILE profile
+		// the load generator alone (go tool pprof -top lg.test FILE).
+		if p := os.Getenv("XP_LOADGEN_CPUPROFILE"); p != "" {
+			if f, err := os.Create(p); err == nil {
+				_ = pprof.StartCPUProfile(f)
+			}
+		}
 		res, err := Run(context.Background(), cfg)
+		pprof.StopCPUProfile() // a no-op when not profiling
+		if p := os.Getenv("XP_LOADGEN_MEMPROFILE"); p != "" {
+			if f, err := os.Create(p); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -119,6 +119,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.base = base
 	r.pay, _ = newEncoder(cfg.Encoding, cfg.MessageSize)
 	r.pay.fill(cfg.Seed)
+	defer tuneGC()()
 	return r.execute(ctx)
 }
 
