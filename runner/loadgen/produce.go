@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -37,10 +38,10 @@ var slotPool = sync.Pool{New: func() any {
 
 // newPromise returns the one promise a producer hands every record: it
 // records the publish latency from the intended send time, counts, returns
-// the slot to the pool and frees a closed-loop slot (sem, nil in open
+// the slot to the pool and frees a closed-loop slot (win, nil in open
 // loop). ctx is the producing context; failures caused by its end are not
 // errors.
-func (r *run) newPromise(ctx context.Context, sem chan struct{}) func(*kgo.Record, error) {
+func (r *run) newPromise(ctx context.Context, win *window) func(*kgo.Record, error) {
 	pctx := ctx
 	return func(rec *kgo.Record, err error) {
 		s := (*slot)(unsafe.Pointer(rec))
@@ -52,7 +53,7 @@ func (r *run) newPromise(ctx context.Context, sem chan struct{}) func(*kgo.Recor
 				r.noteErr(fmt.Errorf("produce: %w", err))
 			}
 		} else {
-			ack := time.Now().UnixNano()
+			ack := r.now()
 			r.ackedAll.Add(1)
 			if sec := r.second(ti); sec >= 0 {
 				r.pub.record(sec, ack-ti)
@@ -63,8 +64,8 @@ func (r *run) newPromise(ctx context.Context, sem chan struct{}) func(*kgo.Recor
 			}
 		}
 		slotPool.Put(s)
-		if sem != nil {
-			<-sem
+		if win != nil {
+			win.release()
 		}
 	}
 }
@@ -108,12 +109,12 @@ func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix 
 		if ti >= r.measEnd {
 			return
 		}
-		now := time.Now().UnixNano()
+		now := r.now()
 		if ti > now {
-			if !paceUntil(ctx, ti) {
+			if !r.paceUntil(ctx, ti) {
 				return
 			}
-			now = time.Now().UnixNano()
+			now = r.now()
 		}
 		if now >= stop || pctx.Err() != nil {
 			if due := int64(math.Ceil(float64(r.measEnd-ti) / period)); due > 0 {
@@ -136,25 +137,77 @@ func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix 
 // topic tix.
 func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix int) {
 	pctx := ctx
-	sem := make(chan struct{}, r.cfg.Concurrency)
-	promise := r.newPromise(ctx, sem)
-	if !sleepUntil(pctx, time.Unix(0, r.t0)) {
+	win := newWindow(r.cfg.Concurrency)
+	promise := r.newPromise(ctx, win)
+	if !sleepUntil(pctx, r.at(r.t0)) {
 		return
 	}
-	for {
-		select {
-		case sem <- struct{}{}:
-		case <-pctx.Done():
-			return
-		}
-		now := time.Now().UnixNano()
+	for win.acquire(pctx) {
+		now := r.now()
 		if now >= r.measEnd {
-			<-sem
+			win.inflight.Add(-1)
 			return
 		}
 		r.send(pctx, cl, rng, now, tix, promise)
 		if tix++; tix == len(r.topics) {
 			tix = 0
+		}
+	}
+}
+
+// window bounds a closed loop's records in flight. One producer goroutine
+// acquires; promises release from franz-go's goroutines. A full window
+// parks the producer until an eighth of it has freed, so at high
+// concurrency the producer wakes once per many acknowledgements instead
+// of once per record (a channel semaphore woke it per record and cost a
+// fifth of the closed loop's CPU in select and scheduling).
+type window struct {
+	max, low int64 // park at max in flight; wake at low or fewer
+	inflight atomic.Int64
+	waiting  atomic.Bool
+	wake     chan struct{} // capacity 1
+}
+
+func newWindow(n int) *window {
+	return &window{max: int64(n), low: int64(n - max(1, n/8)), wake: make(chan struct{}, 1)}
+}
+
+// acquire takes a slot, parking while the window is full; false when ctx
+// ended first.
+func (w *window) acquire(ctx context.Context) bool {
+	for {
+		if w.inflight.Load() < w.max {
+			if ctx.Err() != nil {
+				return false
+			}
+			w.inflight.Add(1) // the only acquirer: nothing raced in
+			return true
+		}
+		// Announce the wait, then look again: a release either sees
+		// waiting or has already lowered inflight for this check.
+		w.waiting.Store(true)
+		if w.inflight.Load() < w.max {
+			w.waiting.Store(false)
+			continue
+		}
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			w.waiting.Store(false)
+			return false
+		}
+		w.waiting.Store(false)
+	}
+}
+
+// release frees a slot and wakes a parked producer once the window has
+// drained to low. Every record is released (franz-go calls each promise
+// exactly once, failures included), so a parked producer always wakes.
+func (w *window) release() {
+	if w.inflight.Add(-1) <= w.low && w.waiting.Load() {
+		select {
+		case w.wake <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -182,15 +235,15 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 // paceUntil sleeps until t (Unix ns): long waits on a timer that ctx can
 // cut short, the last 2 ms with nanosleep on the locked thread (wakes
 // within about 0.1 ms where a Go timer wakes about 1 ms late).
-func paceUntil(ctx context.Context, t int64) bool {
+func (r *run) paceUntil(ctx context.Context, t int64) bool {
 	const fine = 2 * time.Millisecond
-	if d := time.Duration(t - time.Now().UnixNano()); d > fine {
-		if !sleepUntil(ctx, time.Unix(0, t).Add(-fine)) {
+	if d := time.Duration(t - r.now()); d > fine {
+		if !sleepUntil(ctx, time.Now().Add(d-fine)) {
 			return false
 		}
 	}
 	for {
-		d := t - time.Now().UnixNano()
+		d := t - r.now()
 		if d <= 0 {
 			return ctx.Err() == nil
 		}
