@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -17,7 +16,7 @@ func (r *run) consume(ctx context.Context, cl *kgo.Client, group int) {
 		if ctx.Err() != nil {
 			return
 		}
-		now := time.Now().UnixNano()
+		now := r.now()
 		fs.EachError(func(_ string, _ int32, err error) {
 			if !errors.Is(err, context.Canceled) {
 				r.noteErr(fmt.Errorf("fetch: %w", err))
