@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,9 +21,10 @@ func newClusterCmd(st *state) *cobra.Command {
 
 func newClusterLocalCmd(st *state) *cobra.Command {
 	var (
-		brokers int
-		dir     string
-		asJSON  bool
+		brokers   int
+		dir       string
+		asJSON    bool
+		retention time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "local",
@@ -34,15 +36,19 @@ and xp's gateway in front of it: proxy (passthrough), encrypt (whole values)
 and field_encrypt (the field ssn of JSON records), each over TLS with an
 upstream entry naming the direct mode behind it.
 Writes one librdkafka client config per mode (usable with kcat -F) into --dir
-and serves until SIGINT or SIGTERM.`,
+and serves until SIGINT or SIGTERM. Records live in memory; --retention bounds
+them for long high-rate loads.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if brokers < 1 || brokers > 9 {
 				return usageErrf("--brokers %d: want 1..9", brokers)
 			}
+			if retention < 0 {
+				return usageErrf("--retention %v: want a positive duration such as 30s, or 0 to keep every record", retention)
+			}
 			ctx, stop := st.interruptible(c.Context())
 			defer stop()
-			cl, err := local.Start(ctx, local.Options{Brokers: brokers, Dir: dir})
+			cl, err := local.Start(ctx, local.Options{Brokers: brokers, Dir: dir, Retention: retention})
 			if err != nil {
 				return err
 			}
@@ -82,6 +88,7 @@ and serves until SIGINT or SIGTERM.`,
 	f := cmd.Flags()
 	f.IntVar(&brokers, "brokers", 1, "number of brokers (1..9)")
 	f.StringVar(&dir, "dir", "", "directory for certificates and client configs (default: a temporary directory removed on exit)")
+	f.DurationVar(&retention, "retention", 0, "drop records older than this, e.g. 30s (default: keep every record in memory until its topic is deleted)")
 	f.BoolVar(&asJSON, "json", false, `print one JSON line {"dir":..., "modes":{...}} on stdout`)
 	return cmd
 }

@@ -116,6 +116,7 @@ func TestClusterLocalBadFlags(t *testing.T) {
 	}{
 		{"zero brokers", []string{"cluster", "local", "--brokers", "0"}, "--brokers 0"},
 		{"ten brokers", []string{"cluster", "local", "--brokers", "10"}, "--brokers 10"},
+		{"negative retention", []string{"cluster", "local", "--retention", "-5s"}, "--retention -5s"},
 		{"unknown flag", []string{"cluster", "local", "--nope"}, "unknown flag"},
 		{"extra argument", []string{"cluster", "local", "x"}, "unknown command"},
 	}

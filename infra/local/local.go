@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
@@ -50,6 +51,12 @@ type Options struct {
 	// Dir receives certificates and client config files (0600); default a
 	// fresh temporary directory removed by Close.
 	Dir string
+	// Retention, when set, drops every topic's records older than it
+	// (checked once a second). The in-memory broker otherwise keeps every
+	// record until its topic is deleted: a minute at 100k msg/s of 1 KiB
+	// is 6 GiB. Records dropped before a consumer read them are missing
+	// records to the load generator (an unhealthy run), never silent.
+	Retention time.Duration
 }
 
 // Mode is one way to reach the cluster.
@@ -67,8 +74,10 @@ type Cluster struct {
 	dir     string
 	tempDir bool
 	kf      *kfake.Cluster
-	ca      *pki.Authority
-	fronts  []*front
+	// stopRetention ends the retention ticker (Options.Retention).
+	stopRetention, retentionDone chan struct{}
+	ca                           *pki.Authority
+	fronts                       []*front
 	// plainSASL is a second sasl_ssl client config using PLAIN.
 	plainSASL string
 	password  string
@@ -142,10 +151,33 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	// Small segments: kfake keeps segments in memory and grows each by
 	// doubling, so its default 100 MiB segments mean copies of up to 64 MiB
 	// that stall every produce for tens of milliseconds.
+	bcfg := map[string]string{"log.segment.bytes": strconv.Itoa(8 << 20)}
+	if o.Retention > 0 {
+		bcfg["log.retention.ms"] = strconv.FormatInt(max(1, o.Retention.Milliseconds()), 10)
+	}
 	c.kf, err = kfake.NewCluster(kfake.NumBrokers(o.Brokers), kfake.AllowAutoTopicCreation(),
-		kfake.BrokerConfigs(map[string]string{"log.segment.bytes": strconv.Itoa(8 << 20)}))
+		kfake.BrokerConfigs(bcfg))
 	if err != nil {
 		return nil, fmt.Errorf("local: kfake: %w", err)
+	}
+	if o.Retention > 0 {
+		// kfake applies retention on its own only to topics that carry a
+		// retention config; the load generator's topics do not.
+		c.stopRetention = make(chan struct{})
+		c.retentionDone = make(chan struct{})
+		go func() {
+			defer close(c.retentionDone)
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					c.kf.ApplyRetention()
+				case <-c.stopRetention:
+					return
+				}
+			}
+		}()
 	}
 	upstreams := c.kf.ListenAddrs()
 
@@ -266,6 +298,10 @@ func (c *Cluster) AddMode(name string, m Mode) error {
 func (c *Cluster) Close() error {
 	var err error
 	c.once.Do(func() {
+		if c.stopRetention != nil {
+			close(c.stopRetention)
+			<-c.retentionDone
+		}
 		for _, f := range c.fronts {
 			f.close()
 		}

@@ -231,3 +231,60 @@ func TestCloseRemovesTempDir(t *testing.T) {
 		t.Fatal("10 brokers accepted")
 	}
 }
+
+// TestRetention: with Options.Retention the cluster drops records older
+// than it (here ten records stamped an hour ago) and keeps newer ones in
+// the same partition, so long high-rate loads stay within memory.
+func TestRetention(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), Retention: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const topic = "retained"
+	cl := clientFor(t, c.Modes()[Plaintext].ClientConfig, kgo.DefaultProduceTopic(topic))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	var old, recent []*kgo.Record
+	for i := range 10 {
+		old = append(old, &kgo.Record{Value: fmt.Appendf(nil, "old-%d", i), Timestamp: time.Now().Add(-time.Hour)})
+	}
+	for i := range 5 {
+		recent = append(recent, &kgo.Record{Value: fmt.Appendf(nil, "new-%d", i)})
+	}
+	// Two produce calls: two batches, the old one first.
+	if err := cl.ProduceSync(ctx, old...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, recent...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var start int64
+	for ctx.Err() == nil {
+		offs, err := adm.ListStartOffsets(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, ok := offs.Lookup(topic, 0); ok && o.Offset > 0 {
+			start = o.Offset
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, bounded by ctx
+	}
+	if start != 10 {
+		t.Fatalf("log start offset %d after retention, want 10 (the old batch dropped, the new one kept); %v", start, ctx.Err())
+	}
+	cons := clientFor(t, c.Modes()[Plaintext].ClientConfig, kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < 5 && ctx.Err() == nil {
+		cons.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if strings.Join(got, ",") != "new-0,new-1,new-2,new-3,new-4" {
+		t.Fatalf("read %q after retention, want the five new records", got)
+	}
+}
