@@ -343,6 +343,7 @@ func (g *Gateway) serve(c net.Conn, n *node) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	c = rawSyscalls(c)
 	client := c
 	if g.clientTLS != nil {
 		tc := tlsServer(c, g.clientTLS)
@@ -416,6 +417,7 @@ func (g *Gateway) dial(addr string) (net.Conn, error) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	c = rawSyscalls(c)
 	if g.upstreamTLS == nil {
 		return c, nil
 	}

@@ -1,0 +1,172 @@
+package gateway
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// tcpPair is a loopback TCP connection: a sysConn and the plain peer.
+func tcpPair(t *testing.T) (*sysConn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := <-accepted
+	if peer == nil {
+		t.Fatal("accept failed")
+	}
+	s, ok := rawSyscalls(c).(*sysConn)
+	if !ok {
+		t.Fatalf("rawSyscalls(%T) did not wrap a TCP connection", c)
+	}
+	t.Cleanup(func() { s.Close(); peer.Close() })
+	return s, peer
+}
+
+// TestSysConn: the raw-syscall connection behaves as net.TCPConn does:
+// bytes both ways intact (writes larger than the socket buffers wait for
+// room), EOF, deadlines, Close under a blocked read, write errors as
+// *net.OpError "write", zero-length calls.
+func TestSysConn(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, s *sysConn, peer net.Conn)
+	}{
+		{"8MiB each way at once", func(t *testing.T, s *sysConn, peer net.Conn) {
+			out, back := make([]byte, 8<<20), make([]byte, 8<<20)
+			_, _ = rand.Read(out)
+			_, _ = rand.Read(back)
+			// A lost byte fails the case instead of hanging it.
+			for _, c := range []net.Conn{s, peer} {
+				_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+			}
+			errc := make(chan error, 3)
+			// The peer echoes what it reads into got, and sends back.
+			var got bytes.Buffer
+			go func() { _, err := io.CopyN(&got, peer, int64(len(out))); errc <- err }()
+			go func() { _, err := peer.Write(back); errc <- err }()
+			go func() { _, err := s.Write(out); errc <- err }()
+			read := make([]byte, len(back))
+			if _, err := io.ReadFull(s, read); err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			for range 3 {
+				if err := <-errc; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(read, back) || !bytes.Equal(got.Bytes(), out) {
+				t.Fatal("bytes changed in transit")
+			}
+		}},
+		{"EOF after the peer closes", func(t *testing.T, s *sysConn, peer net.Conn) {
+			_, _ = peer.Write([]byte("last"))
+			peer.Close()
+			b, err := io.ReadAll(s)
+			if err != nil || string(b) != "last" {
+				t.Fatalf("ReadAll = %q, %v; want \"last\", nil", b, err)
+			}
+			if n, err := s.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+				t.Fatalf("read after EOF = %d, %v; want 0, EOF", n, err)
+			}
+		}},
+		{"read deadline", func(t *testing.T, s *sysConn, _ net.Conn) {
+			_ = s.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			_, err := s.Read(make([]byte, 1))
+			var ne net.Error
+			if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
+				t.Fatalf("read past the deadline: %v; want a timeout", err)
+			}
+		}},
+		{"close while a read waits", func(t *testing.T, s *sysConn, _ net.Conn) {
+			errc := make(chan error, 1)
+			go func() { _, err := s.Read(make([]byte, 1)); errc <- err }()
+			// The read is parked or about to be: either way Close ends it.
+			s.Close()
+			select {
+			case err := <-errc:
+				if !errors.Is(err, net.ErrClosed) {
+					t.Fatalf("read after close: %v; want net.ErrClosed", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("read still blocked 10 s after Close")
+			}
+		}},
+		{"write to a reset peer", func(t *testing.T, s *sysConn, peer net.Conn) {
+			_ = peer.(*net.TCPConn).SetLinger(0)
+			peer.Close() // RST
+			buf := make([]byte, 64<<10)
+			deadline := time.Now().Add(10 * time.Second)
+			var err error
+			for err == nil && time.Now().Before(deadline) {
+				_, err = s.Write(buf)
+			}
+			var oe *net.OpError
+			if !errors.As(err, &oe) || oe.Op != "write" {
+				t.Fatalf("write to a reset peer: %v; want a *net.OpError write", err)
+			}
+		}},
+		{"zero-length calls", func(t *testing.T, s *sysConn, _ net.Conn) {
+			if n, err := s.Read(nil); n != 0 || err != nil {
+				t.Fatalf("Read(nil) = %d, %v", n, err)
+			}
+			if n, err := s.Write(nil); n != 0 || err != nil {
+				t.Fatalf("Write(nil) = %d, %v", n, err)
+			}
+		}},
+		{"no allocations per call", func(t *testing.T, s *sysConn, peer net.Conn) {
+			msg := make([]byte, 512)
+			buf := make([]byte, 512)
+			allocs := testing.AllocsPerRun(100, func() {
+				if _, err := s.Write(msg); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := io.ReadFull(peer, buf); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := peer.Write(msg); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := io.ReadFull(s, buf); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs > 0 {
+				t.Fatalf("%.1f allocations per write and read; want 0", allocs)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, peer := tcpPair(t)
+			c.run(t, s, peer)
+		})
+	}
+}
+
+// TestRawSyscallsOnlyTCP: connections that are not TCP pass unchanged.
+func TestRawSyscallsOnlyTCP(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	if got := rawSyscalls(a); got != a {
+		t.Fatalf("rawSyscalls(net.Pipe) = %T; want it unchanged", got)
+	}
+}
