@@ -236,7 +236,7 @@ func (p *proxyConn) relayRequest(h requestHeader, frameLen int) error {
 			return err
 		}
 	}
-	if err := copyFrame(p.uw, p.cr, frameLen); err != nil {
+	if err := copyFrame(p.uw, p.cr, p.client, frameLen); err != nil {
 		return p.classifyCopy(err)
 	}
 	return nil
@@ -471,7 +471,7 @@ func (p *proxyConn) responses() error {
 		case rewritten(pend.key) || pend.fetch != nil:
 			err = p.rewriteResponse(pend, frameLen)
 		default:
-			if err = copyFrame(p.cw, p.ur, frameLen); err != nil {
+			if err = copyFrame(p.cw, p.ur, p.upstream, frameLen); err != nil {
 				var ne *net.OpError
 				if errors.As(err, &ne) && ne.Op == "read" || errors.Is(err, io.ErrUnexpectedEOF) {
 					err = upstreamLost(err)

@@ -246,11 +246,28 @@ func responseFlexible(key, version int16) bool {
 	return f >= 0 && version >= f
 }
 
-// copyFrame streams n bytes from src to dst through their buffers, without
-// holding the frame anywhere else.
-func copyFrame(dst io.Writer, src *bufio.Reader, n int) error {
+// copyFrame streams n bytes from src to dst, without holding the frame
+// anywhere else. What src has buffered is copied from its buffer; beyond
+// that, a remainder of at least directRead bytes is read from raw (the
+// reader under src, which then has nothing buffered) straight into dst's
+// buffer, one copy fewer. The read stops at the frame's end, so the frames
+// after it are read through src as before.
+func copyFrame(dst *relayWriter, src *bufio.Reader, raw io.Reader, n int) error {
 	for n > 0 {
 		if src.Buffered() == 0 {
+			if n >= directRead {
+				m, err := dst.readFrom(raw, n)
+				n -= m
+				if err != nil && n > 0 {
+					return noEOF(err)
+				}
+				if m == 0 && err == nil {
+					return io.ErrNoProgress
+				}
+				// A read error at the frame's end comes back
+				// with the next read; the frame goes out first.
+				continue
+			}
 			if _, err := src.Peek(1); err != nil {
 				return noEOF(err)
 			}
@@ -265,6 +282,11 @@ func copyFrame(dst io.Writer, src *bufio.Reader, n int) error {
 	}
 	return nil
 }
+
+// directRead is the smallest frame remainder copyFrame reads past the read
+// buffer: smaller ones fill the read buffer, which may then hold the next
+// frames too.
+const directRead = 8 << 10
 
 // noEOF turns an EOF in the middle of a frame into ErrUnexpectedEOF.
 func noEOF(err error) error {

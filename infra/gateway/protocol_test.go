@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"hash/crc32"
@@ -428,18 +429,54 @@ func TestMetricsEndpoint(t *testing.T) {
 
 // TestPartialNextFrame sends a whole request followed by the first bytes of
 // another in one write: the whole one must reach the broker and be answered
-// while the rest of the second has not arrived.
+// while the rest of the second has not arrived; then the rest, and the
+// second is answered too. In the large cases more than directRead bytes of
+// the second (a 300 KiB record) are outstanding, so the relay waits in a
+// read straight into its write buffer while the stall timer sends the
+// first request; the record is then read back through the gateway (a large
+// response relayed the same way) and directly, byte for byte.
 func TestPartialNextFrame(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
-	rc := dialRaw(t, g.Bootstrap(), Plaintext)
-	req := &kmsg.MetadataRequest{Version: 9}
-	first, corr := rc.frame(req)
-	second, corr2 := rc.frame(req)
-	rc.write(append(append([]byte{}, first...), second[:6]...))
-	if resp := rc.response(req, corr).(*kmsg.MetadataResponse); len(resp.Brokers) != 1 {
-		t.Fatalf("%d brokers", len(resp.Brokers))
+	value := make([]byte, 300<<10)
+	for i := range value {
+		value[i] = byte(i*7 + i>>11)
 	}
-	rc.write(second[6:])
-	rc.response(req, corr2)
+	md := &kmsg.MetadataRequest{Version: 9}
+	cases := []struct {
+		name      string
+		transport string
+		second    kmsg.Request
+		cut       int // bytes of the second frame sent with the first
+	}{
+		{"small, plaintext", Plaintext, md, 6},
+		{"large, plaintext", Plaintext, produceRequest("roundtrip", -1, 9, string(value)), 1000},
+		{"large, tls", TLS, produceRequest("roundtrip", -1, 9, string(value)), 1000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
+			g := startGateway(t, gatewayConfig(t, kf, tc.transport, Plaintext))
+			rc := dialRaw(t, g.Bootstrap(), tc.transport)
+			first, corr := rc.frame(md)
+			second, corr2 := rc.frame(tc.second)
+			rc.write(append(append([]byte{}, first...), second[:tc.cut]...))
+			if resp := rc.response(md, corr).(*kmsg.MetadataResponse); len(resp.Brokers) != 1 {
+				t.Fatalf("%d brokers", len(resp.Brokers))
+			}
+			rc.write(second[tc.cut:])
+			resp := rc.response(tc.second, corr2)
+			pr, ok := resp.(*kmsg.ProduceResponse)
+			if !ok {
+				return
+			}
+			if code := pr.Topics[0].Partitions[0].ErrorCode; code != 0 {
+				t.Fatalf("produce: error %d", code)
+			}
+			via := consume(t, franzOpts(t, []string{g.Bootstrap()}, tc.transport), "roundtrip", 1)
+			direct := consume(t, franzOpts(t, kf.ListenAddrs(), Plaintext), "roundtrip", 1)
+			sameRecords(t, direct, via)
+			if !bytes.Equal(direct[0].Value, value) {
+				t.Fatalf("the broker holds a %d-byte value that differs from the %d bytes sent", len(direct[0].Value), len(value))
+			}
+		})
+	}
 }

@@ -104,16 +104,19 @@ func responseFrame(resp kmsg.Response) []byte {
 // BenchmarkRequestPath: CPU and allocations per request on the client to
 // broker path, without system calls. Passthrough decodes nothing but the
 // header (and a produce request's acks); allocations per request: 0.
+// produce_256x1KiB is a request larger than the 64 KiB buffers, as the
+// saturating loads send: most of it is read straight into the write buffer.
 func BenchmarkRequestPath(b *testing.B) {
 	g := fuzzGateway(b)
 	g.cfg.Limits.BufferBytes = 64 << 10
 	g.cfg.Limits.MaxInFlight = 1024
-	values := make([]string, 16)
+	values := make([]string, 256)
 	for i := range values {
 		values[i] = string(make([]byte, 1024))
 	}
 	fmtr := kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench"))
-	produce16 := fmtr.AppendRequest(nil, produceRequest("bench", -1, 9, values...), 1)
+	produce256 := fmtr.AppendRequest(nil, produceRequest("bench", -1, 9, values...), 1)
+	produce16 := fmtr.AppendRequest(nil, produceRequest("bench", -1, 9, values[:16]...), 1)
 	produce1 := fmtr.AppendRequest(nil, produceRequest("bench", 1, 9, values[0]), 1)
 	fetch := fmtr.AppendRequest(nil, &kmsg.FetchRequest{Version: 11, MaxWaitMillis: 500, MaxBytes: 1 << 20,
 		Topics: []kmsg.FetchRequestTopic{{Topic: "bench", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 100, PartitionMaxBytes: 1 << 20}}}}}, 1)
@@ -122,6 +125,7 @@ func BenchmarkRequestPath(b *testing.B) {
 		name  string
 		frame []byte
 	}{
+		{"produce_256x1KiB", produce256},
 		{"produce_16x1KiB", produce16},
 		{"produce_1x1KiB", produce1},
 		{"fetch", fetch},
@@ -141,6 +145,8 @@ func BenchmarkRequestPath(b *testing.B) {
 // client path. Passthrough responses (produce, fetch) are copied with 0
 // allocations; rewritten ones (metadata, ApiVersions) are decoded and
 // re-encoded with kmsg, which allocates per broker and topic.
+// fetch_256x1KiB is a response larger than the 64 KiB buffers, as the
+// saturating loads fetch.
 func BenchmarkResponsePath(b *testing.B) {
 	g := fuzzGateway(b)
 	g.cfg.Limits.BufferBytes = 64 << 10
@@ -150,10 +156,12 @@ func BenchmarkResponsePath(b *testing.B) {
 		}
 	}
 
-	values := make([]string, 64)
+	values := make([]string, 256)
 	for i := range values {
 		values[i] = string(make([]byte, 1024))
 	}
+	fetch256 := &kmsg.FetchResponse{Version: 11, Topics: []kmsg.FetchResponseTopic{{Topic: "bench", Partitions: []kmsg.FetchResponseTopicPartition{{Partition: 0, HighWatermark: 1 << 20, RecordBatches: recordBatch(values...)}}}}}
+	values = values[:64]
 	produceResp := &kmsg.ProduceResponse{Version: 9, Topics: []kmsg.ProduceResponseTopic{{Topic: "bench", Partitions: []kmsg.ProduceResponseTopicPartition{{Partition: 0, BaseOffset: 1000, LogAppendTime: -1}}}}}
 	fetchResp := &kmsg.FetchResponse{Version: 11, Topics: []kmsg.FetchResponseTopic{{Topic: "bench", Partitions: []kmsg.FetchResponseTopicPartition{{Partition: 0, HighWatermark: 1 << 20, RecordBatches: recordBatch(values...)}}}}}
 	md := &kmsg.MetadataResponse{Version: 12}
@@ -178,6 +186,7 @@ func BenchmarkResponsePath(b *testing.B) {
 	}{
 		{"produce", produceResp},
 		{"fetch_64x1KiB", fetchResp},
+		{"fetch_256x1KiB", fetch256},
 		{"metadata_3_brokers_10_topics", md},
 		{"api_versions", av},
 	} {

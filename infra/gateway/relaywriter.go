@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -20,8 +19,16 @@ const stallFlush = 500 * time.Microsecond
 // the loop has made no progress since, so a complete frame never waits on
 // an incomplete one for more than about two stallFlush periods.
 type relayWriter struct {
-	mu       sync.Mutex
-	w        *bufio.Writer
+	mu sync.Mutex
+	w  io.Writer
+	// buf[:n] waits to be written. The relay goroutine is the only one
+	// that adds to it; the stall timer only flushes.
+	buf []byte
+	n   int
+	// flushes counts successful flushes, so that readFrom can tell
+	// whether the buffer was emptied under it.
+	flushes  uint64
+	err      error       // the first write error, returned from then on
 	waits    []time.Time // frames written since the last flush
 	hist     *histogram
 	progress atomic.Uint64
@@ -31,18 +38,100 @@ type relayWriter struct {
 }
 
 func newRelayWriter(w io.Writer, size int, hist *histogram) *relayWriter {
-	rw := &relayWriter{w: bufio.NewWriterSize(w, size), hist: hist}
+	rw := &relayWriter{w: w, buf: make([]byte, size), hist: hist}
 	rw.timer = time.AfterFunc(time.Hour, rw.stalled)
 	rw.timer.Stop()
 	return rw
 }
 
+// Write buffers b, writing the buffer out whenever it fills; a b at least
+// as large as the buffer goes out directly when nothing is buffered.
 func (rw *relayWriter) Write(b []byte) (int, error) {
 	rw.mu.Lock()
-	n, err := rw.w.Write(b)
+	n, err := rw.writeLocked(b)
 	rw.mu.Unlock()
 	rw.progress.Add(1)
 	return n, err
+}
+
+func (rw *relayWriter) writeLocked(b []byte) (int, error) {
+	if rw.err != nil {
+		return 0, rw.err
+	}
+	written := 0
+	for len(b) > len(rw.buf)-rw.n {
+		var m int
+		if rw.n == 0 {
+			// Large and nothing buffered: no copy.
+			m, rw.err = rw.w.Write(b)
+			if rw.err == nil && m < len(b) {
+				rw.err = io.ErrShortWrite
+			}
+		} else {
+			m = copy(rw.buf[rw.n:], b)
+			rw.n += m
+			rw.writeOut()
+		}
+		written += m
+		b = b[m:]
+		if rw.err != nil {
+			return written, rw.err
+		}
+	}
+	rw.n += copy(rw.buf[rw.n:], b)
+	return written + len(b), nil
+}
+
+// writeOut writes buf[:n] to w.
+func (rw *relayWriter) writeOut() {
+	if rw.err != nil || rw.n == 0 {
+		return
+	}
+	m, err := rw.w.Write(rw.buf[:rw.n])
+	if err == nil && m < rw.n {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		rw.err = err
+		return
+	}
+	rw.n = 0
+	rw.flushes++
+}
+
+// readFrom reads once from r, at most max bytes, straight into the free
+// part of the buffer (writing the buffer out first if it is full): a frame
+// passing through is then copied once in user space instead of twice (read
+// buffer, then write buffer). It returns how many bytes it read and the
+// read's error, or the write error that kept it from reading. The lock is
+// not held during the read, so the stall timer can still flush the frames
+// buffered before; the bytes read then move to the front.
+func (rw *relayWriter) readFrom(r io.Reader, max int) (int, error) {
+	rw.mu.Lock()
+	if rw.n == len(rw.buf) {
+		rw.writeOut()
+	}
+	if rw.err != nil {
+		err := rw.err
+		rw.mu.Unlock()
+		return 0, err
+	}
+	start, flushes := rw.n, rw.flushes
+	dst := rw.buf[start:min(len(rw.buf), start+max)]
+	rw.mu.Unlock()
+
+	m, err := r.Read(dst)
+
+	rw.mu.Lock()
+	if m > 0 {
+		if rw.flushes != flushes {
+			copy(rw.buf[rw.n:], rw.buf[start:start+m])
+		}
+		rw.n += m
+	}
+	rw.mu.Unlock()
+	rw.progress.Add(1)
+	return m, err
 }
 
 // frameDone records that a whole frame has been written, for the latency
@@ -67,10 +156,9 @@ func (rw *relayWriter) flushLocked() error {
 		rw.timer.Stop()
 		rw.armed = false
 	}
-	if rw.w.Buffered() > 0 {
-		if err := rw.w.Flush(); err != nil {
-			return err
-		}
+	rw.writeOut()
+	if rw.err != nil {
+		return rw.err
 	}
 	observe(rw.hist, &rw.waits)
 	return nil
