@@ -245,9 +245,15 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	}
 	phases := make(chan phaseEvent, 16)
 	phasesDone := make(chan struct{})
+	var procs map[string]int
+	if pl, ok := r.target.(ProcessLister); ok {
+		procs = pl.Processes()
+	}
+	gw := gatewayWindow{pid: procs[hostGateway]}
 	go func() {
 		defer close(phasesDone)
 		for e := range phases {
+			gw.phase(e.name)
 			r.prog.setPhase(e.name, e.ends)
 			log.printf("phase %s", e.name)
 			r.store.SetPhase(wctx, a.ID, e.name)
@@ -289,7 +295,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 		ev = results.Evidence{Outcome: results.OutcomeFailed,
 			Error: fmt.Sprintf("the target gave no endpoint for %s", ModeKey(&row))}
 	} else {
-		tel := startTelemetry(r.o.Now)
+		tel := startTelemetry(r.o.Now, procs)
 		// A run that outlives its phases by far is stuck (a broker that
 		// neither answers nor fails): end it as failed, not the campaign.
 		actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
@@ -302,6 +308,9 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 		samples := tel.stop()
 		phase("write", time.Time{})
 		ev = evidenceOf(res, lerr, samples)
+		if cpu, ok := gw.cpu(); ok && row.NeedsGateway() && res != nil && res.Published > 0 && ev.Metrics != nil {
+			ev.Metrics["gateway_cpu_us_per_msg"] = float64(cpu.Microseconds()) / float64(res.Published)
+		}
 		mu.Lock()
 		cut := ctx.Err() != nil && (lerr != nil || !completed)
 		mu.Unlock()
@@ -328,6 +337,37 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	}
 	r.prog.finishRow(row, a.Number, ev, ev.Ended.Sub(started))
 	return ev.Outcome, nil
+}
+
+// gatewayWindow is the gateway process's CPU time over an attempt's
+// measurement window, read when the load generator reports the "measure"
+// and "drain" phases. Only the phases goroutine touches it until the load
+// run has returned.
+type gatewayWindow struct {
+	pid        int // 0: no gateway process
+	start, end time.Duration
+	have       int // 1: start read, 2: both
+}
+
+func (w *gatewayWindow) phase(p string) {
+	if w.pid == 0 {
+		return
+	}
+	switch {
+	case p == "measure" && w.have == 0:
+		if c, err := procCPU(w.pid); err == nil {
+			w.start, w.have = c, 1
+		}
+	case p == "drain" && w.have == 1:
+		if c, err := procCPU(w.pid); err == nil {
+			w.end, w.have = c, 2
+		}
+	}
+}
+
+// cpu is the gateway CPU time over the window, when both ends were read.
+func (w *gatewayWindow) cpu() (time.Duration, bool) {
+	return w.end - w.start, w.have == 2
 }
 
 // attemptBound is the longest an attempt may take: its phases plus two

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/encrypt"
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/planner"
@@ -19,29 +18,38 @@ import (
 )
 
 // localTarget is the embedded cluster (infra/local): every direct security
-// mode it serves, in this process, on loopback, and xp's own gateway in
-// front of it for the rows that need one (proxy, encrypt, field_encrypt),
-// one gateway set per distinct ModeKey of the group.
+// mode it serves, on loopback, and xp's own gateway in front of it for the
+// rows that need one (proxy, encrypt, field_encrypt), one gateway set per
+// distinct ModeKey of the group. The cluster and the gateways each run in
+// a child process (see childEnv), so the load generator's CPU and memory
+// are its own and telemetry measures the gateways apart from the broker.
 type localTarget struct {
 	// dir holds each group's certificates and client configs; "" = a fresh
 	// temporary directory per group.
 	dir string
 
 	mu       sync.Mutex
-	cluster  *local.Cluster
-	gateways []*gateway.Gateway
+	cluster  *childProc
+	gateways *childProc
 	groupDir string // the running group's files, removed by Down
 	groups   int
 	modes    []string // cached by Modes
 }
 
 var (
-	_ Target     = (*localTarget)(nil)
-	_ ModeLister = (*localTarget)(nil)
-	_ RowChecker = (*localTarget)(nil)
+	_ Target        = (*localTarget)(nil)
+	_ ModeLister    = (*localTarget)(nil)
+	_ RowChecker    = (*localTarget)(nil)
+	_ ProcessLister = (*localTarget)(nil)
 )
 
 func newLocalTarget(dir string) *localTarget { return &localTarget{dir: dir} }
+
+// Telemetry host names of the local target's processes.
+const (
+	hostCluster = "cluster"
+	hostGateway = "gateway"
+)
 
 // Up starts an embedded cluster with the group's broker count and the
 // gateways its rows need.
@@ -57,56 +65,72 @@ func (t *localTarget) Up(ctx context.Context, g Group) (Endpoints, error) {
 		}
 		t.groupDir = dir
 	}
-	c, err := local.Start(ctx, local.Options{Brokers: g.Key.Brokers, Dir: t.groupDir})
+	cl, rep, err := startChild(ctx, childSpec{Role: roleCluster, Brokers: g.Key.Brokers, Dir: t.groupDir})
 	if err != nil {
 		return Endpoints{}, err
 	}
-	t.cluster = c
+	t.cluster = cl
 	ep := Endpoints{Modes: map[string]Endpoint{}}
-	for name, m := range c.Modes() {
+	for name, m := range rep.Modes {
 		ep.Modes[name] = Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig}
 	}
-	if err := t.startGateways(ctx, g, ep); err != nil {
+	if err := t.startGateways(ctx, g, rep, ep); err != nil {
 		t.downLocked()
 		return Endpoints{}, err
 	}
 	return ep, nil
 }
 
-// startGateways starts, per distinct gateway ModeKey of the group's rows,
-// row.Gateways gateways (each with its own data keys, as separate gateway
-// machines would have), and adds the key to ep with every gateway's
-// bootstrap address.
-func (t *localTarget) startGateways(ctx context.Context, g Group, ep Endpoints) error {
+// startGateways starts, in one child process, per distinct gateway
+// ModeKey of the group's rows, row.Gateways gateways (each with its own
+// data keys, as separate gateway machines would have), and adds the key
+// to ep with every gateway's bootstrap address.
+func (t *localTarget) startGateways(ctx context.Context, g Group, cluster childReply, ep Endpoints) error {
+	var specs []childGateway
+	names := map[string][]string{} // ModeKey → gateway mode names
+	var keys []string
 	for _, r := range g.Rows {
 		if !r.NeedsGateway() {
 			continue
 		}
 		key := ModeKey(&r)
-		if _, done := ep.Modes[key]; done {
+		if _, done := names[key]; done {
 			continue
 		}
+		keys = append(keys, key)
 		n := max(r.Gateways, 1)
-		var e Endpoint
 		for i := 1; i <= n; i++ {
 			name := key
 			if n > 1 {
 				name = fmt.Sprintf("%s-%d", name, i)
 			}
-			o := local.GatewayModeOptions{Name: name, Security: r.Security,
-				Transport: r.GatewayTransport, Encoding: r.Encoding, Fields: r.EncryptFields}
+			o := childGateway{Name: name, Security: r.Security, Transport: r.GatewayTransport,
+				Encoding: r.Encoding, Fields: r.EncryptFields}
 			if r.Security == local.FieldEncrypt {
-				o.SchemaDir = filepath.Join(t.cluster.Dir(), "schema")
+				o.SchemaDir = filepath.Join(cluster.Dir, "schema")
 				if err := writeSchemas(o.SchemaDir); err != nil {
 					return fmt.Errorf("local target: %s gateway: %w", key, err)
 				}
 			}
-			gw, err := local.StartGatewayMode(ctx, t.cluster, o)
-			if err != nil {
-				return fmt.Errorf("local target: %s gateway: %w", key, err)
+			specs = append(specs, o)
+			names[key] = append(names[key], name)
+		}
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	gp, rep, err := startChild(ctx, childSpec{Role: roleGateways, Dir: cluster.Dir, Modes: cluster.Modes, Gateways: specs})
+	if err != nil {
+		return err
+	}
+	t.gateways = gp
+	for _, key := range keys {
+		var e Endpoint
+		for _, name := range names[key] {
+			m, ok := rep.Modes[name]
+			if !ok {
+				return fmt.Errorf("local target: the gateway child did not start %s", name)
 			}
-			t.gateways = append(t.gateways, gw)
-			m := t.cluster.Modes()[name]
 			e.Bootstrap = append(e.Bootstrap, strings.Split(m.Bootstrap, ",")...)
 			if e.ClientConfig == "" {
 				// Every gateway of a key takes the same client settings;
@@ -117,6 +141,20 @@ func (t *localTarget) startGateways(ctx context.Context, g Group, ep Endpoints) 
 		ep.Modes[key] = e
 	}
 	return nil
+}
+
+// Processes names the running group's processes for telemetry.
+func (t *localTarget) Processes() map[string]int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := map[string]int{}
+	if t.cluster != nil {
+		out[hostCluster] = t.cluster.pid()
+	}
+	if t.gateways != nil {
+		out[hostGateway] = t.gateways.pid()
+	}
+	return out
 }
 
 // writeSchemas puts the load generator's payload schemas where the
@@ -147,12 +185,12 @@ func (t *localTarget) Down(context.Context) error {
 
 func (t *localTarget) downLocked() error {
 	var errs []error
-	for _, gw := range t.gateways {
-		errs = append(errs, gw.Close())
+	if t.gateways != nil {
+		errs = append(errs, t.gateways.stop())
+		t.gateways = nil
 	}
-	t.gateways = nil
 	if t.cluster != nil {
-		errs = append(errs, t.cluster.Close())
+		errs = append(errs, t.cluster.stop())
 		t.cluster = nil
 	}
 	if t.groupDir != "" {

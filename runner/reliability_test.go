@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,11 +57,38 @@ func xpBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	RunChildIfAsked() // the local target's cluster and gateway processes
 	code := m.Run()
 	if xpBinDir != "" {
 		os.RemoveAll(xpBinDir)
 	}
 	os.Exit(code)
+}
+
+// childPids lists the child processes of pid (of any of its threads).
+func childPids(pid int) []int {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
 
 // child is a running `xp run` whose stderr lines arrive on lines.
@@ -202,9 +230,23 @@ func TestSurvivesSIGKILL(t *testing.T) {
 		if d := maxDelay[phase]; d > 0 {
 			time.Sleep(time.Duration(rng.Int64N(int64(d)))) // a random moment inside the phase, not a wait for a condition
 		}
+		kids := childPids(c.cmd.Process.Pid)
+		if phase != "provision" && len(kids) == 0 {
+			t.Errorf("phase %s: xp has no child processes (the local target's cluster runs in one)", phase)
+		}
 		c.cmd.Process.Signal(syscall.SIGKILL)
 		if code := c.exitCode(t, 30*time.Second); code != -int(syscall.SIGKILL) {
 			t.Fatalf("xp exited %d before the kill in phase %s; stderr:\n%s", code, phase, c.stderr.String())
+		}
+		// The cluster and gateway children see their stdin close and end.
+		deadline := time.Now().Add(20 * time.Second)
+		for _, kid := range kids {
+			for alive(kid) {
+				if time.Now().After(deadline) {
+					t.Fatalf("phase %s: child %d of the killed xp still runs", phase, kid)
+				}
+				time.Sleep(20 * time.Millisecond) // polling a condition, bounded above
+			}
 		}
 		killedIn[phase]++
 		for _, id := range runningAttempts(t, db) {

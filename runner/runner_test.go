@@ -131,6 +131,8 @@ func bumpSchema(t *testing.T, path string) {
 
 // The local target runs rows through xp's gateway: proxy, encrypt and
 // field_encrypt next to a direct baseline, on the row's gateway transport.
+// The cluster and the gateways run in processes of their own: telemetry
+// samples each, and gateway rows get their gateway CPU per message.
 func TestGatewayRowsRunLocally(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -154,6 +156,39 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 		modes[env.Mode] = true
 		if a.Outcome != results.OutcomeDone || a.Metrics["consumed"] == 0 || a.Metrics["errors"] != 0 {
 			t.Errorf("%s: %s %v %s, consumed %v", env.Mode, a.Outcome, a.Reasons, a.Error, a.Metrics["consumed"])
+		}
+		gwCPU, has := a.Metrics["gateway_cpu_us_per_msg"]
+		if direct := env.Mode == "plaintext"; direct == has {
+			t.Errorf("%s: gateway_cpu_us_per_msg present %v, want it only on gateway rows", env.Mode, has)
+		} else if has && (gwCPU <= 0 || gwCPU > 10_000) {
+			t.Errorf("%s: gateway_cpu_us_per_msg %v, want a positive CPU time per message", env.Mode, gwCPU)
+		}
+		tel, err := s.Telemetry(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu, rss := map[string]float64{}, map[string]float64{}
+		for _, smp := range tel {
+			switch smp.Metric {
+			case MetricCPU:
+				cpu[smp.Host] = max(cpu[smp.Host], smp.Value)
+			case MetricRSS:
+				rss[smp.Host] = max(rss[smp.Host], smp.Value)
+			}
+		}
+		busy := []string{telemetryHost, hostCluster}
+		if has {
+			busy = append(busy, hostGateway) // idle while a direct row runs
+		}
+		for _, host := range busy {
+			if cpu[host] <= 0 {
+				t.Errorf("%s: telemetry has no CPU time for host %q (%v)", env.Mode, host, cpu)
+			}
+		}
+		for _, host := range []string{telemetryHost, hostCluster, hostGateway} {
+			if rss[host] <= 0 {
+				t.Errorf("%s: telemetry has no memory for host %q (%v)", env.Mode, host, rss)
+			}
 		}
 	}
 	for _, m := range []string{"plaintext", "proxy.mtls", "encrypt.mtls", "field_encrypt.mtls"} {

@@ -1,9 +1,9 @@
 package runner
 
 import (
+	"maps"
 	"os"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -11,9 +11,11 @@ import (
 	"github.com/xp-bench/xp/results"
 )
 
-// Client telemetry: this process's CPU time and resident memory, once a
-// second while an attempt runs. On the local target the embedded cluster
-// lives in this process, so its work is counted too.
+// Telemetry: CPU time and resident memory, once a second while an attempt
+// runs, of this process (host "client": the load generator and the runner)
+// and of every process the target names (ProcessLister; on the local
+// target "cluster", the embedded broker and its fronts, and "gateway",
+// every gateway of the group).
 const (
 	telemetryHost = "client"
 	// MetricCPU is cumulative process CPU seconds since the attempt began.
@@ -23,16 +25,31 @@ const (
 )
 
 type telemetry struct {
-	now  func() time.Time
-	done chan struct{}
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	out  []results.Sample
+	now   func() time.Time
+	done  chan struct{}
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	out   []results.Sample
+	cpu0  time.Duration
+	procs []watched
+}
+
+// watched is a target process telemetry samples.
+type watched struct {
+	host string
+	pid  int
 	cpu0 time.Duration
 }
 
-func startTelemetry(now func() time.Time) *telemetry {
+func startTelemetry(now func() time.Time, procs map[string]int) *telemetry {
 	t := &telemetry{now: now, done: make(chan struct{}), cpu0: processCPU()}
+	for _, host := range slices.Sorted(maps.Keys(procs)) {
+		cpu, err := procCPU(procs[host])
+		if err != nil {
+			continue // gone: nothing to sample
+		}
+		t.procs = append(t.procs, watched{host: host, pid: procs[host], cpu0: cpu})
+	}
 	t.sample()
 	t.wg.Add(1)
 	go func() {
@@ -61,6 +78,14 @@ func (t *telemetry) sample() {
 	if rss >= 0 {
 		t.out = append(t.out, results.Sample{Host: telemetryHost, TS: ts, Metric: MetricRSS, Value: rss})
 	}
+	for _, p := range t.procs {
+		if cpu, err := procCPU(p.pid); err == nil {
+			t.out = append(t.out, results.Sample{Host: p.host, TS: ts, Metric: MetricCPU, Value: (cpu - p.cpu0).Seconds()})
+		}
+		if rss := procRSS(p.pid); rss >= 0 {
+			t.out = append(t.out, results.Sample{Host: p.host, TS: ts, Metric: MetricRSS, Value: rss})
+		}
+	}
 }
 
 // stop takes a last sample and returns them all.
@@ -82,30 +107,16 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// processRSS reads resident memory from /proc/self/statm, in MiB; -1 when
+// processRSS is this process's resident memory in MiB; -1 when
 // unavailable.
-func processRSS() float64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return -1
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return -1
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return -1
-	}
-	return float64(pages*int64(os.Getpagesize())) / (1 << 20)
-}
+func processRSS() float64 { return procRSS(os.Getpid()) }
 
-// maxOf returns the largest value of metric among samples.
-func maxOf(samples []results.Sample, metric string) (float64, bool) {
+// maxOf returns the largest value of host's metric among samples.
+func maxOf(samples []results.Sample, host, metric string) (float64, bool) {
 	var m float64
 	found := false
 	for _, s := range samples {
-		if s.Metric == metric && (!found || s.Value > m) {
+		if s.Host == host && s.Metric == metric && (!found || s.Value > m) {
 			m, found = s.Value, true
 		}
 	}

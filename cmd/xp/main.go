@@ -4,9 +4,14 @@ package main
 
 import (
 	"os"
+
+	"github.com/xp-bench/xp/runner"
 )
 
 func main() {
+	// The local target runs its cluster and gateways as children of this
+	// executable; in one of those, serve and exit.
+	runner.RunChildIfAsked()
 	st := newState()
 	os.Exit(execute(st, os.Args[1:]))
 }

@@ -244,6 +244,26 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	return c, nil
 }
 
+// Attach returns a Cluster standing for one that another process serves
+// from dir with modes (its Modes map): enough to start gateways in front
+// of it (StartGateway, StartGatewayMode), which issue their certificates
+// from the authority in dir/pki and register their modes here. Close
+// stops nothing of the cluster and removes nothing.
+func Attach(dir string, modes map[string]Mode) (*Cluster, error) {
+	if _, err := os.Stat(filepath.Join(dir, "pki")); err != nil {
+		return nil, fmt.Errorf("local: attach: %s is not an embedded cluster's directory: %w", dir, err)
+	}
+	ca, err := pki.New(filepath.Join(dir, "pki"))
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, ca: ca, modes: make(map[string]Mode, len(modes))}
+	for k, v := range modes {
+		c.modes[k] = v
+	}
+	return c, nil
+}
+
 // Dir is where certificates and client configs live.
 func (c *Cluster) Dir() string { return c.dir }
 

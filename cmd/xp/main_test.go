@@ -1,0 +1,16 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/xp-bench/xp/runner"
+)
+
+// TestMain lets this test binary serve as the local target's cluster and
+// gateway processes, as the xp binary does, for the tests that run `xp run`
+// in-process.
+func TestMain(m *testing.M) {
+	runner.RunChildIfAsked()
+	os.Exit(m.Run())
+}

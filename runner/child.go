@@ -1,0 +1,318 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xp-bench/xp/infra/local"
+)
+
+// The local target serves the embedded cluster, and the gateways in front
+// of it, from child processes of xp (the same executable, switched by
+// childEnv): the load generator's CPU time and memory are then its own,
+// and the gateways' CPU time is measured apart from the broker's.
+//
+// Protocol: the parent writes one JSON childSpec line on the child's
+// stdin; the child answers one JSON childReply line on stdout, then serves
+// until its stdin reaches end of file, which also happens when the parent
+// dies, so a killed xp leaves no cluster behind.
+const childEnv = "XP_LOCAL_TARGET_CHILD"
+
+// Child roles.
+const (
+	roleCluster  = "cluster"
+	roleGateways = "gateways"
+)
+
+type childSpec struct {
+	Role    string `json:"role"`
+	Brokers int    `json:"brokers,omitempty"`
+	Dir     string `json:"dir,omitempty"`
+	// Modes are the cluster's modes (role gateways).
+	Modes    map[string]local.Mode `json:"modes,omitempty"`
+	Gateways []childGateway        `json:"gateways,omitempty"`
+}
+
+// childGateway is local.GatewayModeOptions without the logger.
+type childGateway struct {
+	Name      string   `json:"name"`
+	Security  string   `json:"security"`
+	Transport string   `json:"transport,omitempty"`
+	Encoding  string   `json:"encoding,omitempty"`
+	Fields    []string `json:"fields,omitempty"`
+	SchemaDir string   `json:"schema_dir,omitempty"`
+}
+
+type childReply struct {
+	Dir   string                `json:"dir,omitempty"`
+	Modes map[string]local.Mode `json:"modes,omitempty"`
+	Error string                `json:"error,omitempty"`
+}
+
+// RunChildIfAsked serves as a local target child and exits when this
+// process was started as one; otherwise it returns at once. Call it first
+// in main, and in TestMain of test binaries whose tests run the local
+// target.
+func RunChildIfAsked() {
+	if os.Getenv(childEnv) == "" {
+		return
+	}
+	os.Exit(serveChild(os.Stdin, os.Stdout))
+}
+
+func serveChild(stdin io.Reader, stdout io.Writer) int {
+	in := bufio.NewReader(stdin)
+	reply := func(r childReply) {
+		b, _ := json.Marshal(r)
+		fmt.Fprintf(stdout, "%s\n", b)
+	}
+	line, err := in.ReadBytes('\n')
+	if err != nil {
+		reply(childReply{Error: "reading the spec: " + err.Error()})
+		return 2
+	}
+	var spec childSpec
+	if err := json.Unmarshal(line, &spec); err != nil {
+		reply(childReply{Error: "spec: " + err.Error()})
+		return 2
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var closers []func() error
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}()
+	var c *local.Cluster
+	switch spec.Role {
+	case roleCluster:
+		c, err = local.Start(ctx, local.Options{Brokers: spec.Brokers, Dir: spec.Dir})
+	case roleGateways:
+		c, err = local.Attach(spec.Dir, spec.Modes)
+	default:
+		err = fmt.Errorf("unknown role %q", spec.Role)
+	}
+	if err != nil {
+		reply(childReply{Error: err.Error()})
+		return 1
+	}
+	closers = append(closers, c.Close)
+	for _, g := range spec.Gateways {
+		gw, err := local.StartGatewayMode(ctx, c, local.GatewayModeOptions{Name: g.Name, Security: g.Security,
+			Transport: g.Transport, Encoding: g.Encoding, Fields: g.Fields, SchemaDir: g.SchemaDir})
+		if err != nil {
+			reply(childReply{Error: err.Error()})
+			return 1
+		}
+		closers = append(closers, gw.Close)
+	}
+	reply(childReply{Dir: c.Dir(), Modes: c.Modes()})
+	_, _ = io.Copy(io.Discard, in) // serve until the parent closes stdin or dies
+	return 0
+}
+
+// childProc is a running local target child.
+type childProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	done   chan struct{}
+	stderr *tailBuffer
+}
+
+// childStopTimeout is how long a child may take to close its listeners
+// after its stdin closes before it is killed.
+const childStopTimeout = 10 * time.Second
+
+// startChild starts a child serving spec and returns it with its reply.
+func startChild(ctx context.Context, spec childSpec) (*childProc, childReply, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, childReply{}, fmt.Errorf("local target: cannot find xp's executable to start the %s: %w", spec.Role, err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, childReply{}, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, childReply{}, err
+	}
+	p := &childProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, childReply{}, fmt.Errorf("local target: start the %s: %w", spec.Role, err)
+	}
+	go func() { cmd.Wait(); close(p.done) }()
+	b, _ := json.Marshal(spec)
+	if _, err := fmt.Fprintf(stdin, "%s\n", b); err != nil {
+		p.stop()
+		return nil, childReply{}, fmt.Errorf("local target: %s: %w%s", spec.Role, err, p.stderr.suffix())
+	}
+	type result struct {
+		r   childReply
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadBytes('\n')
+		var r childReply
+		if err == nil {
+			err = json.Unmarshal(line, &r)
+		}
+		got <- result{r, err}
+	}()
+	var res result
+	select {
+	case res = <-got:
+	case <-ctx.Done():
+		p.stop()
+		return nil, childReply{}, ctx.Err()
+	}
+	if res.err == nil && res.r.Error != "" {
+		res.err = errors.New(res.r.Error)
+	}
+	if res.err != nil {
+		p.stop()
+		return nil, childReply{}, fmt.Errorf("local target: %s: %w%s", spec.Role, res.err, p.stderr.suffix())
+	}
+	return p, res.r, nil
+}
+
+// stop closes the child's stdin and waits for it to end, killing it after
+// childStopTimeout.
+func (p *childProc) stop() error {
+	p.stdin.Close()
+	select {
+	case <-p.done:
+	case <-time.After(childStopTimeout):
+		p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("local target: a child (pid %d) did not stop within %v and was killed", p.cmd.Process.Pid, childStopTimeout)
+	}
+	return nil
+}
+
+func (p *childProc) pid() int { return p.cmd.Process.Pid }
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = t.b[over:]
+	}
+	return len(p), nil
+}
+
+// suffix is the child's stderr as a suffix for an error message.
+func (t *tailBuffer) suffix() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(bytes.ToValidUTF8(t.b, nil)))
+	if s == "" {
+		return ""
+	}
+	return "\n" + s
+}
+
+// procCPU is the CPU time process pid has used: the sum of its threads'
+// on-CPU nanoseconds from /proc/<pid>/task/*/schedstat (Go threads do not
+// exit), or where that is missing user + system time from
+// /proc/<pid>/stat, in 10 ms ticks.
+func procCPU(pid int) (time.Duration, error) {
+	if d, err := schedstatCPU(pid); err == nil {
+		return d, nil
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields count from after
+	// its closing parenthesis: utime and stime are fields 14 and 15.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %v", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
+func schedstatCPU(pid int) (time.Duration, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no schedstat for process %d", pid)
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that just exited
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0, fmt.Errorf("%s: %q", t, b)
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", t, err)
+		}
+		sum += n
+	}
+	return time.Duration(sum), nil
+}
+
+// procRSS is process pid's resident memory in MiB, from /proc/<pid>/statm;
+// -1 when unavailable.
+func procRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return -1
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return float64(pages*int64(os.Getpagesize())) / (1 << 20)
+}
