@@ -308,8 +308,16 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 		samples := tel.stop()
 		phase("write", time.Time{})
 		ev = evidenceOf(res, lerr, samples)
-		if cpu, ok := gw.cpu(); ok && row.NeedsGateway() && res != nil && res.Published > 0 && ev.Metrics != nil {
-			ev.Metrics["gateway_cpu_us_per_msg"] = float64(cpu.Microseconds()) / float64(res.Published)
+		if res != nil && res.Published > 0 && ev.Metrics != nil {
+			if !row.NeedsGateway() {
+				if procs != nil {
+					// No gateway in the path, so none of its CPU (runs.csv
+					// says so; effects skip zero baselines).
+					ev.Metrics["gateway_cpu_us_per_msg"] = 0
+				}
+			} else if cpu, ok := gw.cpu(); ok {
+				ev.Metrics["gateway_cpu_us_per_msg"] = float64(cpu.Nanoseconds()) / 1e3 / float64(res.Published)
+			}
 		}
 		mu.Lock()
 		cut := ctx.Err() != nil && (lerr != nil || !completed)
