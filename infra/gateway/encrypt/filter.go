@@ -70,7 +70,7 @@ type Filter struct {
 	log   *slog.Logger
 
 	topics  sync.Map // topic name → *rule (noRule when none matches)
-	calls   sync.Pool
+	calls   callCache
 	lastLog atomic.Int64
 
 	// Vault change detection (KEK rotation without a restart).
@@ -125,7 +125,7 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 		}
 		f.nextCheck.Store(time.Now().Add(f.reloadEvery).UnixNano())
 	}
-	f.calls.New = func() any {
+	f.calls.new = func() *call {
 		return &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
 	}
 	return f, nil
@@ -191,9 +191,10 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 	var c *call
 	defer func() {
 		if c != nil {
-			f.calls.Put(c)
+			f.calls.put(c)
 		}
 	}()
+	var arena []byte
 	for ti := range req.Topics {
 		t := &req.Topics[ti]
 		topic, ok := topicName(ctx, t.Topic, t.TopicID)
@@ -208,7 +209,7 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 			continue
 		}
 		if c == nil {
-			c = f.calls.Get().(*call)
+			c = f.calls.get()
 		}
 		c.begin(topic, r)
 		for pi := range t.Partitions {
@@ -217,16 +218,47 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 				return fmt.Errorf("encrypt: topic %s partition %d: message format before v2 cannot carry the encryption header: %w", topic, p.Partition, kerr.UnsupportedForMessageFormat)
 			}
 			// The request outlives this call, so its records need their
-			// own buffer: sized for every record growing by its envelopes
-			// and the marker header (append grows it if that falls short).
-			out, err := c.rw.Rewrite(make([]byte, 0, len(p.Records)+records.CountRecords(p.Records)*c.growth), p.Records, c.encryptRecord)
+			// own buffer: one for the whole request, sized for every
+			// record growing by its envelopes and the marker header (a
+			// partition that falls short grows into a buffer of its own).
+			if arena == nil {
+				arena = make([]byte, 0, f.produceSize(ctx, req))
+			}
+			rest := arena[len(arena):]
+			out, err := c.rw.Rewrite(rest, p.Records, c.encryptRecord)
 			if err != nil {
 				return fmt.Errorf("encrypt: topic %s partition %d: %w", topic, p.Partition, produceError(err))
 			}
-			p.Records = out
+			if len(out) > 0 && cap(rest) > 0 && &out[0] == &rest[:1][0] {
+				arena = arena[:len(arena)+len(out)]
+			}
+			p.Records = out[:len(out):len(out)]
 		}
 	}
 	return nil
+}
+
+// produceSize is the size of req's records of encrypted topics once
+// encrypted, at most.
+func (f *Filter) produceSize(ctx context.Context, req *kmsg.ProduceRequest) int {
+	n := 0
+	for ti := range req.Topics {
+		t := &req.Topics[ti]
+		topic, ok := topicName(ctx, t.Topic, t.TopicID)
+		if !ok {
+			continue
+		}
+		r := f.ruleFor(topic)
+		if r == noRule {
+			continue
+		}
+		g := f.growth(r)
+		for pi := range t.Partitions {
+			p := &t.Partitions[pi]
+			n += len(p.Records) + records.CountRecords(p.Records)*g
+		}
+	}
+	return n
 }
 
 func produceError(err error) error {
@@ -249,7 +281,7 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 	var c *call
 	defer func() {
 		if c != nil {
-			f.calls.Put(c)
+			f.calls.put(c)
 		}
 	}()
 	for ti := range resp.Topics {
@@ -270,7 +302,7 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 			continue
 		}
 		if c == nil {
-			c = f.calls.Get().(*call)
+			c = f.calls.get()
 		}
 		c.begin(topic, r)
 		for pi := range t.Partitions {
@@ -306,6 +338,43 @@ func (f *Filter) logLimited(msg string, args ...any) {
 	f.log.Warn(msg, args...)
 }
 
+// callCache keeps idle calls with the buffers they have grown. A
+// sync.Pool would drop them at every garbage collection, which at
+// saturation comes several times a second, and each request would grow
+// its batch-sized buffers again (and make the next collection come
+// sooner).
+type callCache struct {
+	mu   sync.Mutex
+	idle []*call
+	new  func() *call
+}
+
+// maxIdleCalls bounds the idle calls kept: more than requests run at
+// once on a gateway's cores.
+const maxIdleCalls = 64
+
+func (cc *callCache) get() *call {
+	cc.mu.Lock()
+	if n := len(cc.idle); n > 0 {
+		c := cc.idle[n-1]
+		cc.idle[n-1] = nil
+		cc.idle = cc.idle[:n-1]
+		cc.mu.Unlock()
+		return c
+	}
+	cc.mu.Unlock()
+	return cc.new()
+}
+
+func (cc *callCache) put(c *call) {
+	c.rw.Trim()
+	cc.mu.Lock()
+	if len(cc.idle) < maxIdleCalls {
+		cc.idle = append(cc.idle, c)
+	}
+	cc.mu.Unlock()
+}
+
 // call is the per-request state: cryptographic handles and buffers reused
 // across records and requests.
 type call struct {
@@ -322,22 +391,25 @@ type call struct {
 	mc     markerCache
 	hv     []byte
 	key    []byte
-	growth int
 }
 
 func (c *call) begin(topic string, r *rule) {
 	c.topic, c.rule = topic, r
 	c.sealer.Reset(topic)
-	// Bytes a record grows by when encrypted: an envelope per field
-	// (base64 in text fields) or for the value (and key), the marker
-	// header, and longer length varints.
-	ov := envelope.Overhead(len(c.f.keys.ActiveKEK()))
-	c.growth = ov + 16 + len(HeaderKey) + len(r.marker)
+}
+
+// growth is how many bytes a record grows by when encrypted under r: an
+// envelope per field (base64 in text fields) or for the value (and key),
+// the marker header, and longer length varints.
+func (f *Filter) growth(r *rule) int {
+	ov := envelope.Overhead(len(f.keys.ActiveKEK()))
+	g := ov + 16 + len(HeaderKey) + len(r.marker)
 	if r.fields {
-		c.growth = len(r.names)*(ov*4/3+8) + 16 + len(HeaderKey) + len(r.marker)
+		g = len(r.names)*(ov*4/3+8) + 16 + len(HeaderKey) + len(r.marker)
 	} else if r.key {
-		c.growth += ov
+		g += ov
 	}
+	return g
 }
 
 func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, error) {

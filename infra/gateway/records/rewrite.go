@@ -63,6 +63,13 @@ func Get() *Rewriter { return pool.Get().(*Rewriter) }
 
 // Put returns w to the pool.
 func Put(w *Rewriter) {
+	w.Trim()
+	pool.Put(w)
+}
+
+// Trim drops buffers grown past 4 MiB, so that a Rewriter kept idle does
+// not pin the memory of one unusually large batch.
+func (w *Rewriter) Trim() {
 	if cap(w.plain) > 4<<20 {
 		w.plain = nil
 	}
@@ -72,7 +79,6 @@ func Put(w *Rewriter) {
 	if cap(w.out) > 4<<20 {
 		w.out = nil
 	}
-	pool.Put(w)
 }
 
 // Rewrite appends to dst the record set set (one partition's records: a
@@ -124,7 +130,7 @@ func (w *Rewriter) rewrite(dst, set []byte, fn RecordFunc, inPlace bool) ([]byte
 			continue
 		}
 		var err error
-		if dst, err = w.rewriteBatch(dst, batch, fn); err != nil {
+		if dst, err = w.rewriteBatch(dst, batch, fn, !inPlace); err != nil {
 			return dst, err
 		}
 	}
@@ -160,7 +166,11 @@ func HasOldMagic(set []byte) bool {
 	return false
 }
 
-func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error) {
+// rewriteBatch appends batch rewritten to dst. When dst does not overlay
+// batch (direct), an uncompressed batch is built in dst itself; otherwise
+// the new batch is built aside in w.out and copied to dst once the old one
+// has been read whole.
+func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc, direct bool) ([]byte, error) {
 	if binary.BigEndian.Uint32(batch[offCRC:]) != crc32.Checksum(batch[offAttributes:], castagnoli) {
 		return dst, ErrCRC
 	}
@@ -185,9 +195,14 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 		}
 		body = w.plain
 	}
-	// The new batch is built aside in w.out and copied to dst only once
-	// the old one has been read whole (dst may overlay it).
-	nb := append(w.out[:0], batch[:headerSize]...)
+	direct = direct && info.Codec == None
+	start := len(dst)
+	var nb []byte
+	if direct {
+		nb = append(dst, batch[:headerSize]...)
+	} else {
+		nb = append(w.out[:0], batch[:headerSize]...)
+	}
 	out := nb
 	if info.Codec != None {
 		out = w.recs[:0]
@@ -214,6 +229,13 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 	} else {
 		w.recs = out
 	}
+	if direct {
+		if !changed {
+			return append(nb[:start], batch...), nil
+		}
+		finishBatch(nb[start:])
+		return nb, nil
+	}
 	if !changed {
 		w.out = nb
 		return append(dst, batch...), nil
@@ -225,10 +247,15 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 			return dst, err
 		}
 	}
-	binary.BigEndian.PutUint32(nb[offLength:], uint32(len(nb)-12))
-	binary.BigEndian.PutUint32(nb[offCRC:], crc32.Checksum(nb[offAttributes:], castagnoli))
+	finishBatch(nb)
 	w.out = nb
 	return append(dst, nb...), nil
+}
+
+// finishBatch sets the length and CRC-32C of a rebuilt batch.
+func finishBatch(nb []byte) {
+	binary.BigEndian.PutUint32(nb[offLength:], uint32(len(nb)-12))
+	binary.BigEndian.PutUint32(nb[offCRC:], crc32.Checksum(nb[offAttributes:], castagnoli))
 }
 
 // BuildBatch encodes recs as one record batch v2 compressed with codec
