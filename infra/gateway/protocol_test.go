@@ -195,13 +195,31 @@ func TestEndpointRewrites(t *testing.T) {
 
 // TestPipelining sends a burst of requests in one write, acks=0 produce
 // among them, and checks every response arrives once, in order, and that
-// acks=0 produce gets none.
+// acks=0 produce gets none. With 100 KiB records most of each produce
+// request is read past the read buffer straight into the write buffer,
+// stopping at the frame's end while the next frames wait in the socket.
 func TestPipelining(t *testing.T) {
+	cases := []struct {
+		name      string
+		transport string
+		pad       int // bytes added to each record value
+	}{
+		{"small frames, plaintext", Plaintext, 0},
+		{"100 KiB produce frames, plaintext", Plaintext, 100 << 10},
+		{"100 KiB produce frames, tls", TLS, 100 << 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { pipelining(t, tc.transport, tc.pad) })
+	}
+}
+
+func pipelining(t *testing.T, transport string, pad int) {
 	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
-	rc := dialRaw(t, g.Bootstrap(), Plaintext)
+	g := startGateway(t, gatewayConfig(t, kf, transport, Plaintext))
+	rc := dialRaw(t, g.Bootstrap(), transport)
 	leader := rc.metadata()
-	nc := dialRaw(t, net.JoinHostPort(leader.Brokers[0].Host, strconv.Itoa(int(leader.Brokers[0].Port))), Plaintext)
+	nc := dialRaw(t, net.JoinHostPort(leader.Brokers[0].Host, strconv.Itoa(int(leader.Brokers[0].Port))), transport)
+	padding := strings.Repeat("p", pad)
 
 	type sent struct {
 		req  kmsg.Request
@@ -215,10 +233,10 @@ func TestPipelining(t *testing.T) {
 		acks0 := false
 		switch i % 4 {
 		case 0:
-			req = produceRequest("roundtrip", 0, 7, "acks0-"+strconv.Itoa(i))
+			req = produceRequest("roundtrip", 0, 7, "acks0-"+strconv.Itoa(i)+padding)
 			acks0 = true
 		case 1:
-			req = produceRequest("roundtrip", -1, 9, "acksall-"+strconv.Itoa(i))
+			req = produceRequest("roundtrip", -1, 9, "acksall-"+strconv.Itoa(i)+padding)
 		case 2:
 			r := kmsg.NewPtrMetadataRequest()
 			r.Version = 12
@@ -242,7 +260,7 @@ func TestPipelining(t *testing.T) {
 		}
 	}
 	// Every acks=0 record landed too: 15 acks=0 and 15 acks=all.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(g.Bootstrap()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
 	if err != nil {
 		t.Fatal(err)
 	}
