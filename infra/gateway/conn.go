@@ -56,6 +56,9 @@ type pending struct {
 	synthetic *[]byte
 	// fetch is the decoded fetch request, when filters need it.
 	fetch *kmsg.FetchRequest
+	// failed are produce partitions a filter refused, to merge into the
+	// broker's response.
+	failed []PartitionError
 	// saslV0 marks a SaslHandshake v0 relayed as v1; rawAuth a
 	// SaslAuthenticate the gateway wrapped around a raw v0 token.
 	saslV0, rawAuth bool
@@ -337,18 +340,22 @@ func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
 	if err := req.ReadFrom(body[hl:]); err != nil {
 		return badFrame(fmt.Errorf("produce v%d request: %w", h.Version, err))
 	}
-	var ferr error
-	for _, f := range p.g.cfg.Filters {
-		if ferr = f.ProduceRequest(p.ctx, &req); ferr != nil {
-			break
-		}
+	failed, ferr := filterProduce(p.ctx, p.g.cfg.Filters, &req)
+	if len(failed) > 0 {
+		p.log.Warn("record filter refused partitions of a produce request", "error", &PartitionErrors{failed}, "acks", req.Acks)
 	}
-	if ferr != nil {
-		p.log.Warn("record filter refused a produce request", "error", ferr, "acks", req.Acks)
+	if ferr != nil || len(failed) > 0 && len(req.Topics) == 0 {
+		var resp *kmsg.ProduceResponse
+		if ferr != nil {
+			p.log.Warn("record filter refused a produce request", "error", ferr, "acks", req.Acks)
+			resp = produceErrorResponse(&req, errorCode(ferr, kerr.InvalidRecord.Code), ferr.Error())
+			addFailed(resp, failed)
+		} else {
+			resp = produceFailedResponse(req.Version, failed)
+		}
 		if req.Acks == 0 {
 			return nil
 		}
-		resp := produceErrorResponse(&req, errorCode(ferr, kerr.InvalidRecord.Code), ferr.Error())
 		out := frameBufs.get(0)
 		*out = appendResponseFrame((*out)[:0], h.CorrID, requestFlexible(keyProduce, h.Version), resp)
 		if err := p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID, synthetic: out}); err != nil {
@@ -357,7 +364,7 @@ func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
 		return p.placeholder(h.CorrID)
 	}
 	if req.Acks != 0 {
-		if err := p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID}); err != nil {
+		if err := p.push(pending{key: h.Key, version: h.Version, corr: h.CorrID, failed: failed}); err != nil {
 			return err
 		}
 	}
@@ -468,7 +475,7 @@ func (p *proxyConn) responses() error {
 			frameBufs.put(pend.synthetic)
 		case pend.saslV0 || pend.rawAuth:
 			err = p.saslResponse(pend, frameLen)
-		case rewritten(pend.key) || pend.fetch != nil:
+		case rewritten(pend.key) || pend.fetch != nil || pend.failed != nil:
 			err = p.rewriteResponse(pend, frameLen)
 		default:
 			if err = copyFrame(p.cw, p.ur, p.upstream, frameLen); err != nil {
@@ -506,6 +513,8 @@ func (p *proxyConn) rewriteResponse(pend pending, frameLen int) error {
 	b = append(b, body[:hl]...)
 	if pend.fetch != nil {
 		b, err = p.filterFetch(b, body[hl:], pend)
+	} else if pend.failed != nil {
+		b, err = mergeProduceErrors(b, body[hl:], pend.version, pend.failed)
 	} else {
 		b, _, err = rewriteResponse(b, body[hl:], pend.key, pend.version, p.g)
 	}

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -21,13 +23,19 @@ import (
 // Filters are called from many connections at once and must be safe for
 // concurrent use.
 type RecordFilter interface {
-	// ProduceRequest sees a produce request before it goes upstream. An
-	// error fails the whole request: nothing goes upstream and every
-	// partition is answered with the error's Kafka code (a *kerr.Error),
-	// or INVALID_RECORD for other errors; an acks=0 request is dropped
-	// and logged. Per-partition failure is not expressible here because
-	// Kafka applies a produce request's partitions independently and the
-	// client would see a partial success it cannot tell from a full one.
+	// ProduceRequest sees a produce request before it goes upstream.
+	//
+	// A *PartitionErrors (found with errors.As) fails only the
+	// partitions it lists: the gateway removes them from the request
+	// (whatever their records hold by then never goes upstream), sends
+	// the rest on, and merges the listed errors into the broker's
+	// response, as Kafka itself answers each partition of a produce
+	// request on its own. If it lists every partition, the gateway
+	// answers the request itself; with acks=0 the failed partitions are
+	// dropped and logged. Any other error fails the whole request:
+	// nothing goes upstream and every partition is answered with the
+	// error's Kafka code (a *kerr.Error), or INVALID_RECORD for other
+	// errors; an acks=0 request is dropped and logged.
 	ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) error
 	// FetchResponse sees a fetch response before it goes to the client,
 	// with the request that asked for it. A partition whose records
@@ -36,6 +44,144 @@ type RecordFilter interface {
 	// *kerr.Error), or UNKNOWN_SERVER_ERROR for other errors, and drops
 	// all records.
 	FetchResponse(ctx context.Context, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) error
+}
+
+// PartitionErrors is the error a RecordFilter's ProduceRequest returns
+// when some partitions of the request cannot be filtered; the others go
+// upstream (see RecordFilter).
+type PartitionErrors struct {
+	Partitions []PartitionError
+}
+
+// PartitionError is one failed partition of a produce request: the topic
+// as the request names it (name, or id from produce v13), the partition
+// and why. The client is answered with Err's Kafka code (a *kerr.Error),
+// or INVALID_RECORD for other errors, and Err's text as the error message.
+type PartitionError struct {
+	Topic     string
+	TopicID   [16]byte
+	Partition int32
+	Err       error
+}
+
+// Add appends a failed partition.
+func (e *PartitionErrors) Add(topic string, id [16]byte, partition int32, err error) {
+	e.Partitions = append(e.Partitions, PartitionError{Topic: topic, TopicID: id, Partition: partition, Err: err})
+}
+
+func (e *PartitionErrors) Error() string {
+	if len(e.Partitions) == 0 {
+		return "no partition failed"
+	}
+	p := e.Partitions[0]
+	msg := fmt.Sprintf("topic %s partition %d: %v", topicLabel(p.Topic, p.TopicID), p.Partition, p.Err)
+	if n := len(e.Partitions) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more partitions)", n)
+	}
+	return msg
+}
+
+func topicLabel(name string, id [16]byte) string {
+	if name != "" {
+		return name
+	}
+	return fmt.Sprintf("id %x", id)
+}
+
+// filterProduce runs the filters over req. Partitions a filter fails are
+// removed from req before the next filter sees it and returned; err is an
+// error that fails the whole request.
+func filterProduce(ctx context.Context, filters []RecordFilter, req *kmsg.ProduceRequest) (failed []PartitionError, err error) {
+	for _, f := range filters {
+		err = f.ProduceRequest(ctx, req)
+		var pe *PartitionErrors
+		if !errors.As(err, &pe) {
+			if err != nil {
+				return failed, err
+			}
+			continue
+		}
+		failed = append(failed, pe.Partitions...)
+		removePartitions(req, pe.Partitions)
+		if len(req.Topics) == 0 {
+			break
+		}
+	}
+	return failed, nil
+}
+
+// removePartitions drops the failed partitions from req, and topics left
+// with none.
+func removePartitions(req *kmsg.ProduceRequest, failed []PartitionError) {
+	topics := req.Topics[:0]
+	for _, t := range req.Topics {
+		parts := t.Partitions[:0]
+		for _, p := range t.Partitions {
+			if !isFailed(failed, t.Topic, t.TopicID, p.Partition) {
+				parts = append(parts, p)
+			}
+		}
+		if t.Partitions = parts; len(parts) > 0 {
+			topics = append(topics, t)
+		}
+	}
+	req.Topics = topics
+}
+
+func isFailed(failed []PartitionError, topic string, id [16]byte, partition int32) bool {
+	for _, f := range failed {
+		if f.Partition == partition && f.Topic == topic && f.TopicID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// failedPartition is the produce response of one failed partition.
+func failedPartition(f PartitionError) kmsg.ProduceResponseTopicPartition {
+	rp := kmsg.NewProduceResponseTopicPartition()
+	rp.Partition = f.Partition
+	rp.ErrorCode = errorCode(f.Err, kerr.InvalidRecord.Code)
+	rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
+	msg := f.Err.Error()
+	rp.ErrorMessage = &msg
+	return rp
+}
+
+// addFailed adds the failed partitions to resp, under their topic's entry
+// when the response has one.
+func addFailed(resp *kmsg.ProduceResponse, failed []PartitionError) {
+	for _, f := range failed {
+		i := slices.IndexFunc(resp.Topics, func(t kmsg.ProduceResponseTopic) bool {
+			return t.Topic == f.Topic && t.TopicID == f.TopicID
+		})
+		if i < 0 {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic, rt.TopicID = f.Topic, f.TopicID
+			resp.Topics = append(resp.Topics, rt)
+			i = len(resp.Topics) - 1
+		}
+		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, failedPartition(f))
+	}
+}
+
+// produceFailedResponse answers a request whose partitions all failed.
+func produceFailedResponse(version int16, failed []PartitionError) *kmsg.ProduceResponse {
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = version
+	addFailed(resp, failed)
+	return resp
+}
+
+// mergeProduceErrors appends to dst the broker's produce response body
+// with the failed partitions added.
+func mergeProduceErrors(dst, body []byte, version int16, failed []PartitionError) ([]byte, error) {
+	resp := kmsg.ProduceResponse{Version: version}
+	if err := resp.ReadFrom(body); err != nil {
+		return dst, fmt.Errorf("produce v%d response: %w", version, err)
+	}
+	addFailed(&resp, failed)
+	return resp.AppendTo(dst), nil
 }
 
 type topicNamesKey struct{}

@@ -7,14 +7,16 @@
 //
 // Failures are visible, never garbage and never a silently empty fetch:
 //
-//   - Produce: any record that cannot be encrypted (a value that does not
+//   - Produce: a record that cannot be encrypted (a value that does not
 //     parse in the rule's encoding, a corrupt or pre-v2 batch, a key
-//     failure) fails the whole produce request; the gateway answers every
-//     partition with the code (INVALID_RECORD 87 for values,
-//     CORRUPT_MESSAGE 2 for batches, UNSUPPORTED_FOR_MESSAGE_FORMAT 43 for
-//     pre-v2 batches) and sends nothing upstream. Kafka applies a produce
-//     request's partitions independently, so failing only some partitions
-//     is not expressible through the gateway's seam.
+//     failure) fails its partition, which is answered with the code
+//     (INVALID_RECORD 87 for values, CORRUPT_MESSAGE 2 for batches,
+//     UNSUPPORTED_FOR_MESSAGE_FORMAT 43 for pre-v2 batches,
+//     UNKNOWN_TOPIC_ID 100 for a topic id the gateway has not seen) and
+//     none of whose records go upstream; the request's other partitions
+//     go on to the broker and the client gets both answers in one
+//     response, as Kafka answers each partition of a produce request on
+//     its own (gateway.PartitionErrors).
 //   - Fetch: a partition with a record that cannot be restored gets an
 //     error code and no records, while the other partitions of the
 //     response are delivered: TOPIC_AUTHORIZATION_FAILED (29) when the
@@ -185,7 +187,9 @@ func topicName(ctx context.Context, name string, id [16]byte) (string, bool) {
 }
 
 // ProduceRequest implements gateway.RecordFilter: it encrypts the records
-// of configured topics.
+// of configured topics. A partition whose records cannot be encrypted is
+// failed on its own (a *gateway.PartitionErrors), its records emptied so
+// that no plaintext of it can go upstream; the other partitions go on.
 func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) error {
 	f.maybeReload()
 	var c *call
@@ -194,6 +198,14 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 			f.calls.put(c)
 		}
 	}()
+	var failed *gateway.PartitionErrors
+	fail := func(t *kmsg.ProduceRequestTopic, p *kmsg.ProduceRequestTopicPartition, err error) {
+		if failed == nil {
+			failed = &gateway.PartitionErrors{}
+		}
+		failed.Add(t.Topic, t.TopicID, p.Partition, err)
+		p.Records = nil
+	}
 	var arena []byte
 	for ti := range req.Topics {
 		t := &req.Topics[ti]
@@ -202,7 +214,10 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 			// An id the gateway never saw in metadata: it cannot know
 			// whether the topic is encrypted, so it must not let
 			// plaintext through.
-			return fmt.Errorf("encrypt: produce to unknown topic id %x: %w", t.TopicID, kerr.UnknownTopicID)
+			for pi := range t.Partitions {
+				fail(t, &t.Partitions[pi], fmt.Errorf("encrypt: produce to unknown topic id %x: %w", t.TopicID, kerr.UnknownTopicID))
+			}
+			continue
 		}
 		r := f.ruleFor(topic)
 		if r == noRule {
@@ -215,7 +230,8 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 		for pi := range t.Partitions {
 			p := &t.Partitions[pi]
 			if records.HasOldMagic(p.Records) {
-				return fmt.Errorf("encrypt: topic %s partition %d: message format before v2 cannot carry the encryption header: %w", topic, p.Partition, kerr.UnsupportedForMessageFormat)
+				fail(t, p, fmt.Errorf("encrypt: message format before v2 cannot carry the encryption header: %w", kerr.UnsupportedForMessageFormat))
+				continue
 			}
 			// The request outlives this call, so its records need their
 			// own buffer: one for the whole request, sized for every
@@ -227,13 +243,17 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 			rest := arena[len(arena):]
 			out, err := c.rw.Rewrite(rest, p.Records, c.encryptRecord)
 			if err != nil {
-				return fmt.Errorf("encrypt: topic %s partition %d: %w", topic, p.Partition, produceError(err))
+				fail(t, p, fmt.Errorf("encrypt: %w", produceError(err)))
+				continue
 			}
 			if len(out) > 0 && cap(rest) > 0 && &out[0] == &rest[:1][0] {
 				arena = arena[:len(arena)+len(out)]
 			}
 			p.Records = out[:len(out):len(out)]
 		}
+	}
+	if failed != nil {
+		return failed
 	}
 	return nil
 }
