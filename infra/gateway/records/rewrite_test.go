@@ -330,6 +330,8 @@ func TestRewriteCases(t *testing.T) {
 	binary.BigEndian.PutUint32(control[offCRC:], crc32.Checksum(control[offAttributes:], castagnoli))
 	badCRC := bytes.Clone(plain)
 	badCRC[len(badCRC)-1] ^= 1
+	badCRCgzip := buildSet(t, Gzip, sampleRecords())
+	badCRCgzip[offCRC] ^= 1
 	oldMagic := bytes.Clone(plain)
 	oldMagic[offMagic] = 1
 	badCount := bytes.Clone(plain)
@@ -350,6 +352,8 @@ func TestRewriteCases(t *testing.T) {
 		{"truncated tail dropped", append(bytes.Clone(plain), plain[:70]...), touch, plain, ErrTruncated},
 		{"short tail dropped", append(bytes.Clone(plain), 0, 0, 0), touch, plain, ErrTruncated},
 		{"crc mismatch", badCRC, touch, nil, ErrCRC},
+		{"crc mismatch reported before a callback error", badCRC, func(*BatchInfo, *Record) (bool, error) { return false, ErrTooLarge }, nil, ErrCRC},
+		{"crc mismatch in a compressed batch", badCRCgzip, touch, nil, ErrCRC},
 		{"record count past the data", badCount, touch, nil, ErrCorrupt},
 		{"callback error", plain, func(*BatchInfo, *Record) (bool, error) { return false, ErrTooLarge }, nil, ErrTooLarge},
 	} {
