@@ -249,11 +249,11 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	if pl, ok := r.target.(ProcessLister); ok {
 		procs = pl.Processes()
 	}
-	gw := gatewayWindow{pid: procs[hostGateway]}
+	win := newCPUWindow(procs)
 	go func() {
 		defer close(phasesDone)
 		for e := range phases {
-			gw.phase(e.name)
+			win.phase(e.name)
 			r.prog.setPhase(e.name, e.ends)
 			log.printf("phase %s", e.name)
 			r.store.SetPhase(wctx, a.ID, e.name)
@@ -309,14 +309,18 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 		phase("write", time.Time{})
 		ev = evidenceOf(res, lerr, samples)
 		if res != nil && res.Published > 0 && ev.Metrics != nil {
+			perMsg := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(res.Published) }
+			if cpu, ok := win.cpu(hostCluster); ok {
+				ev.Metrics["host_cpu_"+hostCluster+"_us_per_msg"] = perMsg(cpu)
+			}
 			if !row.NeedsGateway() {
 				if procs != nil {
 					// No gateway in the path, so none of its CPU (runs.csv
 					// says so; effects skip zero baselines).
 					ev.Metrics["gateway_cpu_us_per_msg"] = 0
 				}
-			} else if cpu, ok := gw.cpu(); ok {
-				ev.Metrics["gateway_cpu_us_per_msg"] = float64(cpu.Nanoseconds()) / 1e3 / float64(res.Published)
+			} else if cpu, ok := win.cpu(hostGateway); ok {
+				ev.Metrics["gateway_cpu_us_per_msg"] = perMsg(cpu)
 			}
 		}
 		mu.Lock()
@@ -347,35 +351,41 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	return ev.Outcome, nil
 }
 
-// gatewayWindow is the gateway process's CPU time over an attempt's
+// cpuWindow is the CPU time of the target's processes over an attempt's
 // measurement window, read when the load generator reports the "measure"
 // and "drain" phases. Only the phases goroutine touches it until the load
 // run has returned.
-type gatewayWindow struct {
-	pid        int // 0: no gateway process
-	start, end time.Duration
-	have       int // 1: start read, 2: both
+type cpuWindow struct {
+	procs      map[string]int
+	start, end map[string]time.Duration
 }
 
-func (w *gatewayWindow) phase(p string) {
-	if w.pid == 0 {
+func newCPUWindow(procs map[string]int) *cpuWindow {
+	return &cpuWindow{procs: procs, start: map[string]time.Duration{}, end: map[string]time.Duration{}}
+}
+
+func (w *cpuWindow) phase(p string) {
+	var into map[string]time.Duration
+	switch p {
+	case "measure":
+		into = w.start
+	case "drain":
+		into = w.end
+	default:
 		return
 	}
-	switch {
-	case p == "measure" && w.have == 0:
-		if c, err := procCPU(w.pid); err == nil {
-			w.start, w.have = c, 1
-		}
-	case p == "drain" && w.have == 1:
-		if c, err := procCPU(w.pid); err == nil {
-			w.end, w.have = c, 2
+	for host, pid := range w.procs {
+		if c, err := procCPU(pid); err == nil {
+			into[host] = c
 		}
 	}
 }
 
-// cpu is the gateway CPU time over the window, when both ends were read.
-func (w *gatewayWindow) cpu() (time.Duration, bool) {
-	return w.end - w.start, w.have == 2
+// cpu is host's CPU time over the window, when both ends were read.
+func (w *cpuWindow) cpu(host string) (time.Duration, bool) {
+	a, ok1 := w.start[host]
+	b, ok2 := w.end[host]
+	return b - a, ok1 && ok2
 }
 
 // attemptBound is the longest an attempt may take: its phases plus two
