@@ -170,3 +170,35 @@ func TestRawSyscallsOnlyTCP(t *testing.T) {
 		t.Fatalf("rawSyscalls(net.Pipe) = %T; want it unchanged", got)
 	}
 }
+
+// TestGatewayUsesRawSyscalls: both legs of a relayed connection, plaintext
+// or under TLS, read and write through a sysConn.
+func TestGatewayUsesRawSyscalls(t *testing.T) {
+	cases := []struct{ name, client, upstream string }{
+		{"plaintext both legs", Plaintext, Plaintext},
+		{"tls both legs", TLS, TLS},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			kf := startUpstream(t, upstreamSpec{brokers: 1, transport: tc.upstream})
+			g := startGateway(t, gatewayConfig(t, kf, tc.client, tc.upstream))
+			rc := dialRaw(t, g.Bootstrap(), tc.client)
+			rc.metadata() // the connection is relayed, so registered
+			g.mu.RLock()
+			defer g.mu.RUnlock()
+			if len(g.conns) != 1 {
+				t.Fatalf("%d relayed connections; want 1", len(g.conns))
+			}
+			for p := range g.conns {
+				for leg, c := range map[string]net.Conn{"client": p.client, "upstream": p.upstream} {
+					if b, ok := c.(batchedTLS); ok {
+						c = b.raw.Conn
+					}
+					if _, ok := c.(*sysConn); !ok {
+						t.Errorf("%s leg reads and writes through %T, not a sysConn", leg, c)
+					}
+				}
+			}
+		})
+	}
+}
