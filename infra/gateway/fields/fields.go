@@ -17,6 +17,8 @@ package fields
 import (
 	"errors"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/xp-bench/xp/infra/gateway/envelope"
 )
 
@@ -53,6 +55,11 @@ type Scratch struct {
 	plan       []int
 	planRec    *avroRecord
 	planFields []string
+	// Protobuf: the numbers and string-ness of pbFields in pb.
+	pb        *Protobuf
+	pbFields  []string
+	pbNums    []protowire.Number
+	pbStrings []bool
 }
 
 type span struct {

@@ -492,6 +492,31 @@ func TestProtobuf(t *testing.T) {
 			}
 		})
 	}
+	t.Run("one scratch across codecs and field lists", func(t *testing.T) {
+		// The scratch remembers the last codec's field numbers: a change
+		// of codec or of fields must not reuse them.
+		var sc Scratch
+		for _, c := range []struct {
+			codec  *Protobuf
+			value  []byte
+			fields []string
+			want   int
+		}{
+			{lgCodec, lgValue, []string{"ssn"}, 1},
+			{tCodec, tValue, []string{"ssn"}, 1},
+			{tCodec, tValue, []string{"pin", "fx"}, 2},
+			{lgCodec, lgValue, []string{"status", "ssn"}, 2},
+		} {
+			enc, found, err := c.codec.Encrypt(nil, c.value, c.fields, k.Sealer("topic"), &sc)
+			if err != nil || len(found) != c.want {
+				t.Fatalf("%v: found %v, %v", c.fields, found, err)
+			}
+			dec, err := c.codec.Decrypt(nil, enc, found, "topic", k.Opener(), &sc)
+			if err != nil || !bytes.Equal(dec, c.value) {
+				t.Fatalf("%v: round trip: %v", c.fields, err)
+			}
+		}
+	})
 	t.Run("errors", func(t *testing.T) {
 		var sc Scratch
 		enc, found, err := tCodec.Encrypt(nil, tValue, []string{"blob"}, k.Sealer("topic"), &sc)

@@ -3,6 +3,7 @@ package fields
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -85,15 +86,28 @@ func (p *Protobuf) CheckFields(fields []string) error {
 	return nil
 }
 
+// plan returns the number of each named field (0, never a field number,
+// if unknown) and whether it is declared string, remembered in sc for the
+// next record with the same fields (map lookups per record cost more than
+// the walk of a small message).
+func (p *Protobuf) plan(fields []string, sc *Scratch) ([]protowire.Number, []bool) {
+	if sc.pb == p && slices.Equal(sc.pbFields, fields) {
+		return sc.pbNums, sc.pbStrings
+	}
+	sc.pbNums, sc.pbStrings = sc.pbNums[:0], sc.pbStrings[:0]
+	for _, f := range fields {
+		sc.pbNums = append(sc.pbNums, p.numbers[f])
+		sc.pbStrings = append(sc.pbStrings, p.strings[f])
+	}
+	sc.pb, sc.pbFields = p, append(sc.pbFields[:0], fields...)
+	return sc.pbNums, sc.pbStrings
+}
+
 // locate fills sc.spans with every occurrence (tag included) of a named
 // field.
 func (p *Protobuf) locate(value []byte, fields []string, sc *Scratch) error {
 	sc.spans = sc.spans[:0]
-	var nums [8]protowire.Number
-	ns := nums[:0]
-	for _, f := range fields {
-		ns = append(ns, p.numbers[f]) // 0 (never a field number) if unknown
-	}
+	ns, _ := p.plan(fields, sc)
 	for i := 0; i < len(value); {
 		num, typ, n := protowire.ConsumeTag(value[i:])
 		if n < 0 {
@@ -122,6 +136,7 @@ func (p *Protobuf) Encrypt(dst, value []byte, fields []string, s *envelope.Seale
 	if len(sc.spans) == 0 {
 		return dst, nil, nil
 	}
+	nums, isString := p.plan(fields, sc)
 	start, prev := len(dst), 0
 	for _, sp := range sc.spans {
 		dst = append(dst, value[prev:sp.start]...)
@@ -129,9 +144,8 @@ func (p *Protobuf) Encrypt(dst, value []byte, fields []string, s *envelope.Seale
 		if sc.env, err = s.Seal(sc.env[:0], fields[sp.field], value[sp.start:sp.end]); err != nil {
 			return dst[:start], nil, err
 		}
-		f := fields[sp.field]
-		dst = protowire.AppendTag(dst, p.numbers[f], protowire.BytesType)
-		if p.strings[f] {
+		dst = protowire.AppendTag(dst, nums[sp.field], protowire.BytesType)
+		if isString[sp.field] {
 			dst = protowire.AppendVarint(dst, uint64(base64.StdEncoding.EncodedLen(len(sc.env))))
 			dst = base64.StdEncoding.AppendEncode(dst, sc.env)
 		} else {
@@ -150,6 +164,7 @@ func (p *Protobuf) Decrypt(dst, value []byte, fields []string, topic string, o *
 	if len(sc.foundNames(fields)) != len(fields) {
 		return dst, ErrFieldType
 	}
+	nums, isString := p.plan(fields, sc)
 	start, prev := len(dst), 0
 	for _, sp := range sc.spans {
 		tagLen := sp.aux
@@ -160,7 +175,7 @@ func (p *Protobuf) Decrypt(dst, value []byte, fields []string, topic string, o *
 		if n < 0 {
 			return dst[:start], ErrMalformed
 		}
-		if p.strings[fields[sp.field]] {
+		if isString[sp.field] {
 			var err error
 			if sc.env, err = base64.StdEncoding.AppendDecode(sc.env[:0], env); err != nil {
 				return dst[:start], ErrFieldType
@@ -175,7 +190,7 @@ func (p *Protobuf) Decrypt(dst, value []byte, fields []string, topic string, o *
 		}
 		// The plaintext is the original field: it must carry the same
 		// number, or the envelope was planted under another one.
-		if num, _, n := protowire.ConsumeTag(dst[at:]); n < 0 || num != p.numbers[fields[sp.field]] {
+		if num, _, n := protowire.ConsumeTag(dst[at:]); n < 0 || num != nums[sp.field] {
 			return dst[:start], ErrFieldType
 		}
 		prev = sp.end
