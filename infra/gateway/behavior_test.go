@@ -595,3 +595,83 @@ func TestPrimedNodeListeners(t *testing.T) {
 		t.Fatalf("ApiVersions through the primed node port: error %d", resp.ErrorCode)
 	}
 }
+
+// TestCloseWhileWritingToClient: a client pipelines fetches whose answers
+// (about 27 MiB) fill every socket buffer and does not read, so the
+// gateway's response side waits in a write to it; the client then sends an
+// oversize frame (the connection must close promptly, not once the client
+// reads again, nor after TLS's 5 s close_notify deadline), or the gateway
+// is closed (Close must return promptly).
+func TestCloseWhileWritingToClient(t *testing.T) {
+	badFrame := func(t *testing.T, g *Gateway, rc *rawConn) {
+		rc.write([]byte{0x7f, 0xff, 0xff, 0xff})
+		// Generous for a loaded machine, below the 5 s a TLS close
+		// would wait to send its close_notify behind the stuck write.
+		poll(t, 3*time.Second, "connection closed for the bad frame", func() bool { return closedCount(g, closeBadFrame) == 1 })
+	}
+	cases := []struct {
+		name      string
+		transport string
+		close     func(t *testing.T, g *Gateway, rc *rawConn)
+	}{
+		{"bad frame from the client, plaintext", Plaintext, badFrame},
+		{"bad frame from the client, tls", TLS, badFrame},
+		{"gateway Close, plaintext", Plaintext, func(t *testing.T, g *Gateway, _ *rawConn) {
+			done := make(chan struct{})
+			go func() { g.Close(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Close still waiting after 10 s")
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
+			g := startGateway(t, gatewayConfig(t, kf, tc.transport, Plaintext))
+			cl, err := kgo.NewClient(append(franzOpts(t, kf.ListenAddrs(), Plaintext),
+				kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20),
+				kgo.ProducerBatchCompression(kgo.NoCompression()))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err = cl.ProduceSync(ctx, &kgo.Record{Topic: "faults", Partition: 0, Value: make([]byte, 900<<10)}).FirstErr()
+			cancel()
+			cl.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc := dialRaw(t, g.Bootstrap(), tc.transport)
+			leader := rc.metadata().Brokers[0]
+			nc := dialRaw(t, net.JoinHostPort(leader.Host, strconv.Itoa(int(leader.Port))), tc.transport)
+			var burst []byte
+			for range 30 {
+				req := &kmsg.FetchRequest{Version: 11, MaxBytes: 1 << 20, Topics: []kmsg.FetchRequestTopic{{Topic: "faults",
+					Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 0, PartitionMaxBytes: 1 << 20, LogStartOffset: -1}}}}}
+				b, _ := nc.frame(req)
+				burst = append(burst, b...)
+			}
+			nc.write(burst)
+			// The gateway has relayed what the client's socket takes and
+			// waits in a write of the rest (holding its writer).
+			poll(t, 10*time.Second, "the gateway waiting to write fetch answers", func() bool {
+				if g.metrics.respBytes[keyFetch].Load() < 2<<20 {
+					return false
+				}
+				g.mu.RLock()
+				defer g.mu.RUnlock()
+				for p := range g.conns {
+					if p.cw.mu.TryLock() {
+						p.cw.mu.Unlock()
+					} else {
+						return true
+					}
+				}
+				return false
+			})
+			tc.close(t, g, nc)
+		})
+	}
+}

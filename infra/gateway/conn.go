@@ -88,10 +88,13 @@ func (p *proxyConn) close() {
 	p.once.Do(func() {
 		close(p.done)
 		p.cancel()
-		p.uw.stop()
-		p.cw.stop()
+		// The sockets first: a relay loop or the stall timer may be
+		// waiting in a write to a peer that does not read, holding its
+		// writer, which stop needs.
 		p.client.Close()
 		p.upstream.Close()
+		p.uw.stop()
+		p.cw.stop()
 	})
 }
 

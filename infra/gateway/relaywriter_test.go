@@ -35,18 +35,6 @@ func (s *sink) String() string {
 	return s.b.String()
 }
 
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestRelayWriterReadFrom: bytes read straight into the write buffer go
 // out after what was written before them, in order, also when the buffer
 // is full (written out first) and when the stall timer flushes the
@@ -102,7 +90,7 @@ func TestRelayWriterReadFrom(t *testing.T) {
 				done <- result{n, err}
 			}()
 			// Nothing arrives: the timer sends the whole frame.
-			waitFor(t, "the stall timer flushed the whole frame", func() bool { return dst.String() == "whole|" })
+			poll(t, 10*time.Second, "the stall timer flushed the whole frame", func() bool { return dst.String() == "whole|" })
 			if _, err := pw.Write([]byte("partial")); err != nil {
 				t.Fatal(err)
 			}

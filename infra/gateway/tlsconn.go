@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // crypto/tls writes every TLS record (at most 16 KiB) to the socket with
@@ -25,6 +26,9 @@ type coalescingConn struct {
 	mu       sync.Mutex
 	batching bool
 	buf      []byte
+	// writing is set while a write to the socket is under way (with mu
+	// held), for batchedTLS.Close.
+	writing atomic.Bool
 }
 
 // rawReadBuffer is the read buffer under a TLS connection: sixteen
@@ -41,6 +45,8 @@ func (c *coalescingConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.batching {
+		c.writing.Store(true)
+		defer c.writing.Store(false)
 		return c.Conn.Write(b)
 	}
 	c.buf = append(c.buf, b...)
@@ -61,7 +67,9 @@ func (c *coalescingConn) end() error {
 	if len(c.buf) == 0 {
 		return nil
 	}
+	c.writing.Store(true)
 	_, err := c.Conn.Write(c.buf)
+	c.writing.Store(false)
 	if cap(c.buf) > 1<<20 {
 		c.buf = nil // do not pin a huge buffer after one large frame
 	} else {
@@ -84,6 +92,17 @@ func (b batchedTLS) Write(p []byte) (int, error) {
 		return 0, ferr
 	}
 	return n, err
+}
+
+// Close closes the connection. While a write to the socket is under way
+// (to a peer that may not be reading) it closes the socket at once, as
+// tls.Conn.Close does for a Write in flight: its close_notify alert would
+// wait behind that write for up to tls's 5 s write deadline.
+func (b batchedTLS) Close() error {
+	if b.raw.writing.Load() {
+		return b.raw.Conn.Close()
+	}
+	return b.Conn.Close()
 }
 
 // tlsServer and tlsClient wrap c for batched writes.
