@@ -392,7 +392,7 @@ func (a *Avro) Encrypt(dst, value []byte, fields []string, s *envelope.Sealer, s
 		}
 		if sp.aux == 1 {
 			dst = binary.AppendVarint(dst, int64(base64.StdEncoding.EncodedLen(len(sc.env))))
-			dst = base64.StdEncoding.AppendEncode(dst, sc.env)
+			dst = sc.b64.appendEncode(dst, sc.env)
 		} else {
 			dst = binary.AppendVarint(dst, int64(len(sc.env)))
 			dst = append(dst, sc.env...)
@@ -416,7 +416,7 @@ func (a *Avro) Decrypt(dst, value []byte, fields []string, topic string, o *enve
 		env := value[c:sp.end]
 		if sp.aux == 1 {
 			var err error
-			if sc.env, err = base64.StdEncoding.AppendDecode(sc.env[:0], env); err != nil {
+			if sc.env, err = sc.b64.appendDecode(sc.env[:0], env); err != nil {
 				return dst[:start], ErrFieldType
 			}
 			env = sc.env

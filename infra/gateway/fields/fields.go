@@ -60,6 +60,8 @@ type Scratch struct {
 	pbFields  []string
 	pbNums    []protowire.Number
 	pbStrings []bool
+	// Base64 of string fields: the constant start of the envelopes.
+	b64 b64Cache
 }
 
 type span struct {

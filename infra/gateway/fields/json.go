@@ -2,7 +2,6 @@ package fields
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 
 	"github.com/xp-bench/xp/infra/gateway/envelope"
@@ -33,7 +32,7 @@ func (JSON) Encrypt(dst, value []byte, fields []string, s *envelope.Sealer, sc *
 			return dst[:start], nil, err
 		}
 		dst = append(dst, '"')
-		dst = base64.StdEncoding.AppendEncode(dst, sc.env)
+		dst = sc.b64.appendEncode(dst, sc.env)
 		dst = append(dst, '"')
 		prev = sp.end
 	}
@@ -57,7 +56,7 @@ func (JSON) Decrypt(dst, value []byte, fields []string, topic string, o *envelop
 		if len(v) < 2 || v[0] != '"' {
 			return dst[:start], ErrFieldType
 		}
-		if sc.env, err = base64.StdEncoding.AppendDecode(sc.env[:0], v[1:len(v)-1]); err != nil {
+		if sc.env, err = sc.b64.appendDecode(sc.env[:0], v[1:len(v)-1]); err != nil {
 			return dst[:start], ErrFieldType
 		}
 		dst = append(dst, value[prev:sp.start]...)

@@ -147,7 +147,7 @@ func (p *Protobuf) Encrypt(dst, value []byte, fields []string, s *envelope.Seale
 		dst = protowire.AppendTag(dst, nums[sp.field], protowire.BytesType)
 		if isString[sp.field] {
 			dst = protowire.AppendVarint(dst, uint64(base64.StdEncoding.EncodedLen(len(sc.env))))
-			dst = base64.StdEncoding.AppendEncode(dst, sc.env)
+			dst = sc.b64.appendEncode(dst, sc.env)
 		} else {
 			dst = protowire.AppendBytes(dst, sc.env)
 		}
@@ -177,7 +177,7 @@ func (p *Protobuf) Decrypt(dst, value []byte, fields []string, topic string, o *
 		}
 		if isString[sp.field] {
 			var err error
-			if sc.env, err = base64.StdEncoding.AppendDecode(sc.env[:0], env); err != nil {
+			if sc.env, err = sc.b64.appendDecode(sc.env[:0], env); err != nil {
 				return dst[:start], ErrFieldType
 			}
 			env = sc.env
