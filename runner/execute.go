@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
@@ -375,7 +376,7 @@ func (w *cpuWindow) phase(p string) {
 		return
 	}
 	for host, pid := range w.procs {
-		if c, err := procCPU(pid); err == nil {
+		if c, err := procstat.CPU(pid); err == nil {
 			into[host] = c
 		}
 	}

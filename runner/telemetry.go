@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -44,7 +45,7 @@ type watched struct {
 func startTelemetry(now func() time.Time, procs map[string]int) *telemetry {
 	t := &telemetry{now: now, done: make(chan struct{}), cpu0: processCPU()}
 	for _, host := range slices.Sorted(maps.Keys(procs)) {
-		cpu, err := procCPU(procs[host])
+		cpu, err := procstat.CPU(procs[host])
 		if err != nil {
 			continue // gone: nothing to sample
 		}
@@ -79,10 +80,10 @@ func (t *telemetry) sample() {
 		t.out = append(t.out, results.Sample{Host: telemetryHost, TS: ts, Metric: MetricRSS, Value: rss})
 	}
 	for _, p := range t.procs {
-		if cpu, err := procCPU(p.pid); err == nil {
+		if cpu, err := procstat.CPU(p.pid); err == nil {
 			t.out = append(t.out, results.Sample{Host: p.host, TS: ts, Metric: MetricCPU, Value: (cpu - p.cpu0).Seconds()})
 		}
-		if rss := procRSS(p.pid); rss >= 0 {
+		if rss := procstat.RSS(p.pid); rss >= 0 {
 			t.out = append(t.out, results.Sample{Host: p.host, TS: ts, Metric: MetricRSS, Value: rss})
 		}
 	}
@@ -109,7 +110,7 @@ func processCPU() time.Duration {
 
 // processRSS is this process's resident memory in MiB; -1 when
 // unavailable.
-func processRSS() float64 { return procRSS(os.Getpid()) }
+func processRSS() float64 { return procstat.RSS(os.Getpid()) }
 
 // maxOf returns the largest value of host's metric among samples.
 func maxOf(samples []results.Sample, host, metric string) (float64, bool) {
