@@ -42,6 +42,8 @@ type sysConn struct {
 	writeFn func(uintptr) bool
 }
 
+var _ net.Conn = (*sysConn)(nil)
+
 // rawSyscalls wraps a TCP connection in a sysConn; any other connection is
 // returned as it is.
 func rawSyscalls(c net.Conn) net.Conn {
