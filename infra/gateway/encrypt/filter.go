@@ -38,6 +38,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,6 +128,7 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 		}
 		f.nextCheck.Store(time.Now().Add(f.reloadEvery).UnixNano())
 	}
+	f.calls.max = max(4, idleCallsPerCore*runtime.GOMAXPROCS(0))
 	f.calls.new = func() *call {
 		return &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
 	}
@@ -366,12 +368,14 @@ func (f *Filter) logLimited(msg string, args ...any) {
 type callCache struct {
 	mu   sync.Mutex
 	idle []*call
+	max  int
 	new  func() *call
 }
 
-// maxIdleCalls bounds the idle calls kept: more than requests run at
-// once on a gateway's cores.
-const maxIdleCalls = 64
+// idleCallsPerCore bounds the idle calls kept (each holds up to three
+// batch buffers of at most 4 MiB): a request's filtering is CPU work, so
+// about as many run at once as the gateway has cores.
+const idleCallsPerCore = 2
 
 func (cc *callCache) get() *call {
 	cc.mu.Lock()
@@ -389,7 +393,7 @@ func (cc *callCache) get() *call {
 func (cc *callCache) put(c *call) {
 	c.rw.Trim()
 	cc.mu.Lock()
-	if len(cc.idle) < maxIdleCalls {
+	if len(cc.idle) < cc.max {
 		cc.idle = append(cc.idle, c)
 	}
 	cc.mu.Unlock()
