@@ -49,9 +49,25 @@ func (c *coalescingConn) Write(b []byte) (int, error) {
 		defer c.writing.Store(false)
 		return c.Conn.Write(b)
 	}
+	// A large frame (a rebuilt multi-megabyte produce request or fetch
+	// response) goes out in slices: one buffer of a frame's size would be
+	// grown by copying again and again, and thrown away after the frame.
+	if len(c.buf) > 0 && len(c.buf)+len(b) > coalesceLimit {
+		c.writing.Store(true)
+		_, err := c.Conn.Write(c.buf)
+		c.writing.Store(false)
+		c.buf = c.buf[:0]
+		if err != nil {
+			return 0, err
+		}
+	}
 	c.buf = append(c.buf, b...)
 	return len(b), nil
 }
+
+// coalesceLimit is the most a batch collects before it writes: sixteen
+// full TLS records, a write system call's worth.
+const coalesceLimit = 256 << 10
 
 func (c *coalescingConn) begin() {
 	c.mu.Lock()
