@@ -97,7 +97,9 @@ func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix 
 	// wake about 1 ms late on Linux, which would be all of the send delay.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	defer hintLatency()()
+	restore, applied := hintLatency()
+	defer restore()
+	r.pacerPriority.CompareAndSwap(nil, &applied)
 	stop := r.measEnd + int64(sendGrace)
 	// ctx, not a deadline context: kgo fails buffered records whose
 	// context ends, and records due in the window must be delivered.

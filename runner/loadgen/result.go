@@ -155,6 +155,9 @@ type ConfigEcho struct {
 	DurationS         float64           `json:"duration_s"`
 	DrainTimeoutS     float64           `json:"drain_timeout_s"`
 	Seed              int64             `json:"seed"`
+	// PacerPriority is the scheduling the open loop's pacer threads got:
+	// PacerNiceSlice, PacerSlice or PacerDefault; empty in closed loop.
+	PacerPriority string `json:"pacer_priority,omitempty"`
 }
 
 func echo(c Config, topic string, bootstrap []string) ConfigEcho {

@@ -68,6 +68,7 @@ type run struct {
 	phaseMu                sync.Mutex
 	errSamples             []string
 	backlogMax             atomic.Int64
+	pacerPriority          atomic.Pointer[string] // what the first pacer got (hintLatency)
 }
 
 // topicCounts are one topic's records with t_i in the window.
@@ -539,6 +540,9 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	res.Warmup = WarmupCounts{Seconds: cfg.Warmup.Seconds(), Published: r.pubWarm.Load(), Consumed: r.consWarm.Load()}
 	res.ErrorSamples = r.errSamples
 	res.Config = echo(cfg, r.name, r.bootstrap)
+	if p := r.pacerPriority.Load(); p != nil {
+		res.Config.PacerPriority = *p
+	}
 	res.Topics = make([]TopicCount, len(r.topics))
 	for i, t := range r.topics {
 		res.Topics[i] = TopicCount{Topic: t, Partitions: r.parts[i], Published: r.counts[i].published.Load(), Consumed: r.counts[i].consumed.Load()}

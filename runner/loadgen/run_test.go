@@ -3,12 +3,14 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
@@ -130,4 +132,29 @@ func TestNoWarmup(t *testing.T) {
 		t.Fatalf("healthy %v (%v), warm-up published %d, published %d; want true, 0, 4000",
 			res.Healthy, res.Reasons, res.Warmup.Published, res.Published)
 	}
+	if want := pacerPriorityAllowed(t); res.Config.PacerPriority != want {
+		t.Errorf("pacer priority %q, want %q (what this process may set)", res.Config.PacerPriority, want)
+	}
+}
+
+// pacerPriorityAllowed probes, on a thread of its own, what scheduling
+// this process may give a thread, independently of hintLatency.
+func pacerPriorityAllowed(t *testing.T) string {
+	t.Helper()
+	out := make(chan string)
+	go func() {
+		runtime.LockOSThread() // the thread is discarded with the goroutine: nothing to restore
+		a := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Runtime: 100_000, Nice: -10}
+		if unix.SchedSetAttr(0, &a, 0) == nil {
+			out <- PacerNiceSlice
+			return
+		}
+		a.Nice = 0
+		if unix.SchedSetAttr(0, &a, 0) == nil {
+			out <- PacerSlice
+			return
+		}
+		out <- PacerDefault
+	}()
+	return <-out
 }

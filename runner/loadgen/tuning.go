@@ -54,17 +54,38 @@ func tuneGC() (restore func()) {
 // no privilege; older kernels ignore the value.
 const pacerSlice = 100_000 // ns, the kernel's minimum
 
-// hintLatency asks the scheduler for a short slice for the calling thread
-// (locked to the pacer goroutine) and returns the function that gives the
-// thread the default back before it is unlocked. Failure only loses the
-// hint.
-func hintLatency() (restore func()) {
-	a := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Runtime: pacerSlice}
+// pacerNice is the pacer thread's nice value where the process may raise
+// priority (root or CAP_SYS_NICE): its weight then wins the CPU back from
+// busy threads sooner. The pacer uses little CPU, so this costs the rest
+// of the machine little. Measured on a 2-core machine at 50k and 100k
+// msg/s, three runs each: send-delay p99 0.25–0.44 / 0.37–1.08 ms with
+// it, 0.48–2.3 / 0.91–1.35 ms without, 0.60–0.87 / 1.42–1.64 ms with
+// neither it nor the short slice.
+const pacerNice = -10
+
+// Pacer priorities, as the result's config reports them.
+const (
+	PacerNiceSlice = "nice -10, slice 0.1 ms"
+	PacerSlice     = "slice 0.1 ms"
+	PacerDefault   = "default"
+)
+
+// hintLatency raises the calling thread's scheduling priority (the thread
+// is locked to the pacer goroutine) as far as it is allowed: nice -10 and
+// a short slice, else the short slice alone. It returns what it set and
+// the function that gives the thread the defaults back before it is
+// unlocked.
+func hintLatency() (restore func(), applied string) {
+	a := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Runtime: pacerSlice, Nice: pacerNice}
+	applied = PacerNiceSlice
 	if unix.SchedSetAttr(0, &a, 0) != nil {
-		return func() {}
+		a.Nice, applied = 0, PacerSlice
+		if unix.SchedSetAttr(0, &a, 0) != nil {
+			return func() {}, PacerDefault
+		}
 	}
 	return func() {
-		a.Runtime = 0 // the default slice
+		a.Runtime, a.Nice = 0, 0 // the defaults; raising nice needs no privilege
 		_ = unix.SchedSetAttr(0, &a, 0)
-	}
+	}, applied
 }
