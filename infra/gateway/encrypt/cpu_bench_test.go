@@ -27,6 +27,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/infra/procstat"
 )
 
 // helperEnv makes the test binary run a gateway instead of tests, so its
@@ -109,32 +110,6 @@ func runGatewayHelper(raw string) int {
 		}
 	}
 	return 0
-}
-
-// cpuNanos is the CPU time a process's threads have used so far, from
-// their /proc schedstat (nanoseconds; Go threads do not exit).
-func cpuNanos(pid int) (int64, error) {
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err != nil || len(tasks) == 0 {
-		return 0, fmt.Errorf("no threads of %d in /proc: %v", pid, err)
-	}
-	var sum int64
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue // a thread that just exited
-		}
-		f := strings.Fields(string(b))
-		if len(f) == 0 {
-			return 0, fmt.Errorf("%s: %q", t, b)
-		}
-		n, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %v", t, err)
-		}
-		sum += n
-	}
-	return sum, nil
 }
 
 // cpuModes are BenchmarkGatewayCPU's gateway modes: the sub-benchmark name
@@ -425,7 +400,7 @@ func startHelper(b *testing.B, spec helperSpec) *helper {
 
 func (h *helper) cpu(b *testing.B) int64 {
 	b.Helper()
-	n, err := cpuNanos(h.cmd.Process.Pid)
+	n, err := cpuNanosOf(h.cmd.Process.Pid)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -435,4 +410,10 @@ func (h *helper) cpu(b *testing.B) int64 {
 func (h *helper) close() {
 	h.stdin.Close()
 	_ = h.cmd.Wait()
+}
+
+// cpuNanosOf is the CPU time process pid has used so far, in nanoseconds.
+func cpuNanosOf(pid int) (int64, error) {
+	d, err := procstat.CPU(pid)
+	return d.Nanoseconds(), err
 }
