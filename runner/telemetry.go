@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/xp-bench/xp/infra/procstat"
@@ -43,7 +42,7 @@ type watched struct {
 }
 
 func startTelemetry(now func() time.Time, procs map[string]int) *telemetry {
-	t := &telemetry{now: now, done: make(chan struct{}), cpu0: processCPU()}
+	t := &telemetry{now: now, done: make(chan struct{}), cpu0: procstat.SelfCPU()}
 	for _, host := range slices.Sorted(maps.Keys(procs)) {
 		cpu, err := procstat.CPU(procs[host])
 		if err != nil {
@@ -71,7 +70,7 @@ func startTelemetry(now func() time.Time, procs map[string]int) *telemetry {
 
 func (t *telemetry) sample() {
 	ts := t.now()
-	cpu := (processCPU() - t.cpu0).Seconds()
+	cpu := (procstat.SelfCPU() - t.cpu0).Seconds()
 	rss := processRSS()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -97,15 +96,6 @@ func (t *telemetry) stop() []results.Sample {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.out
-}
-
-// processCPU is user + system CPU time of this process.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // processRSS is this process's resident memory in MiB; -1 when

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -90,4 +91,24 @@ func RSS(pid int) float64 {
 		return -1
 	}
 	return float64(pages*int64(os.Getpagesize())) / (1 << 20)
+}
+
+// SelfCPU is the user + system CPU time this process has used, from
+// getrusage; 0 when unavailable.
+func SelfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// SelfMaxRSS is this process's peak resident memory in MiB, from
+// getrusage; 0 when unavailable.
+func SelfMaxRSS() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }

@@ -3,34 +3,35 @@ package procstat
 import (
 	"os"
 	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 )
 
 // TestCPUAndRSS measures this process (which burns a known amount of CPU
-// between two readings) and a child that does nothing, against getrusage
-// and the kernel's own accounting.
+// between two readings) from /proc against getrusage (SelfCPU), and a
+// child that does nothing.
 func TestCPUAndRSS(t *testing.T) {
 	pid := os.Getpid()
 	before, err := CPU(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ru0, ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	self0 := SelfCPU()
 	spinUntil := time.Now().Add(200 * time.Millisecond)
 	x := 0
 	for time.Now().Before(spinUntil) {
 		x++
 	}
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	self1 := SelfCPU()
 	after, err := CPU(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := after - before
-	want := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()) - time.Duration(ru0.Utime.Nano()+ru0.Stime.Nano())
+	want := self1 - self0
+	if want < 100*time.Millisecond {
+		t.Errorf("SelfCPU over a 200 ms busy loop: %v", want)
+	}
 	// getrusage and schedstat account the same running time; allow for
 	// the readings not being simultaneous and tick rounding.
 	if got < want/2 || got > want*2+20*time.Millisecond || got <= 0 {
@@ -38,6 +39,8 @@ func TestCPUAndRSS(t *testing.T) {
 	}
 	if rss := RSS(pid); rss <= 1 || rss > 4096 {
 		t.Errorf("RSS of this test process: %v MiB", rss)
+	} else if peak := SelfMaxRSS(); peak < rss*0.9 {
+		t.Errorf("peak RSS %v MiB below the current %v MiB", peak, rss)
 	}
 
 	cmd := exec.Command("sleep", "30")

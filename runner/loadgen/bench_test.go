@@ -21,6 +21,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/procstat"
 )
 
 // helperEnv switches the test binary into a helper process for the
@@ -231,19 +232,11 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// bareProduce returns the bare loop's rate and its CPU time per acked
-// record over warm-up and measurement (this process runs nothing else
-// meanwhile).
+// bareProduce runs the bare loop for 1 s of warm-up and d measured, and
+// returns the measured rate and the loop's CPU time per acked record over
+// warm-up and measurement (this process runs nothing else meanwhile).
 func bareProduce(b *testing.B, props map[string]string, d time.Duration) (rate, cpuUsPerMsg float64) {
-	cpu0 := cpuSeconds()
-	var acked int64
-	rate = bareProduceCount(b, props, d, &acked)
-	return rate, (cpuSeconds() - cpu0) * 1e6 / float64(acked)
-}
-
-// bareProduceCount runs the bare loop for 1 s of warm-up and d measured,
-// returns the measured rate and stores every acked record in total.
-func bareProduceCount(b testing.TB, props map[string]string, d time.Duration, total *int64) float64 {
+	cpu0 := procstat.SelfCPU()
 	opts, err := kafkaconf.ClientOpts(props)
 	if err != nil {
 		b.Fatal(err)
@@ -283,8 +276,8 @@ func bareProduceCount(b testing.TB, props map[string]string, d time.Duration, to
 		cl.Produce(ctx, &kgo.Record{Value: pay.pool[i%len(pay.pool)]}, promise)
 	}
 	cl.Flush(ctx)
-	*total = acked.Load()
-	return float64(acked.Load()-base) / time.Since(start).Seconds()
+	rate = float64(acked.Load()-base) / time.Since(start).Seconds()
+	return rate, float64((procstat.SelfCPU() - cpu0).Microseconds()) / float64(acked.Load())
 }
 
 func kcatProduce(b *testing.B, clientConfig string, d time.Duration) float64 {

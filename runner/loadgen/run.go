@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/procstat"
 )
 
 // Header keys every produced record carries.
@@ -445,7 +446,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		if !sleepUntil(ctx, warmEnd) {
 			return
 		}
-		cpuStart = cpuSeconds()
+		cpuStart = procstat.SelfCPU().Seconds()
 		lastPub, lastCons := r.ackedAll.Load(), r.consumedAll.Load()
 		r.phase("measure", measEnd)
 		// Backlog is sampled every 10 ms (its maximum must not hide
@@ -470,7 +471,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 			res.Series = append(res.Series, Second{Second: s, Published: p - lastPub, Consumed: c - lastCons, Backlog: r.backlog()})
 			lastPub, lastCons = p, c
 			if s+1 == r.nsec {
-				cpuEnd = cpuSeconds()
+				cpuEnd = procstat.SelfCPU().Seconds()
 			}
 			if stopped {
 				return
@@ -505,7 +506,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	close(stopSampling)
 	<-sampleDone
 	if cpuEnd == 0 && cpuStart != 0 {
-		cpuEnd = cpuSeconds()
+		cpuEnd = procstat.SelfCPU().Seconds()
 	}
 	stopAll()
 	consWG.Wait()
@@ -536,7 +537,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		res.DrainS = cfg.DrainTimeout.Seconds()
 	}
 	res.ClientCPUS = max(0, cpuEnd-cpuStart)
-	res.ClientRSSMaxMiB = rssMaxMiB()
+	res.ClientRSSMaxMiB = procstat.SelfMaxRSS()
 	res.Warmup = WarmupCounts{Seconds: cfg.Warmup.Seconds(), Published: r.pubWarm.Load(), Consumed: r.consWarm.Load()}
 	res.ErrorSamples = r.errSamples
 	res.Config = echo(cfg, r.name, r.bootstrap)
