@@ -11,6 +11,7 @@ import (
 	"net"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,6 +37,17 @@ type proxyConn struct {
 	once     sync.Once
 	ctx      context.Context
 	cancel   context.CancelFunc
+
+	// Each direction's filter calls get their own context carrying the
+	// scratch buffers they may fill until the message is sent, and a
+	// splicer to send it with (see splice.go). origs and codes keep a
+	// decoded message's record sets and partition error codes as they
+	// came, to tell what the filters changed.
+	reqCtx, respCtx         context.Context
+	reqScratch, respScratch scratch
+	reqSplice, respSplice   splicer
+	reqOrigs, respOrigs     [][]byte
+	respCodes               []int16
 
 	// saslAccepted carries the broker's answer to a v0 handshake to the
 	// request side; saslCorr numbers the SaslAuthenticate requests the
@@ -67,7 +79,7 @@ type pending struct {
 func newProxyConn(g *Gateway, client, upstream net.Conn, log *slog.Logger) *proxyConn {
 	size := g.cfg.Limits.BufferBytes
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), topicNamesKey{}, topicNamer(g)))
-	return &proxyConn{
+	p := &proxyConn{
 		g:            g,
 		log:          log,
 		client:       client,
@@ -82,6 +94,9 @@ func newProxyConn(g *Gateway, client, upstream net.Conn, log *slog.Logger) *prox
 		saslAccepted: make(chan bool, 1),
 		cancel:       cancel,
 	}
+	p.reqCtx = context.WithValue(ctx, scratchKey{}, &p.reqScratch)
+	p.respCtx = context.WithValue(ctx, scratchKey{}, &p.respScratch)
+	return p
 }
 
 func (p *proxyConn) close() {
@@ -343,7 +358,14 @@ func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
 	if err := req.ReadFrom(body[hl:]); err != nil {
 		return badFrame(fmt.Errorf("produce v%d request: %w", h.Version, err))
 	}
-	failed, ferr := filterProduce(p.ctx, p.g.cfg.Filters, &req)
+	p.reqOrigs = p.reqOrigs[:0]
+	for ti := range req.Topics {
+		for _, pt := range req.Topics[ti].Partitions {
+			p.reqOrigs = append(p.reqOrigs, pt.Records)
+		}
+	}
+	defer p.reqScratch.release()
+	failed, ferr := filterProduce(p.reqCtx, p.g.cfg.Filters, &req)
 	if len(failed) > 0 {
 		p.log.Warn("record filter refused partitions of a produce request", "error", &PartitionErrors{failed}, "acks", req.Acks)
 	}
@@ -371,6 +393,9 @@ func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
 			return err
 		}
 	}
+	if len(failed) == 0 && p.spliceProduce(body[hl:], &req) {
+		return upstreamLost(writeSpliced(p.uw, body[:hl], &p.reqSplice))
+	}
 	out := frameBufs.get(frameLen)
 	b := append((*out)[:0], 0, 0, 0, 0)
 	b = append(b, body[:hl]...)
@@ -380,6 +405,47 @@ func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
 	_, err = p.uw.Write(b)
 	frameBufs.put(out)
 	return upstreamLost(err)
+}
+
+// spliceProduce readies p.reqSplice to send req, decoded from msg, with
+// the record sets the filters replaced; false means the request changed in
+// some other way and must be re-encoded.
+func (p *proxyConn) spliceProduce(msg []byte, req *kmsg.ProduceRequest) bool {
+	s := &p.reqSplice
+	s.reset(msg, requestFlexible(keyProduce, req.Version))
+	i := 0
+	for ti := range req.Topics {
+		for _, pt := range req.Topics[ti].Partitions {
+			if i == len(p.reqOrigs) {
+				return false
+			}
+			old := p.reqOrigs[i]
+			i++
+			if !sameBytes(old, pt.Records) && !s.replace(old, pt.Records) {
+				return false
+			}
+		}
+	}
+	return i == len(p.reqOrigs)
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (a == nil) == (b == nil) && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
+// writeSpliced writes a frame: its size, the message header hdr, and the
+// message s describes.
+func writeSpliced(w io.Writer, hdr []byte, s *splicer) error {
+	var size [sizeLen]byte
+	binary.BigEndian.PutUint32(size[:], uint32(len(hdr)+s.size))
+	if err := writeAll(w, size[:]); err != nil {
+		return err
+	}
+	if err := writeAll(w, hdr); err != nil {
+		return err
+	}
+	return s.writeTo(w)
 }
 
 // placeholder sends the broker an ApiVersions v0 request with corr, whose
@@ -510,13 +576,14 @@ func (p *proxyConn) rewriteResponse(pend pending, frameLen int) error {
 	if err != nil {
 		return badFrame(fmt.Errorf("from the broker: %w", err))
 	}
+	if pend.fetch != nil {
+		return p.filteredFetch(body, hl, pend)
+	}
 	out := frameBufs.get(frameLen + 256)
 	defer frameBufs.put(out)
 	b := append((*out)[:0], 0, 0, 0, 0)
 	b = append(b, body[:hl]...)
-	if pend.fetch != nil {
-		b, err = p.filterFetch(b, body[hl:], pend)
-	} else if pend.failed != nil {
+	if pend.failed != nil {
 		b, err = mergeProduceErrors(b, body[hl:], pend.version, pend.failed)
 	} else {
 		b, _, err = rewriteResponse(b, body[hl:], pend.key, pend.version, p.g)
@@ -530,17 +597,63 @@ func (p *proxyConn) rewriteResponse(pend pending, frameLen int) error {
 	return err
 }
 
-func (p *proxyConn) filterFetch(dst, body []byte, pend pending) ([]byte, error) {
+// filteredFetch decodes a fetch response (body, its header hl bytes long),
+// runs the filters and sends it to the client: spliced when only record
+// sets changed, else re-encoded.
+func (p *proxyConn) filteredFetch(body []byte, hl int, pend pending) error {
 	resp := kmsg.FetchResponse{Version: pend.version}
-	if err := resp.ReadFrom(body); err != nil {
-		return dst, fmt.Errorf("fetch v%d response: %w", pend.version, err)
+	if err := resp.ReadFrom(body[hl:]); err != nil {
+		return badFrame(fmt.Errorf("from the broker: fetch v%d response: %w", pend.version, err))
 	}
+	p.respOrigs, p.respCodes = p.respOrigs[:0], p.respCodes[:0]
+	for ti := range resp.Topics {
+		for _, pt := range resp.Topics[ti].Partitions {
+			p.respOrigs = append(p.respOrigs, pt.RecordBatches)
+			p.respCodes = append(p.respCodes, pt.ErrorCode)
+		}
+	}
+	defer p.respScratch.release()
+	spliced := true
 	for _, f := range p.g.cfg.Filters {
-		if err := f.FetchResponse(p.ctx, pend.fetch, &resp); err != nil {
+		if err := f.FetchResponse(p.respCtx, pend.fetch, &resp); err != nil {
 			p.log.Warn("record filter failed a fetch response", "error", err)
 			failFetch(&resp, errorCode(err, kerr.UnknownServerError.Code))
+			spliced = false
 			break
 		}
 	}
-	return resp.AppendTo(dst), nil
+	if spliced && p.spliceFetch(body[hl:], &resp) {
+		return writeSpliced(p.cw, body[:hl], &p.respSplice)
+	}
+	out := frameBufs.get(sizeLen + len(body) + 256)
+	defer frameBufs.put(out)
+	b := append((*out)[:0], 0, 0, 0, 0)
+	b = append(b, body[:hl]...)
+	b = resp.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-sizeLen))
+	*out = b
+	_, err := p.cw.Write(b)
+	return err
+}
+
+// spliceFetch readies p.respSplice to send resp, decoded from msg, with
+// the record sets the filters replaced; false means the response changed
+// in some other way (a partition's error code) and must be re-encoded.
+func (p *proxyConn) spliceFetch(msg []byte, resp *kmsg.FetchResponse) bool {
+	s := &p.respSplice
+	s.reset(msg, responseFlexible(keyFetch, resp.Version))
+	i := 0
+	for ti := range resp.Topics {
+		for _, pt := range resp.Topics[ti].Partitions {
+			if i == len(p.respOrigs) || pt.ErrorCode != p.respCodes[i] {
+				return false
+			}
+			old := p.respOrigs[i]
+			i++
+			if !sameBytes(old, pt.RecordBatches) && !s.replace(old, pt.RecordBatches) {
+				return false
+			}
+		}
+	}
+	return i == len(p.respOrigs)
 }

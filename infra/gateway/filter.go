@@ -15,9 +15,13 @@ import (
 // a passthrough gateway never decodes produce requests or fetch responses.
 //
 // The gateway decodes the message with kmsg at the version the client
-// negotiated, calls every filter in order, and re-encodes it. Record
+// negotiated, calls every filter in order, and sends it on. Record
 // batches in the message alias the frame buffer: a filter may replace them
-// but must not keep references after it returns. Topic ids (produce and
+// (building the new ones in place, or in Scratch) but must not keep
+// references after it returns. A filter changes record sets and, in fetch
+// responses, partition error codes; the gateway sends the message's other
+// fields as they came (it writes the original frame around the new record
+// sets when only they changed). Topic ids (produce and
 // fetch v13+) resolve with TopicName.
 //
 // Filters are called from many connections at once and must be safe for

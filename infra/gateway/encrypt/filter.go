@@ -236,11 +236,12 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 				continue
 			}
 			// The request outlives this call, so its records need their
-			// own buffer: one for the whole request, sized for every
+			// own buffer (the gateway's scratch, valid until it has sent
+			// the request): one for the whole request, sized for every
 			// record growing by its envelopes and the marker header (a
 			// partition that falls short grows into a buffer of its own).
 			if arena == nil {
-				arena = make([]byte, 0, f.produceSize(ctx, req))
+				arena = gateway.Scratch(ctx, f.produceSize(ctx, req))
 			}
 			rest := arena[len(arena):]
 			out, err := c.rw.Rewrite(rest, p.Records, c.encryptRecord)
