@@ -138,6 +138,14 @@ func Scratch(ctx context.Context, n int) []byte {
 	return s.get(n)
 }
 
+// WithScratch returns ctx carrying a scratch for RecordFilter calls made
+// outside a gateway (tests, benchmarks), and the function that hands its
+// buffers back once the filtered message is no longer used.
+func WithScratch(ctx context.Context) (context.Context, func()) {
+	s := &scratch{}
+	return context.WithValue(ctx, scratchKey{}, s), s.release
+}
+
 type scratchKey struct{}
 
 // scratch holds the buffers one relay direction's filter calls took for

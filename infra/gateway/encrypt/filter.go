@@ -307,6 +307,7 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 			f.calls.put(c)
 		}
 	}()
+	var arena []byte
 	for ti := range resp.Topics {
 		t := &resp.Topics[ti]
 		topic, ok := topicName(ctx, t.Topic, t.TopicID)
@@ -333,9 +334,18 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 			if p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
 				continue
 			}
-			// Decrypted records are shorter than their ciphertext: rebuild
-			// them over the response's own buffer.
-			out, err := c.rw.RewriteInPlace(p.RecordBatches, c.decryptRecord)
+			// Decrypted records are rebuilt in the gateway's scratch,
+			// one buffer for the response: decrypted records are shorter
+			// than their ciphertext, so the response's size bounds it (a
+			// partition that falls short grows into a buffer of its own).
+			if arena == nil {
+				arena = gateway.Scratch(ctx, fetchSize(resp))
+			}
+			rest := arena[len(arena):]
+			out, err := c.rw.Rewrite(rest, p.RecordBatches, c.decryptRecord)
+			if len(out) > 0 && cap(rest) > 0 && &out[0] == &rest[:1][0] {
+				arena = arena[:len(arena)+len(out)]
+			}
 			if err != nil && !errors.Is(err, records.ErrTruncated) {
 				code := ErrCodeIntegrity
 				if errors.Is(err, envelope.ErrUnknownKEK) {
@@ -350,6 +360,17 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 		}
 	}
 	return nil
+}
+
+// fetchSize is the size of resp's record sets.
+func fetchSize(resp *kmsg.FetchResponse) int {
+	n := 0
+	for ti := range resp.Topics {
+		for _, p := range resp.Topics[ti].Partitions {
+			n += len(p.RecordBatches)
+		}
+	}
+	return n
 }
 
 func (f *Filter) logLimited(msg string, args ...any) {
@@ -373,7 +394,7 @@ type callCache struct {
 	new  func() *call
 }
 
-// idleCallsPerCore bounds the idle calls kept (each holds up to three
+// idleCallsPerCore bounds the idle calls kept (each holds up to two
 // batch buffers of at most 4 MiB): a request's filtering is CPU work, so
 // about as many run at once as the gateway has cores.
 const idleCallsPerCore = 2

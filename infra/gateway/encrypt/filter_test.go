@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/records"
 )
 
@@ -66,6 +67,11 @@ type roundTripper struct {
 	rest     []byte
 	payloads []payload
 	values   [][]byte
+	// The produce and fetch scratch buffers, as a gateway connection's
+	// two directions hold them; each is released when the next round
+	// trip begins, so run's result stays valid until then.
+	pctx, fctx         context.Context
+	prelease, frelease func()
 }
 
 func newRoundTripper(t testing.TB, topic, enc string) *roundTripper {
@@ -79,6 +85,8 @@ func newRoundTripperCodec(t testing.TB, topic, enc string, codec records.Codec) 
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	rt := &roundTripper{f: f}
+	rt.pctx, rt.prelease = gateway.WithScratch(context.Background())
+	rt.fctx, rt.frelease = gateway.WithScratch(context.Background())
 	for range benchBatch {
 		pl := newPayload(rng, 1024)
 		rt.payloads = append(rt.payloads, pl)
@@ -101,9 +109,10 @@ func newRoundTripperCodec(t testing.TB, topic, enc string, codec records.Codec) 
 }
 
 func (rt *roundTripper) run(t testing.TB) []byte {
-	ctx := context.Background()
+	rt.prelease()
+	rt.frelease()
 	rt.req.Topics[0].Partitions[0].Records = rt.batch
-	if err := rt.f.ProduceRequest(ctx, &rt.req); err != nil {
+	if err := rt.f.ProduceRequest(rt.pctx, &rt.req); err != nil {
 		t.Fatal(err)
 	}
 	p := &rt.resp.Topics[0].Partitions[0]
@@ -111,7 +120,7 @@ func (rt *roundTripper) run(t testing.TB) []byte {
 	if rt.atRest {
 		rt.rest = bytes.Clone(p.RecordBatches)
 	}
-	if err := rt.f.FetchResponse(ctx, nil, &rt.resp); err != nil || p.ErrorCode != 0 {
+	if err := rt.f.FetchResponse(rt.fctx, nil, &rt.resp); err != nil || p.ErrorCode != 0 {
 		t.Fatalf("fetch: %v, code %d", err, p.ErrorCode)
 	}
 	return p.RecordBatches

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"sync"
-	"unsafe"
 )
 
 // Batch header layout (record batch v2).
@@ -41,7 +40,6 @@ type Rewriter struct {
 	codecs
 	plain []byte
 	recs  []byte
-	out   []byte
 }
 
 // DefaultMaxBatch bounds the decompressed size of one batch.
@@ -76,9 +74,6 @@ func (w *Rewriter) Trim() {
 	if cap(w.recs) > 4<<20 {
 		w.recs = nil
 	}
-	if cap(w.out) > 4<<20 {
-		w.out = nil
-	}
 }
 
 // Rewrite appends to dst the record set set (one partition's records: a
@@ -89,20 +84,6 @@ func (w *Rewriter) Trim() {
 // (fetch responses may end in one; a produce request must not). Any other
 // error means dst holds nothing usable.
 func (w *Rewriter) Rewrite(dst, set []byte, fn RecordFunc) ([]byte, error) {
-	return w.rewrite(dst, set, fn, false)
-}
-
-// RewriteInPlace is Rewrite writing its output over set itself, as far as
-// it fits: each batch is rebuilt aside and copied back over the bytes it
-// came from, and a batch that grows moves the output (that batch and the
-// rest) to a new buffer, so nothing unread is ever overwritten. Use it
-// when records mostly shrink (decryption) and set is not needed after.
-func (w *Rewriter) RewriteInPlace(set []byte, fn RecordFunc) ([]byte, error) {
-	return w.rewrite(set[:0], set, fn, true)
-}
-
-func (w *Rewriter) rewrite(dst, set []byte, fn RecordFunc, inPlace bool) ([]byte, error) {
-	orig, base, off := set, unsafe.SliceData(set), 0
 	for len(set) > 0 {
 		if len(set) < headerSize {
 			return dst, ErrTruncated
@@ -116,21 +97,12 @@ func (w *Rewriter) rewrite(dst, set []byte, fn RecordFunc, inPlace bool) ([]byte
 		}
 		batch := set[:12+blen]
 		set = set[12+blen:]
-		off += 12 + int(blen)
-		if inPlace {
-			if unsafe.SliceData(dst) == base {
-				// Output may not pass the end of the batch being read.
-				dst = orig[:len(dst):off]
-			} else {
-				inPlace = false
-			}
-		}
 		if batch[offMagic] != 2 {
 			dst = append(dst, batch...)
 			continue
 		}
 		var err error
-		if dst, err = w.rewriteBatch(dst, batch, fn, !inPlace); err != nil {
+		if dst, err = w.rewriteBatch(dst, batch, fn); err != nil {
 			return dst, err
 		}
 	}
@@ -166,11 +138,10 @@ func HasOldMagic(set []byte) bool {
 	return false
 }
 
-// rewriteBatch appends batch rewritten to dst. When dst does not overlay
-// batch (direct), an uncompressed batch is built in dst itself; otherwise
-// the new batch is built aside in w.out and copied to dst once the old one
-// has been read whole.
-func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc, direct bool) ([]byte, error) {
+// rewriteBatch appends batch rewritten to dst: an uncompressed batch is
+// built in dst record by record; a compressed one has its records built in
+// w.recs and compressed into dst.
+func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error) {
 	attrs := binary.BigEndian.Uint16(batch[offAttributes:])
 	codec := Codec(attrs & attrCodecMask)
 	// An uncompressed data batch has its CRC-32C checked and its new one
@@ -211,14 +182,8 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc, direct bool) (
 		}
 		body = w.plain
 	}
-	direct = direct && info.Codec == None
 	start := len(dst)
-	var nb []byte
-	if direct {
-		nb = append(dst, batch[:headerSize]...)
-	} else {
-		nb = append(w.out[:0], batch[:headerSize]...)
-	}
+	nb := append(dst, batch[:headerSize]...)
 	out := nb
 	if info.Codec != None {
 		out = w.recs[:0]
@@ -254,33 +219,23 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc, direct bool) (
 	if fused && inCRC != wantCRC {
 		return dst, ErrCRC
 	}
-	if info.Codec == None {
-		nb = out
-	} else {
-		w.recs = out
-	}
-	if direct {
-		if !changed {
-			return append(nb[:start], batch...), nil
-		}
-		finishBatch(nb[start:], outCRC)
-		return nb, nil
-	}
 	if !changed {
-		w.out = nb
+		if info.Codec != None {
+			w.recs = out
+		}
 		return append(dst, batch...), nil
 	}
-	if info.Codec != None {
-		var err error
-		if nb, err = w.compress(nb, info.Codec, out); err != nil {
-			w.out = nb
-			return dst, err
-		}
-		outCRC = crc32.Checksum(nb[offAttributes:], castagnoli)
+	if info.Codec == None {
+		finishBatch(out[start:], outCRC)
+		return out, nil
 	}
-	finishBatch(nb, outCRC)
-	w.out = nb
-	return append(dst, nb...), nil
+	w.recs = out
+	nb, err := w.compress(nb, info.Codec, out)
+	if err != nil {
+		return dst, err
+	}
+	finishBatch(nb[start:], crc32.Checksum(nb[start+offAttributes:], castagnoli))
+	return nb, nil
 }
 
 // finishBatch sets the length and CRC-32C of a rebuilt batch.

@@ -451,68 +451,7 @@ func FuzzRewrite(f *testing.F) {
 		if _, err := w.Rewrite(nil, out, func(*BatchInfo, *Record) (bool, error) { return false, nil }); err != nil {
 			t.Fatalf("rewritten set does not parse: %v", err)
 		}
-		// In place gives the same bytes, shrinking or growing.
-		in := bytes.Clone(set)
-		got, err := w.RewriteInPlace(in, func(_ *BatchInfo, r *Record) (bool, error) {
-			r.Value = bang(r.Value)
-			return true, nil
-		})
-		if err != nil || !bytes.Equal(got, out) {
-			t.Fatalf("in place: %v, equal %v", err, bytes.Equal(got, out))
-		}
 	})
-}
-
-// TestRewriteInPlace: writing over the input gives exactly what Rewrite
-// gives, whether records shrink (stays in place) or grow (moves out), for
-// every codec and for sets of several batches.
-func TestRewriteInPlace(t *testing.T) {
-	shrink := func(_ *BatchInfo, r *Record) (bool, error) {
-		if len(r.Value) > 0 {
-			r.Value = r.Value[1:]
-		}
-		return true, nil
-	}
-	var grown []byte
-	grow := func(_ *BatchInfo, r *Record) (bool, error) {
-		grown = append(append(grown[:0], r.Value...), bytes.Repeat([]byte("+"), 50)...)
-		r.Value = grown
-		return true, nil
-	}
-	untouched := func(*BatchInfo, *Record) (bool, error) { return false, nil }
-	for _, codec := range allCodecs {
-		set := append(buildSet(t, codec, sampleRecords()), buildSet(t, None, sampleRecords())...)
-		set = append(set, buildSet(t, codec, sampleRecords())...)
-		for _, tc := range []struct {
-			name      string
-			fn        RecordFunc
-			stayPlace bool
-		}{
-			{"shrink", shrink, true},
-			{"grow", grow, false},
-			{"untouched", untouched, true},
-		} {
-			t.Run(codec.String()+"/"+tc.name, func(t *testing.T) {
-				w := Get()
-				defer Put(w)
-				want, err := w.Rewrite(nil, set, tc.fn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				in := bytes.Clone(set)
-				got, err := w.RewriteInPlace(in, tc.fn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Fatal("in-place output differs from Rewrite's")
-				}
-				if same := len(got) > 0 && &got[0] == &in[0]; tc.stayPlace && !same {
-					t.Fatal("output left the input buffer though records shrank")
-				}
-			})
-		}
-	}
 }
 
 // TestBuildBatchReadByFranz: batches we build (and compress) are read by
