@@ -1,0 +1,5 @@
+package tlsrec
+
+import "crypto/cipher"
+
+type cipherAEAD = cipher.AEAD
