@@ -1,0 +1,414 @@
+package aesgcm
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// impl is one way of building the AEAD under test.
+type impl struct {
+	name string
+	new  func(key []byte) (cipher.AEAD, error)
+}
+
+// impls are the implementations every comparison runs against: the VAES
+// one when this CPU has it, and always the fallback.
+func impls(t testing.TB) []impl {
+	t.Helper()
+	out := []impl{{"std", func(k []byte) (cipher.AEAD, error) { return newAEAD(k, false) }}}
+	if cpuHasVAES {
+		out = append(out, impl{"vaes", func(k []byte) (cipher.AEAD, error) { return newAEAD(k, true) }})
+	} else {
+		t.Logf("CPU lacks VAES/AVX-512: only the fallback is tested")
+	}
+	return out
+}
+
+func stdGCM(t testing.TB, key []byte) cipher.AEAD {
+	t.Helper()
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func mustNew(t testing.TB, im impl, key []byte) cipher.AEAD {
+	t.Helper()
+	a, err := im.new(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func randBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func unhex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkAgainstStd seals and opens one message with a and with the
+// standard library and fails on any difference, in every buffer layout
+// cipher.AEAD allows: fresh dst, dst with a prefix, and in place.
+func checkAgainstStd(t *testing.T, a, std cipher.AEAD, nonce, pt, ad []byte) {
+	t.Helper()
+	want := std.Seal(nil, nonce, pt, ad)
+	got := a.Seal(nil, nonce, pt, ad)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("Seal(len %d, ad %d) differs from crypto/cipher:\n got %x\nwant %x", len(pt), len(ad), got, want)
+	}
+
+	prefix := []byte("prefix")
+	got = a.Seal(slices.Clip(prefix), nonce, pt, ad)
+	if !bytes.Equal(got[:len(prefix)], prefix) || !bytes.Equal(got[len(prefix):], want) {
+		t.Fatalf("Seal with prefix (len %d, ad %d) wrong", len(pt), len(ad))
+	}
+
+	buf := make([]byte, len(pt), len(pt)+tagSize)
+	copy(buf, pt)
+	got = a.Seal(buf[:0], nonce, buf, ad)
+	if !bytes.Equal(got, want) || &got[0] != &buf[:1][0] {
+		t.Fatalf("in-place Seal (len %d, ad %d) wrong or reallocated", len(pt), len(ad))
+	}
+
+	opened, err := a.Open(nil, nonce, want, ad)
+	if err != nil || !bytes.Equal(opened, pt) {
+		t.Fatalf("Open of crypto/cipher's ciphertext (len %d, ad %d): err %v, match %v", len(pt), len(ad), err, bytes.Equal(opened, pt))
+	}
+	opened, err = a.Open(slices.Clip(prefix), nonce, want, ad)
+	if err != nil || !bytes.Equal(opened[:len(prefix)], prefix) || !bytes.Equal(opened[len(prefix):], pt) {
+		t.Fatalf("Open with prefix (len %d, ad %d): err %v", len(pt), len(ad), err)
+	}
+	ct := bytes.Clone(want)
+	opened, err = a.Open(ct[:0], nonce, ct, ad)
+	if err != nil || !bytes.Equal(opened, pt) {
+		t.Fatalf("in-place Open (len %d, ad %d): err %v", len(pt), len(ad), err)
+	}
+}
+
+func TestMatchesStdAllShortLengths(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, im := range impls(t) {
+		for _, keyLen := range []int{16, 32} {
+			t.Run(fmt.Sprintf("%s/AES-%d", im.name, keyLen*8), func(t *testing.T) {
+				key := randBytes(r, keyLen)
+				a, std := mustNew(t, im, key), stdGCM(t, key)
+				for n := 0; n <= 1100; n++ {
+					nonce := randBytes(r, nonceSize)
+					ad := randBytes(r, n%71)
+					checkAgainstStd(t, a, std, nonce, randBytes(r, n), ad)
+				}
+			})
+		}
+	}
+}
+
+func TestMatchesStdAdditionalDataLengths(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	adLens := []int{}
+	for n := 0; n <= 70; n++ {
+		adLens = append(adLens, n)
+	}
+	adLens = append(adLens, 255, 256, 257, 1000, 4096, 65537)
+	for _, im := range impls(t) {
+		for _, keyLen := range []int{16, 32} {
+			t.Run(fmt.Sprintf("%s/AES-%d", im.name, keyLen*8), func(t *testing.T) {
+				key := randBytes(r, keyLen)
+				a, std := mustNew(t, im, key), stdGCM(t, key)
+				for _, adLen := range adLens {
+					for _, n := range []int{0, 1, 16, 33, 300} {
+						checkAgainstStd(t, a, std, randBytes(r, nonceSize), randBytes(r, n), randBytes(r, adLen))
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestMatchesStdLargeMessages(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, im := range impls(t) {
+		for _, keyLen := range []int{16, 32} {
+			t.Run(fmt.Sprintf("%s/AES-%d", im.name, keyLen*8), func(t *testing.T) {
+				key := randBytes(r, keyLen)
+				a, std := mustNew(t, im, key), stdGCM(t, key)
+				for _, n := range []int{4095, 4096, 16383, 16384, 16385, 16400, 65537, 1 << 20} {
+					checkAgainstStd(t, a, std, randBytes(r, nonceSize), randBytes(r, n), randBytes(r, n%29))
+				}
+			})
+		}
+	}
+}
+
+// TestCounterLowWordCarry uses nonces ending in 0xff bytes: the 32-bit
+// counter is the only part that changes and must not carry into the
+// nonce. (It cannot wrap with a 12-byte nonce below 64 GiB.)
+func TestCounterLowWordCarry(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, im := range impls(t) {
+		key := randBytes(r, 32)
+		a, std := mustNew(t, im, key), stdGCM(t, key)
+		nonce := bytes.Repeat([]byte{0xff}, nonceSize)
+		checkAgainstStd(t, a, std, nonce, randBytes(r, 70000), nil)
+	}
+}
+
+// TestNISTVectors are test cases 2-4 and 14-16 of McGrew and Viega, "The
+// Galois/Counter Mode of Operation (GCM)", with 96-bit IVs.
+func TestNISTVectors(t *testing.T) {
+	const (
+		pt60 = "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39"
+		pt64 = pt60 + "1aafd255"
+		ad   = "feedfacedeadbeeffeedfacedeadbeefabaddad2"
+	)
+	tests := []struct {
+		name, key, nonce, pt, ad, ct, tag string
+	}{
+		{"case2", "00000000000000000000000000000000", "000000000000000000000000",
+			"00000000000000000000000000000000", "",
+			"0388dace60b6a392f328c2b971b2fe78", "ab6e47d42cec13bdf53a67b21257bddf"},
+		{"case3", "feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888", pt64, "",
+			"42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985",
+			"4d5c2af327cd64a62cf35abd2ba6fab4"},
+		{"case4", "feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888", pt60, ad,
+			"42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091",
+			"5bc94fbc3221a5db94fae95ae7121a47"},
+		{"case14", "0000000000000000000000000000000000000000000000000000000000000000", "000000000000000000000000",
+			"00000000000000000000000000000000", "",
+			"cea7403d4d606b6e074ec5d3baf39d18", "d0d1c8a799996bf0265b98b5d48ab919"},
+		{"case15", "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888", pt64, "",
+			"522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662898015ad",
+			"b094dac5d93471bdec1a502270e3cc6c"},
+		{"case16", "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888", pt60, ad,
+			"522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662",
+			"76fc6ece0f4e1768cddf8853bb2d551b"},
+	}
+	for _, im := range impls(t) {
+		for _, tc := range tests {
+			t.Run(im.name+"/"+tc.name, func(t *testing.T) {
+				a := mustNew(t, im, unhex(t, tc.key))
+				nonce, pt, ad := unhex(t, tc.nonce), unhex(t, tc.pt), unhex(t, tc.ad)
+				want := unhex(t, tc.ct+tc.tag)
+				if got := a.Seal(nil, nonce, pt, ad); !bytes.Equal(got, want) {
+					t.Fatalf("Seal:\n got %x\nwant %x", got, want)
+				}
+				got, err := a.Open(nil, nonce, want, ad)
+				if err != nil || !bytes.Equal(got, pt) {
+					t.Fatalf("Open: %v", err)
+				}
+			})
+		}
+	}
+}
+
+func TestOpenRejectsTampering(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, im := range impls(t) {
+		for _, keyLen := range []int{16, 32} {
+			t.Run(fmt.Sprintf("%s/AES-%d", im.name, keyLen*8), func(t *testing.T) {
+				a := mustNew(t, im, randBytes(r, keyLen))
+				for _, n := range []int{0, 1, 15, 16, 17, 64, 255, 256, 300} {
+					nonce, pt, ad := randBytes(r, nonceSize), randBytes(r, n), randBytes(r, 20)
+					sealed := a.Seal(nil, nonce, pt, ad)
+					for i := range sealed { // every byte of ciphertext and tag
+						bad := bytes.Clone(sealed)
+						bad[i] ^= 1 << (i % 8)
+						if _, err := a.Open(nil, nonce, bad, ad); !errors.Is(err, openError(a)) {
+							t.Fatalf("len %d: flipped sealed byte %d: err %v", n, i, err)
+						}
+					}
+					for i := range nonce {
+						bad := bytes.Clone(nonce)
+						bad[i] ^= 0x80
+						if _, err := a.Open(nil, bad, sealed, ad); err == nil {
+							t.Fatalf("len %d: flipped nonce byte %d accepted", n, i)
+						}
+					}
+					for i := range ad {
+						bad := bytes.Clone(ad)
+						bad[i] ^= 0x02
+						if _, err := a.Open(nil, nonce, sealed, bad); err == nil {
+							t.Fatalf("len %d: flipped ad byte %d accepted", n, i)
+						}
+					}
+					if _, err := a.Open(nil, nonce, sealed, ad[:len(ad)-1]); err == nil {
+						t.Fatalf("len %d: shortened ad accepted", n)
+					}
+					if _, err := a.Open(nil, nonce, sealed[:len(sealed)-1], ad); err == nil {
+						t.Fatalf("len %d: truncated message accepted", n)
+					}
+					if _, err := a.Open(nil, nonce, sealed[:tagSize-1], ad); err == nil {
+						t.Fatalf("shorter than a tag accepted")
+					}
+				}
+			})
+		}
+	}
+}
+
+// openError returns the error a's Open gives on a bad tag, so the test
+// checks that tampering fails with that error and not another.
+func openError(a cipher.AEAD) error {
+	_, err := a.Open(nil, make([]byte, nonceSize), make([]byte, tagSize), nil)
+	return err
+}
+
+// TestFailedOpenClearsOutput checks what crypto/cipher does: after a bad
+// tag, in-place Open leaves zeros, and Open with a dst returns nil and no
+// plaintext in dst's spare capacity.
+func TestFailedOpenClearsOutput(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, im := range impls(t) {
+		a := mustNew(t, im, randBytes(r, 32))
+		nonce, pt := randBytes(r, nonceSize), randBytes(r, 100)
+		sealed := a.Seal(nil, nonce, pt, nil)
+		sealed[len(sealed)-1] ^= 1
+
+		buf := bytes.Clone(sealed)
+		out, err := a.Open(buf[:0], nonce, buf, nil)
+		if err == nil || out != nil {
+			t.Fatalf("%s: tampered in-place Open returned %v, %d bytes", im.name, err, len(out))
+		}
+		if !bytes.Equal(buf[:len(pt)], make([]byte, len(pt))) {
+			t.Fatalf("%s: failed in-place Open left %x", im.name, buf[:len(pt)])
+		}
+
+		dst := make([]byte, 3, 200)
+		out, err = a.Open(dst, nonce, sealed, nil)
+		if err == nil || out != nil {
+			t.Fatalf("%s: tampered Open returned %v", im.name, err)
+		}
+		if bytes.Contains(dst[:cap(dst)], pt[:16]) {
+			t.Fatalf("%s: failed Open left plaintext in dst", im.name)
+		}
+	}
+}
+
+func mustPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Errorf("%s did not panic", what)
+		}
+	}()
+	f()
+}
+
+func TestMisusePanics(t *testing.T) {
+	for _, im := range impls(t) {
+		a := mustNew(t, im, make([]byte, 16))
+		nonce := make([]byte, nonceSize)
+		mustPanic(t, im.name+" Seal with an 8-byte nonce", func() { a.Seal(nil, nonce[:8], nil, nil) })
+		mustPanic(t, im.name+" Seal with a 16-byte nonce", func() { a.Seal(nil, make([]byte, 16), nil, nil) })
+		mustPanic(t, im.name+" Open with an 11-byte nonce", func() { _, _ = a.Open(nil, nonce[:11], make([]byte, 32), nil) })
+
+		buf := make([]byte, 200)
+		mustPanic(t, im.name+" Seal with output one byte into its input", func() { a.Seal(buf[1:1], nonce, buf[:100], nil) })
+		mustPanic(t, im.name+" Seal with input one byte into its output", func() { a.Seal(buf[:0], nonce, buf[1:101], nil) })
+		mustPanic(t, im.name+" Seal with output over the additional data", func() { a.Seal(buf[:0], nonce, buf[:50], buf[60:70]) })
+		sealed := a.Seal(nil, nonce, make([]byte, 100), nil)
+		copy(buf, sealed)
+		mustPanic(t, im.name+" Open with output one byte into its input", func() { _, _ = a.Open(buf[1:1], nonce, buf[:len(sealed)], nil) })
+		mustPanic(t, im.name+" Open with output over the additional data", func() { _, _ = a.Open(buf[:0], nonce, buf[:len(sealed)], buf[50:60]) })
+	}
+}
+
+func TestNewRejectsKeySizes(t *testing.T) {
+	for _, n := range []int{0, 8, 15, 17, 24, 31, 33, 64} {
+		for _, vaes := range []bool{false, cpuHasVAES} {
+			_, err := newAEAD(make([]byte, n), vaes)
+			var kse KeySizeError
+			if !errors.As(err, &kse) || int(kse) != n {
+				t.Errorf("key of %d bytes (vaes %v): err %v, want KeySizeError(%d)", n, vaes, err, n)
+			}
+		}
+	}
+	a, err := New(make([]byte, 32))
+	if err != nil || a.NonceSize() != nonceSize || a.Overhead() != tagSize {
+		t.Fatalf("New(32-byte key): %v", err)
+	}
+}
+
+func TestEnvironmentSelectsFallback(t *testing.T) {
+	t.Setenv(envSelect, "std")
+	if Accelerated() {
+		t.Fatalf("Accelerated() with %s=std", envSelect)
+	}
+	a, err := New(make([]byte, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isVAES(a) {
+		t.Fatalf("New returned the VAES implementation with %s=std", envSelect)
+	}
+	t.Setenv(envSelect, "")
+	if Accelerated() != cpuHasVAES {
+		t.Fatalf("Accelerated() = %v, CPU support %v", Accelerated(), cpuHasVAES)
+	}
+	a, err = New(make([]byte, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isVAES(a) != cpuHasVAES {
+		t.Fatalf("New returned VAES %v, CPU support %v", isVAES(a), cpuHasVAES)
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, im := range impls(t) {
+		key := randBytes(r, 32)
+		a, std := mustNew(t, im, key), stdGCM(t, key)
+		type job struct{ nonce, pt, want []byte }
+		jobs := make([]job, 64)
+		for i := range jobs {
+			nonce, pt := randBytes(r, nonceSize), randBytes(r, i*37)
+			jobs[i] = job{nonce, pt, std.Seal(nil, nonce, pt, nil)}
+		}
+		errs := make(chan error, 4)
+		for w := range 4 {
+			go func() {
+				for round := range 50 {
+					j := jobs[(w*7+round)%len(jobs)]
+					if got := a.Seal(nil, j.nonce, j.pt, nil); !bytes.Equal(got, j.want) {
+						errs <- fmt.Errorf("worker %d: Seal mismatch", w)
+						return
+					}
+					if got, err := a.Open(nil, j.nonce, j.want, nil); err != nil || !bytes.Equal(got, j.pt) {
+						errs <- fmt.Errorf("worker %d: Open: %v", w, err)
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package aesgcm
+
+import "crypto/cipher"
+
+func isVAES(cipher.AEAD) bool { return false }

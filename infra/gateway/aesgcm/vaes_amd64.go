@@ -1,0 +1,165 @@
+package aesgcm
+
+import (
+	"crypto/cipher"
+	"crypto/subtle"
+	"encoding/binary"
+)
+
+// cpuHasVAES reports whether the CPU and OS support everything the
+// assembly uses: AES-NI, PCLMULQDQ, AVX-512 F/BW/VL with ZMM state saved by
+// the OS, VAES and VPCLMULQDQ.
+var cpuHasVAES = detectVAES()
+
+func detectVAES() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const (
+		pclmul  = 1 << 1
+		aesni   = 1 << 25
+		osxsave = 1 << 27
+	)
+	if ecx1&(pclmul|aesni|osxsave) != pclmul|aesni|osxsave {
+		return false
+	}
+	// XCR0: SSE, AVX, opmask, ZMM0-15 upper halves, ZMM16-31.
+	if xcr0, _ := xgetbv(); xcr0&0xe6 != 0xe6 {
+		return false
+	}
+	_, ebx7, ecx7, _ := cpuid(7, 0)
+	const (
+		avx512f  = 1 << 16
+		avx512bw = 1 << 30
+		avx512vl = 1 << 31
+		vaes     = 1 << 9
+		vpclmul  = 1 << 10
+	)
+	return ebx7&(avx512f|avx512bw|avx512vl) == avx512f|avx512bw|avx512vl &&
+		ecx7&(vaes|vpclmul) == vaes|vpclmul
+}
+
+// vaesGCM is AES-GCM on VAES and VPCLMULQDQ. It is never written after
+// newVAES returns, so one value serves concurrent callers.
+type vaesGCM struct {
+	ks     [240]byte // round keys
+	rounds int       // 10 or 14
+	htable [htableEntries * 16]byte
+}
+
+var _ cipher.AEAD = (*vaesGCM)(nil)
+
+func newVAES(key []byte) cipher.AEAD {
+	g := new(vaesGCM)
+	g.rounds = expandKey(&g.ks, key)
+	var zero, h [16]byte
+	aesEncBlock(&g.ks, g.rounds, &h, &zero)
+	makeHtable(&g.htable, &h)
+	return g
+}
+
+func (g *vaesGCM) NonceSize() int { return nonceSize }
+func (g *vaesGCM) Overhead() int  { return tagSize }
+
+func (g *vaesGCM) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
+	if len(nonce) != nonceSize {
+		panic("aesgcm: incorrect nonce length given to GCM")
+	}
+	if uint64(len(plaintext)) > maxPlaintext {
+		panic("aesgcm: message too large for GCM")
+	}
+	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
+	if inexactOverlap(out, plaintext) {
+		panic("aesgcm: invalid buffer overlap of output and input")
+	}
+	if anyOverlap(out, additionalData) {
+		panic("aesgcm: invalid buffer overlap of output and additional data")
+	}
+	n := len(plaintext)
+	var ctr, tagMask [16]byte
+	copy(ctr[:], nonce)
+	ctr[15] = 1
+	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
+	if n > 0 {
+		ctr[15] = 2
+		ctrXor(&g.ks, g.rounds, &ctr, &out[0], &plaintext[0], n)
+	}
+	g.tag((*[16]byte)(out[n:]), &tagMask, additionalData, out[:n])
+	return ret
+}
+
+func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
+	if len(nonce) != nonceSize {
+		panic("aesgcm: incorrect nonce length given to GCM")
+	}
+	if len(ciphertext) < tagSize || uint64(len(ciphertext)) > maxPlaintext+tagSize {
+		return nil, errOpen
+	}
+	n := len(ciphertext) - tagSize
+	ret, out := sliceForAppend(dst, n)
+	if inexactOverlap(out, ciphertext) {
+		panic("aesgcm: invalid buffer overlap of output and input")
+	}
+	if anyOverlap(out, additionalData) {
+		panic("aesgcm: invalid buffer overlap of output and additional data")
+	}
+	var ctr, tagMask, want [16]byte
+	copy(ctr[:], nonce)
+	ctr[15] = 1
+	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
+	g.tag(&want, &tagMask, additionalData, ciphertext[:n])
+	if subtle.ConstantTimeCompare(want[:], ciphertext[n:]) != 1 {
+		// Like crypto/cipher: the caller's buffer never keeps what it had,
+		// so a failed in-place Open looks the same on every platform.
+		clear(out)
+		return nil, errOpen
+	}
+	if n > 0 {
+		ctr[15] = 2
+		ctrXor(&g.ks, g.rounds, &ctr, &out[0], &ciphertext[0], n)
+	}
+	return ret, nil
+}
+
+// tag writes GCM's tag over additionalData and ciphertext into t.
+func (g *vaesGCM) tag(t, tagMask *[16]byte, additionalData, ciphertext []byte) {
+	var x [16]byte // GHASH state in the assembly's byte-reversed form
+	if len(additionalData) > 0 {
+		ghashUpdate(&g.htable, &x, &additionalData[0], len(additionalData))
+	}
+	if len(ciphertext) > 0 {
+		ghashUpdate(&g.htable, &x, &ciphertext[0], len(ciphertext))
+	}
+	var lengths [16]byte
+	binary.BigEndian.PutUint64(lengths[:8], uint64(len(additionalData))*8)
+	binary.BigEndian.PutUint64(lengths[8:], uint64(len(ciphertext))*8)
+	ghashUpdate(&g.htable, &x, &lengths[0], 16)
+	binary.BigEndian.PutUint64(t[:8], binary.LittleEndian.Uint64(x[8:])^binary.BigEndian.Uint64(tagMask[:8]))
+	binary.BigEndian.PutUint64(t[8:], binary.LittleEndian.Uint64(x[:8])^binary.BigEndian.Uint64(tagMask[8:]))
+}
+
+// cpuid executes CPUID with EAX=leaf, ECX=sub.
+func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+
+// xgetbv returns XCR0.
+func xgetbv() (eax, edx uint32)
+
+// aesEncBlock encrypts one block with the expanded key ks.
+//
+//go:noescape
+func aesEncBlock(ks *[240]byte, rounds int, dst, src *[16]byte)
+
+// ctrXor XORs n > 0 bytes of src with the GCM keystream whose first
+// counter block is ctr (incremented in its last 32 bits, big-endian) and
+// writes them to dst; dst and src are equal or do not overlap.
+//
+//go:noescape
+func ctrXor(ks *[240]byte, rounds int, ctr *[16]byte, dst, src *byte, n int)
+
+// ghashUpdate absorbs n > 0 bytes of data, the last block zero-padded,
+// into the GHASH state x.
+//
+//go:noescape
+func ghashUpdate(htable *[htableEntries * 16]byte, x *[16]byte, data *byte, n int)

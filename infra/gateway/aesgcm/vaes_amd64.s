@@ -1,0 +1,343 @@
+#include "textflag.h"
+
+// VPSHUFB mask reversing the 16 bytes of each 128-bit lane.
+DATA bswapMask<>+0(SB)/8, $0x08090a0b0c0d0e0f
+DATA bswapMask<>+8(SB)/8, $0x0001020304050607
+GLOBL bswapMask<>(SB), RODATA|NOPTR, $16
+
+// GHASH's reduction constant in the byte-reversed representation:
+// x^127 + x^126 + x^121 + 1 with bit 127 standing for x^0.
+DATA ghashPoly<>+0(SB)/8, $0x0000000000000001
+DATA ghashPoly<>+8(SB)/8, $0xc200000000000000
+GLOBL ghashPoly<>(SB), RODATA|NOPTR, $16
+
+// Added to the byte-reversed counter block broadcast to four lanes: lane i
+// gets counter+i in its low dword, which is GCM's 32-bit counter.
+DATA ctrLanes<>+0(SB)/8, $0
+DATA ctrLanes<>+8(SB)/8, $0
+DATA ctrLanes<>+16(SB)/8, $1
+DATA ctrLanes<>+24(SB)/8, $0
+DATA ctrLanes<>+32(SB)/8, $2
+DATA ctrLanes<>+40(SB)/8, $0
+DATA ctrLanes<>+48(SB)/8, $3
+DATA ctrLanes<>+56(SB)/8, $0
+GLOBL ctrLanes<>(SB), RODATA|NOPTR, $64
+
+DATA ctrStep4<>+0(SB)/8, $4
+DATA ctrStep4<>+8(SB)/8, $0
+GLOBL ctrStep4<>(SB), RODATA|NOPTR, $16
+
+// func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func xgetbv() (eax, edx uint32)
+TEXT ·xgetbv(SB), NOSPLIT, $0-8
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	MOVL DX, edx+4(FP)
+	RET
+
+// func aesEncBlock(ks *[240]byte, rounds int, dst, src *[16]byte)
+TEXT ·aesEncBlock(SB), NOSPLIT, $0-32
+	MOVQ ks+0(FP), AX
+	MOVQ rounds+8(FP), CX
+	MOVQ dst+16(FP), DI
+	MOVQ src+24(FP), SI
+	VMOVDQU (SI), X0
+	VPXOR   (AX), X0, X0
+	ADDQ    $16, AX
+	DECQ    CX
+
+encRound:
+	VAESENC (AX), X0, X0
+	ADDQ    $16, AX
+	DECQ    CX
+	JNZ     encRound
+	VAESENCLAST (AX), X0, X0
+	VMOVDQU     X0, (DI)
+	RET
+
+// Round keys live in Z16..Z30: Z16 whitening, Z17..Z25 rounds 1-9,
+// Z26..Z29 rounds 10-13 (AES-256 only), Z30 the last round's key.
+#define ENC4(k) \
+	VAESENC k, Z4, Z4; \
+	VAESENC k, Z5, Z5; \
+	VAESENC k, Z6, Z6; \
+	VAESENC k, Z7, Z7
+
+#define ENC4_1_9 \
+	ENC4(Z17); ENC4(Z18); ENC4(Z19); ENC4(Z20); ENC4(Z21); \
+	ENC4(Z22); ENC4(Z23); ENC4(Z24); ENC4(Z25)
+
+#define ENC4_10_13 \
+	ENC4(Z26); ENC4(Z27); ENC4(Z28); ENC4(Z29)
+
+#define ENC1_1_9(s) \
+	VAESENC Z17, s, s; VAESENC Z18, s, s; VAESENC Z19, s, s; \
+	VAESENC Z20, s, s; VAESENC Z21, s, s; VAESENC Z22, s, s; \
+	VAESENC Z23, s, s; VAESENC Z24, s, s; VAESENC Z25, s, s
+
+#define ENC1_10_13(s) \
+	VAESENC Z26, s, s; VAESENC Z27, s, s; VAESENC Z28, s, s; VAESENC Z29, s, s
+
+// func ctrXor(ks *[240]byte, rounds int, ctr *[16]byte, dst, src *byte, n int)
+//
+// Z0 holds the next four counter blocks byte-reversed, so VPADDD on the
+// low dword of each lane is GCM's inc32 (wrapping mod 2^32). The data is
+// XORed into the last round key, so VAESENCLAST yields the output.
+TEXT ·ctrXor(SB), NOSPLIT, $0-48
+	MOVQ ks+0(FP), AX
+	MOVQ rounds+8(FP), BX
+	MOVQ ctr+16(FP), DX
+	MOVQ dst+24(FP), DI
+	MOVQ src+32(FP), SI
+	MOVQ n+40(FP), CX
+
+	VBROADCASTI32X4 bswapMask<>(SB), Z31
+	VBROADCASTI32X4 ctrStep4<>(SB), Z15
+	VBROADCASTI32X4 (DX), Z0
+	VPSHUFB         Z31, Z0, Z0
+	VPADDD          ctrLanes<>(SB), Z0, Z0
+
+	VBROADCASTI32X4 0(AX), Z16
+	VBROADCASTI32X4 16(AX), Z17
+	VBROADCASTI32X4 32(AX), Z18
+	VBROADCASTI32X4 48(AX), Z19
+	VBROADCASTI32X4 64(AX), Z20
+	VBROADCASTI32X4 80(AX), Z21
+	VBROADCASTI32X4 96(AX), Z22
+	VBROADCASTI32X4 112(AX), Z23
+	VBROADCASTI32X4 128(AX), Z24
+	VBROADCASTI32X4 144(AX), Z25
+	CMPQ            BX, $10
+	JE              ctrKeys128
+	VBROADCASTI32X4 160(AX), Z26
+	VBROADCASTI32X4 176(AX), Z27
+	VBROADCASTI32X4 192(AX), Z28
+	VBROADCASTI32X4 208(AX), Z29
+	VBROADCASTI32X4 224(AX), Z30
+	JMP             ctrLoop16
+
+ctrKeys128:
+	VBROADCASTI32X4 160(AX), Z30
+
+ctrLoop16:
+	CMPQ    CX, $256
+	JB      ctrLoop4
+	VPSHUFB Z31, Z0, Z4
+	VPADDD  Z15, Z0, Z0
+	VPSHUFB Z31, Z0, Z5
+	VPADDD  Z15, Z0, Z0
+	VPSHUFB Z31, Z0, Z6
+	VPADDD  Z15, Z0, Z0
+	VPSHUFB Z31, Z0, Z7
+	VPADDD  Z15, Z0, Z0
+	VPXORQ  Z16, Z4, Z4
+	VPXORQ  Z16, Z5, Z5
+	VPXORQ  Z16, Z6, Z6
+	VPXORQ  Z16, Z7, Z7
+	ENC4_1_9
+	CMPQ    BX, $10
+	JE      ctrLast16
+	ENC4_10_13
+
+ctrLast16:
+	VPXORQ      0(SI), Z30, Z8
+	VPXORQ      64(SI), Z30, Z9
+	VPXORQ      128(SI), Z30, Z10
+	VPXORQ      192(SI), Z30, Z11
+	VAESENCLAST Z8, Z4, Z4
+	VAESENCLAST Z9, Z5, Z5
+	VAESENCLAST Z10, Z6, Z6
+	VAESENCLAST Z11, Z7, Z7
+	VMOVDQU64   Z4, 0(DI)
+	VMOVDQU64   Z5, 64(DI)
+	VMOVDQU64   Z6, 128(DI)
+	VMOVDQU64   Z7, 192(DI)
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $256, CX
+	JMP         ctrLoop16
+
+ctrLoop4:
+	CMPQ    CX, $64
+	JB      ctrTail
+	VPSHUFB Z31, Z0, Z4
+	VPADDD  Z15, Z0, Z0
+	VPXORQ  Z16, Z4, Z4
+	ENC1_1_9(Z4)
+	CMPQ    BX, $10
+	JE      ctrLast4
+	ENC1_10_13(Z4)
+
+ctrLast4:
+	VPXORQ      (SI), Z30, Z8
+	VAESENCLAST Z8, Z4, Z4
+	VMOVDQU64   Z4, (DI)
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         ctrLoop4
+
+ctrTail:
+	TESTQ CX, CX
+	JZ    ctrDone
+
+	// K1 = (1<<n)-1 for the 0 < n < 64 bytes left; masked-off bytes are
+	// neither read nor written (and cannot fault).
+	MOVQ       $-1, R8
+	SHLQ       CX, R8
+	NOTQ       R8
+	KMOVQ      R8, K1
+	VMOVDQU8.Z (SI), K1, Z8
+	VPSHUFB    Z31, Z0, Z4
+	VPXORQ     Z16, Z4, Z4
+	ENC1_1_9(Z4)
+	CMPQ       BX, $10
+	JE         ctrLastTail
+	ENC1_10_13(Z4)
+
+ctrLastTail:
+	VPXORQ      Z8, Z30, Z8
+	VAESENCLAST Z8, Z4, Z4
+	VMOVDQU8    Z4, K1, (DI)
+
+ctrDone:
+	VZEROUPPER
+	RET
+
+// GHASH multiplies with four 128-bit lanes per instruction: D is four
+// byte-reversed data blocks, H the matching four powers of H. The 256-bit
+// products are summed unreduced: Z10 low halves, Z11 high halves, Z12 the
+// middle (cross) terms.
+#define GHMUL_FIRST(D, H) \
+	VPCLMULQDQ $0x00, H, D, Z10; \
+	VPCLMULQDQ $0x11, H, D, Z11; \
+	VPCLMULQDQ $0x01, H, D, Z12; \
+	VPCLMULQDQ $0x10, H, D, Z13; \
+	VPXORQ     Z13, Z12, Z12
+
+#define GHMUL_NEXT(D, H) \
+	VPCLMULQDQ $0x00, H, D, Z14; \
+	VPCLMULQDQ $0x11, H, D, Z15; \
+	VPCLMULQDQ $0x01, H, D, Z16; \
+	VPCLMULQDQ $0x10, H, D, Z17; \
+	VPXORQ     Z14, Z10, Z10; \
+	VPXORQ     Z15, Z11, Z11; \
+	VPTERNLOGD $0x96, Z17, Z16, Z12
+
+// GHREDUCE folds the middle terms in, adds the four lanes together and
+// reduces the 256-bit sum modulo GHASH's polynomial (two folds by the
+// constant in X30) into X0, clearing the upper lanes of Z0.
+#define GHREDUCE \
+	VPSLLDQ        $8, Z12, Z13; \
+	VPSRLDQ        $8, Z12, Z12; \
+	VPXORQ         Z13, Z10, Z10; \
+	VPXORQ         Z12, Z11, Z11; \
+	VEXTRACTI64X4  $1, Z10, Y13; \
+	VPXORQ         Y13, Y10, Y10; \
+	VEXTRACTI32X4  $1, Y10, X13; \
+	VPXORQ         X13, X10, X10; \
+	VEXTRACTI64X4  $1, Z11, Y13; \
+	VPXORQ         Y13, Y11, Y11; \
+	VEXTRACTI32X4  $1, Y11, X13; \
+	VPXORQ         X13, X11, X11; \
+	VPCLMULQDQ     $0x01, X10, X30, X13; \
+	VPSHUFD        $78, X10, X10; \
+	VPXORQ         X13, X10, X10; \
+	VPCLMULQDQ     $0x01, X10, X30, X13; \
+	VPSHUFD        $78, X10, X10; \
+	VPTERNLOGD     $0x96, X13, X11, X10; \
+	VMOVDQA64      X10, X0
+
+// func ghashUpdate(htable *[320]byte, x *[16]byte, data *byte, n int)
+//
+// htable holds H^16..H^1 then zeros. Sixteen blocks are hashed per
+// reduction: (X + C1)·H^16 + C2·H^15 + ... + C16·H^1. The last 1..16
+// blocks use the table from H^k on, k their count, so the same formula
+// holds; a partial last block is read zero-padded through a byte mask.
+TEXT ·ghashUpdate(SB), NOSPLIT, $0-32
+	MOVQ htable+0(FP), DI
+	MOVQ x+8(FP), DX
+	MOVQ data+16(FP), SI
+	MOVQ n+24(FP), CX
+
+	VBROADCASTI32X4 bswapMask<>(SB), Z31
+	VMOVDQU64       ghashPoly<>(SB), X30
+	VMOVDQU         (DX), X0
+	CMPQ            CX, $256
+	JB              ghTail
+	VMOVDQU64       0(DI), Z5
+	VMOVDQU64       64(DI), Z6
+	VMOVDQU64       128(DI), Z7
+	VMOVDQU64       192(DI), Z8
+
+ghLoop16:
+	VMOVDQU64 0(SI), Z1
+	VMOVDQU64 64(SI), Z2
+	VMOVDQU64 128(SI), Z3
+	VMOVDQU64 192(SI), Z4
+	VPSHUFB   Z31, Z1, Z1
+	VPSHUFB   Z31, Z2, Z2
+	VPSHUFB   Z31, Z3, Z3
+	VPSHUFB   Z31, Z4, Z4
+	VPXORQ    Z0, Z1, Z1
+	GHMUL_FIRST(Z1, Z5)
+	GHMUL_NEXT(Z2, Z6)
+	GHMUL_NEXT(Z3, Z7)
+	GHMUL_NEXT(Z4, Z8)
+	GHREDUCE
+	ADDQ      $256, SI
+	SUBQ      $256, CX
+	CMPQ      CX, $256
+	JAE       ghLoop16
+
+ghTail:
+	TESTQ CX, CX
+	JZ    ghDone
+
+	// R8 = &htable[16-k], k = ceil(n/16) blocks left.
+	LEAQ   15(CX), R8
+	SHRQ   $4, R8
+	NEGQ   R8
+	ADDQ   $16, R8
+	SHLQ   $4, R8
+	ADDQ   DI, R8
+	VPXORQ Z10, Z10, Z10
+	VPXORQ Z11, Z11, Z11
+	VPXORQ Z12, Z12, Z12
+
+ghTailLoop:
+	MOVQ       $-1, R9
+	CMPQ       CX, $64
+	JAE        ghFullMask
+	SHLQ       CX, R9
+	NOTQ       R9
+
+ghFullMask:
+	KMOVQ      R9, K1
+	VMOVDQU8.Z (SI), K1, Z1
+	VPSHUFB    Z31, Z1, Z1
+	VPXORQ     Z0, Z1, Z1
+	VPXORQ     Z0, Z0, Z0
+	VMOVDQU64  (R8), Z5
+	GHMUL_NEXT(Z1, Z5)
+	ADDQ       $64, SI
+	ADDQ       $64, R8
+	SUBQ       $64, CX
+	JA         ghTailLoop
+	GHREDUCE
+
+ghDone:
+	VMOVDQU X0, (DX)
+	VZEROUPPER
+	RET
