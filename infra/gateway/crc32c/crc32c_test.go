@@ -193,11 +193,14 @@ func FuzzCRC32C(f *testing.F) {
 	r := rand.New(rand.NewPCG(9, 10))
 	f.Add(uint32(0), []byte{})
 	f.Add(uint32(0), []byte("123456789"))
+	f.Add(uint32(0xFFFFFFFF), randomBytes(r, foldThreshold-1))
+	f.Add(uint32(7), randomBytes(r, foldThreshold))
 	f.Add(uint32(0xFFFFFFFF), randomBytes(r, 255))
 	f.Add(uint32(0x82F63B78), randomBytes(r, 256))
 	f.Add(uint32(1), randomBytes(r, 257))
 	f.Add(uint32(0xdeadbeef), randomBytes(r, 1024+77))
 	f.Add(uint32(42), randomBytes(r, 5000))
+	f.Add(uint32(43), randomBytes(r, 1024+512+256+64+63)) // every loop once
 	f.Fuzz(func(t *testing.T, crc uint32, p []byte) {
 		want := stdlib(crc, p)
 		if got := Update(crc, p); got != want {
