@@ -40,7 +40,6 @@ func foldPair(d int) [2]uint64 {
 // foldConsts is the table the amd64 kernel reads; offsets are fixed in
 // crc32c_amd64.s.
 type foldConsts struct {
-	by512 [2]uint64 // eight registers, each 512 bytes on: 4096 bits
 	by256 [2]uint64 // four registers, each 256 bytes on: 2048 bits
 	by192 [2]uint64 // 1536 bits, first of four registers onto the last
 	by128 [2]uint64 // 1024 bits
@@ -54,7 +53,6 @@ var foldK = makeFoldConsts()
 
 func makeFoldConsts() foldConsts {
 	var k foldConsts
-	k.by512 = foldPair(4096)
 	k.by256 = foldPair(2048)
 	k.by192 = foldPair(1536)
 	k.by128 = foldPair(1024)

@@ -1,12 +1,11 @@
 #include "textflag.h"
 
 // Offsets into foldConsts (constants.go).
-#define K_BY512 0
-#define K_BY256 16
-#define K_BY192 32
-#define K_BY128 48
-#define K_BY64 64
-#define K_LANES 80
+#define K_BY256 0
+#define K_BY192 16
+#define K_BY128 32
+#define K_BY64 48
+#define K_LANES 64
 
 // FOLD moves every 128-bit lane of acc on by the distance whose constant
 // pair is broadcast in k, and adds next: acc = acc.lo·k.lo ^ acc.hi·k.hi ^ next.
@@ -24,59 +23,20 @@ TEXT ·fold(SB), NOSPLIT, $0-44
 
 	VMOVD           AX, X5 // crc, to be added to the first 32 bits of p
 	VBROADCASTI32X4 K_BY64(DX), Z17
-	VBROADCASTI32X4 K_BY256(DX), Z16
 	CMPQ            CX, $256
 	JB              one
-	CMPQ            CX, $1024
-	JB              four
 
-	// Eight accumulators, each 64 bytes, stride 512 bytes: enough
-	// independent chains to cover VPCLMULQDQ's latency.
+	// Four accumulators, each 64 bytes, stride 256 bytes. Eight were no
+	// faster: VPCLMULQDQ on ZMM issues once per two cycles on Turin, and
+	// four chains of multiply and VPTERNLOGD already keep it busy.
 	VMOVDQU64       0(SI), Z0
 	VMOVDQU64       64(SI), Z1
 	VMOVDQU64       128(SI), Z2
 	VMOVDQU64       192(SI), Z3
-	VMOVDQU64       256(SI), Z20
-	VMOVDQU64       320(SI), Z21
-	VMOVDQU64       384(SI), Z22
-	VMOVDQU64       448(SI), Z23
 	VPXORQ          Z5, Z0, Z0
-	ADDQ            $512, SI
-	SUBQ            $512, CX
-	VBROADCASTI32X4 K_BY512(DX), Z24
-
-loop8:
-	CMPQ CX, $512
-	JB   eight
-	FOLD(Z24, Z0, 0(SI), Z6)
-	FOLD(Z24, Z1, 64(SI), Z7)
-	FOLD(Z24, Z2, 128(SI), Z8)
-	FOLD(Z24, Z3, 192(SI), Z9)
-	FOLD(Z24, Z20, 256(SI), Z10)
-	FOLD(Z24, Z21, 320(SI), Z11)
-	FOLD(Z24, Z22, 384(SI), Z12)
-	FOLD(Z24, Z23, 448(SI), Z13)
-	ADDQ $512, SI
-	SUBQ $512, CX
-	JMP  loop8
-
-eight:
-	// The first four move on by 256 bytes onto the last four.
-	FOLD(Z16, Z0, Z20, Z6)
-	FOLD(Z16, Z1, Z21, Z7)
-	FOLD(Z16, Z2, Z22, Z8)
-	FOLD(Z16, Z3, Z23, Z9)
-	JMP loop4
-
-four:
-	// Four accumulators, each 64 bytes, stride 256 bytes.
-	VMOVDQU64 0(SI), Z0
-	VMOVDQU64 64(SI), Z1
-	VMOVDQU64 128(SI), Z2
-	VMOVDQU64 192(SI), Z3
-	VPXORQ    Z5, Z0, Z0
-	ADDQ      $256, SI
-	SUBQ      $256, CX
+	ADDQ            $256, SI
+	SUBQ            $256, CX
+	VBROADCASTI32X4 K_BY256(DX), Z16
 
 loop4:
 	CMPQ CX, $256
