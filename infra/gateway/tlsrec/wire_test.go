@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -259,5 +260,27 @@ func TestHandshakeContext(t *testing.T) {
 	cancel()
 	if _, err := Server(ctx, rs, serverConfig(t, false), Options{}); err == nil {
 		t.Error("handshake with a cancelled context succeeded")
+	}
+}
+
+// Deadlines are the socket's: a read that times out leaves the stream
+// intact, a write that times out breaks the connection for writing (a
+// record may be half sent).
+func TestDeadlines(t *testing.T) {
+	ours, peer := withGoPeer(t, false)
+	ours.SetReadDeadline(time.Now().Add(-time.Second))
+	if n, err := ours.Read(make([]byte, 10)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read past the deadline = %d, %v", n, err)
+	}
+	ours.SetReadDeadline(time.Time{})
+	exchange(t, ours, peer, []int{5, 70000}, nil, nil)
+
+	ours.SetWriteDeadline(time.Now().Add(-time.Second))
+	if _, err := ours.Write([]byte("late")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Write past the deadline: %v", err)
+	}
+	ours.SetWriteDeadline(time.Time{})
+	if _, err := ours.Write([]byte("x")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("Write after a timed-out Write: %v, want the same error", err)
 	}
 }
