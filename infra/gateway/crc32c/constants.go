@@ -37,8 +37,36 @@ func foldPair(d int) [2]uint64 {
 	return [2]uint64{foldConst(d + 63), foldConst(d - 1)}
 }
 
-// foldConsts is the table the amd64 kernel reads; offsets are fixed in
-// crc32c_amd64.s.
+// shiftConst returns the lane that moves a 32-bit CRC register on by
+// `after` bytes of message: for a region R whose register is s = R·x^32,
+// a carry-less multiply of s (low dword) by the lane gives s·K·x^65 in the
+// low qword, read as 64 message bits; CRC32Q of those from a zero register
+// multiplies by x^32 and reduces to s·K·x^33 mod P. With K = x^(8·after-65)
+// that is R·x^(8·after) mod P: R's contribution, as the last 32 bits of the
+// message, at the point `after` bytes beyond R's end.
+func shiftConst(after int) [2]uint64 {
+	return [2]uint64{uint64(bits.Reverse32(xPowModP(8*after - 65))), 0}
+}
+
+// While the vector unit folds 256 bytes per iteration, the integer unit
+// runs three CRC32Q streams of mixWords words each over three further
+// regions; mixIters iterations make a mix block, laid out as
+// [stream 1][stream 2][stream 3][vector data]. The CRC32 instruction
+// issues each cycle but takes three, so three streams keep it busy; six
+// words per stream and iteration matched the vector unit best, and four
+// iterations lets inputs from 2 KiB use the mix.
+const (
+	mixIters  = 4
+	mixWords  = 6 // unrolled in crc32c_amd64.s
+	mixStream = 8 * mixWords * mixIters
+	mixBlock  = 256*mixIters + 3*mixStream
+)
+
+// The kernel consumes whole 64-byte blocks only.
+var _ = [1]struct{}{}[mixBlock%64]
+
+// foldConsts is the table the amd64 kernel reads, through go_asm.h's
+// offsets.
 type foldConsts struct {
 	by256 [2]uint64 // four registers, each 256 bytes on: 2048 bits
 	by192 [2]uint64 // 1536 bits, first of four registers onto the last
@@ -47,6 +75,11 @@ type foldConsts struct {
 	// lanes folds the four 128-bit lanes of one register onto its last:
 	// 384, 256 and 128 bits; the last lane's constants are zero.
 	lanes [8]uint64
+	// jump moves the accumulators over a mix block's three streams onto
+	// its vector data.
+	jump [2]uint64
+	// mix moves each stream's register to the end of its mix block.
+	mix [3][2]uint64
 }
 
 var foldK = makeFoldConsts()
@@ -60,6 +93,10 @@ func makeFoldConsts() foldConsts {
 	for i, d := range []int{384, 256, 128} {
 		p := foldPair(d)
 		k.lanes[2*i], k.lanes[2*i+1] = p[0], p[1]
+	}
+	k.jump = foldPair(8 * (3*mixStream + 256))
+	for i := range k.mix {
+		k.mix[i] = shiftConst((2-i)*mixStream + 256*mixIters)
 	}
 	return k
 }

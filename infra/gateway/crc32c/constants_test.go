@@ -1,8 +1,10 @@
 package crc32c
 
 import (
+	"encoding/binary"
 	"hash/crc32"
 	"math/bits"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -82,5 +84,80 @@ func TestFoldConstLayout(t *testing.T) {
 	}
 	if k := makeFoldConsts(); k.lanes[6] != 0 || k.lanes[7] != 0 {
 		t.Errorf("last lane constants = %#x %#x, want zero", k.lanes[6], k.lanes[7])
+	}
+}
+
+// clmul is a carry-less multiply of two 64-bit lanes, returning the
+// 128-bit product as (low, high) qwords like PCLMULQDQ.
+func clmul(a, b uint64) (lo, hi uint64) {
+	for i := range 64 {
+		if b>>uint(i)&1 != 0 {
+			lo ^= a << uint(i)
+			if i > 0 {
+				hi ^= a >> uint(64-i)
+			}
+		}
+	}
+	return lo, hi
+}
+
+// register is the CRC register (not inverted) after p from a zero register.
+func register(p []byte) uint32 { return ^crc32.Update(^uint32(0), castagnoli, p) }
+
+func TestClmul(t *testing.T) {
+	// (x+1)·(x+1) = x^2+1; x^63·x^63 = x^126.
+	if lo, hi := clmul(3, 3); lo != 5 || hi != 0 {
+		t.Errorf("clmul(3, 3) = %#x %#x", lo, hi)
+	}
+	if lo, hi := clmul(1<<63, 1<<63); lo != 0 || hi != 1<<62 {
+		t.Errorf("clmul(2^63, 2^63) = %#x %#x", lo, hi)
+	}
+}
+
+// A 128-bit block folded by foldPair(8·d) must stand for the block followed
+// by d zero bytes: the same CRC register, whatever the block.
+func TestFoldPairModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, d := range []int{16, 48, 64, 128, 192, 256, 3*mixStream + 256} {
+		k := foldPair(8 * d)
+		for range 50 {
+			a0, a1 := r.Uint64(), r.Uint64()
+			lo0, hi0 := clmul(a0, k[0])
+			lo1, hi1 := clmul(a1, k[1])
+			folded := binary.LittleEndian.AppendUint64(nil, lo0^lo1)
+			folded = binary.LittleEndian.AppendUint64(folded, hi0^hi1)
+			block := binary.LittleEndian.AppendUint64(nil, a0)
+			block = binary.LittleEndian.AppendUint64(block, a1)
+			if got, want := register(folded), register(append(block, make([]byte, d)...)); got != want {
+				t.Fatalf("d=%d: folded register %#08x, block then zeros %#08x", d, got, want)
+			}
+		}
+	}
+}
+
+// shiftConst's multiply-then-CRC32Q, done in Go, must turn a region's
+// register into the 32 bits that stand for the region `after` bytes on.
+func TestShiftConstModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, after := range []int{9, 64, mixStream + 256*mixIters, 2*mixStream + 256*mixIters} {
+		k := shiftConst(after)
+		if k[1] != 0 || k[0]>>32 != 0 {
+			t.Fatalf("shiftConst(%d) = %#x: not in the low dword", after, k)
+		}
+		for _, n := range []int{1, 8, 100, mixStream} {
+			region := make([]byte, n)
+			for i := range region {
+				region[i] = byte(r.Uint32())
+			}
+			lo, hi := clmul(uint64(register(region)), k[0])
+			if hi != 0 {
+				t.Fatalf("product spills into the high qword: %#x", hi)
+			}
+			e := register(binary.LittleEndian.AppendUint64(nil, lo))
+			got := register(binary.LittleEndian.AppendUint32(nil, e))
+			if want := register(append(region, make([]byte, after)...)); got != want {
+				t.Fatalf("after=%d n=%d: %#08x, want %#08x", after, n, got, want)
+			}
+		}
 	}
 }

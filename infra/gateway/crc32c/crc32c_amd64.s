@@ -1,11 +1,5 @@
+#include "go_asm.h"
 #include "textflag.h"
-
-// Offsets into foldConsts (constants.go).
-#define K_BY256 0
-#define K_BY192 16
-#define K_BY128 32
-#define K_BY64 48
-#define K_LANES 64
 
 // FOLD moves every 128-bit lane of acc on by the distance whose constant
 // pair is broadcast in k, and adds next: acc = acc.lo·k.lo ^ acc.hi·k.hi ^ next.
@@ -13,6 +7,28 @@
 	VPCLMULQDQ $0x00, k, acc, tmp \
 	VPCLMULQDQ $0x11, k, acc, acc \
 	VPTERNLOGD $0x96, next, tmp, acc
+
+// FOLD4 folds the four accumulators onto the 256 bytes at ptr.
+#define FOLD4(k, ptr) \
+	FOLD(k, Z0, 0(ptr), Z6) \
+	FOLD(k, Z1, 64(ptr), Z7) \
+	FOLD(k, Z2, 128(ptr), Z8) \
+	FOLD(k, Z3, 192(ptr), Z9)
+
+// CRC3 feeds the word at off in each of the three streams from SI.
+#define CRC3(off) \
+	CRC32Q (off)(SI), R11 \
+	CRC32Q (const_mixStream+off)(SI), R12 \
+	CRC32Q (2*const_mixStream+off)(SI), R13
+
+// CRCMIX feeds mixWords (6) words of each stream.
+#define CRCMIX \
+	CRC3(0) \
+	CRC3(8) \
+	CRC3(16) \
+	CRC3(24) \
+	CRC3(32) \
+	CRC3(40)
 
 // func fold(crc uint32, p []byte, k *foldConsts) uint32
 TEXT ·fold(SB), NOSPLIT, $0-44
@@ -22,7 +38,7 @@ TEXT ·fold(SB), NOSPLIT, $0-44
 	MOVQ k+32(FP), DX
 
 	VMOVD           AX, X5 // crc, to be added to the first 32 bits of p
-	VBROADCASTI32X4 K_BY64(DX), Z17
+	VBROADCASTI32X4 foldConsts_by64(DX), Z17
 	CMPQ            CX, $256
 	JB              one
 
@@ -36,23 +52,66 @@ TEXT ·fold(SB), NOSPLIT, $0-44
 	VPXORQ          Z5, Z0, Z0
 	ADDQ            $256, SI
 	SUBQ            $256, CX
-	VBROADCASTI32X4 K_BY256(DX), Z16
+	VBROADCASTI32X4 foldConsts_by256(DX), Z16
+	CMPQ            CX, $const_mixBlock
+	JB              loop4
+
+	// Mix blocks: the vector unit and the integer unit's CRC32 work side
+	// by side, which here is about half as fast again as folding alone.
+	VBROADCASTI32X4 foldConsts_jump(DX), Z20
+	MOVL            $0x8000, AX
+	KMOVW           AX, K1 // the accumulators' last dword
+
+mix:
+	XORL R11, R11
+	XORL R12, R12
+	XORL R13, R13
+	LEAQ (3*const_mixStream)(SI), R9 // vector data
+	MOVQ $(const_mixIters-1), R10
+	FOLD4(Z20, R9)
+	CRCMIX
+	ADDQ $256, R9
+	ADDQ $(8*const_mixWords), SI
+
+mixloop:
+	FOLD4(Z16, R9)
+	CRCMIX
+	ADDQ $256, R9
+	ADDQ $(8*const_mixWords), SI
+	DECQ R10
+	JNZ  mixloop
+
+	// The streams' registers, moved to the block's end, sum to the value
+	// of the block's last 32 bits that stands for all three streams.
+	VMOVQ        R11, X10
+	VMOVQ        R12, X11
+	VMOVQ        R13, X12
+	VPCLMULQDQ   $0x00, (foldConsts_mix+0)(DX), X10, X10
+	VPCLMULQDQ   $0x00, (foldConsts_mix+16)(DX), X11, X11
+	VPCLMULQDQ   $0x00, (foldConsts_mix+32)(DX), X12, X12
+	VPTERNLOGD   $0x96, X10, X11, X12
+	VMOVQ        X12, AX
+	XORL         BX, BX
+	CRC32Q       AX, BX
+	VPBROADCASTD BX, Z10
+	VPXORD       Z10, Z3, K1, Z3
+	MOVQ         R9, SI
+	SUBQ         $const_mixBlock, CX
+	CMPQ         CX, $const_mixBlock
+	JAE          mix
 
 loop4:
 	CMPQ CX, $256
 	JB   join
-	FOLD(Z16, Z0, 0(SI), Z6)
-	FOLD(Z16, Z1, 64(SI), Z7)
-	FOLD(Z16, Z2, 128(SI), Z8)
-	FOLD(Z16, Z3, 192(SI), Z9)
+	FOLD4(Z16, SI)
 	ADDQ $256, SI
 	SUBQ $256, CX
 	JMP  loop4
 
 join:
 	// Z0, Z1 and Z2 move on by 192, 128 and 64 bytes onto Z3.
-	VBROADCASTI32X4 K_BY192(DX), Z18
-	VBROADCASTI32X4 K_BY128(DX), Z19
+	VBROADCASTI32X4 foldConsts_by192(DX), Z18
+	VBROADCASTI32X4 foldConsts_by128(DX), Z19
 	VPCLMULQDQ      $0x00, Z18, Z0, Z6
 	VPCLMULQDQ      $0x11, Z18, Z0, Z7
 	VPCLMULQDQ      $0x00, Z19, Z1, Z8
@@ -82,7 +141,7 @@ loop1:
 reduce:
 	// Lanes 0, 1 and 2 move on by 48, 32 and 16 bytes onto lane 3; the
 	// fourth constant pair is zero, so lane 3 is added back as it was.
-	VMOVDQU64     K_LANES(DX), Z18
+	VMOVDQU64     foldConsts_lanes(DX), Z18
 	VEXTRACTI32X4 $3, Z0, X7 // zeroes the rest of Z7
 	VPCLMULQDQ    $0x00, Z18, Z0, Z6
 	VPCLMULQDQ    $0x11, Z18, Z0, Z0

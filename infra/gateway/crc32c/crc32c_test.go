@@ -91,6 +91,13 @@ func lengths() []int {
 	for n := 0; n <= 2100; n++ {
 		ns = append(ns, n)
 	}
+	// Around whole mix blocks: one, two and three of them with every
+	// remainder class of the loops after them.
+	for blocks := 1; blocks <= 3; blocks++ {
+		for rest := 0; rest < 600; rest += 7 {
+			ns = append(ns, 256+blocks*mixBlock+rest)
+		}
+	}
 	return append(ns, 4095, 4096, 4097, 65535, 65536, 65536+64+17, 1<<20, 1<<20+13)
 }
 
