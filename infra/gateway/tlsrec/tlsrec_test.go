@@ -2,11 +2,13 @@ package tlsrec
 
 import (
 	"bytes"
+	"crypto/cipher"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -114,7 +116,8 @@ func TestInterop(t *testing.T) {
 				scfg = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return chosen, nil }}
 			}
 			ccfg := clientConfig(t, tc.mtls)
-			ccfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+			cache := &recordingCache{ClientSessionCache: tls.NewLRUClientSessionCache(4)}
+			ccfg.ClientSessionCache = cache
 			s, c := connect(t, tc.srv, scfg, tc.cli, ccfg)
 			if tc.oursSrv {
 				st := mustOurs(t, s).ConnectionState()
@@ -126,8 +129,38 @@ func TestInterop(t *testing.T) {
 				mustOurs(t, c)
 			}
 			exchange(t, s, c, testSizes, nil, nil)
+			if tc.oursSrv && cache.puts.Load() != 0 {
+				// crypto/tls would have sealed the ticket under the
+				// server's first application key, out of our sequence.
+				t.Errorf("our server issued %d session tickets", cache.puts.Load())
+			}
 		})
 	}
+}
+
+// The recordingCache does see the ticket a crypto/tls server sends.
+func TestRecordingCacheControl(t *testing.T) {
+	ccfg := clientConfig(t, false)
+	cache := &recordingCache{ClientSessionCache: tls.NewLRUClientSessionCache(4)}
+	ccfg.ClientSessionCache = cache
+	s, c := connect(t, goServer, serverConfig(t, false), goClient, ccfg)
+	exchange(t, s, c, []int{10}, nil, nil)
+	if cache.puts.Load() == 0 {
+		t.Error("no ticket stored from a crypto/tls server")
+	}
+}
+
+// recordingCache counts the tickets a crypto/tls client stores.
+type recordingCache struct {
+	tls.ClientSessionCache
+	puts atomic.Int32
+}
+
+func (c *recordingCache) Put(key string, cs *tls.ClientSessionState) {
+	if cs != nil {
+		c.puts.Add(1)
+	}
+	c.ClientSessionCache.Put(key, cs)
 }
 
 // TLS 1.2 stays with crypto/tls, and works.
@@ -191,7 +224,7 @@ func TestKeyLogForwarded(t *testing.T) {
 // A custom AEAD constructor is used for both directions.
 func TestNewAEADOption(t *testing.T) {
 	calls := 0
-	o := Options{NewAEAD: func(key []byte) (cipherAEAD, error) {
+	o := Options{NewAEAD: func(key []byte) (cipher.AEAD, error) {
 		calls++
 		return defaultAEAD(key)
 	}}
@@ -202,7 +235,7 @@ func TestNewAEADOption(t *testing.T) {
 	}
 	exchange(t, s, c, []int{1, 20000}, nil, nil)
 
-	failing := Options{NewAEAD: func([]byte) (cipherAEAD, error) { return nil, errors.New("no cipher") }}
+	failing := Options{NewAEAD: func([]byte) (cipher.AEAD, error) { return nil, errors.New("no cipher") }}
 	rs, rc := tcpPair(t)
 	_, _, serr, _ := handshakePair(t, oursServer(failing), serverConfig(t, false), goClient, clientConfig(t, false), rs, rc)
 	if serr == nil || !strings.Contains(serr.Error(), "no cipher") {

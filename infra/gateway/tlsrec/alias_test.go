@@ -1,5 +1,0 @@
-package tlsrec
-
-import "crypto/cipher"
-
-type cipherAEAD = cipher.AEAD
