@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"testing"
 )
 
@@ -114,5 +115,45 @@ func TestMalformedRecords(t *testing.T) {
 				t.Error("Write after a fatal alert succeeded")
 			}
 		})
+	}
+}
+
+// Sequence numbers never wrap: the last one is refused on both sides.
+func TestSequenceOverflow(t *testing.T) {
+	c := readerOver(t, nil)
+	c.keyUpdateAfter = math.MaxUint64 // as if KeyUpdates were off
+	c.out.seq = math.MaxUint64 - 1
+	if _, err := c.Write([]byte("last")); err != nil {
+		t.Fatalf("Write with the last sequence number: %v", err)
+	}
+	if _, err := c.Write([]byte("one more")); !errors.Is(err, ErrSequenceOverflow) {
+		t.Errorf("Write past the last sequence number: %v", err)
+	}
+
+	d := fuzzDirection(t)
+	r := readerOver(t, seal(&d, []byte{'x', typeApplicationData}))
+	r.in.seq = math.MaxUint64
+	var pe *ProtocolError
+	if n, err := r.Read(make([]byte, 10)); n != 0 || !errors.As(err, &pe) || pe.Alert != AlertInternalError {
+		t.Errorf("Read past the last sequence number = %d, %v", n, err)
+	}
+}
+
+// With keyUpdateAfter records sent, the next record goes under a new key.
+func TestKeyUpdateBeforeLimit(t *testing.T) {
+	var sent bytes.Buffer
+	c := readerOver(t, nil)
+	c.raw.(*wireConn).w = &sent
+	c.keyUpdateAfter = 2
+	for range 3 {
+		if _, err := c.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The peer's view: x, x, KeyUpdate, then x under the next key.
+	peer := readerOver(t, sent.Bytes())
+	data, err := drain(t, peer, 10)
+	if string(data) != "xxx" || !errors.Is(err, io.EOF) || peer.in.updates != 1 || c.out.updates != 1 {
+		t.Errorf("peer read %q, %v, %d updates; writer %d updates", data, err, peer.in.updates, c.out.updates)
 	}
 }

@@ -15,6 +15,14 @@
 // crypto/tls reads through a reader that stops at the end of each TLS
 // record, so nothing sent under the application keys is left inside
 // crypto/tls when this package takes over.
+//
+// Nor has crypto/tls sent anything under the application keys by then, so
+// both sides' sequence numbers start at zero. A Go 1.26 client sends
+// nothing after its Finished. A Go 1.26 server's only message of its own
+// after the handshake is its NewSessionTicket, and it sends none when
+// Config.SessionTicketsDisabled is set (shouldSendSessionTickets in
+// crypto/tls/handshake_server_tls13.go); Server sets it for TLS 1.3
+// clients. The interop tests break if a later Go changes either.
 package tlsrec
 
 import (
