@@ -283,26 +283,28 @@ func TestFailedOpenClearsOutput(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, im := range impls(t) {
 		a := mustNew(t, im, randBytes(r, 32))
-		nonce, pt := randBytes(r, nonceSize), randBytes(r, 100)
-		sealed := a.Seal(nil, nonce, pt, nil)
-		sealed[len(sealed)-1] ^= 1
+		for _, n := range []int{16, 100, 256, 300, 1024, 5000} {
+			nonce, pt := randBytes(r, nonceSize), randBytes(r, n)
+			sealed := a.Seal(nil, nonce, pt, nil)
+			sealed[len(sealed)-1] ^= 1
 
-		buf := bytes.Clone(sealed)
-		out, err := a.Open(buf[:0], nonce, buf, nil)
-		if err == nil || out != nil {
-			t.Fatalf("%s: tampered in-place Open returned %v, %d bytes", im.name, err, len(out))
-		}
-		if !bytes.Equal(buf[:len(pt)], make([]byte, len(pt))) {
-			t.Fatalf("%s: failed in-place Open left %x", im.name, buf[:len(pt)])
-		}
+			buf := bytes.Clone(sealed)
+			out, err := a.Open(buf[:0], nonce, buf, nil)
+			if err == nil || out != nil {
+				t.Fatalf("%s/%d: tampered in-place Open returned %v, %d bytes", im.name, n, err, len(out))
+			}
+			if !bytes.Equal(buf[:n], make([]byte, n)) {
+				t.Fatalf("%s/%d: failed in-place Open left non-zero bytes", im.name, n)
+			}
 
-		dst := make([]byte, 3, 200)
-		out, err = a.Open(dst, nonce, sealed, nil)
-		if err == nil || out != nil {
-			t.Fatalf("%s: tampered Open returned %v", im.name, err)
-		}
-		if bytes.Contains(dst[:cap(dst)], pt[:16]) {
-			t.Fatalf("%s: failed Open left plaintext in dst", im.name)
+			dst := make([]byte, 3, n+200)
+			out, err = a.Open(dst, nonce, sealed, nil)
+			if err == nil || out != nil {
+				t.Fatalf("%s/%d: tampered Open returned %v", im.name, n, err)
+			}
+			if !bytes.Equal(dst[3:cap(dst)], make([]byte, cap(dst)-3)) {
+				t.Fatalf("%s/%d: failed Open left bytes in dst's capacity", im.name, n)
+			}
 		}
 	}
 }

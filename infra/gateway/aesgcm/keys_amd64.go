@@ -93,20 +93,32 @@ func (x gf128) mul(y gf128) gf128 {
 	return z
 }
 
-// htableEntries is the number of 16-byte entries in the GHASH table: the
-// powers H^16..H^1, then zeros that the assembly's tail may read past H^1
-// (and multiplies only by zero blocks).
-const htableEntries = 20
+// The GHASH table (gtab) holds, in 16-byte entries:
+//
+//	0..31   H^32, H^31, ..., H^1
+//	32..35  zeros, which ghashUpdate's tail may read past H^1 (and
+//	        multiplies only by zero blocks)
+//	36..67  for each power in 0..31, its two 64-bit halves XORed (in both
+//	        halves), the Karatsuba middle operand
+//
+// ghashUpdate takes the table from entry 16 (H^16) on.
+const (
+	gtabPowers = 32
+	gtabKara   = 36
+	gtabSize   = (gtabKara + gtabPowers) * 16
+	gtabH16    = (gtabPowers - 16) * 16 // byte offset of H^16
+)
 
-// makeHtable fills t with H^16, H^15, ..., H^1 in the assembly's
-// representation: the block byte-reversed (a little-endian 128-bit integer
-// whose bit 127 is x^0) and multiplied by x^-1, which makes the
-// carry-less product of two such values come out reduced by the
-// 0xC2...01 folding without a separate shift.
-func makeHtable(t *[htableEntries * 16]byte, hBlock *[16]byte) {
+// makeGHASHTable fills t (see gtabSize) from the hash key block H =
+// E(K, 0^128). The powers are in the assembly's representation: the block
+// byte-reversed (a little-endian 128-bit integer whose bit 127 is x^0)
+// and multiplied by x^-1, which makes the carry-less product of two such
+// values come out reduced by the 0xC2...01 folding without a separate
+// shift.
+func makeGHASHTable(t *[gtabSize]byte, hBlock *[16]byte) {
 	h := gf128{binary.BigEndian.Uint64(hBlock[:8]), binary.BigEndian.Uint64(hBlock[8:])}
 	p := h
-	for i := 15; i >= 0; i-- {
+	for i := gtabPowers - 1; i >= 0; i-- {
 		hi, lo := p.hi, p.lo
 		carry := hi >> 63
 		hi = hi<<1 | lo>>63
@@ -115,6 +127,8 @@ func makeHtable(t *[htableEntries * 16]byte, hBlock *[16]byte) {
 		lo ^= carry
 		binary.LittleEndian.PutUint64(t[16*i:], lo)
 		binary.LittleEndian.PutUint64(t[16*i+8:], hi)
+		binary.LittleEndian.PutUint64(t[16*(gtabKara+i):], lo^hi)
+		binary.LittleEndian.PutUint64(t[16*(gtabKara+i)+8:], lo^hi)
 		p = p.mul(h)
 	}
 }

@@ -46,7 +46,7 @@ func detectVAES() bool {
 type vaesGCM struct {
 	ks     [240]byte // round keys
 	rounds int       // 10 or 14
-	htable [htableEntries * 16]byte
+	gtab   [gtabSize]byte // GHASH key powers, see makeGHASHTable
 }
 
 var _ cipher.AEAD = (*vaesGCM)(nil)
@@ -56,7 +56,7 @@ func newVAES(key []byte) cipher.AEAD {
 	g.rounds = expandKey(&g.ks, key)
 	var zero, h [16]byte
 	aesEncBlock(&g.ks, g.rounds, &h, &zero)
-	makeHtable(&g.htable, &h)
+	makeGHASHTable(&g.gtab, &h)
 	return g
 }
 
@@ -78,15 +78,22 @@ func (g *vaesGCM) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 		panic("aesgcm: invalid buffer overlap of output and additional data")
 	}
 	n := len(plaintext)
-	var ctr, tagMask [16]byte
+	var ctr, tagMask, x [16]byte
 	copy(ctr[:], nonce)
 	ctr[15] = 1
 	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
-	if n > 0 {
-		ctr[15] = 2
-		ctrXor(&g.ks, g.rounds, &ctr, &out[0], &plaintext[0], n)
+	ctr[15] = 2
+	g.ghash(&x, additionalData)
+	bulk := n &^ 255
+	if bulk > 0 {
+		sealBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[0], &plaintext[0], bulk)
 	}
-	g.tag((*[16]byte)(out[n:]), &tagMask, additionalData, out[:n])
+	if rest := n - bulk; rest > 0 {
+		binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
+		ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &plaintext[bulk], rest)
+		ghashUpdate(&g.gtab[gtabH16], &x, &out[bulk], rest)
+	}
+	g.finish((*[16]byte)(out[n:]), &x, &tagMask, len(additionalData), n)
 	return ret
 }
 
@@ -105,37 +112,48 @@ func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, e
 	if anyOverlap(out, additionalData) {
 		panic("aesgcm: invalid buffer overlap of output and additional data")
 	}
-	var ctr, tagMask, want [16]byte
+	var ctr, tagMask, x, want [16]byte
 	copy(ctr[:], nonce)
 	ctr[15] = 1
 	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
-	g.tag(&want, &tagMask, additionalData, ciphertext[:n])
+	ctr[15] = 2
+	g.ghash(&x, additionalData)
+	// Decryption runs with hashing, as in crypto/cipher, so out holds
+	// plaintext before the tag is checked and is cleared if it fails.
+	bulk := n &^ 255
+	if bulk > 0 {
+		openBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[0], &ciphertext[0], bulk)
+	}
+	if rest := n - bulk; rest > 0 {
+		ghashUpdate(&g.gtab[gtabH16], &x, &ciphertext[bulk], rest) // before an in-place decrypt overwrites it
+		binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
+		ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &ciphertext[bulk], rest)
+	}
+	g.finish(&want, &x, &tagMask, len(additionalData), n)
 	if subtle.ConstantTimeCompare(want[:], ciphertext[n:]) != 1 {
-		// Like crypto/cipher: the caller's buffer never keeps what it had,
-		// so a failed in-place Open looks the same on every platform.
+		// Like crypto/cipher: no unauthenticated plaintext is left behind,
+		// and a failed in-place Open looks the same on every platform.
 		clear(out)
 		return nil, errOpen
-	}
-	if n > 0 {
-		ctr[15] = 2
-		ctrXor(&g.ks, g.rounds, &ctr, &out[0], &ciphertext[0], n)
 	}
 	return ret, nil
 }
 
-// tag writes GCM's tag over additionalData and ciphertext into t.
-func (g *vaesGCM) tag(t, tagMask *[16]byte, additionalData, ciphertext []byte) {
-	var x [16]byte // GHASH state in the assembly's byte-reversed form
-	if len(additionalData) > 0 {
-		ghashUpdate(&g.htable, &x, &additionalData[0], len(additionalData))
+// ghash absorbs data, zero-padded to whole blocks, into the GHASH state x.
+func (g *vaesGCM) ghash(x *[16]byte, data []byte) {
+	if len(data) > 0 {
+		ghashUpdate(&g.gtab[gtabH16], x, &data[0], len(data))
 	}
-	if len(ciphertext) > 0 {
-		ghashUpdate(&g.htable, &x, &ciphertext[0], len(ciphertext))
-	}
+}
+
+// finish absorbs the lengths block into the GHASH state x and writes the
+// tag, GHASH XOR tagMask, into t.
+func (g *vaesGCM) finish(t, x, tagMask *[16]byte, adLen, ctLen int) {
 	var lengths [16]byte
-	binary.BigEndian.PutUint64(lengths[:8], uint64(len(additionalData))*8)
-	binary.BigEndian.PutUint64(lengths[8:], uint64(len(ciphertext))*8)
-	ghashUpdate(&g.htable, &x, &lengths[0], 16)
+	binary.BigEndian.PutUint64(lengths[:8], uint64(adLen)*8)
+	binary.BigEndian.PutUint64(lengths[8:], uint64(ctLen)*8)
+	ghashUpdate(&g.gtab[gtabH16], x, &lengths[0], 16)
+	// x is byte-reversed: its high qword is the block's first eight bytes.
 	binary.BigEndian.PutUint64(t[:8], binary.LittleEndian.Uint64(x[8:])^binary.BigEndian.Uint64(tagMask[:8]))
 	binary.BigEndian.PutUint64(t[8:], binary.LittleEndian.Uint64(x[:8])^binary.BigEndian.Uint64(tagMask[8:]))
 }
@@ -159,7 +177,21 @@ func aesEncBlock(ks *[240]byte, rounds int, dst, src *[16]byte)
 func ctrXor(ks *[240]byte, rounds int, ctr *[16]byte, dst, src *byte, n int)
 
 // ghashUpdate absorbs n > 0 bytes of data, the last block zero-padded,
-// into the GHASH state x.
+// into the GHASH state x; htable points at H^16 in the GHASH table.
 //
 //go:noescape
-func ghashUpdate(htable *[htableEntries * 16]byte, x *[16]byte, data *byte, n int)
+func ghashUpdate(htable *byte, x *[16]byte, data *byte, n int)
+
+// sealBulk encrypts n bytes of src into dst from counter block ctr and
+// absorbs the ciphertext into the GHASH state x, in one pass; n is a
+// positive multiple of 256.
+//
+//go:noescape
+func sealBulk(ks *[240]byte, rounds int, gtab *[gtabSize]byte, ctr, x *[16]byte, dst, src *byte, n int)
+
+// openBulk absorbs n bytes of ciphertext src into the GHASH state x and
+// decrypts them into dst from counter block ctr, in one pass; n is a
+// positive multiple of 256.
+//
+//go:noescape
+func openBulk(ks *[240]byte, rounds int, gtab *[gtabSize]byte, ctr, x *[16]byte, dst, src *byte, n int)

@@ -259,9 +259,9 @@ ctrDone:
 	VPTERNLOGD     $0x96, X13, X11, X10; \
 	VMOVDQA64      X10, X0
 
-// func ghashUpdate(htable *[320]byte, x *[16]byte, data *byte, n int)
+// func ghashUpdate(htable *byte, x *[16]byte, data *byte, n int)
 //
-// htable holds H^16..H^1 then zeros. Sixteen blocks are hashed per
+// htable points at H^16..H^1 followed by four zero entries. Sixteen blocks are hashed per
 // reduction: (X + C1)·H^16 + C2·H^15 + ... + C16·H^1. The last 1..16
 // blocks use the table from H^k on, k their count, so the same formula
 // holds; a partial last block is read zero-padded through a byte mask.
@@ -339,5 +339,285 @@ ghFullMask:
 
 ghDone:
 	VMOVDQU X0, (DX)
+	VZEROUPPER
+	RET
+
+// LOADKEYS broadcasts the round keys at AX into Z16..Z30 (see ENC4) for
+// BX rounds; it uses label l.
+#define LOADKEYS(l128, ldone) \
+	VBROADCASTI32X4 0(AX), Z16; \
+	VBROADCASTI32X4 16(AX), Z17; \
+	VBROADCASTI32X4 32(AX), Z18; \
+	VBROADCASTI32X4 48(AX), Z19; \
+	VBROADCASTI32X4 64(AX), Z20; \
+	VBROADCASTI32X4 80(AX), Z21; \
+	VBROADCASTI32X4 96(AX), Z22; \
+	VBROADCASTI32X4 112(AX), Z23; \
+	VBROADCASTI32X4 128(AX), Z24; \
+	VBROADCASTI32X4 144(AX), Z25; \
+	CMPQ            BX, $10; \
+	JE              l128; \
+	VBROADCASTI32X4 160(AX), Z26; \
+	VBROADCASTI32X4 176(AX), Z27; \
+	VBROADCASTI32X4 192(AX), Z28; \
+	VBROADCASTI32X4 208(AX), Z29; \
+	VBROADCASTI32X4 224(AX), Z30; \
+	JMP             ldone; \
+l128: \
+	VBROADCASTI32X4 160(AX), Z30; \
+ldone:
+
+// The stitched loops encrypt sixteen blocks at a time in Z3..Z6 and hash
+// ciphertext four blocks to a register in Z7..Z10 (and Z0 for the group
+// that carries the GHASH state), 32 blocks per reduction. On this CPU
+// class VPCLMULQDQ issues once per two cycles at any width while VAESENC
+// zmm issues twice per cycle, so the carry-less multiplies set the pace:
+// Karatsuba (three per four blocks) and one reduction per 32 blocks keep
+// them few, and the AES rounds run beside them.
+#define ENCS(k) \
+	VAESENC k, Z3, Z3; \
+	VAESENC k, Z4, Z4; \
+	VAESENC k, Z5, Z5; \
+	VAESENC k, Z6, Z6
+
+// CTR16 starts Z3..Z6 on the next sixteen counter blocks (Z1, step Z2)
+// and runs all rounds but the last, branching on BX to label l.
+#define CTR16(l) \
+	VPSHUFB Z31, Z1, Z3; \
+	VPADDD  Z2, Z1, Z1; \
+	VPSHUFB Z31, Z1, Z4; \
+	VPADDD  Z2, Z1, Z1; \
+	VPSHUFB Z31, Z1, Z5; \
+	VPADDD  Z2, Z1, Z1; \
+	VPSHUFB Z31, Z1, Z6; \
+	VPADDD  Z2, Z1, Z1; \
+	VPXORQ  Z16, Z3, Z3; \
+	VPXORQ  Z16, Z4, Z4; \
+	VPXORQ  Z16, Z5, Z5; \
+	VPXORQ  Z16, Z6, Z6; \
+	ENCS(Z17); ENCS(Z18); ENCS(Z19); ENCS(Z20); ENCS(Z21); \
+	ENCS(Z22); ENCS(Z23); ENCS(Z24); ENCS(Z25); \
+	CMPQ    BX, $10; \
+	JE      l; \
+	ENCS(Z26); ENCS(Z27); ENCS(Z28); ENCS(Z29); \
+l:
+
+// LAST16 finishes Z3..Z6 with the last round key XORed with the sixteen
+// input blocks at SI and stores them at R9.
+#define LAST16 \
+	VPXORQ      0(SI), Z30, Z11; \
+	VAESENCLAST Z11, Z3, Z3; \
+	VPXORQ      64(SI), Z30, Z11; \
+	VAESENCLAST Z11, Z4, Z4; \
+	VPXORQ      128(SI), Z30, Z11; \
+	VAESENCLAST Z11, Z5, Z5; \
+	VPXORQ      192(SI), Z30, Z11; \
+	VAESENCLAST Z11, Z6, Z6; \
+	VMOVDQU64   Z3, 0(R9); \
+	VMOVDQU64   Z4, 64(R9); \
+	VMOVDQU64   Z5, 128(R9); \
+	VMOVDQU64   Z6, 192(R9)
+
+// GHK_INIT and GHK_ACC multiply four byte-reversed blocks D by four powers
+// of H (H in memory; K the same powers with their halves XORed), starting
+// or adding to Z12 (low products), Z13 (high) and Z14 (Karatsuba middle,
+// still to be corrected by low and high in GHFINISH).
+#define GHK_INIT(D, H, K) \
+	VPCLMULQDQ $0x00, H, D, Z12; \
+	VPCLMULQDQ $0x11, H, D, Z13; \
+	VPSHUFD    $78, D, Z15; \
+	VPXORQ     D, Z15, Z15; \
+	VPCLMULQDQ $0x00, K, Z15, Z14
+
+#define GHK_ACC(D, H, K) \
+	VPCLMULQDQ $0x00, H, D, Z15; \
+	VPXORQ     Z15, Z12, Z12; \
+	VPCLMULQDQ $0x11, H, D, Z15; \
+	VPXORQ     Z15, Z13, Z13; \
+	VPSHUFD    $78, D, Z15; \
+	VPXORQ     D, Z15, Z15; \
+	VPCLMULQDQ $0x00, K, Z15, Z15; \
+	VPXORQ     Z15, Z14, Z14
+
+// GHFINISH completes the Karatsuba middle term, folds it in, adds the
+// four lanes and reduces modulo GHASH's polynomial into X0 (clearing the
+// upper lanes of Z0).
+#define GHFINISH \
+	VPTERNLOGD    $0x96, Z13, Z12, Z14; \
+	VPSLLDQ       $8, Z14, Z15; \
+	VPSRLDQ       $8, Z14, Z14; \
+	VPXORQ        Z15, Z12, Z12; \
+	VPXORQ        Z14, Z13, Z13; \
+	VEXTRACTI64X4 $1, Z12, Y15; \
+	VPXORQ        Y15, Y12, Y12; \
+	VEXTRACTI32X4 $1, Y12, X15; \
+	VPXORQ        X15, X12, X12; \
+	VEXTRACTI64X4 $1, Z13, Y15; \
+	VPXORQ        Y15, Y13, Y13; \
+	VEXTRACTI32X4 $1, Y13, X15; \
+	VPXORQ        X15, X13, X13; \
+	VPCLMULQDQ    $0x10, ghashPoly<>(SB), X12, X15; \
+	VPSHUFD       $78, X12, X12; \
+	VPXORQ        X15, X12, X12; \
+	VPCLMULQDQ    $0x10, ghashPoly<>(SB), X12, X15; \
+	VPSHUFD       $78, X12, X12; \
+	VPXORQ        X13, X12, X12; \
+	VPXORQ        X15, X12, X0
+
+// Offsets into the GHASH table (see makeGHASHTable): group g of a 32-block
+// chunk, blocks 4g..4g+3, multiplies the powers at 64*g and their
+// Karatsuba halves at 576+64*g.
+
+// BULK_ENTRY sets up the constants, counter and state shared by
+// sealBulk and openBulk.
+#define BULK_ENTRY \
+	VBROADCASTI32X4 bswapMask<>(SB), Z31; \
+	VBROADCASTI32X4 ctrStep4<>(SB), Z2; \
+	VBROADCASTI32X4 (DX), Z1; \
+	VPSHUFB         Z31, Z1, Z1; \
+	VPADDD          ctrLanes<>(SB), Z1, Z1; \
+	VMOVDQU         (R8), X0
+
+// BSWAP_OUT byte-reverses the ciphertext in Z3..Z6 into Z7..Z10 and adds
+// the GHASH state to the first group (in Z0).
+#define BSWAP_OUT \
+	VPSHUFB Z31, Z3, Z7; \
+	VPSHUFB Z31, Z4, Z8; \
+	VPSHUFB Z31, Z5, Z9; \
+	VPSHUFB Z31, Z6, Z10; \
+	VPXORQ  Z7, Z0, Z0
+
+// LOAD_IN loads and byte-reverses the sixteen ciphertext blocks at SI into
+// Z7..Z10.
+#define LOAD_IN \
+	VMOVDQU64 0(SI), Z7; \
+	VMOVDQU64 64(SI), Z8; \
+	VMOVDQU64 128(SI), Z9; \
+	VMOVDQU64 192(SI), Z10; \
+	VPSHUFB   Z31, Z7, Z7; \
+	VPSHUFB   Z31, Z8, Z8; \
+	VPSHUFB   Z31, Z9, Z9; \
+	VPSHUFB   Z31, Z10, Z10
+
+// func sealBulk(ks *[240]byte, rounds int, gtab *[1088]byte, ctr, x *[16]byte, dst, src *byte, n int)
+//
+// n is a positive multiple of 256. Encrypts src into dst from counter
+// block ctr and absorbs the ciphertext into the GHASH state x.
+TEXT ·sealBulk(SB), NOSPLIT, $0-64
+	MOVQ ks+0(FP), AX
+	MOVQ rounds+8(FP), BX
+	MOVQ gtab+16(FP), DI
+	MOVQ ctr+24(FP), DX
+	MOVQ x+32(FP), R8
+	MOVQ dst+40(FP), R9
+	MOVQ src+48(FP), SI
+	MOVQ n+56(FP), CX
+	BULK_ENTRY
+	LOADKEYS(sealKeys128, sealKeysDone)
+
+sealLoop32:
+	CMPQ CX, $512
+	JB   seal16
+	CTR16(sealLastA)
+	LAST16
+	BSWAP_OUT
+	GHK_INIT(Z8, 64(DI), 640(DI))
+	GHK_ACC(Z9, 128(DI), 704(DI))
+	GHK_ACC(Z10, 192(DI), 768(DI))
+	ADDQ $256, SI
+	ADDQ $256, R9
+	CTR16(sealLastB)
+	LAST16
+	VPSHUFB Z31, Z3, Z7
+	VPSHUFB Z31, Z4, Z8
+	VPSHUFB Z31, Z5, Z9
+	VPSHUFB Z31, Z6, Z10
+	GHK_ACC(Z7, 256(DI), 832(DI))
+	GHK_ACC(Z8, 320(DI), 896(DI))
+	GHK_ACC(Z9, 384(DI), 960(DI))
+	GHK_ACC(Z10, 448(DI), 1024(DI))
+	GHK_ACC(Z0, 0(DI), 576(DI))
+	GHFINISH
+	ADDQ $256, SI
+	ADDQ $256, R9
+	SUBQ $512, CX
+	JMP  sealLoop32
+
+seal16:
+	TESTQ CX, CX
+	JZ    sealDone
+	CTR16(sealLast16)
+	LAST16
+	BSWAP_OUT
+	GHK_INIT(Z8, 320(DI), 896(DI))
+	GHK_ACC(Z9, 384(DI), 960(DI))
+	GHK_ACC(Z10, 448(DI), 1024(DI))
+	GHK_ACC(Z0, 256(DI), 832(DI))
+	GHFINISH
+
+sealDone:
+	VMOVDQU X0, (R8)
+	VZEROUPPER
+	RET
+
+// func openBulk(ks *[240]byte, rounds int, gtab *[1088]byte, ctr, x *[16]byte, dst, src *byte, n int)
+//
+// n is a positive multiple of 256. Absorbs the ciphertext src into the
+// GHASH state x and decrypts it into dst from counter block ctr. Each
+// sixteen blocks are loaded for GHASH before they are decrypted, so dst
+// may equal src.
+TEXT ·openBulk(SB), NOSPLIT, $0-64
+	MOVQ ks+0(FP), AX
+	MOVQ rounds+8(FP), BX
+	MOVQ gtab+16(FP), DI
+	MOVQ ctr+24(FP), DX
+	MOVQ x+32(FP), R8
+	MOVQ dst+40(FP), R9
+	MOVQ src+48(FP), SI
+	MOVQ n+56(FP), CX
+	BULK_ENTRY
+	LOADKEYS(openKeys128, openKeysDone)
+
+openLoop32:
+	CMPQ   CX, $512
+	JB     open16
+	LOAD_IN
+	VPXORQ Z7, Z0, Z0
+	GHK_INIT(Z8, 64(DI), 640(DI))
+	GHK_ACC(Z9, 128(DI), 704(DI))
+	GHK_ACC(Z10, 192(DI), 768(DI))
+	CTR16(openLastA)
+	LAST16
+	ADDQ   $256, SI
+	ADDQ   $256, R9
+	LOAD_IN
+	GHK_ACC(Z7, 256(DI), 832(DI))
+	GHK_ACC(Z8, 320(DI), 896(DI))
+	GHK_ACC(Z9, 384(DI), 960(DI))
+	GHK_ACC(Z10, 448(DI), 1024(DI))
+	GHK_ACC(Z0, 0(DI), 576(DI))
+	GHFINISH
+	CTR16(openLastB)
+	LAST16
+	ADDQ   $256, SI
+	ADDQ   $256, R9
+	SUBQ   $512, CX
+	JMP    openLoop32
+
+open16:
+	TESTQ  CX, CX
+	JZ     openDone
+	LOAD_IN
+	VPXORQ Z7, Z0, Z0
+	GHK_INIT(Z8, 320(DI), 896(DI))
+	GHK_ACC(Z9, 384(DI), 960(DI))
+	GHK_ACC(Z10, 448(DI), 1024(DI))
+	GHK_ACC(Z0, 256(DI), 832(DI))
+	GHFINISH
+	CTR16(openLast16)
+	LAST16
+
+openDone:
+	VMOVDQU X0, (R8)
 	VZEROUPPER
 	RET
