@@ -83,17 +83,24 @@ func (g *vaesGCM) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	ctr[15] = 1
 	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
 	ctr[15] = 2
-	g.ghash(&x, additionalData)
 	bulk := n &^ 255
-	if bulk > 0 {
-		sealBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[0], &plaintext[0], bulk)
+	if bulk == 0 && fitsLast(len(additionalData), n) {
+		if n > 0 {
+			ctrXor(&g.ks, g.rounds, &ctr, &out[0], &plaintext[0], n)
+		}
+		g.ghashLast(&x, additionalData, out[:n], len(additionalData), n)
+	} else {
+		g.ghash(&x, additionalData)
+		if bulk > 0 {
+			sealBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[0], &plaintext[0], bulk)
+		}
+		if bulk < n {
+			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
+			ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &plaintext[bulk], n-bulk)
+		}
+		g.ghashLast(&x, nil, out[bulk:n], len(additionalData), n)
 	}
-	if rest := n - bulk; rest > 0 {
-		binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
-		ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &plaintext[bulk], rest)
-		ghashUpdate(&g.gtab[gtabH16], &x, &out[bulk], rest)
-	}
-	g.finish((*[16]byte)(out[n:]), &x, &tagMask, len(additionalData), n)
+	writeTag((*[16]byte)(out[n:]), &x, &tagMask)
 	return ret
 }
 
@@ -117,19 +124,27 @@ func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, e
 	ctr[15] = 1
 	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
 	ctr[15] = 2
-	g.ghash(&x, additionalData)
 	// Decryption runs with hashing, as in crypto/cipher, so out holds
-	// plaintext before the tag is checked and is cleared if it fails.
+	// plaintext before the tag is checked and is cleared if it fails. The
+	// ciphertext is always hashed before an in-place decrypt overwrites it.
 	bulk := n &^ 255
-	if bulk > 0 {
-		openBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[0], &ciphertext[0], bulk)
+	if bulk == 0 && fitsLast(len(additionalData), n) {
+		g.ghashLast(&x, additionalData, ciphertext[:n], len(additionalData), n)
+		if n > 0 {
+			ctrXor(&g.ks, g.rounds, &ctr, &out[0], &ciphertext[0], n)
+		}
+	} else {
+		g.ghash(&x, additionalData)
+		if bulk > 0 {
+			openBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[0], &ciphertext[0], bulk)
+		}
+		g.ghashLast(&x, nil, ciphertext[bulk:n], len(additionalData), n)
+		if bulk < n {
+			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
+			ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &ciphertext[bulk], n-bulk)
+		}
 	}
-	if rest := n - bulk; rest > 0 {
-		ghashUpdate(&g.gtab[gtabH16], &x, &ciphertext[bulk], rest) // before an in-place decrypt overwrites it
-		binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
-		ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &ciphertext[bulk], rest)
-	}
-	g.finish(&want, &x, &tagMask, len(additionalData), n)
+	writeTag(&want, &x, &tagMask)
 	if subtle.ConstantTimeCompare(want[:], ciphertext[n:]) != 1 {
 		// Like crypto/cipher: no unauthenticated plaintext is left behind,
 		// and a failed in-place Open looks the same on every platform.
@@ -146,13 +161,35 @@ func (g *vaesGCM) ghash(x *[16]byte, data []byte) {
 	}
 }
 
-// finish absorbs the lengths block into the GHASH state x and writes the
-// tag, GHASH XOR tagMask, into t.
-func (g *vaesGCM) finish(t, x, tagMask *[16]byte, adLen, ctLen int) {
-	var lengths [16]byte
-	binary.BigEndian.PutUint64(lengths[:8], uint64(adLen)*8)
-	binary.BigEndian.PutUint64(lengths[8:], uint64(ctLen)*8)
-	ghashUpdate(&g.gtab[gtabH16], x, &lengths[0], 16)
+// lastBuf is the size of the buffer in which ghashLast lays out what is
+// left to hash: a tail of fewer than 256 ciphertext bytes and the
+// lengths block, or all of a small message.
+const lastBuf = 256 + 2*blockSize
+
+func roundUp16(n int) int { return (n + blockSize - 1) &^ (blockSize - 1) }
+
+// fitsLast reports whether additional data and ciphertext of these
+// lengths fit ghashLast's buffer together.
+func fitsLast(adLen, ctLen int) bool {
+	return roundUp16(adLen)+roundUp16(ctLen)+blockSize <= lastBuf
+}
+
+// ghashLast absorbs ad and ct, each zero-padded to whole blocks, and the
+// lengths block for a message of adLen and ctLen bytes into x. Laying
+// them out in one buffer hashes them in one call with one reduction per
+// sixteen blocks, instead of one chain of reductions per piece; short
+// messages are dominated by that latency.
+func (g *vaesGCM) ghashLast(x *[16]byte, ad, ct []byte, adLen, ctLen int) {
+	var buf [lastBuf]byte
+	off := roundUp16(copy(buf[:], ad))
+	off = roundUp16(off + copy(buf[off:], ct))
+	binary.BigEndian.PutUint64(buf[off:], uint64(adLen)*8)
+	binary.BigEndian.PutUint64(buf[off+8:], uint64(ctLen)*8)
+	ghashUpdate(&g.gtab[gtabH16], x, &buf[0], off+blockSize)
+}
+
+// writeTag writes GCM's tag, the GHASH state x XOR tagMask, into t.
+func writeTag(t, x, tagMask *[16]byte) {
 	// x is byte-reversed: its high qword is the block's first eight bytes.
 	binary.BigEndian.PutUint64(t[:8], binary.LittleEndian.Uint64(x[8:])^binary.BigEndian.Uint64(tagMask[:8]))
 	binary.BigEndian.PutUint64(t[8:], binary.LittleEndian.Uint64(x[:8])^binary.BigEndian.Uint64(tagMask[8:]))

@@ -478,31 +478,53 @@ l:
 	VPADDD          ctrLanes<>(SB), Z1, Z1; \
 	VMOVDQU         (R8), X0
 
-// BSWAP_OUT byte-reverses the ciphertext in Z3..Z6 into Z7..Z10 and adds
-// the GHASH state to the first group (in Z0).
-#define BSWAP_OUT \
-	VPSHUFB Z31, Z3, Z7; \
-	VPSHUFB Z31, Z4, Z8; \
-	VPSHUFB Z31, Z5, Z9; \
-	VPSHUFB Z31, Z6, Z10; \
-	VPXORQ  Z7, Z0, Z0
-
-// LOAD_IN loads and byte-reverses the sixteen ciphertext blocks at SI into
-// Z7..Z10.
-#define LOAD_IN \
-	VMOVDQU64 0(SI), Z7; \
-	VMOVDQU64 64(SI), Z8; \
-	VMOVDQU64 128(SI), Z9; \
-	VMOVDQU64 192(SI), Z10; \
+// LOAD_IN loads and byte-reverses sixteen ciphertext blocks, the four
+// groups at o0..o3 from base, into Z7..Z10.
+#define LOAD_IN(o0, o1, o2, o3, base) \
+	VMOVDQU64 o0(base), Z7; \
+	VMOVDQU64 o1(base), Z8; \
+	VMOVDQU64 o2(base), Z9; \
+	VMOVDQU64 o3(base), Z10; \
 	VPSHUFB   Z31, Z7, Z7; \
 	VPSHUFB   Z31, Z8, Z8; \
 	VPSHUFB   Z31, Z9, Z9; \
 	VPSHUFB   Z31, Z10, Z10
 
+// GH32A hashes the first sixteen of 32 ciphertext blocks at base, adding
+// the state X0 to the first group; GH32B the second sixteen at base+256,
+// then reduces into X0.
+#define GH32A(base) \
+	LOAD_IN(0, 64, 128, 192, base); \
+	VPXORQ Z7, Z0, Z0; \
+	GHK_INIT(Z8, 64(DI), 640(DI)); \
+	GHK_ACC(Z9, 128(DI), 704(DI)); \
+	GHK_ACC(Z10, 192(DI), 768(DI))
+
+#define GH32B(base) \
+	LOAD_IN(256, 320, 384, 448, base); \
+	GHK_ACC(Z7, 256(DI), 832(DI)); \
+	GHK_ACC(Z8, 320(DI), 896(DI)); \
+	GHK_ACC(Z9, 384(DI), 960(DI)); \
+	GHK_ACC(Z10, 448(DI), 1024(DI)); \
+	GHK_ACC(Z0, 0(DI), 576(DI)); \
+	GHFINISH
+
+// GH16 hashes the sixteen blocks at base into X0.
+#define GH16(base) \
+	LOAD_IN(0, 64, 128, 192, base); \
+	VPXORQ Z7, Z0, Z0; \
+	GHK_INIT(Z8, 320(DI), 896(DI)); \
+	GHK_ACC(Z9, 384(DI), 960(DI)); \
+	GHK_ACC(Z10, 448(DI), 1024(DI)); \
+	GHK_ACC(Z0, 256(DI), 832(DI)); \
+	GHFINISH
+
 // func sealBulk(ks *[240]byte, rounds int, gtab *[1088]byte, ctr, x *[16]byte, dst, src *byte, n int)
 //
 // n is a positive multiple of 256. Encrypts src into dst from counter
-// block ctr and absorbs the ciphertext into the GHASH state x.
+// block ctr and absorbs the ciphertext into the GHASH state x. The
+// ciphertext is hashed one 32-block chunk behind the encryption (R10
+// trails R9), so each iteration's GHASH does not wait for its AES.
 TEXT ·sealBulk(SB), NOSPLIT, $0-64
 	MOVQ ks+0(FP), AX
 	MOVQ rounds+8(FP), BX
@@ -514,46 +536,48 @@ TEXT ·sealBulk(SB), NOSPLIT, $0-64
 	MOVQ n+56(FP), CX
 	BULK_ENTRY
 	LOADKEYS(sealKeys128, sealKeysDone)
-
-sealLoop32:
+	MOVQ R9, R10
 	CMPQ CX, $512
 	JB   seal16
-	CTR16(sealLastA)
+
+	CTR16(sealLastF1)
 	LAST16
-	BSWAP_OUT
-	GHK_INIT(Z8, 64(DI), 640(DI))
-	GHK_ACC(Z9, 128(DI), 704(DI))
-	GHK_ACC(Z10, 192(DI), 768(DI))
 	ADDQ $256, SI
 	ADDQ $256, R9
-	CTR16(sealLastB)
+	CTR16(sealLastF2)
 	LAST16
-	VPSHUFB Z31, Z3, Z7
-	VPSHUFB Z31, Z4, Z8
-	VPSHUFB Z31, Z5, Z9
-	VPSHUFB Z31, Z6, Z10
-	GHK_ACC(Z7, 256(DI), 832(DI))
-	GHK_ACC(Z8, 320(DI), 896(DI))
-	GHK_ACC(Z9, 384(DI), 960(DI))
-	GHK_ACC(Z10, 448(DI), 1024(DI))
-	GHK_ACC(Z0, 0(DI), 576(DI))
-	GHFINISH
 	ADDQ $256, SI
 	ADDQ $256, R9
 	SUBQ $512, CX
+
+sealLoop32:
+	CMPQ CX, $512
+	JB   sealDrain
+	GH32A(R10)
+	CTR16(sealLastA)
+	LAST16
+	ADDQ $256, SI
+	ADDQ $256, R9
+	GH32B(R10)
+	CTR16(sealLastB)
+	LAST16
+	ADDQ $256, SI
+	ADDQ $256, R9
+	ADDQ $512, R10
+	SUBQ $512, CX
 	JMP  sealLoop32
+
+sealDrain:
+	GH32A(R10)
+	GH32B(R10)
+	ADDQ $512, R10
 
 seal16:
 	TESTQ CX, CX
 	JZ    sealDone
 	CTR16(sealLast16)
 	LAST16
-	BSWAP_OUT
-	GHK_INIT(Z8, 320(DI), 896(DI))
-	GHK_ACC(Z9, 384(DI), 960(DI))
-	GHK_ACC(Z10, 448(DI), 1024(DI))
-	GHK_ACC(Z0, 256(DI), 832(DI))
-	GHFINISH
+	GH16(R10)
 
 sealDone:
 	VMOVDQU X0, (R8)
@@ -579,41 +603,25 @@ TEXT ·openBulk(SB), NOSPLIT, $0-64
 	LOADKEYS(openKeys128, openKeysDone)
 
 openLoop32:
-	CMPQ   CX, $512
-	JB     open16
-	LOAD_IN
-	VPXORQ Z7, Z0, Z0
-	GHK_INIT(Z8, 64(DI), 640(DI))
-	GHK_ACC(Z9, 128(DI), 704(DI))
-	GHK_ACC(Z10, 192(DI), 768(DI))
+	CMPQ CX, $512
+	JB   open16
+	GH32A(SI)
 	CTR16(openLastA)
 	LAST16
-	ADDQ   $256, SI
-	ADDQ   $256, R9
-	LOAD_IN
-	GHK_ACC(Z7, 256(DI), 832(DI))
-	GHK_ACC(Z8, 320(DI), 896(DI))
-	GHK_ACC(Z9, 384(DI), 960(DI))
-	GHK_ACC(Z10, 448(DI), 1024(DI))
-	GHK_ACC(Z0, 0(DI), 576(DI))
-	GHFINISH
+	GH32B(SI)
+	ADDQ $256, SI
+	ADDQ $256, R9
 	CTR16(openLastB)
 	LAST16
-	ADDQ   $256, SI
-	ADDQ   $256, R9
-	SUBQ   $512, CX
-	JMP    openLoop32
+	ADDQ $256, SI
+	ADDQ $256, R9
+	SUBQ $512, CX
+	JMP  openLoop32
 
 open16:
-	TESTQ  CX, CX
-	JZ     openDone
-	LOAD_IN
-	VPXORQ Z7, Z0, Z0
-	GHK_INIT(Z8, 320(DI), 896(DI))
-	GHK_ACC(Z9, 384(DI), 960(DI))
-	GHK_ACC(Z10, 448(DI), 1024(DI))
-	GHK_ACC(Z0, 256(DI), 832(DI))
-	GHFINISH
+	TESTQ CX, CX
+	JZ    openDone
+	GH16(SI)
 	CTR16(openLast16)
 	LAST16
 
