@@ -44,8 +44,8 @@ func detectVAES() bool {
 // vaesGCM is AES-GCM on VAES and VPCLMULQDQ. It is never written after
 // newVAES returns, so one value serves concurrent callers.
 type vaesGCM struct {
-	ks     [240]byte // round keys
-	rounds int       // 10 or 14
+	ks     [240]byte      // round keys
+	rounds int            // 10 or 14
 	gtab   [gtabSize]byte // GHASH key powers, see makeGHASHTable
 }
 
