@@ -20,6 +20,21 @@ func xPowModP(k int) uint32 {
 	return r
 }
 
+// xInvPowModP returns x^-k mod P in normal bit order. x is invertible
+// because P's constant term is 1: for v with a constant term, v+P has none
+// and (v+P)/x keeps x^32/x = x^31.
+func xInvPowModP(k int) uint32 {
+	r := uint32(1)
+	for ; k > 0; k-- {
+		if r&1 != 0 {
+			r = (r^poly)>>1 | 1<<31
+		} else {
+			r >>= 1
+		}
+	}
+	return r
+}
+
 // foldConst returns x^k mod P laid out as one 64-bit lane of the reflected
 // domain: the coefficient of x^i sits at bit 63-i. In that layout a
 // carry-less multiply of two lanes yields their product times x (the
@@ -80,6 +95,16 @@ type foldConsts struct {
 	jump [2]uint64
 	// mix moves each stream's register to the end of its mix block.
 	mix [3][2]uint64
+	// unshift[z] turns the initial register into 64 bits for the start
+	// of the message: the kernel reads z zero bytes before p to make its
+	// length a multiple of 64, so the register, which belongs at p, must
+	// move z bytes back. A carry-less multiply of the register c (low
+	// dword) by x^(31-8z) (low dword) gives a low qword Q = c·x^(32-8z)
+	// (the multiply adds an x) that, read as the first 8 bytes of a message
+	// N bytes long, stands for Q·x^(8N-64)·x^32 = c·x^(8(N-z)), which is
+	// what register c contributes at p. No reduction needed, so it is
+	// ready about as soon as the first load.
+	unshift [64]uint64
 }
 
 var foldK = makeFoldConsts()
@@ -97,6 +122,13 @@ func makeFoldConsts() foldConsts {
 	k.jump = foldPair(8 * (3*mixStream + 256))
 	for i := range k.mix {
 		k.mix[i] = shiftConst((2-i)*mixStream + 256*mixIters)
+	}
+	for z := range k.unshift {
+		x := xPowModP(31 - 8*z)
+		if 31-8*z < 0 {
+			x = xInvPowModP(8*z - 31)
+		}
+		k.unshift[z] = uint64(bits.Reverse32(x))
 	}
 	return k
 }

@@ -161,3 +161,49 @@ func TestShiftConstModel(t *testing.T) {
 		}
 	}
 }
+
+func TestXInvPowModP(t *testing.T) {
+	for _, k := range []int{0, 1, 31, 32, 33, 100, 537} {
+		// x^k · x^-k = 1: multiply x^-k by x k times.
+		r := xInvPowModP(k)
+		for range k {
+			carry := r >> 31
+			r <<= 1
+			if carry != 0 {
+				r ^= poly
+			}
+		}
+		if r != 1 {
+			t.Errorf("x^%d · xInvPowModP(%d) = %#08x, want 1", k, k, r)
+		}
+	}
+}
+
+// The kernel pads p in front with z zero bytes and adds the initial
+// register times unshift[z] to the first 64 bits: in Go, that must give the
+// register hash/crc32 reaches from crc over p.
+func TestUnshiftModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	k := makeFoldConsts()
+	for z := range 64 {
+		for _, n := range []int{64 - z, 128 - z, 1024 - z} { // as the kernel pads
+			p := make([]byte, n)
+			for i := range p {
+				p[i] = byte(r.Uint32())
+			}
+			crc := r.Uint32()
+			lo, hi := clmul(uint64(crc), k.unshift[z])
+			if hi != 0 {
+				t.Fatalf("z=%d: product spills into the high qword", z)
+			}
+			padded := append(make([]byte, z), p...)
+			for i := range 8 {
+				padded[i] ^= byte(lo >> (8 * i))
+			}
+			want := ^crc32.Update(^crc, castagnoli, p)
+			if got := register(padded); got != want {
+				t.Fatalf("z=%d n=%d: %#08x, want %#08x", z, n, got, want)
+			}
+		}
+	}
+}

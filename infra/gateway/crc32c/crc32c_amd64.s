@@ -37,7 +37,21 @@ TEXT ·fold(SB), NOSPLIT, $0-44
 	MOVQ p_len+16(FP), CX
 	MOVQ k+32(FP), DX
 
-	VMOVD           AX, X5 // crc, to be added to the first 32 bits of p
+	// Read z = -len mod 64 zero bytes before p, so that whole blocks of 64
+	// end where p ends: the first load masks them off (and masked bytes
+	// cannot fault), and crc, which belongs at p, moves z bytes back into
+	// the first 64 bits of the padded message (unshift in constants.go).
+	MOVQ       CX, R8
+	NEGQ       R8
+	ANDQ       $63, R8
+	SUBQ       R8, SI
+	ADDQ       R8, CX
+	MOVQ       $-1, BX
+	SHLXQ      R8, BX, BX
+	KMOVQ      BX, K2
+	VMOVD      AX, X5
+	VMOVQ      foldConsts_unshift(DX)(R8*8), X6
+	VPCLMULQDQ $0x00, X6, X5, X5
 	VBROADCASTI32X4 foldConsts_by64(DX), Z17
 	CMPQ            CX, $256
 	JB              one
@@ -45,7 +59,7 @@ TEXT ·fold(SB), NOSPLIT, $0-44
 	// Four accumulators, each 64 bytes, stride 256 bytes. Eight were no
 	// faster: VPCLMULQDQ on ZMM issues once per two cycles on Turin, and
 	// four chains of multiply and VPTERNLOGD already keep it busy.
-	VMOVDQU64       0(SI), Z0
+	VMOVDQU8.Z      0(SI), K2, Z0
 	VMOVDQU64       64(SI), Z1
 	VMOVDQU64       128(SI), Z2
 	VMOVDQU64       192(SI), Z3
@@ -125,7 +139,7 @@ join:
 	JMP             loop1
 
 one:
-	VMOVDQU64 0(SI), Z0
+	VMOVDQU8.Z 0(SI), K2, Z0
 	VPXORQ    Z5, Z0, Z0
 	ADDQ      $64, SI
 	SUBQ      $64, CX

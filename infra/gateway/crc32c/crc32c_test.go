@@ -47,7 +47,7 @@ func TestAcceleratedMatchesCPUFlags(t *testing.T) {
 		}
 	}
 	want := runtime.GOARCH == "amd64"
-	for _, f := range []string{"avx512f", "avx512vl", "vpclmulqdq", "pclmulqdq", "sse4_2"} {
+	for _, f := range []string{"avx512f", "avx512vl", "avx512bw", "bmi2", "vpclmulqdq", "pclmulqdq", "sse4_2"} {
 		want = want && slices.Contains(flags, f)
 	}
 	if Accelerated() != want {
@@ -124,18 +124,13 @@ func TestUpdateMatchesStdlib(t *testing.T) {
 }
 
 // TestKernelMatchesStdlib drives the folding kernel below foldThreshold
-// too, so its one-register path (64..255 bytes) is checked whatever the
+// too, so its one-register path (1..255 bytes) is checked whatever the
 // threshold.
 func TestKernelMatchesStdlib(t *testing.T) {
 	if !useFold {
 		t.Skip("no AVX-512 VPCLMULQDQ on this machine")
 	}
-	checkAllLengths(t, func(crc uint32, p []byte) uint32 {
-		if len(p) < 64 {
-			return stdlib(crc, p)
-		}
-		return updateFold(crc, p)
-	})
+	checkAllLengths(t, updateFold)
 }
 
 func TestFallbackMatchesStdlib(t *testing.T) {
@@ -213,7 +208,7 @@ func FuzzCRC32C(f *testing.F) {
 		if got := Update(crc, p); got != want {
 			t.Fatalf("Update(%#08x, %d bytes) = %#08x, want %#08x", crc, len(p), got, want)
 		}
-		if useFold && len(p) >= 64 {
+		if useFold {
 			if got := updateFold(crc, p); got != want {
 				t.Fatalf("kernel(%#08x, %d bytes) = %#08x, want %#08x", crc, len(p), got, want)
 			}
