@@ -414,3 +414,28 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// TestHashKeyMatchesAES checks our key schedule and block encryption
+// against crypto/aes through the hash key H = E(K, 0) and one more block,
+// for many keys of both sizes.
+func TestHashKeyMatchesAES(t *testing.T) {
+	if !cpuHasVAES {
+		t.Log("CPU lacks VAES/AVX-512: nothing of ours to compare")
+		return
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	for i := range 200 {
+		key := randBytes(r, 16+16*(i%2))
+		block, err := aes.NewCipher(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in, got, want [16]byte
+		copy(in[:], randBytes(r, 16))
+		block.Encrypt(want[:], in[:])
+		encryptBlockForTest(key, &got, &in)
+		if got != want {
+			t.Fatalf("key %x: block %x encrypts to %x, crypto/aes says %x", key, in, got, want)
+		}
+	}
+}

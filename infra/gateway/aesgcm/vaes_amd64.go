@@ -7,8 +7,8 @@ import (
 )
 
 // cpuHasVAES reports whether the CPU and OS support everything the
-// assembly uses: AES-NI, PCLMULQDQ, AVX-512 F/BW/VL with ZMM state saved by
-// the OS, VAES and VPCLMULQDQ.
+// assembly uses: AES-NI, PCLMULQDQ, BMI2, AVX-512 F/BW/VL with ZMM state
+// saved by the OS, VAES and VPCLMULQDQ.
 var cpuHasVAES = detectVAES()
 
 func detectVAES() bool {
@@ -31,13 +31,14 @@ func detectVAES() bool {
 	}
 	_, ebx7, ecx7, _ := cpuid(7, 0)
 	const (
+		bmi2     = 1 << 8
 		avx512f  = 1 << 16
 		avx512bw = 1 << 30
 		avx512vl = 1 << 31
 		vaes     = 1 << 9
 		vpclmul  = 1 << 10
 	)
-	return ebx7&(avx512f|avx512bw|avx512vl) == avx512f|avx512bw|avx512vl &&
+	return ebx7&(bmi2|avx512f|avx512bw|avx512vl) == bmi2|avx512f|avx512bw|avx512vl &&
 		ecx7&(vaes|vpclmul) == vaes|vpclmul
 }
 

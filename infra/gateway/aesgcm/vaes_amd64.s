@@ -132,7 +132,7 @@ ctrKeys128:
 
 ctrLoop16:
 	CMPQ    CX, $256
-	JB      ctrLoop4
+	JB      ctrTail
 	VPSHUFB Z31, Z0, Z4
 	VPADDD  Z15, Z0, Z0
 	VPSHUFB Z31, Z0, Z5
@@ -168,35 +168,70 @@ ctrLast16:
 	SUBQ        $256, CX
 	JMP         ctrLoop16
 
-ctrLoop4:
-	CMPQ    CX, $64
-	JB      ctrTail
-	VPSHUFB Z31, Z0, Z4
-	VPADDD  Z15, Z0, Z0
-	VPXORQ  Z16, Z4, Z4
-	ENC1_1_9(Z4)
-	CMPQ    BX, $10
-	JE      ctrLast4
-	ENC1_10_13(Z4)
-
-ctrLast4:
-	VPXORQ      (SI), Z30, Z8
-	VAESENCLAST Z8, Z4, Z4
-	VMOVDQU64   Z4, (DI)
-	ADDQ        $64, SI
-	ADDQ        $64, DI
-	SUBQ        $64, CX
-	JMP         ctrLoop4
-
+// The last 1..255 bytes: up to 64 in one register, else four registers
+// in parallel (AES latency, not issue, bounds a tail), each with a byte
+// mask of its share. Masked-off bytes are neither read nor written (and
+// cannot fault).
 ctrTail:
 	TESTQ CX, CX
 	JZ    ctrDone
+	MOVQ  $-1, R11
+	CMPQ  CX, $64
+	JBE   ctrTail1
 
-	// K1 = (1<<n)-1 for the 0 < n < 64 bytes left; masked-off bytes are
-	// neither read nor written (and cannot fault).
-	MOVQ       $-1, R8
-	SHLQ       CX, R8
-	NOTQ       R8
+	XORQ       R12, R12
+	MOVQ       CX, R10
+	BZHIQ      R10, R11, R13
+	KMOVQ      R13, K1
+	SUBQ       $64, R10
+	BZHIQ      R10, R11, R13
+	KMOVQ      R13, K2
+	SUBQ       $64, R10
+	CMOVQLT    R12, R10
+	BZHIQ      R10, R11, R13
+	KMOVQ      R13, K3
+	SUBQ       $64, R10
+	CMOVQLT    R12, R10
+	BZHIQ      R10, R11, R13
+	KMOVQ      R13, K4
+	VMOVDQU8.Z 0(SI), K1, Z8
+	VMOVDQU8.Z 64(SI), K2, Z9
+	VMOVDQU8.Z 128(SI), K3, Z10
+	VMOVDQU8.Z 192(SI), K4, Z11
+	VPSHUFB    Z31, Z0, Z4
+	VPADDD     Z15, Z0, Z0
+	VPSHUFB    Z31, Z0, Z5
+	VPADDD     Z15, Z0, Z0
+	VPSHUFB    Z31, Z0, Z6
+	VPADDD     Z15, Z0, Z0
+	VPSHUFB    Z31, Z0, Z7
+	VPXORQ     Z16, Z4, Z4
+	VPXORQ     Z16, Z5, Z5
+	VPXORQ     Z16, Z6, Z6
+	VPXORQ     Z16, Z7, Z7
+	ENC4(Z17); ENC4(Z18); ENC4(Z19); ENC4(Z20); ENC4(Z21)
+	ENC4(Z22); ENC4(Z23); ENC4(Z24); ENC4(Z25)
+	CMPQ       BX, $10
+	JE         ctrLastTail4
+	ENC4(Z26); ENC4(Z27); ENC4(Z28); ENC4(Z29)
+
+ctrLastTail4:
+	VPXORQ      Z8, Z30, Z8
+	VPXORQ      Z9, Z30, Z9
+	VPXORQ      Z10, Z30, Z10
+	VPXORQ      Z11, Z30, Z11
+	VAESENCLAST Z8, Z4, Z4
+	VAESENCLAST Z9, Z5, Z5
+	VAESENCLAST Z10, Z6, Z6
+	VAESENCLAST Z11, Z7, Z7
+	VMOVDQU8    Z4, K1, 0(DI)
+	VMOVDQU8    Z5, K2, 64(DI)
+	VMOVDQU8    Z6, K3, 128(DI)
+	VMOVDQU8    Z7, K4, 192(DI)
+	JMP         ctrDone
+
+ctrTail1:
+	BZHIQ      CX, R11, R8
 	KMOVQ      R8, K1
 	VMOVDQU8.Z (SI), K1, Z8
 	VPSHUFB    Z31, Z0, Z4
