@@ -48,3 +48,21 @@ func sizeName(n int) string {
 	}
 	return fmt.Sprintf("%dB", n)
 }
+
+// BenchmarkNew is the per-key cost (a TLS connection, an envelope data
+// key): the VAES implementation also builds its table of 32 powers of H.
+func BenchmarkNew(b *testing.B) {
+	for _, keyLen := range []int{16, 32} {
+		for _, im := range impls(b) {
+			b.Run(fmt.Sprintf("AES-%d/%s", keyLen*8, im.name), func(b *testing.B) {
+				key := make([]byte, keyLen)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := im.new(key); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -67,32 +67,6 @@ func expandKey(ks *[240]byte, key []byte) int {
 	return rounds
 }
 
-// gf128 is an element of GHASH's field as the specification writes a
-// block: hi holds bytes 0..7 big-endian, and the first bit is x^0.
-type gf128 struct{ hi, lo uint64 }
-
-// mul is the specification's bit-by-bit multiplication; it runs only when
-// a key is set up.
-func (x gf128) mul(y gf128) gf128 {
-	var z gf128
-	v := y
-	for i := range 128 {
-		var bit uint64
-		if i < 64 {
-			bit = x.hi >> (63 - i) & 1
-		} else {
-			bit = x.lo >> (127 - i) & 1
-		}
-		mask := -bit
-		z.hi ^= v.hi & mask
-		z.lo ^= v.lo & mask
-		lsb := v.lo & 1
-		v.lo = v.lo>>1 | v.hi<<63
-		v.hi = v.hi>>1 ^ 0xe1<<56&-lsb
-	}
-	return z
-}
-
 // The GHASH table (gtab) holds, in 16-byte entries:
 //
 //	0..31   H^32, H^31, ..., H^1
@@ -114,21 +88,24 @@ const (
 // byte-reversed (a little-endian 128-bit integer whose bit 127 is x^0)
 // and multiplied by x^-1, which makes the carry-less product of two such
 // values come out reduced by the 0xC2...01 folding without a separate
-// shift.
+// shift; gfMul's product of the representations of A and B is the
+// representation of A·B, so the powers follow by repeated gfMul.
 func makeGHASHTable(t *[gtabSize]byte, hBlock *[16]byte) {
-	h := gf128{binary.BigEndian.Uint64(hBlock[:8]), binary.BigEndian.Uint64(hBlock[8:])}
-	p := h
+	var h, p [16]byte
+	hi, lo := binary.BigEndian.Uint64(hBlock[:8]), binary.BigEndian.Uint64(hBlock[8:])
+	carry := hi >> 63
+	hi = hi<<1 | lo>>63
+	lo <<= 1
+	hi ^= 0xc2 << 56 & -carry
+	lo ^= carry
+	binary.LittleEndian.PutUint64(h[:8], lo)
+	binary.LittleEndian.PutUint64(h[8:], hi)
+	p = h
 	for i := gtabPowers - 1; i >= 0; i-- {
-		hi, lo := p.hi, p.lo
-		carry := hi >> 63
-		hi = hi<<1 | lo>>63
-		lo <<= 1
-		hi ^= 0xc2 << 56 & -carry
-		lo ^= carry
-		binary.LittleEndian.PutUint64(t[16*i:], lo)
-		binary.LittleEndian.PutUint64(t[16*i+8:], hi)
-		binary.LittleEndian.PutUint64(t[16*(gtabKara+i):], lo^hi)
-		binary.LittleEndian.PutUint64(t[16*(gtabKara+i)+8:], lo^hi)
-		p = p.mul(h)
+		copy(t[16*i:], p[:])
+		kara := binary.LittleEndian.Uint64(p[:8]) ^ binary.LittleEndian.Uint64(p[8:])
+		binary.LittleEndian.PutUint64(t[16*(gtabKara+i):], kara)
+		binary.LittleEndian.PutUint64(t[16*(gtabKara+i)+8:], kara)
+		gfMul(&p, &h)
 	}
 }

@@ -233,3 +233,9 @@ func sealBulk(ks *[240]byte, rounds int, gtab *[gtabSize]byte, ctr, x *[16]byte,
 //
 //go:noescape
 func openBulk(ks *[240]byte, rounds int, gtab *[gtabSize]byte, ctr, x *[16]byte, dst, src *byte, n int)
+
+// gfMul sets x to x·y in GHASH's field, both in the representation of
+// makeGHASHTable.
+//
+//go:noescape
+func gfMul(x, y *[16]byte)

@@ -664,3 +664,28 @@ openDone:
 	VMOVDQU X0, (R8)
 	VZEROUPPER
 	RET
+
+// func gfMul(x, y *[16]byte)
+TEXT ·gfMul(SB), NOSPLIT, $0-16
+	MOVQ       x+0(FP), DI
+	MOVQ       y+8(FP), SI
+	VMOVDQU    (DI), X0
+	VMOVDQU    (SI), X1
+	VPCLMULQDQ $0x00, X1, X0, X2
+	VPCLMULQDQ $0x11, X1, X0, X3
+	VPCLMULQDQ $0x01, X1, X0, X4
+	VPCLMULQDQ $0x10, X1, X0, X5
+	VPXOR      X5, X4, X4
+	VPSLLDQ    $8, X4, X5
+	VPSRLDQ    $8, X4, X4
+	VPXOR      X5, X2, X2
+	VPXOR      X4, X3, X3
+	VPCLMULQDQ $0x10, ghashPoly<>(SB), X2, X5
+	VPSHUFD    $78, X2, X2
+	VPXOR      X5, X2, X2
+	VPCLMULQDQ $0x10, ghashPoly<>(SB), X2, X5
+	VPSHUFD    $78, X2, X2
+	VPXOR      X5, X2, X2
+	VPXOR      X3, X2, X2
+	VMOVDQU    X2, (DI)
+	RET
