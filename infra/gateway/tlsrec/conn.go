@@ -267,10 +267,10 @@ func (c *Conn) haveRecord() bool {
 }
 
 // fill reads from raw into rbuf once; there is no opened data left in it.
+// The partial record at the end moves to the front first (less than one
+// record's copy), so every read has nearly the whole buffer to fill.
 func (c *Conn) fill() error {
-	if c.r0 == c.r1 {
-		c.r0, c.r1 = 0, 0
-	} else if len(c.rbuf)-c.r0 < maxRecordWire {
+	if c.r0 > 0 {
 		c.r1 = copy(c.rbuf, c.rbuf[c.r0:c.r1])
 		c.r0 = 0
 	}
