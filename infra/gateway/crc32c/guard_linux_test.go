@@ -10,6 +10,9 @@ import (
 // the start of a page after an inaccessible one, and ending at the end of a
 // page before another, a load that touched either would fault.
 func TestGuardPages(t *testing.T) {
+	if !useFold {
+		t.Skip("no AVX-512 VPCLMULQDQ on this machine")
+	}
 	page := unix.Getpagesize()
 	mem, err := unix.Mmap(-1, 0, 4*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
