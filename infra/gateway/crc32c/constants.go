@@ -54,9 +54,10 @@ func foldPair(d int) [2]uint64 {
 
 // shiftConst returns the lane that moves a 32-bit CRC register on by
 // `after` bytes of message: for a region R whose register is s = R·x^32,
-// a carry-less multiply of s (low dword) by the lane gives s·K·x^65 in the
-// low qword, read as 64 message bits; CRC32Q of those from a zero register
-// multiplies by x^32 and reduces to s·K·x^33 mod P. With K = x^(8·after-65)
+// a carry-less multiply of s (low dword) by the lane (K in the low dword)
+// leaves a low qword that, read as 64 message bits, is s·K·x; CRC32Q of
+// those from a zero register multiplies by x^32 and reduces, to
+// s·K·x^33 mod P. With K = x^(8·after-65)
 // that is R·x^(8·after) mod P: R's contribution, as the last 32 bits of the
 // message, at the point `after` bytes beyond R's end.
 func shiftConst(after int) [2]uint64 {
@@ -77,7 +78,8 @@ const (
 	mixBlock  = 256*mixIters + 3*mixStream
 )
 
-// The kernel consumes whole 64-byte blocks only.
+// A mix block must be whole 64-byte blocks, so that what follows it is too
+// (this fails to compile otherwise).
 var _ = [1]struct{}{}[mixBlock%64]
 
 // foldConsts is the table the amd64 kernel reads, through go_asm.h's
