@@ -9,6 +9,8 @@
 // The 32-bit block counter starts at 2 for every nonce and cannot wrap:
 // messages are limited to 2^32-2 blocks (just under 64 GiB), as in the
 // GCM specification, and Seal panics above that as crypto/cipher does.
+// The assembly increments only the counter's 32 bits, wrapping without a
+// carry into the nonce, which its tests check from counters near 2^32.
 package aesgcm
 
 import (

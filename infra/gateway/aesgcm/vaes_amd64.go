@@ -7,7 +7,7 @@ import (
 )
 
 // cpuHasVAES reports whether the CPU and OS support everything the
-// assembly uses: AES-NI, PCLMULQDQ, BMI2, AVX-512 F/BW/VL with ZMM state
+// assembly uses: AES-NI, PCLMULQDQ, AVX, BMI2, AVX-512 F/BW/VL with ZMM state
 // saved by the OS, VAES and VPCLMULQDQ.
 var cpuHasVAES = detectVAES()
 
@@ -21,8 +21,9 @@ func detectVAES() bool {
 		pclmul  = 1 << 1
 		aesni   = 1 << 25
 		osxsave = 1 << 27
+		avx     = 1 << 28
 	)
-	if ecx1&(pclmul|aesni|osxsave) != pclmul|aesni|osxsave {
+	if ecx1&(pclmul|aesni|osxsave|avx) != pclmul|aesni|osxsave|avx {
 		return false
 	}
 	// XCR0: SSE, AVX, opmask, ZMM0-15 upper halves, ZMM16-31.

@@ -89,6 +89,31 @@ encRound:
 #define ENC1_10_13(s) \
 	VAESENC Z26, s, s; VAESENC Z27, s, s; VAESENC Z28, s, s; VAESENC Z29, s, s
 
+// LOADKEYS broadcasts the round keys at AX into Z16..Z30 for BX rounds;
+// l128 and ldone are labels unique to each use.
+#define LOADKEYS(l128, ldone) \
+	VBROADCASTI32X4 0(AX), Z16; \
+	VBROADCASTI32X4 16(AX), Z17; \
+	VBROADCASTI32X4 32(AX), Z18; \
+	VBROADCASTI32X4 48(AX), Z19; \
+	VBROADCASTI32X4 64(AX), Z20; \
+	VBROADCASTI32X4 80(AX), Z21; \
+	VBROADCASTI32X4 96(AX), Z22; \
+	VBROADCASTI32X4 112(AX), Z23; \
+	VBROADCASTI32X4 128(AX), Z24; \
+	VBROADCASTI32X4 144(AX), Z25; \
+	CMPQ            BX, $10; \
+	JE              l128; \
+	VBROADCASTI32X4 160(AX), Z26; \
+	VBROADCASTI32X4 176(AX), Z27; \
+	VBROADCASTI32X4 192(AX), Z28; \
+	VBROADCASTI32X4 208(AX), Z29; \
+	VBROADCASTI32X4 224(AX), Z30; \
+	JMP             ldone; \
+l128: \
+	VBROADCASTI32X4 160(AX), Z30; \
+ldone:
+
 // func ctrXor(ks *[240]byte, rounds int, ctr *[16]byte, dst, src *byte, n int)
 //
 // Z0 holds the next four counter blocks byte-reversed, so VPADDD on the
@@ -108,27 +133,7 @@ TEXT ·ctrXor(SB), NOSPLIT, $0-48
 	VPSHUFB         Z31, Z0, Z0
 	VPADDD          ctrLanes<>(SB), Z0, Z0
 
-	VBROADCASTI32X4 0(AX), Z16
-	VBROADCASTI32X4 16(AX), Z17
-	VBROADCASTI32X4 32(AX), Z18
-	VBROADCASTI32X4 48(AX), Z19
-	VBROADCASTI32X4 64(AX), Z20
-	VBROADCASTI32X4 80(AX), Z21
-	VBROADCASTI32X4 96(AX), Z22
-	VBROADCASTI32X4 112(AX), Z23
-	VBROADCASTI32X4 128(AX), Z24
-	VBROADCASTI32X4 144(AX), Z25
-	CMPQ            BX, $10
-	JE              ctrKeys128
-	VBROADCASTI32X4 160(AX), Z26
-	VBROADCASTI32X4 176(AX), Z27
-	VBROADCASTI32X4 192(AX), Z28
-	VBROADCASTI32X4 208(AX), Z29
-	VBROADCASTI32X4 224(AX), Z30
-	JMP             ctrLoop16
-
-ctrKeys128:
-	VBROADCASTI32X4 160(AX), Z30
+	LOADKEYS(ctrKeys128, ctrKeysDone)
 
 ctrLoop16:
 	CMPQ    CX, $256
@@ -376,31 +381,6 @@ ghDone:
 	VMOVDQU X0, (DX)
 	VZEROUPPER
 	RET
-
-// LOADKEYS broadcasts the round keys at AX into Z16..Z30 (see ENC4) for
-// BX rounds; it uses label l.
-#define LOADKEYS(l128, ldone) \
-	VBROADCASTI32X4 0(AX), Z16; \
-	VBROADCASTI32X4 16(AX), Z17; \
-	VBROADCASTI32X4 32(AX), Z18; \
-	VBROADCASTI32X4 48(AX), Z19; \
-	VBROADCASTI32X4 64(AX), Z20; \
-	VBROADCASTI32X4 80(AX), Z21; \
-	VBROADCASTI32X4 96(AX), Z22; \
-	VBROADCASTI32X4 112(AX), Z23; \
-	VBROADCASTI32X4 128(AX), Z24; \
-	VBROADCASTI32X4 144(AX), Z25; \
-	CMPQ            BX, $10; \
-	JE              l128; \
-	VBROADCASTI32X4 160(AX), Z26; \
-	VBROADCASTI32X4 176(AX), Z27; \
-	VBROADCASTI32X4 192(AX), Z28; \
-	VBROADCASTI32X4 208(AX), Z29; \
-	VBROADCASTI32X4 224(AX), Z30; \
-	JMP             ldone; \
-l128: \
-	VBROADCASTI32X4 160(AX), Z30; \
-ldone:
 
 // The stitched loops encrypt sixteen blocks at a time in Z3..Z6 and hash
 // ciphertext four blocks to a register in Z7..Z10 (and Z0 for the group
