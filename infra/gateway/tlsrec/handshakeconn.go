@@ -77,6 +77,14 @@ func (h *handshakeConn) Read(p []byte) (int, error) {
 	return k, nil
 }
 
+// keepTLS switches to passthrough for a connection crypto/tls keeps.
+func (h *handshakeConn) keepTLS() {
+	h.passthrough = true
+	if h.start == h.end {
+		h.buf = nil
+	}
+}
+
 // leftover hands the bytes read past the handshake to the record layer,
 // with the buffer holding them.
 func (h *handshakeConn) leftover() (buf []byte, start, end int) {

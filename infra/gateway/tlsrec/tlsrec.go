@@ -46,9 +46,13 @@ type Options struct {
 
 // Server runs a server handshake over raw with cfg and returns the
 // data-phase connection: a *Conn for TLS 1.3 with AES-GCM, otherwise the
-// *tls.Conn. Session tickets are not issued to TLS 1.3 clients (they would
+// *tls.Conn (whose NetConn is a thin reader over raw that hands it the
+// bytes read ahead during the handshake). Session tickets are not issued to TLS 1.3 clients (they would
 // be sent under the application keys by crypto/tls); TLS 1.2 clients get
-// whatever cfg says. On error raw is left to the caller to close.
+// whatever cfg says, but as each connection handshakes with a clone of cfg,
+// their tickets survive across connections only when cfg has explicit
+// keys (Config.SetSessionTicketKeys). On error raw is left to the caller to
+// close.
 func Server(ctx context.Context, raw net.Conn, cfg *tls.Config, o Options) (net.Conn, error) {
 	return handshake(ctx, raw, cfg, o, true)
 }
@@ -88,7 +92,7 @@ func handshake(ctx context.Context, raw net.Conn, cfg *tls.Config, o Options, se
 	s, ok := suiteFor(st.CipherSuite)
 	if !ok || st.Version != tls.VersionTLS13 {
 		keys.wipe()
-		hc.passthrough = true
+		hc.keepTLS()
 		return tc, nil
 	}
 	clientSecret, serverSecret := keys.take()
@@ -101,7 +105,7 @@ func handshake(ctx context.Context, raw net.Conn, cfg *tls.Config, o Options, se
 		// crypto/tls did not log the secrets; it keeps the connection.
 		clear(readSecret)
 		clear(writeSecret)
-		hc.passthrough = true
+		hc.keepTLS()
 		return tc, nil
 	}
 	newAEAD := o.NewAEAD
