@@ -93,8 +93,9 @@ func (g *vaesGCM) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 		g.ghashLast(&x, additionalData, out[:n], len(additionalData), n)
 	} else {
 		g.ghash(&x, additionalData)
-		if bulk > 0 {
-			sealBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[0], &plaintext[0], bulk)
+		for done := 0; done < bulk; done += bulkChunk {
+			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(done/blockSize))
+			sealBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[done], &plaintext[done], min(bulk-done, bulkChunk))
 		}
 		if bulk < n {
 			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
@@ -137,8 +138,9 @@ func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, e
 		}
 	} else {
 		g.ghash(&x, additionalData)
-		if bulk > 0 {
-			openBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[0], &ciphertext[0], bulk)
+		for done := 0; done < bulk; done += bulkChunk {
+			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(done/blockSize))
+			openBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[done], &ciphertext[done], min(bulk-done, bulkChunk))
 		}
 		g.ghashLast(&x, nil, ciphertext[bulk:n], len(additionalData), n)
 		if bulk < n {
@@ -156,10 +158,18 @@ func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, e
 	return ret, nil
 }
 
+// bulkChunk is the most the stitched loops get per call (a multiple of
+// 512). Assembly is not preemptible, so a huge message in one call would
+// hold off the scheduler and the garbage collector's stop-the-world for
+// the whole message; 64 KiB takes a few microseconds.
+const bulkChunk = 64 << 10
+
 // ghash absorbs data, zero-padded to whole blocks, into the GHASH state x.
 func (g *vaesGCM) ghash(x *[16]byte, data []byte) {
-	if len(data) > 0 {
-		ghashUpdate(&g.gtab[gtabH16], x, &data[0], len(data))
+	for len(data) > 0 { // in chunks of whole blocks, as for the bulk loops
+		n := min(len(data), bulkChunk)
+		ghashUpdate(&g.gtab[gtabH16], x, &data[0], n)
+		data = data[n:]
 	}
 }
 
