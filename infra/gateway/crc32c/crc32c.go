@@ -21,6 +21,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // 96 bytes, and at 128 the kernel takes 14 ns to hash/crc32's 17.
 const foldThreshold = 128
 
+// foldChunk bounds one call of the kernel, about 15 µs here: the
+// scheduler cannot preempt a goroutine inside assembly.
+const foldChunk = 1 << 20
+
 // useFold selects the folding path; tests clear it to check the fallback.
 var useFold = haveFold()
 
@@ -28,6 +32,10 @@ var useFold = haveFold()
 // exactly as hash/crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p).
 func Update(crc uint32, p []byte) uint32 {
 	if useFold && len(p) >= foldThreshold {
+		for len(p) > foldChunk {
+			crc = updateFold(crc, p[:foldChunk])
+			p = p[foldChunk:]
+		}
 		return updateFold(crc, p)
 	}
 	return crc32.Update(crc, castagnoli, p)

@@ -98,13 +98,13 @@ func lengths() []int {
 			ns = append(ns, 256+blocks*mixBlock+rest)
 		}
 	}
-	return append(ns, 4095, 4096, 4097, 65535, 65536, 65536+64+17, 1<<20, 1<<20+13)
+	return append(ns, 4095, 4096, 4097, 65535, 65536, 65536+64+17, foldChunk, foldChunk+13, foldChunk+foldThreshold+5)
 }
 
 func checkAllLengths(t *testing.T, update func(uint32, []byte) uint32) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
-	buf := randomBytes(r, 1<<20+13+8)
+	buf := randomBytes(r, foldChunk+foldThreshold+5+8)
 	for _, n := range lengths() {
 		for _, off := range []int{0, 1, 3, 7} {
 			p := buf[off : off+n]
