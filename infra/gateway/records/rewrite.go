@@ -2,7 +2,7 @@ package records
 
 import (
 	"encoding/binary"
-	"hash/crc32"
+	"github.com/xp-bench/xp/infra/gateway/crc32c"
 	"sync"
 )
 
@@ -18,8 +18,6 @@ const (
 	attrCodecMask = 0x07
 	attrControl   = 0x20
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // BatchInfo is what a RecordFunc may want to know about the batch it is in.
 type BatchInfo struct {
@@ -151,7 +149,7 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 	// output is handed back.
 	fused := codec == None && attrs&attrControl == 0
 	wantCRC := binary.BigEndian.Uint32(batch[offCRC:])
-	if !fused && wantCRC != crc32.Checksum(batch[offAttributes:], castagnoli) {
+	if !fused && wantCRC != crc32c.Checksum(batch[offAttributes:]) {
 		return dst, ErrCRC
 	}
 	if attrs&attrControl != 0 {
@@ -160,7 +158,7 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 	// fail reports err, or ErrCRC if the batch is corrupt (what an upfront
 	// check would have found first).
 	fail := func(err error) ([]byte, error) {
-		if fused && wantCRC != crc32.Checksum(batch[offAttributes:], castagnoli) {
+		if fused && wantCRC != crc32c.Checksum(batch[offAttributes:]) {
 			return dst, ErrCRC
 		}
 		return dst, err
@@ -189,7 +187,7 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 		out = w.recs[:0]
 	}
 	// The header bytes under the CRC are the same in both batches.
-	inCRC := crc32.Update(0, castagnoli, batch[offAttributes:headerSize])
+	inCRC := crc32c.Update(0, batch[offAttributes:headerSize])
 	outCRC := inCRC
 	changed := false
 	var r Record
@@ -200,7 +198,7 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 			return fail(err)
 		}
 		if fused {
-			inCRC = crc32.Update(inCRC, castagnoli, rec[:len(rec)-len(body)])
+			inCRC = crc32c.Update(inCRC, rec[:len(rec)-len(body)])
 		}
 		c, err := fn(&info, &r)
 		if err != nil {
@@ -210,7 +208,7 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 		at := len(out)
 		out = AppendRecord(out, &r)
 		if fused {
-			outCRC = crc32.Update(outCRC, castagnoli, out[at:])
+			outCRC = crc32c.Update(outCRC, out[at:])
 		}
 	}
 	if len(body) != 0 {
@@ -234,7 +232,7 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 	if err != nil {
 		return dst, err
 	}
-	finishBatch(nb[start:], crc32.Checksum(nb[start+offAttributes:], castagnoli))
+	finishBatch(nb[start:], crc32c.Checksum(nb[start+offAttributes:]))
 	return nb, nil
 }
 
@@ -277,6 +275,6 @@ func BuildBatch(codec Codec, baseTimestamp int64, recs []Record) ([]byte, error)
 		}
 	}
 	binary.BigEndian.PutUint32(b[offLength:], uint32(len(b)-12))
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	binary.BigEndian.PutUint32(b[offCRC:], crc32c.Checksum(b[offAttributes:]))
 	return b, nil
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 )
 
+// castagnoli is hash/crc32's CRC-32C, an independent check of the batches
+// the package checksums with crc32c.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 var allCodecs = []Codec{None, Gzip, Snappy, LZ4, Zstd}
 
 func kgoCodec(c Codec) kgo.CompressionCodec {
