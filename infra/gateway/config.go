@@ -48,6 +48,7 @@ type Config struct {
 	Upstream Upstream `yaml:"upstream"`
 	Limits   Limits   `yaml:"limits"`
 	Metrics  Metrics  `yaml:"metrics"`
+	TLS      TLSData  `yaml:"tls"`
 
 	// Filters see produce requests and fetch responses (the encrypting
 	// modes); built from extension keys by LoadConfig, or set in code.
@@ -125,6 +126,24 @@ type Limits struct {
 	BufferBytes int `yaml:"buffer_bytes"`
 }
 
+// TLSData is how the TLS legs carry data once crypto/tls has made the
+// handshake (certificates, mTLS and versions are crypto/tls's in either
+// case).
+type TLSData struct {
+	// RecordLayer: "xp" (default) carries a TLS 1.3 AES-GCM session's
+	// records itself (tlsrec: AES-GCM with VAES where the CPU has it,
+	// records decrypted straight into frame buffers and sealed straight
+	// into the socket's write buffer); other sessions (TLS 1.2,
+	// ChaCha20) stay with crypto/tls. "go" keeps crypto/tls throughout.
+	RecordLayer string `yaml:"record_layer"`
+}
+
+// Record layers (TLSData.RecordLayer).
+const (
+	RecordLayerXP = "xp"
+	RecordLayerGo = "go"
+)
+
 // Metrics is the Prometheus endpoint.
 type Metrics struct {
 	// Listen is the host:port serving /metrics; default 127.0.0.1:0 (a
@@ -186,7 +205,7 @@ func ParseConfig(b []byte, dir string, exts ...Extension) (*Config, error) {
 		return nil, &ConfigError{Msg: "not YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, &ConfigError{Line: doc.Line, Msg: "the config must be a YAML mapping (listen, client, upstream, limits, metrics)"}
+		return nil, &ConfigError{Line: doc.Line, Msg: "the config must be a YAML mapping (listen, client, upstream, limits, metrics, tls)"}
 	}
 	root := doc.Content[0]
 	cfg := &Config{dir: dir}
@@ -371,6 +390,13 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.BufferBytes < 4096 || c.Limits.BufferBytes > 16<<20 {
 		return bad("limits.buffer_bytes: %d is outside 4096..16777216", c.Limits.BufferBytes)
+	}
+	switch c.TLS.RecordLayer {
+	case "":
+		c.TLS.RecordLayer = RecordLayerXP
+	case RecordLayerXP, RecordLayerGo:
+	default:
+		return bad("tls.record_layer: %q is not one of xp, go", c.TLS.RecordLayer)
 	}
 	if c.Metrics.Listen == "" {
 		c.Metrics.Listen = DefaultMetricsListen

@@ -346,9 +346,8 @@ func (g *Gateway) serve(c net.Conn, n *node) {
 	c = rawSyscalls(c)
 	client := c
 	if g.clientTLS != nil {
-		tc := tlsServer(c, g.clientTLS)
 		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.Upstream.DialTimeout)
-		err := tc.HandshakeContext(ctx)
+		tc, err := g.handshake(ctx, c, g.clientTLS, true)
 		cancel()
 		if err != nil {
 			log.Warn("client TLS handshake failed", "error", err)
@@ -427,8 +426,8 @@ func (g *Gateway) dial(addr string) (net.Conn, error) {
 		cfg = cfg.Clone()
 		cfg.ServerName = host
 	}
-	tc := tlsClient(c, cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
+	tc, err := g.handshake(ctx, c, cfg, false)
+	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("TLS to %s: %w", addr, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/xp-bench/xp/infra/gateway/tlsrec"
 )
 
 // tcpPair is a loopback TCP connection: a sysConn and the plain peer.
@@ -172,16 +174,20 @@ func TestRawSyscallsOnlyTCP(t *testing.T) {
 }
 
 // TestGatewayUsesRawSyscalls: both legs of a relayed connection, plaintext
-// or under TLS, read and write through a sysConn.
+// or under TLS (the gateway's record layer or crypto/tls), read and write
+// through a sysConn.
 func TestGatewayUsesRawSyscalls(t *testing.T) {
-	cases := []struct{ name, client, upstream string }{
-		{"plaintext both legs", Plaintext, Plaintext},
-		{"tls both legs", TLS, TLS},
+	cases := []struct{ name, client, upstream, layer string }{
+		{"plaintext both legs", Plaintext, Plaintext, ""},
+		{"tls both legs", TLS, TLS, RecordLayerXP},
+		{"tls both legs through crypto/tls", TLS, TLS, RecordLayerGo},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			kf := startUpstream(t, upstreamSpec{brokers: 1, transport: tc.upstream})
-			g := startGateway(t, gatewayConfig(t, kf, tc.client, tc.upstream))
+			cfg := gatewayConfig(t, kf, tc.client, tc.upstream)
+			cfg.TLS.RecordLayer = tc.layer
+			g := startGateway(t, cfg)
 			rc := dialRaw(t, g.Bootstrap(), tc.client)
 			rc.metadata() // the connection is relayed, so registered
 			g.mu.RLock()
@@ -191,7 +197,18 @@ func TestGatewayUsesRawSyscalls(t *testing.T) {
 			}
 			for p := range g.conns {
 				for leg, c := range map[string]net.Conn{"client": p.client, "upstream": p.upstream} {
-					if b, ok := c.(batchedTLS); ok {
+					switch tc.layer {
+					case RecordLayerXP:
+						rec, ok := c.(*tlsrec.Conn)
+						if !ok {
+							t.Fatalf("%s leg is a %T; want the gateway's record layer", leg, c)
+						}
+						c = rec.NetConn()
+					case RecordLayerGo:
+						b, ok := c.(batchedTLS)
+						if !ok {
+							t.Fatalf("%s leg is a %T; want crypto/tls, batched", leg, c)
+						}
 						c = b.raw.Conn
 					}
 					if _, ok := c.(*sysConn); !ok {

@@ -2,10 +2,14 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"net"
 	"sync"
 	"sync/atomic"
+
+	"github.com/xp-bench/xp/infra/gateway/aesgcm"
+	"github.com/xp-bench/xp/infra/gateway/tlsrec"
 )
 
 // crypto/tls writes every TLS record (at most 16 KiB) to the socket with
@@ -119,6 +123,30 @@ func (b batchedTLS) Close() error {
 		return b.raw.Conn.Close()
 	}
 	return b.Conn.Close()
+}
+
+// handshake makes the TLS handshake of a leg over c (as its server or its
+// client) and returns the connection that carries the leg's data: the
+// gateway's own record layer for TLS 1.3 with AES-GCM unless the config
+// keeps crypto/tls (tls.record_layer: go), which is then batched.
+func (g *Gateway) handshake(ctx context.Context, c net.Conn, cfg *tls.Config, server bool) (net.Conn, error) {
+	if g.cfg.TLS.RecordLayer == RecordLayerGo {
+		var tc batchedTLS
+		if server {
+			tc = tlsServer(c, cfg)
+		} else {
+			tc = tlsClient(c, cfg)
+		}
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return nil, err
+		}
+		return tc, nil
+	}
+	o := tlsrec.Options{NewAEAD: aesgcm.New}
+	if server {
+		return tlsrec.Server(ctx, c, cfg, o)
+	}
+	return tlsrec.Client(ctx, c, cfg, o)
 }
 
 // tlsServer and tlsClient wrap c for batched writes.

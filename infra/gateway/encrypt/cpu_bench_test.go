@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/gateway/aesgcm"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/procstat"
 )
@@ -50,6 +51,8 @@ type helperSpec struct {
 	Mode     string // proxy, encrypt, json, avro, protobuf
 	Vault    string
 	Schemas  string // directory of the load generator's schemas
+	// RecordLayer is the gateway's tls.record_layer (default xp).
+	RecordLayer string
 }
 
 // runGatewayHelper serves a TLS-both-legs gateway until stdin closes; it
@@ -66,6 +69,7 @@ func runGatewayHelper(raw string) int {
 		Client:   gateway.Client{Transport: gateway.TLS, Cert: s.Cert, Key: s.Key},
 		Upstream: gateway.Upstream{Bootstrap: s.Upstream, Transport: gateway.TLS, CA: s.CA},
 		Metrics:  gateway.Metrics{Listen: "off"},
+		TLS:      gateway.TLSData{RecordLayer: s.RecordLayer},
 	}
 	var rules []TopicRule
 	switch s.Mode {
@@ -114,12 +118,15 @@ func runGatewayHelper(raw string) int {
 
 // cpuModes are BenchmarkGatewayCPU's gateway modes: the sub-benchmark name
 // and the helper's mode.
-var cpuModes = []struct{ name, mode string }{
-	{"proxy", "proxy"},
-	{"encrypt", "encrypt"},
-	{"field_encrypt/json", EncodingJSON},
-	{"field_encrypt/avro", EncodingAvro},
-	{"field_encrypt/protobuf", EncodingProtobuf},
+var cpuModes = []struct{ name, mode, layer string }{
+	{"proxy", "proxy", ""},
+	{"encrypt", "encrypt", ""},
+	{"field_encrypt/json", EncodingJSON, ""},
+	{"field_encrypt/avro", EncodingAvro, ""},
+	{"field_encrypt/protobuf", EncodingProtobuf, ""},
+	// The same gateway with crypto/tls carrying the TLS legs' data.
+	{"proxy_crypto_tls", "proxy", gateway.RecordLayerGo},
+	{"encrypt_crypto_tls", "encrypt", gateway.RecordLayerGo},
 }
 
 // Bounds of one BenchmarkGatewayCPU load: the produce phase stops at
@@ -149,8 +156,12 @@ const (
 // the encrypted bytes (the 1 KiB value, or the 11-byte field) plus the TLS
 // legs, AES-128-GCM (Go's TLS 1.3 choice with AES hardware) over the
 // record on each of the four legs it crosses (produce in and out, fetch
-// in and out). Targets (issue 7): encrypt and field_encrypt avro and
-// protobuf under 2.5 µs per record, json under 3.5 µs; over_proxy_us is
+// in and out), with the AES-GCM the gateway uses (floor/, VAES where the
+// CPU has it) and with Go's crypto/aes (floor_crypto_aes/, what crypto/tls
+// uses). The *_crypto_tls rows run the same gateway with crypto/tls
+// carrying the TLS legs' data (tls.record_layer: go) instead of the
+// gateway's record layer. Targets (issue 7): encrypt and field_encrypt avro
+// and protobuf under 2.5 µs per record, json under 3.5 µs; over_proxy_us is
 // what a mode adds to the proxy measured in the same run.
 //
 // XP_GATEWAY_CPUPROFILE=PREFIX writes each helper's CPU profile to
@@ -198,7 +209,7 @@ func BenchmarkGatewayCPU(b *testing.B) {
 			}
 			defer kf.Close()
 			h := startHelper(b, helperSpec{Upstream: kf.ListenAddrs(), CA: ca.CAPath(), Cert: gwCert, Key: gwKey,
-				Mode: m.mode, Vault: filepath.Join(dir, "kek.keys"), Schemas: schemas})
+				Mode: m.mode, Vault: filepath.Join(dir, "kek.keys"), Schemas: schemas, RecordLayer: m.layer})
 			defer h.close()
 			opts := []kgo.Opt{kgo.SeedBrokers(h.bootstrap), kgo.DialTLSConfig(clientTLS)}
 			prod, err := kgo.NewClient(append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
@@ -293,9 +304,9 @@ func BenchmarkGatewayCPU(b *testing.B) {
 			mid := cpuLoads / 2
 			sum := produceUs[mid] + fetchUs[mid]
 			b.ReportMetric(sum, "gw_us/record")
-			if m.mode == "proxy" {
+			if m.name == "proxy" {
 				proxyUs = sum
-			} else if proxyUs > 0 {
+			} else if m.mode != "proxy" && m.layer == "" && proxyUs > 0 {
 				// What encryption adds to the passthrough proxy.
 				b.ReportMetric(sum-proxyUs, "over_proxy_us/record")
 			}
@@ -310,24 +321,40 @@ func BenchmarkGatewayCPU(b *testing.B) {
 	// The floor: per record, the encryption's own AES-256-GCM seal+open
 	// (of the 1 KiB value, or of the 11-byte field), plus AES-128-GCM over
 	// the 1 KiB record on each of its four TLS legs (a seal and an open on
-	// the produce legs, another on the fetch legs).
-	for _, f := range []struct {
-		name string
-		n    int // bytes the gateway encrypts (0: none)
-	}{{"floor/proxy", 0}, {"floor/encrypt", 1024}, {"floor/field_encrypt", 11}} {
-		b.Run(f.name, func(b *testing.B) {
-			tls := newSealOpen(b, 16, 1024)
-			enc := newSealOpen(b, 32, f.n)
-			for b.Loop() {
-				tls.run(b)
-				tls.run(b)
-				if f.n > 0 {
-					enc.run(b)
+	// the produce legs, another on the fetch legs); with the AES-GCM the
+	// gateway uses (VAES where the CPU has it), and with Go's crypto/aes
+	// (what crypto/tls uses).
+	for _, impl := range []struct {
+		prefix string
+		aead   func([]byte) (cipher.AEAD, error)
+	}{{"floor", aesgcm.New}, {"floor_crypto_aes", stdGCM}} {
+		for _, f := range []struct {
+			name string
+			n    int // bytes the gateway encrypts (0: none)
+		}{{"proxy", 0}, {"encrypt", 1024}, {"field_encrypt", 11}} {
+			b.Run(impl.prefix+"/"+f.name, func(b *testing.B) {
+				tls := newSealOpen(b, impl.aead, 16, 1024)
+				enc := newSealOpen(b, impl.aead, 32, f.n)
+				for b.Loop() {
+					tls.run(b)
+					tls.run(b)
+					if f.n > 0 {
+						enc.run(b)
+					}
 				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N), "gw_us/record")
-		})
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N), "gw_us/record")
+			})
+		}
 	}
+}
+
+// stdGCM is Go's own AES-GCM (crypto/aes), what crypto/tls uses.
+func stdGCM(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
 }
 
 // sealOpen is an AES-GCM seal and open of a fixed plaintext.
@@ -337,12 +364,8 @@ type sealOpen struct {
 	ciphertext []byte
 }
 
-func newSealOpen(b *testing.B, keyLen, n int) *sealOpen {
-	block, err := aes.NewCipher(make([]byte, keyLen))
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := cipher.NewGCM(block)
+func newSealOpen(b *testing.B, newAEAD func([]byte) (cipher.AEAD, error), keyLen, n int) *sealOpen {
+	g, err := newAEAD(make([]byte, keyLen))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -372,11 +395,15 @@ func startHelper(b *testing.B, spec helperSpec) *helper {
 	}
 	h := &helper{cmd: exec.Command(os.Args[0]), stderr: &bytes.Buffer{}}
 	h.cmd.Env = append(os.Environ(), helperEnv+"="+string(raw))
+	suffix := spec.Mode
+	if spec.RecordLayer != "" {
+		suffix += "_" + spec.RecordLayer
+	}
 	if p := os.Getenv("XP_GATEWAY_CPUPROFILE"); p != "" {
-		h.cmd.Env = append(h.cmd.Env, "XP_GATEWAY_CPUPROFILE="+p+"."+spec.Mode)
+		h.cmd.Env = append(h.cmd.Env, "XP_GATEWAY_CPUPROFILE="+p+"."+suffix)
 	}
 	if p := os.Getenv("XP_GATEWAY_MEMPROFILE"); p != "" {
-		h.cmd.Env = append(h.cmd.Env, "XP_GATEWAY_MEMPROFILE="+p+"."+spec.Mode)
+		h.cmd.Env = append(h.cmd.Env, "XP_GATEWAY_MEMPROFILE="+p+"."+suffix)
 	}
 	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
 		b.Fatal(err)
