@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -30,7 +31,7 @@ ssl_conf = ssl_sect
 system_default = system_default_sect
 [system_default_sect]
 MinProtocol = TLSv1.3
-Ciphersuites = TLS_AES_256_GCM_SHA384
+Ciphersuites = %s
 `
 
 // pyEchoServer serves one TLS connection on 127.0.0.1 and echoes what it
@@ -83,12 +84,12 @@ print("ok", flush=True)
 `
 
 // pythonPeer starts a python script with the OpenSSL configuration that
-// forces AES-256; the process dies with the test.
-func pythonPeer(t *testing.T, script string, args ...string) (*exec.Cmd, *bufio.Reader, *strings.Builder) {
+// allows TLS 1.3 with only suite; the process dies with the test.
+func pythonPeer(t *testing.T, suite, script string, args ...string) (*exec.Cmd, *bufio.Reader, *strings.Builder) {
 	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "openssl.cnf")
-	if err := os.WriteFile(conf, []byte(opensslConf), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(opensslConf, suite)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -124,7 +125,7 @@ func readLine(t *testing.T, r *bufio.Reader, stderr *strings.Builder) string {
 func TestOpenSSLServerAES256(t *testing.T) {
 	a := authority(t)
 	cert, key := certPaths(a, "server")
-	cmd, out, stderr := pythonPeer(t, pyEchoServer, cert, key)
+	cmd, out, stderr := pythonPeer(t, "TLS_AES_256_GCM_SHA384", pyEchoServer, cert, key)
 	port := readLine(t, out, stderr)
 	raw, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port))
 	if err != nil {
@@ -188,7 +189,7 @@ func TestOpenSSLClientAES256(t *testing.T) {
 		list = append(list, strconv.Itoa(s))
 	}
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	cmd, out, stderr := pythonPeer(t, pyEchoClient, port, a.CAPath(), strings.Join(list, ","))
+	cmd, out, stderr := pythonPeer(t, "TLS_AES_256_GCM_SHA384", pyEchoClient, port, a.CAPath(), strings.Join(list, ","))
 	raw, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +216,53 @@ func TestOpenSSLClientAES256(t *testing.T) {
 	}
 	if got := readLine(t, out, stderr); got != "ok" {
 		t.Errorf("python: %s", got)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("python: %v; stderr:\n%s", err, stderr)
+	}
+}
+
+// TLS 1.3 with ChaCha20-Poly1305 stays with crypto/tls, and works.
+func TestOpenSSLChaCha20FallsBack(t *testing.T) {
+	a := authority(t)
+	cert, key := certPaths(a, "server")
+	cmd, out, stderr := pythonPeer(t, "TLS_CHACHA20_POLY1305_SHA256", pyEchoServer, cert, key)
+	port := readLine(t, out, stderr)
+	raw, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetDeadline(time.Now().Add(testTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, err := Client(ctx, raw, clientConfig(t, false), Options{})
+	if err != nil {
+		t.Fatalf("handshake: %v; python stderr:\n%s", err, stderr)
+	}
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		t.Fatalf("got %T, want *tls.Conn", c)
+	}
+	if got := tc.ConnectionState().CipherSuite; got != tls.TLS_CHACHA20_POLY1305_SHA256 {
+		t.Fatalf("suite %s", tls.CipherSuiteName(got))
+	}
+	readLine(t, out, stderr)
+	sizes := []int{1, 16385, 100 << 10}
+	data := stream(4, sum(sizes))
+	werr := make(chan error, 1)
+	go func() {
+		err := writeMessages(tc, data, sizes, nil)
+		if err == nil {
+			err = tc.CloseWrite()
+		}
+		werr <- err
+	}()
+	if err := readExactly(tc, data); err != nil {
+		t.Error(err)
+	}
+	if err := <-werr; err != nil {
+		t.Error(err)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("python: %v; stderr:\n%s", err, stderr)
