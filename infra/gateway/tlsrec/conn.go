@@ -182,6 +182,9 @@ func (c *Conn) ConnectionState() tls.ConnectionState { return c.state }
 // NetConn is the connection the records travel on.
 func (c *Conn) NetConn() net.Conn { return c.raw }
 
+// Addresses and deadlines are the socket's. A Read that times out can be
+// retried; see Write for writes.
+
 func (c *Conn) LocalAddr() net.Addr                { return c.raw.LocalAddr() }
 func (c *Conn) RemoteAddr() net.Addr               { return c.raw.RemoteAddr() }
 func (c *Conn) SetDeadline(t time.Time) error      { return c.raw.SetDeadline(t) }
@@ -486,7 +489,9 @@ func (c *Conn) writeErr() error {
 }
 
 // Write seals p into records of up to 16 KiB and writes them to the socket
-// in one write call (one per 256 KiB for larger p).
+// in one write call (one per 256 KiB for larger p). A failed socket write,
+// a passed deadline included, is permanent: it may have sent part of a
+// record. n counts the bytes of the 256 KiB batches written whole.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
