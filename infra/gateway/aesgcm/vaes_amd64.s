@@ -255,10 +255,12 @@ ctrDone:
 	VZEROUPPER
 	RET
 
-// GHASH multiplies with four 128-bit lanes per instruction: D is four
-// byte-reversed data blocks, H the matching four powers of H. The 256-bit
-// products are summed unreduced: Z10 low halves, Z11 high halves, Z12 the
-// middle (cross) terms.
+// ghashUpdate's multiplies work on four 128-bit lanes per instruction: D
+// is four byte-reversed data blocks, H the matching four powers of H. The
+// 256-bit products are summed unreduced: Z10 low halves, Z11 high halves,
+// Z12 the middle (cross) terms. It serves additional data, tails and short
+// messages, so it keeps to schoolbook products and a 16-block table; the
+// stitched loops below use Karatsuba and 32 blocks.
 #define GHMUL_FIRST(D, H) \
 	VPCLMULQDQ $0x00, H, D, Z10; \
 	VPCLMULQDQ $0x11, H, D, Z11; \
@@ -301,8 +303,9 @@ ctrDone:
 
 // func ghashUpdate(htable *byte, x *[16]byte, data *byte, n int)
 //
-// htable points at H^16..H^1 followed by four zero entries. Sixteen blocks are hashed per
-// reduction: (X + C1)·H^16 + C2·H^15 + ... + C16·H^1. The last 1..16
+// htable points at H^16..H^1 followed by four zero entries. Sixteen
+// blocks are hashed per reduction: (X + C1)·H^16 + C2·H^15 + ... +
+// C16·H^1. The last 1..16
 // blocks use the table from H^k on, k their count, so the same formula
 // holds; a partial last block is read zero-padded through a byte mask.
 TEXT ·ghashUpdate(SB), NOSPLIT, $0-32
