@@ -132,6 +132,7 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 	f.calls.new = func() *call {
 		c := &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
 		c.openEnv = func(dst []byte) ([]byte, error) { return c.opener.Open(dst, c.topic, "", c.env) }
+		c.sealPlain = func(dst []byte) ([]byte, error) { return c.sealer.Seal(dst, "", c.plain) }
 		return c
 	}
 	return f, nil
@@ -440,10 +441,13 @@ type call struct {
 	hv     []byte
 	key    []byte
 	// env is the envelope openEnv opens into a rebuilt batch
-	// (records.Record.PutValue), bound once per call so that a record
-	// allocates nothing.
+	// (records.Record.PutValue); the functions are bound once per call so
+	// that a record allocates nothing.
 	env     []byte
 	openEnv func(dst []byte) ([]byte, error)
+	// plain is the value sealPlain seals into a rebuilt batch.
+	plain     []byte
+	sealPlain func(dst []byte) ([]byte, error)
 }
 
 func (c *call) begin(topic string, r *rule) {
@@ -475,9 +479,13 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	marker := c.rule.marker
 	var err error
 	if !c.rule.fields {
-		if c.value, err = c.sealer.Seal(c.value[:0], "", r.Value); err != nil {
+		// The envelope is sealed straight into the rebuilt batch.
+		overhead, err := c.sealer.Reserve()
+		if err != nil {
 			return false, err
 		}
+		c.plain = r.Value
+		r.PutValue, r.ValueLen = c.sealPlain, len(r.Value)+overhead
 	} else {
 		var found []string
 		if c.value, found, err = c.rule.codec.Encrypt(c.value[:0], r.Value, c.rule.names, c.sealer, &c.sc); err != nil {
@@ -490,8 +498,8 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 			c.marker = appendMarker(c.marker[:0], found)
 			marker = c.marker
 		}
+		r.Value = c.value
 	}
-	r.Value = c.value
 	c.hdrs = append(c.hdrs[:0], r.Headers...)
 	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, marker)
 	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1

@@ -415,3 +415,58 @@ func sizeName(n int) string {
 	}
 	return "11B"
 }
+
+// TestReserve: Reserve tells the next envelope's overhead exactly, across
+// data-key rotation by count and a KEK with a longer id; reserving twice
+// keeps one reservation, and a reservation a Reset drops burns its nonce
+// rather than reusing it. Everything sealed opens.
+func TestReserve(t *testing.T) {
+	v, path := testVault(t, "k1")
+	k := NewKeyring(v, Options{MaxEncryptions: 4})
+	s := k.Sealer("t")
+	o := k.Opener()
+	nonces := map[string]bool{}
+	seal := func(pt string) {
+		t.Helper()
+		ov, err := s.Reserve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := s.Reserve(); again != ov {
+			t.Fatalf("second Reserve %d, first %d", again, ov)
+		}
+		env, err := s.Seal(nil, "", []byte(pt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(env) != len(pt)+ov {
+			t.Fatalf("envelope of %d bytes, Reserve said %d+%d", len(env), len(pt), ov)
+		}
+		h, _ := HeaderLen(env)
+		n := string(env[:h+NonceSize])
+		if nonces[n] {
+			t.Fatal("a key and nonce sealed twice")
+		}
+		nonces[n] = true
+		if got, err := o.Open(nil, "t", "", env); err != nil || string(got) != pt {
+			t.Fatalf("open: %v %q", err, got)
+		}
+	}
+	for i := range 10 { // two count rotations
+		seal(strings.Repeat("v", i))
+	}
+	if _, err := s.Reserve(); err != nil {
+		t.Fatal(err)
+	}
+	s.Reset("t")
+	seal("after a dropped reservation")
+	if err := AddKey(path, "a-much-longer-key-id"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 { // the next data keys are wrapped by the new KEK
+		seal(strings.Repeat("w", i))
+	}
+}
