@@ -132,7 +132,6 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 	f.calls.new = func() *call {
 		c := &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
 		c.openEnv = func(dst []byte) ([]byte, error) { return c.opener.Open(dst, c.topic, "", c.env) }
-		c.sealPlain = func(dst []byte) ([]byte, error) { return c.sealer.Seal(dst, "", c.plain) }
 		return c
 	}
 	return f, nil
@@ -441,13 +440,10 @@ type call struct {
 	hv     []byte
 	key    []byte
 	// env is the envelope openEnv opens into a rebuilt batch
-	// (records.Record.PutValue); the functions are bound once per call so
-	// that a record allocates nothing.
+	// (records.Record.PutValue), bound once per call so that a record
+	// allocates nothing.
 	env     []byte
 	openEnv func(dst []byte) ([]byte, error)
-	// plain is the value sealPlain seals into a rebuilt batch.
-	plain     []byte
-	sealPlain func(dst []byte) ([]byte, error)
 }
 
 func (c *call) begin(topic string, r *rule) {
@@ -479,13 +475,9 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	marker := c.rule.marker
 	var err error
 	if !c.rule.fields {
-		// The envelope is sealed straight into the rebuilt batch.
-		overhead, err := c.sealer.Reserve()
-		if err != nil {
+		if c.value, err = c.sealer.Seal(c.value[:0], "", r.Value); err != nil {
 			return false, err
 		}
-		c.plain = r.Value
-		r.PutValue, r.ValueLen = c.sealPlain, len(r.Value)+overhead
 	} else {
 		var found []string
 		if c.value, found, err = c.rule.codec.Encrypt(c.value[:0], r.Value, c.rule.names, c.sealer, &c.sc); err != nil {
@@ -498,8 +490,8 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 			c.marker = appendMarker(c.marker[:0], found)
 			marker = c.marker
 		}
-		r.Value = c.value
 	}
+	r.Value = c.value
 	c.hdrs = append(c.hdrs[:0], r.Headers...)
 	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, marker)
 	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1

@@ -278,10 +278,6 @@ type Sealer struct {
 	aadKey *dataKey
 	nonce  [NonceSize]byte
 	seals  uint32
-	// reserved: Reserve has chosen dk and the counter value next for the
-	// next Seal.
-	reserved bool
-	next     uint64
 }
 
 // Sealer returns a sealer for topic.
@@ -292,7 +288,6 @@ func (k *Keyring) Sealer(topic string) *Sealer {
 // Reset points the sealer at another topic (or the same one again, which
 // re-checks the data key's age).
 func (s *Sealer) Reset(topic string) {
-	s.reserved = false // a reserved nonce is skipped, never reused
 	if topic != s.topic {
 		s.topic = topic
 		s.dk = nil
@@ -302,29 +297,16 @@ func (s *Sealer) Reset(topic string) {
 	}
 }
 
-// Reserve picks the data key and nonce the next Seal will use and returns
-// the length that envelope adds to its plaintext, so that a caller can lay
-// out the envelope's place (a record's length) before sealing into it.
-func (s *Sealer) Reserve() (overhead int, err error) {
-	if !s.reserved {
-		if s.next, err = s.pick(); err != nil {
-			return 0, err
-		}
-		s.reserved = true
-	}
-	return len(s.dk.header) + NonceSize + TagSize, nil
-}
-
-// pick chooses the data key of the next envelope and takes its nonce
-// counter value.
-func (s *Sealer) pick() (uint64, error) {
+// Seal appends the envelope of plaintext, bound to the sealer's topic and
+// to field ("" for a whole value), to dst.
+func (s *Sealer) Seal(dst []byte, field string, plaintext []byte) ([]byte, error) {
 	var n uint64
 	for {
 		dk := s.dk
 		if dk == nil || dk.retired.Load() {
 			var err error
 			if dk, err = s.k.currentKey(s.topic, dk); err != nil {
-				return 0, err
+				return dst, err
 			}
 			s.dk = dk
 		}
@@ -340,21 +322,6 @@ func (s *Sealer) pick() (uint64, error) {
 		// uses the old key, which is harmless.
 		s.dk.retired.Store(true)
 	}
-	return n, nil
-}
-
-// Seal appends the envelope of plaintext, bound to the sealer's topic and
-// to field ("" for a whole value), to dst, under the key Reserve chose if
-// it was called.
-func (s *Sealer) Seal(dst []byte, field string, plaintext []byte) ([]byte, error) {
-	n := s.next
-	if !s.reserved {
-		var err error
-		if n, err = s.pick(); err != nil {
-			return dst, err
-		}
-	}
-	s.reserved = false
 	dk := s.dk
 	if s.aadKey != dk || s.field != field {
 		s.aad = appendAAD(s.aad[:0], dk.header, s.topic, field)
