@@ -130,9 +130,7 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 	}
 	f.calls.max = max(4, idleCallsPerCore*runtime.GOMAXPROCS(0))
 	f.calls.new = func() *call {
-		c := &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
-		c.openEnv = func(dst []byte) ([]byte, error) { return c.opener.Open(dst, c.topic, "", c.env) }
-		return c
+		return &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
 	}
 	return f, nil
 }
@@ -439,11 +437,6 @@ type call struct {
 	mc     markerCache
 	hv     []byte
 	key    []byte
-	// env is the envelope openEnv opens into a rebuilt batch
-	// (records.Record.PutValue), bound once per call so that a record
-	// allocates nothing.
-	env     []byte
-	openEnv func(dst []byte) ([]byte, error)
 }
 
 func (c *call) begin(topic string, r *rule) {
@@ -617,6 +610,7 @@ func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	if !ok {
 		return false, errMarker
 	}
+	var err error
 	switch {
 	case !whole && len(names) == 0: // plaintext marker
 		r.Headers, r.NumHeaders = r.Headers[:start], r.NumHeaders-1
@@ -625,21 +619,16 @@ func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 		return c.decryptWhole(r, start)
 	case r.Value == nil:
 		return false, errMarker
-	case whole:
-		// The plaintext is opened straight into the rebuilt batch.
-		h, err := envelope.HeaderLen(r.Value)
-		if err != nil {
-			return false, err
-		}
-		c.env = r.Value
-		r.PutValue, r.ValueLen = c.openEnv, len(r.Value)-h-envelope.NonceSize-envelope.TagSize
-		r.Headers, r.NumHeaders = r.Headers[:start], r.NumHeaders-1
-		return true, nil
-	case c.rule.codec == nil:
-		return false, fmt.Errorf("encrypt: topic %s holds field-encrypted records but its rule is mode encrypt: %w", c.topic, fields.ErrFieldType)
 	}
-	var err error
-	if c.value, err = c.rule.codec.Decrypt(c.value[:0], r.Value, names, c.topic, c.opener, &c.sc); err != nil {
+	if whole {
+		c.value, err = c.opener.Open(c.value[:0], c.topic, "", r.Value)
+	} else {
+		if c.rule.codec == nil {
+			return false, fmt.Errorf("encrypt: topic %s holds field-encrypted records but its rule is mode encrypt: %w", c.topic, fields.ErrFieldType)
+		}
+		c.value, err = c.rule.codec.Decrypt(c.value[:0], r.Value, names, c.topic, c.opener, &c.sc)
+	}
+	if err != nil {
 		return false, err
 	}
 	r.Value = c.value

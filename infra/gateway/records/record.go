@@ -23,8 +23,6 @@ var (
 	ErrOldMagic = errors.New("records: message format before v2")
 	// ErrTooLarge means a batch decompresses past the configured bound.
 	ErrTooLarge = errors.New("records: decompressed batch too large")
-	// ErrValueLen means a Record.PutValue wrote other than ValueLen bytes.
-	ErrValueLen = errors.New("records: PutValue wrote a value of another length than ValueLen")
 )
 
 // Record is one record of a batch. Key, Value and Headers alias the batch
@@ -39,15 +37,6 @@ type Record struct {
 	// the count.
 	Headers    []byte
 	NumHeaders int
-	// PutValue, when a RecordFunc sets it, stands for Value: the rebuilt
-	// record's value is what PutValue appends to the batch being built,
-	// exactly ValueLen bytes (else ErrValueLen), so a value the function
-	// computes (a decryption) is written once, into the batch, instead
-	// of into a buffer of its own and then copied; at a megabyte a batch
-	// that copy is a write to memory no cache holds. An error from
-	// PutValue stops the rewrite like one from the RecordFunc.
-	PutValue func(dst []byte) ([]byte, error)
-	ValueLen int
 }
 
 // parseRecord reads one length-prefixed record from b and returns the rest.
@@ -149,30 +138,6 @@ func AppendRecord(dst []byte, r *Record) []byte {
 	dst = appendNullable(dst, r.Value)
 	dst = binary.AppendVarint(dst, int64(r.NumHeaders))
 	return append(dst, r.Headers...)
-}
-
-// appendRecordPut is AppendRecord for a record whose value PutValue
-// writes.
-func appendRecordPut(dst []byte, r *Record) ([]byte, error) {
-	body := 1 + varintLen(r.TimestampDelta) + varintLen(int64(r.OffsetDelta)) +
-		nullableLen(r.Key) + varintLen(int64(r.ValueLen)) + r.ValueLen + varintLen(int64(r.NumHeaders)) + len(r.Headers)
-	start := len(dst)
-	dst = binary.AppendVarint(dst, int64(body))
-	dst = append(dst, byte(r.Attributes))
-	dst = binary.AppendVarint(dst, r.TimestampDelta)
-	dst = binary.AppendVarint(dst, int64(r.OffsetDelta))
-	dst = appendNullable(dst, r.Key)
-	dst = binary.AppendVarint(dst, int64(r.ValueLen))
-	at := len(dst)
-	dst, err := r.PutValue(dst)
-	if err != nil {
-		return dst[:start], err
-	}
-	if len(dst)-at != r.ValueLen {
-		return dst[:start], ErrValueLen
-	}
-	dst = binary.AppendVarint(dst, int64(r.NumHeaders))
-	return append(dst, r.Headers...), nil
 }
 
 // AppendHeader appends one encoded header to an encoded header list; the

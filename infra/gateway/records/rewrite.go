@@ -206,14 +206,7 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 		}
 		changed = changed || c
 		at := len(out)
-		if r.PutValue != nil {
-			if out, err = appendRecordPut(out, &r); err != nil {
-				return fail(err)
-			}
-			r.PutValue = nil
-		} else {
-			out = AppendRecord(out, &r)
-		}
+		out = AppendRecord(out, &r)
 		if fused {
 			outCRC = crc32c.Update(outCRC, out[at:])
 		}
