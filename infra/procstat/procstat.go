@@ -21,30 +21,36 @@ func CPU(pid int) (time.Duration, error) {
 	if d, err := schedstat(pid); err == nil {
 		return d, nil
 	}
+	user, system, err := UserSystem(pid)
+	return user + system, err
+}
+
+// UserSystem is the CPU time process pid has spent in user space and in
+// the kernel (system calls, and the network stack's work done on its
+// behalf), from /proc/<pid>/stat, in 10 ms ticks.
+func UserSystem(pid int) (user, system time.Duration, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The command name (field 2) may hold spaces; fields count from after
 	// its closing parenthesis: utime and stime are fields 14 and 15.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
 	}
-	var ticks int64
-	for _, v := range f[11:13] {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %v", pid, err)
+	var ticks [2]int64
+	for j, v := range f[11:13] {
+		if ticks[j], err = strconv.ParseInt(v, 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/stat: %v", pid, err)
 		}
-		ticks += n
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	return time.Duration(ticks[0]) * time.Second / clockTicks, time.Duration(ticks[1]) * time.Second / clockTicks, nil
 }
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every

@@ -58,3 +58,47 @@ func TestCPUAndRSS(t *testing.T) {
 		t.Errorf("RSS of a process that does not exist: %v, want -1", r)
 	}
 }
+
+// TestUserSystem: a busy loop shows as user time, reading a file over and
+// over as system time, each against this process's own getrusage.
+func TestUserSystem(t *testing.T) {
+	pid := os.Getpid()
+	u0, s0, err := UserSystem(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(300 * time.Millisecond)
+	x := 0
+	for time.Now().Before(until) {
+		x++
+	}
+	u1, s1, err := UserSystem(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if du := u1 - u0; du < 150*time.Millisecond {
+		t.Errorf("user time over a 300 ms busy loop: %v (x=%d)", du, x)
+	}
+	until = time.Now().Add(300 * time.Millisecond)
+	buf := make([]byte, 1<<20)
+	f, err := os.Open("/dev/zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for time.Now().Before(until) {
+		if _, err := f.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, s2, err := UserSystem(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds := s2 - s1; ds < 100*time.Millisecond {
+		t.Errorf("system time over 300 ms of reading /dev/zero: %v (before that %v)", ds, s1-s0)
+	}
+	if _, _, err := UserSystem(1 << 30); err == nil {
+		t.Error("UserSystem of a process that does not exist: no error")
+	}
+}
