@@ -260,7 +260,7 @@ func BenchmarkGatewayCPU(b *testing.B) {
 			fetchLoad := func(topic string, want int64) {
 				cons, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topic), kgo.ConsumerGroup("g-"+topic),
 					kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-					)...)
+				)...)
 				if err != nil {
 					b.Fatal(err)
 				}
