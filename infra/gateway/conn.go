@@ -47,6 +47,7 @@ type proxyConn struct {
 	reqScratch, respScratch scratch
 	reqSplice, respSplice   splicer
 	reqOrigs, respOrigs     [][]byte
+	reqNows, respNows       [][]byte
 	respCodes               []int16
 
 	// saslAccepted carries the broker's answer to a v0 handshake to the
@@ -411,22 +412,13 @@ func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
 // the record sets the filters replaced; false means the request changed in
 // some other way and must be re-encoded.
 func (p *proxyConn) spliceProduce(msg []byte, req *kmsg.ProduceRequest) bool {
-	s := &p.reqSplice
-	s.reset(msg, requestFlexible(keyProduce, req.Version))
-	i := 0
+	p.reqNows = p.reqNows[:0]
 	for ti := range req.Topics {
 		for _, pt := range req.Topics[ti].Partitions {
-			if i == len(p.reqOrigs) {
-				return false
-			}
-			old := p.reqOrigs[i]
-			i++
-			if !sameBytes(old, pt.Records) && !s.replace(old, pt.Records) {
-				return false
-			}
+			p.reqNows = append(p.reqNows, pt.Records)
 		}
 	}
-	return i == len(p.reqOrigs)
+	return p.reqSplice.spliceAll(msg, requestFlexible(keyProduce, req.Version), p.reqOrigs, p.reqNows)
 }
 
 // sameBytes reports whether a and b are the same slice of memory.
@@ -640,20 +632,14 @@ func (p *proxyConn) filteredFetch(body []byte, hl int, pend pending) error {
 // the record sets the filters replaced; false means the response changed
 // in some other way (a partition's error code) and must be re-encoded.
 func (p *proxyConn) spliceFetch(msg []byte, resp *kmsg.FetchResponse) bool {
-	s := &p.respSplice
-	s.reset(msg, responseFlexible(keyFetch, resp.Version))
-	i := 0
+	p.respNows = p.respNows[:0]
 	for ti := range resp.Topics {
 		for _, pt := range resp.Topics[ti].Partitions {
-			if i == len(p.respOrigs) || pt.ErrorCode != p.respCodes[i] {
+			if i := len(p.respNows); i == len(p.respCodes) || pt.ErrorCode != p.respCodes[i] {
 				return false
 			}
-			old := p.respOrigs[i]
-			i++
-			if !sameBytes(old, pt.RecordBatches) && !s.replace(old, pt.RecordBatches) {
-				return false
-			}
+			p.respNows = append(p.respNows, pt.RecordBatches)
 		}
 	}
-	return i == len(p.respOrigs)
+	return p.respSplice.spliceAll(msg, responseFlexible(keyFetch, resp.Version), p.respOrigs, p.respNows)
 }

@@ -75,6 +75,23 @@ func (s *splicer) replace(old, val []byte) bool {
 	return true
 }
 
+// spliceAll readies s to send msg (a decoded message's body) with each of
+// its record sets origs[i], in wire order, replaced by nows[i]; false means
+// the message changed otherwise (a set added or removed, or one that
+// cannot be located) and must be re-encoded.
+func (s *splicer) spliceAll(msg []byte, flexible bool, origs, nows [][]byte) bool {
+	s.reset(msg, flexible)
+	if len(origs) != len(nows) {
+		return false
+	}
+	for i, old := range origs {
+		if !sameBytes(old, nows[i]) && !s.replace(old, nows[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // prefixIs checks that msg[from:off] is the length prefix of n bytes.
 func (s *splicer) prefixIs(from, off, n int) bool {
 	if from < 0 {
