@@ -4,6 +4,8 @@ import (
 	"crypto/cipher"
 	"crypto/subtle"
 	"encoding/binary"
+
+	"golang.org/x/sys/cpu"
 )
 
 // cpuHasVAES reports whether the CPU and OS support everything the
@@ -12,35 +14,12 @@ import (
 var cpuHasVAES = detectVAES()
 
 func detectVAES() bool {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	const (
-		pclmul  = 1 << 1
-		aesni   = 1 << 25
-		osxsave = 1 << 27
-		avx     = 1 << 28
-	)
-	if ecx1&(pclmul|aesni|osxsave|avx) != pclmul|aesni|osxsave|avx {
-		return false
-	}
-	// XCR0: SSE, AVX, opmask, ZMM0-15 upper halves, ZMM16-31.
-	if xcr0, _ := xgetbv(); xcr0&0xe6 != 0xe6 {
-		return false
-	}
-	_, ebx7, ecx7, _ := cpuid(7, 0)
-	const (
-		bmi2     = 1 << 8
-		avx512f  = 1 << 16
-		avx512bw = 1 << 30
-		avx512vl = 1 << 31
-		vaes     = 1 << 9
-		vpclmul  = 1 << 10
-	)
-	return ebx7&(bmi2|avx512f|avx512bw|avx512vl) == bmi2|avx512f|avx512bw|avx512vl &&
-		ecx7&(vaes|vpclmul) == vaes|vpclmul
+	// x/sys/cpu reports the AVX-512 features only when the OS saves the
+	// ZMM and opmask state (XCR0).
+	x := &cpu.X86
+	return x.HasAES && x.HasPCLMULQDQ && x.HasAVX && x.HasBMI2 &&
+		x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL &&
+		x.HasAVX512VAES && x.HasAVX512VPCLMULQDQ
 }
 
 // vaesGCM is AES-GCM on VAES and VPCLMULQDQ. It is never written after
@@ -206,12 +185,6 @@ func writeTag(t, x, tagMask *[16]byte) {
 	binary.BigEndian.PutUint64(t[:8], binary.LittleEndian.Uint64(x[8:])^binary.BigEndian.Uint64(tagMask[:8]))
 	binary.BigEndian.PutUint64(t[8:], binary.LittleEndian.Uint64(x[:8])^binary.BigEndian.Uint64(tagMask[8:]))
 }
-
-// cpuid executes CPUID with EAX=leaf, ECX=sub.
-func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-
-// xgetbv returns XCR0.
-func xgetbv() (eax, edx uint32)
 
 // aesEncBlock encrypts one block with the expanded key ks.
 //

@@ -27,25 +27,6 @@ DATA ctrStep4<>+0(SB)/8, $4
 DATA ctrStep4<>+8(SB)/8, $0
 GLOBL ctrStep4<>(SB), RODATA|NOPTR, $16
 
-// func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-TEXT ·cpuid(SB), NOSPLIT, $0-24
-	MOVL leaf+0(FP), AX
-	MOVL sub+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
-	RET
-
-// func xgetbv() (eax, edx uint32)
-TEXT ·xgetbv(SB), NOSPLIT, $0-8
-	MOVL $0, CX
-	XGETBV
-	MOVL AX, eax+0(FP)
-	MOVL DX, edx+4(FP)
-	RET
-
 // func aesEncBlock(ks *[240]byte, rounds int, dst, src *[16]byte)
 TEXT ·aesEncBlock(SB), NOSPLIT, $0-32
 	MOVQ ks+0(FP), AX
