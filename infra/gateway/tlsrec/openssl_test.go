@@ -120,18 +120,19 @@ func readLine(t *testing.T, r *bufio.Reader, stderr *strings.Builder) string {
 	return strings.TrimSpace(line)
 }
 
-// Our client against OpenSSL's server with AES-256-GCM-SHA384, both
-// directions at once, with KeyUpdates asked of OpenSSL on the way.
-func TestOpenSSLServerAES256(t *testing.T) {
+// clientToPython starts a Python (OpenSSL) echo server offering only
+// suite and connects our client to it; the connection closes with the test.
+func clientToPython(t *testing.T, suite string) (net.Conn, *exec.Cmd, *bufio.Reader, *strings.Builder) {
+	t.Helper()
 	a := authority(t)
 	cert, key := certPaths(a, "server")
-	cmd, out, stderr := pythonPeer(t, "TLS_AES_256_GCM_SHA384", pyEchoServer, cert, key)
+	cmd, out, stderr := pythonPeer(t, suite, pyEchoServer, cert, key)
 	port := readLine(t, out, stderr)
 	raw, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
+	t.Cleanup(func() { raw.Close() })
 	raw.SetDeadline(time.Now().Add(testTimeout))
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
@@ -139,6 +140,13 @@ func TestOpenSSLServerAES256(t *testing.T) {
 	if err != nil {
 		t.Fatalf("handshake: %v; python stderr:\n%s", err, stderr)
 	}
+	return c, cmd, out, stderr
+}
+
+// Our client against OpenSSL's server with AES-256-GCM-SHA384, both
+// directions at once, with KeyUpdates asked of OpenSSL on the way.
+func TestOpenSSLServerAES256(t *testing.T) {
+	c, cmd, out, stderr := clientToPython(t, "TLS_AES_256_GCM_SHA384")
 	rc := mustOurs(t, c)
 	if got := rc.ConnectionState().CipherSuite; got != tls.TLS_AES_256_GCM_SHA384 {
 		t.Fatalf("suite %s, want TLS_AES_256_GCM_SHA384", tls.CipherSuiteName(got))
@@ -224,22 +232,7 @@ func TestOpenSSLClientAES256(t *testing.T) {
 
 // TLS 1.3 with ChaCha20-Poly1305 stays with crypto/tls, and works.
 func TestOpenSSLChaCha20FallsBack(t *testing.T) {
-	a := authority(t)
-	cert, key := certPaths(a, "server")
-	cmd, out, stderr := pythonPeer(t, "TLS_CHACHA20_POLY1305_SHA256", pyEchoServer, cert, key)
-	port := readLine(t, out, stderr)
-	raw, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	raw.SetDeadline(time.Now().Add(testTimeout))
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	c, err := Client(ctx, raw, clientConfig(t, false), Options{})
-	if err != nil {
-		t.Fatalf("handshake: %v; python stderr:\n%s", err, stderr)
-	}
+	c, cmd, out, stderr := clientToPython(t, "TLS_CHACHA20_POLY1305_SHA256")
 	tc, ok := c.(*tls.Conn)
 	if !ok {
 		t.Fatalf("got %T, want *tls.Conn", c)
