@@ -101,24 +101,30 @@ func sameRecords(t *testing.T, direct, via []record) {
 
 // TestRoundTripFranz produces and consumes with franz-go through the gateway
 // on every client-leg transport, and checks that what the gateway delivers
-// is byte-identical to a direct read.
+// is byte-identical to a direct read; the TLS legs with the gateway's own
+// record layer (the default) and with crypto/tls carrying the records.
 func TestRoundTripFranz(t *testing.T) {
 	cases := []struct {
 		name             string
 		client, upstream string
 		sasl             bool
+		layer            string
 	}{
-		{"plaintext to plaintext", Plaintext, Plaintext, false},
-		{"tls to tls", TLS, TLS, false},
-		{"mtls to mtls", MTLS, MTLS, false},
-		{"sasl_ssl to sasl over tls", SASLSSL, TLS, true},
-		{"tls to plaintext", TLS, Plaintext, false},
-		{"plaintext to mtls", Plaintext, MTLS, false},
+		{"plaintext to plaintext", Plaintext, Plaintext, false, ""},
+		{"tls to tls", TLS, TLS, false, ""},
+		{"mtls to mtls", MTLS, MTLS, false, ""},
+		{"sasl_ssl to sasl over tls", SASLSSL, TLS, true, ""},
+		{"tls to plaintext", TLS, Plaintext, false, ""},
+		{"plaintext to mtls", Plaintext, MTLS, false, ""},
+		{"tls to tls through crypto/tls", TLS, TLS, false, RecordLayerGo},
+		{"mtls to mtls through crypto/tls", MTLS, MTLS, false, RecordLayerGo},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			kf := startUpstream(t, upstreamSpec{brokers: 3, transport: tc.upstream, sasl: tc.sasl})
-			g := startGateway(t, gatewayConfig(t, kf, tc.client, tc.upstream))
+			cfg := gatewayConfig(t, kf, tc.client, tc.upstream)
+			cfg.TLS.RecordLayer = tc.layer
+			g := startGateway(t, cfg)
 			const n = 300
 			topic := "roundtrip"
 			via := franzOpts(t, []string{g.Bootstrap()}, tc.client)
