@@ -397,15 +397,7 @@ func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
 	if len(failed) == 0 && p.spliceProduce(body[hl:], &req) {
 		return upstreamLost(writeSpliced(p.uw, body[:hl], &p.reqSplice))
 	}
-	out := frameBufs.get(frameLen)
-	b := append((*out)[:0], 0, 0, 0, 0)
-	b = append(b, body[:hl]...)
-	b = req.AppendTo(b)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-sizeLen))
-	*out = b
-	_, err = p.uw.Write(b)
-	frameBufs.put(out)
-	return upstreamLost(err)
+	return upstreamLost(writeReencoded(p.uw, body[:hl], &req, frameLen))
 }
 
 // spliceProduce readies p.reqSplice to send req, decoded from msg, with
@@ -424,6 +416,20 @@ func (p *proxyConn) spliceProduce(msg []byte, req *kmsg.ProduceRequest) bool {
 // sameBytes reports whether a and b are the same slice of memory.
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (a == nil) == (b == nil) && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
+// writeReencoded writes a frame of the message header hdr and msg as kmsg
+// encodes it, built in a pooled buffer of about sizeHint bytes.
+func writeReencoded(w io.Writer, hdr []byte, msg interface{ AppendTo([]byte) []byte }, sizeHint int) error {
+	out := frameBufs.get(sizeHint)
+	defer frameBufs.put(out)
+	b := append((*out)[:0], 0, 0, 0, 0)
+	b = append(b, hdr...)
+	b = msg.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-sizeLen))
+	*out = b
+	_, err := w.Write(b)
+	return err
 }
 
 // writeSpliced writes a frame: its size, the message header hdr, and the
@@ -617,15 +623,7 @@ func (p *proxyConn) filteredFetch(body []byte, hl int, pend pending) error {
 	if spliced && p.spliceFetch(body[hl:], &resp) {
 		return writeSpliced(p.cw, body[:hl], &p.respSplice)
 	}
-	out := frameBufs.get(sizeLen + len(body) + 256)
-	defer frameBufs.put(out)
-	b := append((*out)[:0], 0, 0, 0, 0)
-	b = append(b, body[:hl]...)
-	b = resp.AppendTo(b)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-sizeLen))
-	*out = b
-	_, err := p.cw.Write(b)
-	return err
+	return writeReencoded(p.cw, body[:hl], &resp, sizeLen+len(body)+256)
 }
 
 // spliceFetch readies p.respSplice to send resp, decoded from msg, with
