@@ -208,7 +208,7 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 		failed.Add(t.Topic, t.TopicID, p.Partition, err)
 		p.Records = nil
 	}
-	var arena []byte
+	var a arena
 	for ti := range req.Topics {
 		t := &req.Topics[ti]
 		topic, ok := topicName(ctx, t.Topic, t.TopicID)
@@ -236,23 +236,14 @@ func (f *Filter) ProduceRequest(ctx context.Context, req *kmsg.ProduceRequest) e
 				continue
 			}
 			// The request outlives this call, so its records need their
-			// own buffer (the gateway's scratch, valid until it has sent
-			// the request): one for the whole request, sized for every
-			// record growing by its envelopes and the marker header (a
-			// partition that falls short grows into a buffer of its own).
-			if arena == nil {
-				arena = gateway.Scratch(ctx, f.produceSize(ctx, req))
-			}
-			rest := arena[len(arena):]
-			out, err := c.rw.Rewrite(rest, p.Records, c.encryptRecord)
+			// own buffer: the arena, sized for every record growing by
+			// its envelopes and the marker header.
+			out, err := a.rewrite(ctx, func() int { return f.produceSize(ctx, req) }, c.rw, p.Records, c.encryptRecord)
 			if err != nil {
 				fail(t, p, fmt.Errorf("encrypt: %w", produceError(err)))
 				continue
 			}
-			if len(out) > 0 && cap(rest) > 0 && &out[0] == &rest[:1][0] {
-				arena = arena[:len(arena)+len(out)]
-			}
-			p.Records = out[:len(out):len(out)]
+			p.Records = out
 		}
 	}
 	if failed != nil {
@@ -307,7 +298,7 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 			f.calls.put(c)
 		}
 	}()
-	var arena []byte
+	var a arena
 	for ti := range resp.Topics {
 		t := &resp.Topics[ti]
 		topic, ok := topicName(ctx, t.Topic, t.TopicID)
@@ -334,18 +325,9 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 			if p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
 				continue
 			}
-			// Decrypted records are rebuilt in the gateway's scratch,
-			// one buffer for the response: decrypted records are shorter
-			// than their ciphertext, so the response's size bounds it (a
-			// partition that falls short grows into a buffer of its own).
-			if arena == nil {
-				arena = gateway.Scratch(ctx, fetchSize(resp))
-			}
-			rest := arena[len(arena):]
-			out, err := c.rw.Rewrite(rest, p.RecordBatches, c.decryptRecord)
-			if len(out) > 0 && cap(rest) > 0 && &out[0] == &rest[:1][0] {
-				arena = arena[:len(arena)+len(out)]
-			}
+			// Decrypted records are shorter than their ciphertext, so the
+			// response's record sets bound the arena.
+			out, err := a.rewrite(ctx, func() int { return fetchSize(resp) }, c.rw, p.RecordBatches, c.decryptRecord)
 			if err != nil && !errors.Is(err, records.ErrTruncated) {
 				code := ErrCodeIntegrity
 				if errors.Is(err, envelope.ErrUnknownKEK) {
@@ -360,6 +342,26 @@ func (f *Filter) FetchResponse(ctx context.Context, _ *kmsg.FetchRequest, resp *
 		}
 	}
 	return nil
+}
+
+// arena holds the record sets of one message's partitions as they are
+// rebuilt: a gateway scratch buffer (valid until the gateway has sent the
+// message), taken at the first partition and sized for them all.
+type arena struct{ buf []byte }
+
+// rewrite rebuilds set through fn at the free end of the arena (taking
+// a buffer of size() bytes first if it has none) and returns it; a set
+// that does not fit grows into a buffer of its own.
+func (a *arena) rewrite(ctx context.Context, size func() int, rw *records.Rewriter, set []byte, fn records.RecordFunc) ([]byte, error) {
+	if a.buf == nil {
+		a.buf = gateway.Scratch(ctx, size())
+	}
+	rest := a.buf[len(a.buf):]
+	out, err := rw.Rewrite(rest, set, fn)
+	if len(out) > 0 && cap(rest) > 0 && &out[0] == &rest[:1][0] {
+		a.buf = a.buf[:len(a.buf)+len(out)]
+	}
+	return out[:len(out):len(out)], err
 }
 
 // fetchSize is the size of resp's record sets.
