@@ -38,10 +38,6 @@ type Options struct {
 	// NewAEAD makes the record cipher from a 16- or 32-byte key; nil means
 	// crypto/aes with crypto/cipher's GCM.
 	NewAEAD func(key []byte) (cipher.AEAD, error)
-	// GoTLS keeps crypto/tls for the data phase too (for comparison and as
-	// an escape hatch); the *tls.Conn is returned and the configuration is
-	// used as it is.
-	GoTLS bool
 }
 
 // Server runs a server handshake over raw with cfg and returns the
@@ -66,13 +62,6 @@ func Client(ctx context.Context, raw net.Conn, cfg *tls.Config, o Options) (net.
 }
 
 func handshake(ctx context.Context, raw net.Conn, cfg *tls.Config, o Options, server bool) (net.Conn, error) {
-	if o.GoTLS {
-		tc := tlsConn(raw, cfg, server)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return nil, err
-		}
-		return tc, nil
-	}
 	if cfg == nil {
 		cfg = &tls.Config{}
 	}

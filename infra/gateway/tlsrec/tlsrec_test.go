@@ -185,17 +185,6 @@ func TestTLS12FallsBack(t *testing.T) {
 	})
 }
 
-func TestGoTLSOption(t *testing.T) {
-	s, c := connect(t, oursServer(Options{GoTLS: true}), serverConfig(t, false), oursClient(Options{GoTLS: true}), clientConfig(t, false))
-	if _, ok := s.(*tls.Conn); !ok {
-		t.Errorf("server: got %T, want *tls.Conn", s)
-	}
-	if _, ok := c.(*tls.Conn); !ok {
-		t.Errorf("client: got %T, want *tls.Conn", c)
-	}
-	exchange(t, s, c, []int{1, 100000}, nil, nil)
-}
-
 // Certificate checks stay with crypto/tls: a client without a certificate
 // is refused by a server demanding one.
 func TestMTLSRequiresClientCertificate(t *testing.T) {
