@@ -52,12 +52,7 @@ func (g *vaesGCM) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 		panic("aesgcm: message too large for GCM")
 	}
 	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
-	if inexactOverlap(out, plaintext) {
-		panic("aesgcm: invalid buffer overlap of output and input")
-	}
-	if anyOverlap(out, additionalData) {
-		panic("aesgcm: invalid buffer overlap of output and additional data")
-	}
+	checkOverlap(out, plaintext, additionalData)
 	n := len(plaintext)
 	var ctr, tagMask, x [16]byte
 	copy(ctr[:], nonce)
@@ -95,12 +90,7 @@ func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, e
 	}
 	n := len(ciphertext) - tagSize
 	ret, out := sliceForAppend(dst, n)
-	if inexactOverlap(out, ciphertext) {
-		panic("aesgcm: invalid buffer overlap of output and input")
-	}
-	if anyOverlap(out, additionalData) {
-		panic("aesgcm: invalid buffer overlap of output and additional data")
-	}
+	checkOverlap(out, ciphertext, additionalData)
 	var ctr, tagMask, x, want [16]byte
 	copy(ctr[:], nonce)
 	ctr[15] = 1
@@ -135,6 +125,17 @@ func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, e
 		return nil, errOpen
 	}
 	return ret, nil
+}
+
+// checkOverlap panics, as crypto/cipher does, when out overlaps in other
+// than exactly or overlaps the additional data.
+func checkOverlap(out, in, additionalData []byte) {
+	if inexactOverlap(out, in) {
+		panic("aesgcm: invalid buffer overlap of output and input")
+	}
+	if anyOverlap(out, additionalData) {
+		panic("aesgcm: invalid buffer overlap of output and additional data")
+	}
 }
 
 // bulkChunk is the most the stitched loops get per call (a multiple of
