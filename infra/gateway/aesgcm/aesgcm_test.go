@@ -163,6 +163,53 @@ func TestMatchesStdLargeMessages(t *testing.T) {
 	}
 }
 
+// TestSealTrailer checks SealTrailer(p, t) against std's Seal of p
+// followed by t at every length to 1,100 bytes and around the 16 KiB TLS
+// record and the 64 KiB bulk chunk, appended after a prefix and in place
+// (the trailer's byte then lies past p's length); the fallback does not
+// offer it, so callers take their copying path there.
+func TestSealTrailer(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	lengths := []int{16383, 16384, 16385, 65535, 65536, 65537, 70000}
+	for n := 0; n <= 1100; n++ {
+		lengths = append(lengths, n)
+	}
+	for _, im := range impls(t) {
+		for _, keyLen := range []int{16, 32} {
+			key := randBytes(r, keyLen)
+			ts, ok := mustNew(t, im, key).(TrailerSealer)
+			if im.name == "std" {
+				if ok {
+					t.Fatal("the fallback offers SealTrailer")
+				}
+				continue
+			}
+			if !ok {
+				t.Fatalf("%s does not offer SealTrailer", im.name)
+			}
+			std := stdGCM(t, key)
+			for i, n := range lengths {
+				nonce, pt, trailer := randBytes(r, nonceSize), randBytes(r, n), byte(r.Uint32())
+				ad := randBytes(r, []int{0, 5, 13, 300}[i%4])
+				want := std.Seal(nil, nonce, append(slices.Clone(pt), trailer), ad)
+				prefix := []byte("prefix")
+				got := ts.SealTrailer(slices.Clip(prefix), nonce, pt, trailer, ad)
+				if !bytes.Equal(got[:len(prefix)], prefix) || !bytes.Equal(got[len(prefix):], want) {
+					t.Fatalf("%s/AES-%d: SealTrailer of %d bytes (ad %d) differs from Seal", im.name, keyLen*8, n, len(ad))
+				}
+				buf := make([]byte, n, n+1+tagSize)
+				copy(buf, pt)
+				if got := ts.SealTrailer(buf[:0], nonce, buf, trailer, ad); !bytes.Equal(got, want) || &got[0] != &buf[:1][0] {
+					t.Fatalf("%s/AES-%d: in-place SealTrailer of %d bytes (ad %d) differs from Seal", im.name, keyLen*8, n, len(ad))
+				}
+			}
+			mustPanic(t, im.name+" SealTrailer with an 8-byte nonce", func() { ts.SealTrailer(nil, make([]byte, 8), nil, 0, nil) })
+			buf := make([]byte, 200)
+			mustPanic(t, im.name+" SealTrailer with output one byte into its input", func() { ts.SealTrailer(buf[1:1], make([]byte, nonceSize), buf[:100], 0, nil) })
+		}
+	}
+}
+
 // TestCounterLowWordCarry uses nonces ending in 0xff bytes: the 32-bit
 // counter is the only part that changes and must not carry into the
 // nonce. (It cannot wrap with a 12-byte nonce below 64 GiB.)

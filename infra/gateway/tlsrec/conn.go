@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xp-bench/xp/infra/gateway/aesgcm"
 )
 
 // Record-layer sizes and limits (RFC 8446 §5).
@@ -548,10 +550,16 @@ func (c *Conn) appendRecord(typ byte, content []byte) error {
 	off := len(c.wbuf)
 	c.wbuf = slices.Grow(c.wbuf, recordHeaderLen+length)
 	c.wbuf = append(c.wbuf, typeApplicationData, 3, 3, byte(length>>8), byte(length))
+	hdr := c.wbuf[off:]
+	if ts, ok := c.out.aead.(aesgcm.TrailerSealer); ok {
+		// Sealed from content straight into wbuf, with no copy first.
+		c.wbuf = ts.SealTrailer(c.wbuf, nonce, content, typ, hdr)
+		return nil
+	}
 	c.wbuf = append(c.wbuf, content...)
 	c.wbuf = append(c.wbuf, typ)
 	body := c.wbuf[off+recordHeaderLen:]
-	c.out.aead.Seal(body[:0], nonce, body, c.wbuf[off:off+recordHeaderLen])
+	c.out.aead.Seal(body[:0], nonce, body, hdr)
 	c.wbuf = c.wbuf[:off+recordHeaderLen+length]
 	return nil
 }
