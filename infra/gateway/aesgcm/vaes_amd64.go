@@ -56,13 +56,40 @@ func (g *vaesGCM) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	}
 	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
 	checkOverlap(out, plaintext, additionalData)
-	bulk := len(plaintext) &^ 255
-	g.seal(out, nonce, plaintext[:bulk], plaintext[bulk:], additionalData)
+	n := len(plaintext)
+	var ctr, tagMask, x [16]byte
+	copy(ctr[:], nonce)
+	ctr[15] = 1
+	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
+	ctr[15] = 2
+	bulk := n &^ 255
+	if bulk == 0 && fitsLast(len(additionalData), n) {
+		if n > 0 {
+			ctrXor(&g.ks, g.rounds, &ctr, &out[0], &plaintext[0], n)
+		}
+		g.ghashLast(&x, additionalData, out[:n], len(additionalData), n)
+	} else {
+		g.ghash(&x, additionalData)
+		for done := 0; done < bulk; done += bulkChunk {
+			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(done/blockSize))
+			sealBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[done], &plaintext[done], min(bulk-done, bulkChunk))
+		}
+		if bulk < n {
+			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
+			ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &plaintext[bulk], n-bulk)
+		}
+		g.ghashLast(&x, nil, out[bulk:n], len(additionalData), n)
+	}
+	writeTag((*[16]byte)(out[n:]), &x, &tagMask)
 	return ret
 }
 
 // SealTrailer is Seal of plaintext followed by the byte trailer, without
-// plaintext being copied to append it (see TrailerSealer).
+// plaintext being copied to append it (see TrailerSealer). The bulk loop
+// takes plaintext where it is; what is left of it (under 256 bytes) and
+// the trailer are laid out here and go through the tail path together. It
+// repeats Seal's steps rather than sharing them: as a function call they
+// cost Seal 7 ns a message (11 bytes: 78 → 86 ns).
 func (g *vaesGCM) SealTrailer(dst, nonce, plaintext []byte, trailer byte, additionalData []byte) []byte {
 	if len(nonce) != nonceSize {
 		panic("aesgcm: incorrect nonce length given to GCM")
@@ -72,45 +99,29 @@ func (g *vaesGCM) SealTrailer(dst, nonce, plaintext []byte, trailer byte, additi
 	}
 	ret, out := sliceForAppend(dst, len(plaintext)+1+tagSize)
 	checkOverlap(out, plaintext, additionalData)
-	// The bulk loops take the plaintext where it is; what is left of it
-	// (under 256 bytes) and the trailer are laid out here, and go through
-	// the tail path together.
 	bulk := len(plaintext) &^ 255
 	var tail [256]byte
 	k := copy(tail[:], plaintext[bulk:])
 	tail[k] = trailer
-	g.seal(out, nonce, plaintext[:bulk], tail[:k+1], additionalData)
-	return ret
-}
-
-// seal encrypts head then tail (the message, head a multiple of 256 bytes
-// and tail at most 256) into out and writes the tag after them.
-func (g *vaesGCM) seal(out, nonce, head, tail, additionalData []byte) {
-	bulk := len(head)
-	n := bulk + len(tail)
+	if bulk == 0 {
+		// All of it is in tail, which does not overlap out.
+		return g.Seal(dst, nonce, tail[:k+1], additionalData)
+	}
+	n := bulk + k + 1
 	var ctr, tagMask, x [16]byte
 	copy(ctr[:], nonce)
 	ctr[15] = 1
 	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
-	ctr[15] = 2
-	if bulk == 0 && fitsLast(len(additionalData), n) {
-		if n > 0 {
-			ctrXor(&g.ks, g.rounds, &ctr, &out[0], &tail[0], n)
-		}
-		g.ghashLast(&x, additionalData, out[:n], len(additionalData), n)
-	} else {
-		g.ghash(&x, additionalData)
-		for done := 0; done < bulk; done += bulkChunk {
-			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(done/blockSize))
-			sealBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[done], &head[done], min(bulk-done, bulkChunk))
-		}
-		if len(tail) > 0 {
-			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
-			ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &tail[0], len(tail))
-		}
-		g.ghashLast(&x, nil, out[bulk:n], len(additionalData), n)
+	g.ghash(&x, additionalData)
+	for done := 0; done < bulk; done += bulkChunk {
+		binary.BigEndian.PutUint32(ctr[12:], 2+uint32(done/blockSize))
+		sealBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[done], &plaintext[done], min(bulk-done, bulkChunk))
 	}
+	binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
+	ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &tail[0], k+1)
+	g.ghashLast(&x, nil, out[bulk:n], len(additionalData), n)
 	writeTag((*[16]byte)(out[n:]), &x, &tagMask)
+	return ret
 }
 
 func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
