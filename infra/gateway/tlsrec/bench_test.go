@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xp-bench/xp/infra/gateway/aesgcm"
 )
 
 // batchConn and batchedTLS are the gateway's present wrapping of
@@ -86,6 +88,7 @@ func cpuTime() (user, sys time.Duration) {
 // ends) per MB carried: user time is the record layer and the cipher, system
 // time mostly loopback TCP, the same for all three.
 func BenchmarkRecordLayer(b *testing.B) {
+	gatewayAEAD := Options{NewAEAD: aesgcm.New}
 	impls := []struct {
 		name     string
 		srv, cli side
@@ -93,6 +96,8 @@ func BenchmarkRecordLayer(b *testing.B) {
 		{"crypto-tls", goServer, goClient},
 		{"crypto-tls-batched", batched(true), batched(false)},
 		{"tlsrec", oursServer(Options{}), oursClient(Options{})},
+		// As the gateway runs it: with its own AES-GCM.
+		{"tlsrec-aesgcm", oursServer(gatewayAEAD), oursClient(gatewayAEAD)},
 	}
 	for _, size := range []int{1 << 20, 16 << 10} {
 		for _, impl := range impls {
