@@ -186,33 +186,39 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 	if info.Codec != None {
 		out = w.recs[:0]
 	}
-	// The header bytes under the CRC are the same in both batches.
+	// The header bytes under the CRC are the same in both batches. The
+	// fused CRCs take the records a span of crcSpan bytes at a time, so
+	// each call is long enough to run at the kernel's full speed while
+	// its bytes are still in cache.
 	inCRC := crc32c.Update(0, batch[offAttributes:headerSize])
 	outCRC := inCRC
+	inSpan, outSpan := body, len(out)
 	changed := false
 	var r Record
 	for range count {
-		rec := body
 		var err error
 		if body, err = parseRecord(body, &r); err != nil {
 			return fail(err)
 		}
-		if fused {
-			inCRC = crc32c.Update(inCRC, rec[:len(rec)-len(body)])
+		if n := len(inSpan) - len(body); fused && n >= crcSpan {
+			inCRC, inSpan = crc32c.Update(inCRC, inSpan[:n]), body
 		}
 		c, err := fn(&info, &r)
 		if err != nil {
 			return fail(err)
 		}
 		changed = changed || c
-		at := len(out)
 		out = AppendRecord(out, &r)
-		if fused {
-			outCRC = crc32c.Update(outCRC, out[at:])
+		if fused && len(out)-outSpan >= crcSpan {
+			outCRC, outSpan = crc32c.Update(outCRC, out[outSpan:]), len(out)
 		}
 	}
 	if len(body) != 0 {
 		return fail(ErrCorrupt)
+	}
+	if fused {
+		inCRC = crc32c.Update(inCRC, inSpan[:len(inSpan)-len(body)])
+		outCRC = crc32c.Update(outCRC, out[outSpan:])
 	}
 	if fused && inCRC != wantCRC {
 		return dst, ErrCRC
@@ -235,6 +241,12 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 	finishBatch(nb[start:], crc32c.Checksum(nb[start+offAttributes:]))
 	return nb, nil
 }
+
+// crcSpan is how many bytes of records the fused CRC-32C takes per call:
+// about sixteen 1 KiB records, which a level-1 or level-2 cache still
+// holds, where a call per record would spend a third of its time starting
+// and finishing the fold.
+const crcSpan = 16 << 10
 
 // finishBatch sets the length and CRC-32C of a rebuilt batch.
 func finishBatch(nb []byte, crc uint32) {

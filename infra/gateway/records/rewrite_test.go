@@ -481,3 +481,45 @@ func TestBuildBatchReadByFranz(t *testing.T) {
 		})
 	}
 }
+
+// TestRewriteLargeBatchCRC covers the fused CRC-32C over batches many
+// crcSpan long: a rewritten batch carries the CRC of its bytes, and one
+// flipped bit anywhere in the records (first, at and around span
+// boundaries, last) is found.
+func TestRewriteLargeBatchCRC(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	var recs []Record
+	for i := range 300 {
+		v := make([]byte, 500+r.IntN(3000))
+		for j := range v {
+			v[j] = byte(r.Uint32())
+		}
+		recs = append(recs, Record{OffsetDelta: int32(i), TimestampDelta: int64(i), Value: v})
+	}
+	set := buildSet(t, None, recs)
+	grow := func(_ *BatchInfo, rec *Record) (bool, error) {
+		rec.Value = append(slices.Clone(rec.Value), 'x')
+		return true, nil
+	}
+	w := Get()
+	defer Put(w)
+	got, err := w.Rewrite(nil, set, grow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(set)+len(recs) {
+		t.Fatalf("rewritten batch of %d bytes, want %d", len(got), len(set)+len(recs))
+	}
+	if crc := binary.BigEndian.Uint32(got[offCRC:]); crc != crc32.Checksum(got[offAttributes:], castagnoli) {
+		t.Fatalf("rewritten batch CRC %08x does not match its bytes", crc)
+	}
+	for _, at := range []int{headerSize, headerSize + 1, headerSize + crcSpan - 1, headerSize + crcSpan, headerSize + crcSpan + 1,
+		len(set) / 2, len(set) - 2*crcSpan, len(set) - 1} {
+		bad := bytes.Clone(set)
+		bad[at] ^= 0x10
+		// A flip that breaks parsing is reported as the CRC mismatch too.
+		if _, err := w.Rewrite(nil, bad, grow); !errors.Is(err, ErrCRC) {
+			t.Errorf("bit flipped at %d of %d: err %v, want ErrCRC", at, len(set), err)
+		}
+	}
+}
