@@ -52,13 +52,10 @@ func rewriteMetadata(dst, body []byte, version int16, r routes) ([]byte, error) 
 	if err := resp.UnsafeReadFrom(body); err != nil {
 		return dst, err
 	}
-	for i := range resp.Brokers {
-		b := &resp.Brokers[i]
-		host, port, err := r.route(b.NodeID, b.Host, b.Port)
-		if err != nil {
-			return dst, err
-		}
-		b.Host, b.Port = host, port
+	if err := routeAll(r, resp.Brokers, func(b *kmsg.MetadataResponseBroker) (int32, *string, *int32) {
+		return b.NodeID, &b.Host, &b.Port
+	}); err != nil {
+		return dst, err
 	}
 	for _, t := range resp.Topics {
 		if t.Topic != nil && t.TopicID != [16]byte{} {
@@ -82,16 +79,13 @@ func rewriteFindCoordinator(dst, body []byte, version int16, r routes) ([]byte, 
 			resp.Host, resp.Port = host, port
 		}
 	}
-	for i := range resp.Coordinators {
-		c := &resp.Coordinators[i]
+	if err := routeAll(r, resp.Coordinators, func(c *kmsg.FindCoordinatorResponseCoordinator) (int32, *string, *int32) {
 		if c.ErrorCode != 0 || c.NodeID < 0 {
-			continue
+			return 0, nil, nil // no coordinator to route
 		}
-		host, port, err := r.route(c.NodeID, c.Host, c.Port)
-		if err != nil {
-			return dst, err
-		}
-		c.Host, c.Port = host, port
+		return c.NodeID, &c.Host, &c.Port
+	}); err != nil {
+		return dst, err
 	}
 	return resp.AppendTo(dst), nil
 }
@@ -104,13 +98,10 @@ func rewriteDescribeCluster(dst, body []byte, version int16, r routes) ([]byte, 
 	// Controller endpoints (type 2) are not fronted by the gateway and
 	// pass as the broker gave them; the gateway never dials them.
 	if version == 0 || resp.EndpointType == 1 {
-		for i := range resp.Brokers {
-			b := &resp.Brokers[i]
-			host, port, err := r.route(b.NodeID, b.Host, b.Port)
-			if err != nil {
-				return dst, err
-			}
-			b.Host, b.Port = host, port
+		if err := routeAll(r, resp.Brokers, func(b *kmsg.DescribeClusterResponseBroker) (int32, *string, *int32) {
+			return b.NodeID, &b.Host, &b.Port
+		}); err != nil {
+			return dst, err
 		}
 	}
 	return resp.AppendTo(dst), nil
@@ -121,13 +112,10 @@ func rewriteShareFetch(dst, body []byte, version int16, r routes) ([]byte, error
 	if err := resp.UnsafeReadFrom(body); err != nil {
 		return dst, err
 	}
-	for i := range resp.NodeEndpoints {
-		e := &resp.NodeEndpoints[i]
-		host, port, err := r.route(e.NodeID, e.Host, e.Port)
-		if err != nil {
-			return dst, err
-		}
-		e.Host, e.Port = host, port
+	if err := routeAll(r, resp.NodeEndpoints, func(e *kmsg.ShareFetchResponseNodeEndpoint) (int32, *string, *int32) {
+		return e.NodeID, &e.Host, &e.Port
+	}); err != nil {
+		return dst, err
 	}
 	return resp.AppendTo(dst), nil
 }
@@ -137,15 +125,30 @@ func rewriteShareAcknowledge(dst, body []byte, version int16, r routes) ([]byte,
 	if err := resp.UnsafeReadFrom(body); err != nil {
 		return dst, err
 	}
-	for i := range resp.NodeEndpoints {
-		e := &resp.NodeEndpoints[i]
-		host, port, err := r.route(e.NodeID, e.Host, e.Port)
-		if err != nil {
-			return dst, err
-		}
-		e.Host, e.Port = host, port
+	if err := routeAll(r, resp.NodeEndpoints, func(e *kmsg.ShareAcknowledgeResponseNodeEndpoint) (int32, *string, *int32) {
+		return e.NodeID, &e.Host, &e.Port
+	}); err != nil {
+		return dst, err
 	}
 	return resp.AppendTo(dst), nil
+}
+
+// routeAll points the endpoints in es at the gateway: endpoint gives the
+// node id, host and port of one (the element types differ per response),
+// or a nil host for one to leave as it is.
+func routeAll[E any](r routes, es []E, endpoint func(*E) (id int32, host *string, port *int32)) error {
+	for i := range es {
+		id, host, port := endpoint(&es[i])
+		if host == nil {
+			continue
+		}
+		h, p, err := r.route(id, *host, *port)
+		if err != nil {
+			return err
+		}
+		*host, *port = h, p
+	}
+	return nil
 }
 
 // rewriteApiVersions answers with the intersection of what the broker
