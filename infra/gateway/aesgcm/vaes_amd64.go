@@ -70,11 +70,13 @@ func (g *vaesGCM) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 		tagMask = [16]byte(buf[:blockSize])
 		copy(out, buf[blockSize:blockSize+n])
 		g.ghashLast(&x, additionalData, out[:n], len(additionalData), n)
-	} else if aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr); bulk == 0 && fitsLast(len(additionalData), n) {
+	} else if bulk == 0 && fitsLast(len(additionalData), n) {
+		aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
 		ctr[15] = 2
 		ctrXor(&g.ks, g.rounds, &ctr, &out[0], &plaintext[0], n)
 		g.ghashLast(&x, additionalData, out[:n], len(additionalData), n)
 	} else {
+		j0 := ctr
 		ctr[15] = 2
 		g.ghash(&x, additionalData)
 		for done := 0; done < bulk; done += bulkChunk {
@@ -85,6 +87,9 @@ func (g *vaesGCM) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
 			ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &plaintext[bulk], n-bulk)
 		}
+		// The tag mask is needed last: encrypted here, its latency
+		// overlaps the final hashing instead of delaying the bulk loop.
+		aesEncBlock(&g.ks, g.rounds, &tagMask, &j0)
 		g.ghashLast(&x, nil, out[bulk:n], len(additionalData), n)
 	}
 	writeTag((*[16]byte)(out[n:]), &x, &tagMask)
@@ -118,7 +123,7 @@ func (g *vaesGCM) SealTrailer(dst, nonce, plaintext []byte, trailer byte, additi
 	var ctr, tagMask, x [16]byte
 	copy(ctr[:], nonce)
 	ctr[15] = 1
-	aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
+	j0 := ctr
 	g.ghash(&x, additionalData)
 	for done := 0; done < bulk; done += bulkChunk {
 		binary.BigEndian.PutUint32(ctr[12:], 2+uint32(done/blockSize))
@@ -126,6 +131,7 @@ func (g *vaesGCM) SealTrailer(dst, nonce, plaintext []byte, trailer byte, additi
 	}
 	binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
 	ctrXor(&g.ks, g.rounds, &ctr, &out[bulk], &tail[0], k+1)
+	aesEncBlock(&g.ks, g.rounds, &tagMask, &j0) // late, as in Seal
 	g.ghashLast(&x, nil, out[bulk:n], len(additionalData), n)
 	writeTag((*[16]byte)(out[n:]), &x, &tagMask)
 	return ret
@@ -155,17 +161,20 @@ func (g *vaesGCM) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, e
 		ctrXor(&g.ks, g.rounds, &ctr, &buf[0], &buf[0], blockSize+n)
 		tagMask = [16]byte(buf[:blockSize])
 		copy(out, buf[blockSize:blockSize+n])
-	} else if aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr); bulk == 0 && fitsLast(len(additionalData), n) {
+	} else if bulk == 0 && fitsLast(len(additionalData), n) {
+		aesEncBlock(&g.ks, g.rounds, &tagMask, &ctr)
 		ctr[15] = 2
 		g.ghashLast(&x, additionalData, ciphertext[:n], len(additionalData), n)
 		ctrXor(&g.ks, g.rounds, &ctr, &out[0], &ciphertext[0], n)
 	} else {
+		j0 := ctr
 		ctr[15] = 2
 		g.ghash(&x, additionalData)
 		for done := 0; done < bulk; done += bulkChunk {
 			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(done/blockSize))
 			openBulk(&g.ks, g.rounds, &g.gtab, &ctr, &x, &out[done], &ciphertext[done], min(bulk-done, bulkChunk))
 		}
+		aesEncBlock(&g.ks, g.rounds, &tagMask, &j0) // late, as in Seal
 		g.ghashLast(&x, nil, ciphertext[bulk:n], len(additionalData), n)
 		if bulk < n {
 			binary.BigEndian.PutUint32(ctr[12:], 2+uint32(bulk/blockSize))
