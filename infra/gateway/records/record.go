@@ -41,7 +41,7 @@ type Record struct {
 
 // parseRecord reads one length-prefixed record from b and returns the rest.
 func parseRecord(b []byte, r *Record) ([]byte, error) {
-	length, n := binary.Varint(b)
+	length, n := varint(b)
 	if n <= 0 || length < 0 || int64(len(b)-n) < length {
 		return nil, ErrCorrupt
 	}
@@ -52,11 +52,11 @@ func parseRecord(b []byte, r *Record) ([]byte, error) {
 	}
 	r.Attributes = int8(b[0])
 	b = b[1:]
-	if r.TimestampDelta, n = binary.Varint(b); n <= 0 {
+	if r.TimestampDelta, n = varint(b); n <= 0 {
 		return nil, ErrCorrupt
 	}
 	b = b[n:]
-	od, n := binary.Varint(b)
+	od, n := varint(b)
 	if n <= 0 || od != int64(int32(od)) {
 		return nil, ErrCorrupt
 	}
@@ -69,7 +69,7 @@ func parseRecord(b []byte, r *Record) ([]byte, error) {
 	if r.Value, b, err = nullableBytes(b); err != nil {
 		return nil, err
 	}
-	count, n := binary.Varint(b)
+	count, n := varint(b)
 	if n <= 0 || count < 0 || count > int64(len(b)) {
 		return nil, ErrCorrupt
 	}
@@ -91,7 +91,7 @@ func parseRecord(b []byte, r *Record) ([]byte, error) {
 }
 
 func nullableBytes(b []byte) (v, rest []byte, err error) {
-	l, n := binary.Varint(b)
+	l, n := varint(b)
 	if n <= 0 || l < -1 || int64(len(b)-n) < l {
 		return nil, nil, ErrCorrupt
 	}
@@ -99,6 +99,20 @@ func nullableBytes(b []byte) (v, rest []byte, err error) {
 		return nil, b[n:], nil
 	}
 	return b[n : n+int(l) : n+int(l)], b[n+int(l):], nil
+}
+
+// varint is binary.Varint with the one- and two-byte encodings (every
+// length, delta and count of records under 8 KiB) decoded inline.
+func varint(b []byte) (int64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		u := int64(b[0])
+		return u>>1 ^ -(u & 1), 1
+	}
+	if len(b) > 1 && b[1] < 0x80 {
+		u := int64(b[0]&0x7f) | int64(b[1])<<7
+		return u>>1 ^ -(u & 1), 2
+	}
+	return binary.Varint(b)
 }
 
 func appendNullable(dst, v []byte) []byte {
