@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzAESGCM compares Seal and Open with crypto/cipher's GCM for fuzzed
-// keys, nonces, messages and additional data, in both implementations.
+// keys, nonces, messages and additional data, in both implementations,
+// and SealTrailer (where offered) with Seal of the message and one byte.
 func FuzzAESGCM(f *testing.F) {
 	seed := func(keyLen, ptLen, adLen int) {
 		key, nonce := make([]byte, keyLen), make([]byte, nonceSize)
@@ -51,6 +52,12 @@ func FuzzAESGCM(f *testing.F) {
 			got, err := a.Open(nil, nonce, want, ad)
 			if err != nil || !bytes.Equal(got, pt) {
 				t.Fatalf("%s Open of crypto/cipher's ciphertext: %v", im.name, err)
+			}
+			if ts, ok := a.(TrailerSealer); ok && len(pt) > 0 {
+				body, trailer := pt[:len(pt)-1], pt[len(pt)-1]
+				if got := ts.SealTrailer(nil, nonce, body, trailer, ad); !bytes.Equal(got, want) {
+					t.Fatalf("%s SealTrailer differs:\n got %x\nwant %x", im.name, got, want)
+				}
 			}
 			if len(want) > 0 {
 				bad := bytes.Clone(want)
