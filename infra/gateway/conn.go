@@ -332,10 +332,16 @@ func (p *proxyConn) peekAcks(h requestHeader, frameLen int) (int16, error) {
 	return 0, badFrame(&FrameError{Reason: fmt.Sprintf("produce request header longer than limits.buffer_bytes %d", p.cr.Size())})
 }
 
-// readFrame reads a whole frame into a pooled buffer.
-func readFrame(r *bufio.Reader, frameLen int) (*[]byte, error) {
+// readFrame reads a whole frame into a pooled buffer from r, which reads
+// from raw.
+func readFrame(r *bufio.Reader, raw io.Reader, frameLen int) (*[]byte, error) {
 	buf := frameBufs.get(frameLen)
-	if _, err := io.ReadFull(r, *buf); err != nil {
+	set := expect(raw, frameLen-r.Buffered())
+	_, err := io.ReadFull(r, *buf)
+	if set {
+		raw.(expecter).Expect(0)
+	}
+	if err != nil {
 		frameBufs.put(buf)
 		return nil, noEOF(err)
 	}
@@ -345,7 +351,7 @@ func readFrame(r *bufio.Reader, frameLen int) (*[]byte, error) {
 // filteredProduce decodes a produce request, runs the filters and sends the
 // re-encoded request upstream, or answers it with an error itself.
 func (p *proxyConn) filteredProduce(h requestHeader, frameLen int) error {
-	buf, err := readFrame(p.cr, frameLen)
+	buf, err := readFrame(p.cr, p.client, frameLen)
 	if err != nil {
 		return err
 	}
@@ -462,7 +468,7 @@ func (p *proxyConn) placeholder(corr int32) error {
 // decodedFetchRequest relays a fetch request unchanged, keeping its decoded
 // form for the filters that see its response.
 func (p *proxyConn) decodedFetchRequest(h requestHeader, frameLen int) error {
-	buf, err := readFrame(p.cr, frameLen)
+	buf, err := readFrame(p.cr, p.client, frameLen)
 	if err != nil {
 		return err
 	}
@@ -564,7 +570,7 @@ func (p *proxyConn) responses() error {
 // rewriteResponse reads a whole response, rewrites its body and writes it
 // with the broker's header.
 func (p *proxyConn) rewriteResponse(pend pending, frameLen int) error {
-	buf, err := readFrame(p.ur, frameLen)
+	buf, err := readFrame(p.ur, p.upstream, frameLen)
 	if err != nil {
 		return upstreamLost(err)
 	}

@@ -253,6 +253,38 @@ func responseFlexible(key, version int16) bool {
 // buffer, one copy fewer. The read stops at the frame's end, so the frames
 // after it are read through src as before.
 func copyFrame(dst *relayWriter, src *bufio.Reader, raw io.Reader, n int) error {
+	set := expect(raw, n-src.Buffered())
+	err := copyFrameBody(dst, src, raw, n)
+	if set {
+		raw.(expecter).Expect(0)
+	}
+	return err
+}
+
+// expecter is a connection its reader can tell how many more bytes it is
+// sure to receive, so that it waits for them in fewer, larger pieces
+// (sysConn, and tlsrec.Conn over one).
+type expecter interface{ Expect(n int) }
+
+// expectMin is the smallest rest of a frame worth telling a connection
+// about: about one loopback segment.
+const expectMin = 64 << 10
+
+// expect tells raw, if it is an expecter and n is at least expectMin, that
+// n more bytes of a frame are coming, and reports whether it did (the
+// caller then clears it with Expect(0) once the frame is read).
+func expect(raw io.Reader, n int) bool {
+	if n < expectMin {
+		return false
+	}
+	e, ok := raw.(expecter)
+	if ok {
+		e.Expect(n)
+	}
+	return ok
+}
+
+func copyFrameBody(dst *relayWriter, src *bufio.Reader, raw io.Reader, n int) error {
 	for n > 0 {
 		if src.Buffered() == 0 {
 			if n >= directRead {

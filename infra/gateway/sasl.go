@@ -32,7 +32,7 @@ func saslRounds(mechanism string) int {
 // saslHandshakeV0 relays a v0 handshake as v1, waits for its answer and, if
 // the broker accepted the mechanism, translates the raw token rounds.
 func (p *proxyConn) saslHandshakeV0(h requestHeader, frameLen int) error {
-	buf, err := readFrame(p.cr, frameLen)
+	buf, err := readFrame(p.cr, p.client, frameLen)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (p *proxyConn) saslHandshakeV0(h requestHeader, frameLen int) error {
 		if err := checkFrameSize(size, 0, maxFrame); err != nil {
 			return badFrame(fmt.Errorf("SASL token: %w", err))
 		}
-		tok, err := readFrame(p.cr, sizeLen+int(size))
+		tok, err := readFrame(p.cr, p.client, sizeLen+int(size))
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (p *proxyConn) saslHandshakeV0(h requestHeader, frameLen int) error {
 // follow); a SaslAuthenticate answer goes to the client as a raw token, and
 // a failed one closes the connection, as a broker does for v0.
 func (p *proxyConn) saslResponse(pend pending, frameLen int) error {
-	buf, err := readFrame(p.ur, frameLen)
+	buf, err := readFrame(p.ur, p.upstream, frameLen)
 	if err != nil {
 		return upstreamLost(err)
 	}

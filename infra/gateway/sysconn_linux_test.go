@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -217,5 +220,102 @@ func TestGatewayUsesRawSyscalls(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// rcvlowat is the socket's SO_RCVLOWAT.
+func rcvlowat(t *testing.T, s *sysConn) int {
+	t.Helper()
+	var v int
+	var gerr error
+	if err := s.rc.Control(func(fd uintptr) {
+		v, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT)
+	}); err != nil || gerr != nil {
+		t.Fatal(err, gerr)
+	}
+	return v
+}
+
+// waitFor polls cond until it holds, failing after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+// With the rest of a frame expected, a read that finds the socket empty
+// waits for up to expectMax bytes at once (SO_RCVLOWAT), never for more
+// than is still to come, so the frame's last bytes, arriving in small
+// pieces, still complete it; once the frame is done (Expect(0)) the next
+// wait is for any data again.
+func TestSysConnExpect(t *testing.T) {
+	s, peer := tcpPair(t)
+	_ = s.SetDeadline(time.Now().Add(20 * time.Second))
+	const frame = 300 << 10
+	out := make([]byte, frame)
+	_, _ = rand.Read(out)
+	var got atomic.Int64
+	readDone := make(chan error, 1)
+	in := make([]byte, frame)
+	left := -1 // what the reader still expected after the frame
+	go func() {
+		s.Expect(frame)
+		for got.Load() < frame {
+			n, err := s.Read(in[got.Load():])
+			if err != nil {
+				readDone <- err
+				return
+			}
+			got.Add(int64(n))
+		}
+		left = s.expect
+		s.Expect(0)
+		readDone <- nil
+	}()
+	if _, err := peer.Write(out[:100<<10]); err != nil {
+		t.Fatal(err)
+	}
+	// At least 200 KiB still to come: once the reader has taken what
+	// there is, it waits for 128 KiB. (The writer must not wait for the
+	// reader in the middle of a frame: no Kafka peer does, and the
+	// reader would wait for bytes that never come.)
+	waitFor(t, "SO_RCVLOWAT 128 KiB", func() bool { return rcvlowat(t, s) == expectMax })
+	if g := got.Load(); g > 100<<10 {
+		t.Fatalf("the reader took %d bytes of 100 KiB sent", g)
+	}
+	// The rest goes out in small pieces, as a peer sends a frame:
+	// without waiting for the reader, which never waits for more than is
+	// still to come, so the last pieces complete the frame.
+	for off := 100 << 10; off < frame; off += 1000 {
+		if _, err := peer.Write(out[off:min(off+1000, frame)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-readDone; err != nil {
+		t.Fatalf("reading the frame: %v", err)
+	}
+	if !bytes.Equal(in, out) {
+		t.Fatal("the frame arrived altered")
+	}
+	if left != 0 {
+		t.Fatalf("the reader still expected %d bytes after the frame; want 0 (each read counts against it)", left)
+	}
+	// Frame done: the next wait is for one byte.
+	one := make(chan error, 1)
+	go func() {
+		b := make([]byte, 1)
+		_, err := s.Read(b)
+		one <- err
+	}()
+	waitFor(t, "SO_RCVLOWAT back to 1", func() bool { return rcvlowat(t, s) == 1 })
+	if _, err := peer.Write([]byte{7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-one; err != nil {
+		t.Fatalf("reading one byte after the frame: %v", err)
 	}
 }

@@ -199,6 +199,26 @@ func (c *Conn) SetWriteDeadline(t time.Time) error { return c.raw.SetWriteDeadli
 // place and served to the following Reads. It returns io.EOF after the
 // peer's close_notify (or a clean end of the stream at a record boundary),
 // *RemoteAlertError after another alert and *ProtocolError when a record is
+// Expect tells the underlying connection, when it has an Expect method,
+// how many more bytes its reader is sure to receive: n bytes of
+// application data are still to be read through this Conn (0 when done),
+// less what it holds already (opened data, and records read but not yet
+// opened, which open to at most their size), so the rest comes as at
+// least that much ciphertext. The reading goroutine calls it between
+// reads.
+func (c *Conn) Expect(n int) {
+	e, ok := c.raw.(interface{ Expect(int) })
+	if !ok {
+		return
+	}
+	c.rmu.Lock()
+	if n > 0 {
+		n -= len(c.plain) + c.r1 - c.r0
+	}
+	c.rmu.Unlock()
+	e.Expect(max(n, 0))
+}
+
 // malformed or fails authentication; it never returns unauthenticated
 // bytes.
 func (c *Conn) Read(p []byte) (int, error) {
