@@ -336,10 +336,10 @@ func (p *proxyConn) peekAcks(h requestHeader, frameLen int) (int16, error) {
 // from raw.
 func readFrame(r *bufio.Reader, raw io.Reader, frameLen int) (*[]byte, error) {
 	buf := frameBufs.get(frameLen)
-	set := expect(raw, frameLen-r.Buffered())
+	e := expect(raw, frameLen-r.Buffered())
 	_, err := io.ReadFull(r, *buf)
-	if set {
-		raw.(expecter).Expect(0)
+	if e != nil {
+		e.Expect(0)
 	}
 	if err != nil {
 		frameBufs.put(buf)

@@ -253,10 +253,10 @@ func responseFlexible(key, version int16) bool {
 // buffer, one copy fewer. The read stops at the frame's end, so the frames
 // after it are read through src as before.
 func copyFrame(dst *relayWriter, src *bufio.Reader, raw io.Reader, n int) error {
-	set := expect(raw, n-src.Buffered())
+	e := expect(raw, n-src.Buffered())
 	err := copyFrameBody(dst, src, raw, n)
-	if set {
-		raw.(expecter).Expect(0)
+	if e != nil {
+		e.Expect(0)
 	}
 	return err
 }
@@ -271,17 +271,18 @@ type expecter interface{ Expect(n int) }
 const expectMin = 64 << 10
 
 // expect tells raw, if it is an expecter and n is at least expectMin, that
-// n more bytes of a frame are coming, and reports whether it did (the
-// caller then clears it with Expect(0) once the frame is read).
-func expect(raw io.Reader, n int) bool {
+// n more bytes of a frame are coming, and returns it if it did (the caller
+// then clears it with Expect(0) once the frame is read), else nil.
+func expect(raw io.Reader, n int) expecter {
 	if n < expectMin {
-		return false
+		return nil
 	}
 	e, ok := raw.(expecter)
-	if ok {
-		e.Expect(n)
+	if !ok {
+		return nil
 	}
-	return ok
+	e.Expect(n)
+	return e
 }
 
 func copyFrameBody(dst *relayWriter, src *bufio.Reader, raw io.Reader, n int) error {
