@@ -130,7 +130,9 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 	}
 	f.calls.max = max(4, idleCallsPerCore*runtime.GOMAXPROCS(0))
 	f.calls.new = func() *call {
-		return &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
+		c := &call{f: f, rw: records.NewRewriter(0), sealer: f.keys.Sealer(""), opener: f.keys.Opener()}
+		c.fillFn = c.fill
+		return c
 	}
 	return f, nil
 }
@@ -439,25 +441,94 @@ type call struct {
 	mc     markerCache
 	hv     []byte
 	key    []byte
+
+	// What fill does for the record being rebuilt (records.Record.Fill):
+	// op on src (the record's value as it came) with names, for rec;
+	// grow is about how much a value grows when encrypted.
+	op     fillOp
+	src    []byte
+	names  []string
+	rec    *records.Record
+	grow   int
+	fillFn func([]byte) ([]byte, error)
+}
+
+// fillOp is the operation fill applies to a record's value.
+type fillOp uint8
+
+const (
+	sealValue  fillOp = iota // encrypt: seal the value
+	sealFields               // field_encrypt: seal the rule's fields
+	openValue                // open the value's envelope
+	openFields               // open the fields named by the marker
+)
+
+// setFill has r's new value made by fill with op, hinting its length.
+func (c *call) setFill(r *records.Record, op fillOp, hint int) {
+	c.op, c.src, c.rec = op, r.Value, r
+	r.Fill, r.FillHint = c.fillFn, hint
+}
+
+// fill appends the new value of c.rec to dst, in the batch being rebuilt:
+// encrypted or decrypted there, instead of in c.value and then copied.
+func (c *call) fill(dst []byte) ([]byte, error) {
+	switch c.op {
+	case sealValue:
+		return c.sealer.Seal(dst, "", c.src)
+	case openValue:
+		return c.opener.Open(dst, c.topic, "", c.src)
+	case openFields:
+		return c.rule.codec.Decrypt(dst, c.src, c.names, c.topic, c.opener, &c.sc)
+	}
+	out, found, err := c.rule.codec.Encrypt(dst, c.src, c.rule.names, c.sealer, &c.sc)
+	if err != nil {
+		return out, err
+	}
+	r := c.rec
+	if len(found) == 0 {
+		// No field to encrypt: the value stays as it was, and so do
+		// the headers unless the producer's own last one is named
+		// like the marker (see keepPlain).
+		out = append(out, c.src...)
+		_, err := c.keepPlain(r)
+		return out, err
+	}
+	marker := c.rule.marker
+	if len(found) != len(c.rule.names) {
+		c.marker = appendMarker(c.marker[:0], found)
+		marker = c.marker
+	}
+	c.hdrs = append(c.hdrs[:0], r.Headers...)
+	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, marker)
+	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
+	return out, nil
 }
 
 func (c *call) begin(topic string, r *rule) {
 	c.topic, c.rule = topic, r
 	c.sealer.Reset(topic)
+	c.grow = c.f.valueGrowth(r)
 }
 
 // growth is how many bytes a record grows by when encrypted under r: an
 // envelope per field (base64 in text fields) or for the value (and key),
 // the marker header, and longer length varints.
 func (f *Filter) growth(r *rule) int {
-	ov := envelope.Overhead(len(f.keys.ActiveKEK()))
-	g := ov + 16 + len(HeaderKey) + len(r.marker)
-	if r.fields {
-		g = len(r.names)*(ov*4/3+8) + 16 + len(HeaderKey) + len(r.marker)
-	} else if r.key {
-		g += ov
+	g := f.valueGrowth(r) + 16 + len(HeaderKey) + len(r.marker)
+	if !r.fields && r.key {
+		g += envelope.Overhead(len(f.keys.ActiveKEK()))
 	}
 	return g
+}
+
+// valueGrowth is how many bytes a record's value grows by when encrypted
+// under r (at most, for fields).
+func (f *Filter) valueGrowth(r *rule) int {
+	ov := envelope.Overhead(len(f.keys.ActiveKEK()))
+	if r.fields {
+		return len(r.names) * (ov*4/3 + 8)
+	}
+	return ov
 }
 
 func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, error) {
@@ -467,28 +538,16 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	if r.Value == nil {
 		return c.keepPlain(r) // a tombstone stays a tombstone
 	}
-	marker := c.rule.marker
-	var err error
-	if !c.rule.fields {
-		if c.value, err = c.sealer.Seal(c.value[:0], "", r.Value); err != nil {
-			return false, err
-		}
-	} else {
-		var found []string
-		if c.value, found, err = c.rule.codec.Encrypt(c.value[:0], r.Value, c.rule.names, c.sealer, &c.sc); err != nil {
-			return false, err
-		}
-		if len(found) == 0 {
-			return c.keepPlain(r)
-		}
-		if len(found) != len(c.rule.names) {
-			c.marker = appendMarker(c.marker[:0], found)
-			marker = c.marker
-		}
+	// The value is encrypted by fill, straight into the new batch.
+	if c.rule.fields {
+		// Which fields are present, and so the marker (or none), is
+		// known once fill has scanned the value.
+		c.setFill(r, sealFields, len(r.Value)+c.grow)
+		return true, nil
 	}
-	r.Value = c.value
+	c.setFill(r, sealValue, len(r.Value)+c.grow)
 	c.hdrs = append(c.hdrs[:0], r.Headers...)
-	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, marker)
+	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, c.rule.marker)
 	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
 	return true, nil
 }
@@ -612,7 +671,6 @@ func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	if !ok {
 		return false, errMarker
 	}
-	var err error
 	switch {
 	case !whole && len(names) == 0: // plaintext marker
 		r.Headers, r.NumHeaders = r.Headers[:start], r.NumHeaders-1
@@ -622,18 +680,17 @@ func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	case r.Value == nil:
 		return false, errMarker
 	}
+	// The value is decrypted by fill, straight into the new batch.
+	hint := max(len(r.Value)-c.grow, 0)
 	if whole {
-		c.value, err = c.opener.Open(c.value[:0], c.topic, "", r.Value)
+		c.setFill(r, openValue, hint)
 	} else {
 		if c.rule.codec == nil {
 			return false, fmt.Errorf("encrypt: topic %s holds field-encrypted records but its rule is mode encrypt: %w", c.topic, fields.ErrFieldType)
 		}
-		c.value, err = c.rule.codec.Decrypt(c.value[:0], r.Value, names, c.topic, c.opener, &c.sc)
+		c.setFill(r, openFields, hint)
+		c.names = names
 	}
-	if err != nil {
-		return false, err
-	}
-	r.Value = c.value
 	r.Headers, r.NumHeaders = r.Headers[:start], r.NumHeaders-1
 	return true, nil
 }

@@ -37,6 +37,16 @@ type Record struct {
 	// the count.
 	Headers    []byte
 	NumHeaders int
+
+	// Fill, when a RecordFunc sets it, writes the record's new value
+	// straight into the rebuilt batch instead of Value being built in a
+	// buffer of its own and copied there: it appends the value to dst and
+	// returns the result, and may still change Headers and NumHeaders
+	// (written after the value). FillHint is the value's expected length;
+	// it only has to be close (a length prefix of another size costs a
+	// move of the value). Rewrite clears Fill for every record it parses.
+	Fill     func(dst []byte) ([]byte, error)
+	FillHint int
 }
 
 // parseRecord reads one length-prefixed record from b and returns the rest.
@@ -51,6 +61,7 @@ func parseRecord(b []byte, r *Record) ([]byte, error) {
 		return nil, ErrCorrupt
 	}
 	r.Attributes = int8(b[0])
+	r.Fill = nil
 	b = b[1:]
 	if r.TimestampDelta, n = varint(b); n <= 0 {
 		return nil, ErrCorrupt
@@ -138,6 +149,64 @@ func nullableLen(v []byte) int {
 		return 1
 	}
 	return varintLen(int64(len(v))) + len(v)
+}
+
+// appendFilled appends r in the length-prefixed wire encoding with its
+// value from r.Fill, produced in place. The two length prefixes in front
+// of the value are sized from r.FillHint and rewritten once the value's
+// length is known; when one turns out to need another number of bytes,
+// what follows it moves.
+func appendFilled(dst []byte, r *Record) ([]byte, error) {
+	start := len(dst)
+	vlenLen := varintLen(int64(r.FillHint))
+	lenLen := varintLen(int64(1 + varintLen(r.TimestampDelta) + varintLen(int64(r.OffsetDelta)) +
+		nullableLen(r.Key) + vlenLen + r.FillHint + varintLen(int64(r.NumHeaders)) + len(r.Headers)))
+	dst = reserve(dst, lenLen)
+	dst = append(dst, byte(r.Attributes))
+	dst = binary.AppendVarint(dst, r.TimestampDelta)
+	dst = binary.AppendVarint(dst, int64(r.OffsetDelta))
+	dst = appendNullable(dst, r.Key)
+	vpos := len(dst)
+	dst = reserve(dst, vlenLen)
+	dst, err := r.Fill(dst)
+	if err != nil {
+		return dst, err
+	}
+	dst = putVarintAt(dst, vpos, vlenLen, int64(len(dst)-vpos-vlenLen))
+	dst = binary.AppendVarint(dst, int64(r.NumHeaders))
+	dst = append(dst, r.Headers...)
+	return putVarintAt(dst, start, lenLen, int64(len(dst)-start-lenLen)), nil
+}
+
+// reserve appends n zero bytes (room for a varint) to dst.
+func reserve(dst []byte, n int) []byte {
+	for range n {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// putVarintAt writes v at dst[pos:], where room bytes were reserved for
+// it; the two-byte case (lengths from 64 bytes to 8 KiB) is inline.
+func putVarintAt(dst []byte, pos, room int, v int64) []byte {
+	if u := uint64(v<<1) ^ uint64(v>>63); room == 2 && u >= 1<<7 && u < 1<<14 {
+		dst[pos], dst[pos+1] = byte(u)|0x80, byte(u>>7)
+		return dst
+	}
+	return moveVarintAt(dst, pos, room, v)
+}
+
+// moveVarintAt is putVarintAt's general case: when v needs another number
+// of bytes than room, what follows it moves.
+func moveVarintAt(dst []byte, pos, room int, v int64) []byte {
+	if n := varintLen(v); n != room {
+		end := len(dst)
+		dst = reserve(dst, n-room)
+		copy(dst[pos+n:], dst[pos+room:end])
+		dst = dst[:end+n-room]
+	}
+	binary.PutVarint(dst[pos:], v)
+	return dst
 }
 
 // AppendRecord appends r in the length-prefixed wire encoding.

@@ -27,8 +27,10 @@ type BatchInfo struct {
 }
 
 // RecordFunc is called for every record of every data batch. It may change
-// r (Value, Key, Headers, NumHeaders) and reports whether it did; slices it
-// sets must stay valid until the next call. An error stops the rewrite.
+// r (Value, Key, Headers, NumHeaders, or Fill to have the new value written
+// straight into the batch) and reports whether it did; slices it sets must
+// stay valid until the next call. An error, its own or its Fill's, stops
+// the rewrite.
 type RecordFunc func(b *BatchInfo, r *Record) (changed bool, err error)
 
 // Rewriter rebuilds record sets. It keeps its buffers and compressors
@@ -208,7 +210,11 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 			return fail(err)
 		}
 		changed = changed || c
-		out = AppendRecord(out, &r)
+		if r.Fill == nil {
+			out = AppendRecord(out, &r)
+		} else if out, err = appendFilled(out, &r); err != nil {
+			return fail(err)
+		}
 		if fused && len(out)-outSpan >= crcSpan {
 			outCRC, outSpan = crc32c.Update(outCRC, out[outSpan:]), len(out)
 		}
