@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/cipher"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -153,8 +154,10 @@ const (
 // the consumer keep their connections from load to load (the consumer
 // adds each load's topic and drops it after), so TLS handshakes and
 // connection set-up are not in the figures, as in the gateway benchmark
-// (#6). Every mode runs five loads (the host of a shared VM can slow any
-// one by a third) and reports the median of
+// (#6). Every mode runs five loads, in rounds: each round runs one load of
+// every mode, in a shuffled order. The host of a shared VM can slow any
+// load by a third; a slow minute then lands on one load of several modes
+// instead of on all of one mode's. Each mode reports the median of
 // each side and their sum (gw_us/record), with min and max, and the
 // kernel's part of the sum (kernel_us/record: system time, which on
 // loopback is mostly the network stack copying the record's bytes into
@@ -200,131 +203,34 @@ func BenchmarkGatewayCPU(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	proxyUs := 0.0 // the proxy's gw_us/record, once measured
-	for _, m := range cpuModes {
+	// Every mode gets its own broker, gateway helper and clients, all set
+	// up (and warmed up) first; then the loads run in rounds, one load of
+	// every mode a round, in a fresh shuffled order each round. A slow
+	// phase of the shared host (which charges what it takes to the
+	// running thread) then lands on one load of several modes instead of
+	// on every load of one mode, so each mode's median and the modes'
+	// differences stay comparable.
+	rigs := make([]*cpuRig, len(cpuModes))
+	for i, m := range cpuModes {
+		rigs[i] = newCPURig(b, m.mode, m.layer, helperSpec{CA: ca.CAPath(), Cert: gwCert, Key: gwKey,
+			Vault: filepath.Join(dir, "kek.keys"), Schemas: schemas}, serverTLS, clientTLS)
+		defer rigs[i].close()
+	}
+	order := rand.New(rand.NewPCG(5, 6))
+	for round := range cpuLoads {
+		for _, i := range order.Perm(len(rigs)) {
+			rigs[i].measure(b, round+1)
+		}
+	}
+	proxyUs := 0.0 // the proxy's gw_us/record
+	for i, m := range cpuModes {
+		r := rigs[i]
 		b.Run(m.name, func(b *testing.B) {
-			var topics []string
-			for i := range cpuLoads + 1 {
-				topics = append(topics, fmt.Sprintf("cpu-%d", i))
-			}
-			// Batches of 1 MiB grow by about 10% when encrypted: the
-			// broker takes requests up to 8 MiB.
-			kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(cpuPartitions, topics...), kfake.TLS(serverTLS),
-				kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(8 << 20)}))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer kf.Close()
-			h := startHelper(b, helperSpec{Upstream: kf.ListenAddrs(), CA: ca.CAPath(), Cert: gwCert, Key: gwKey,
-				Mode: m.mode, Vault: filepath.Join(dir, "kek.keys"), Schemas: schemas, RecordLayer: m.layer})
-			defer h.close()
-			opts := []kgo.Opt{kgo.SeedBrokers(h.bootstrap), kgo.DialTLSConfig(clientTLS)}
-			prod, err := kgo.NewClient(append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
-				kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond),
-				kgo.MaxBufferedRecords(20000), kgo.MaxProduceRequestsInflightPerBroker(8),
-				kgo.ProducerBatchCompression(kgo.NoCompression()))...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer prod.Close()
-			enc := m.mode
-			if m.mode == "proxy" || m.mode == "encrypt" {
-				enc = "bytes"
-			}
-			rng := rand.New(rand.NewPCG(3, 4))
-			values := make([][]byte, 4096)
-			for i := range values {
-				values[i] = newPayload(rng, 1024).encode(enc, rng)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-
-			produceLoad := func(topic string) int64 {
-				var acked, failed atomic.Int64
-				var firstErr atomic.Pointer[error]
-				start := time.Now()
-				for i := 0; i < cpuMaxRecords && time.Since(start) < cpuMaxTime; i++ {
-					prod.Produce(ctx, &kgo.Record{Topic: topic, Value: values[i%len(values)]}, func(_ *kgo.Record, err error) {
-						if err != nil {
-							failed.Add(1)
-							firstErr.CompareAndSwap(nil, &err)
-						} else {
-							acked.Add(1)
-						}
-					})
-				}
-				if err := prod.Flush(ctx); err != nil {
-					b.Fatal(err)
-				}
-				if failed.Load() > 0 {
-					b.Fatalf("%d records failed: %v\n%s", failed.Load(), *firstErr.Load(), h.stderr.String())
-				}
-				return acked.Load()
-			}
-			// One consumer in one group reads every load's topic in turn
-			// over the same connections: as with the producer, connection
-			// set-up (TLS handshakes, buffers) is not in the per-record
-			// figures, which are the gateway at saturation.
-			cons, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topics[0]), kgo.ConsumerGroup("g-cpu"),
-				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cons.Close()
-			fetchLoad := func(topic string, want int64) {
-				if topic != topics[0] {
-					cons.AddConsumeTopics(topic)
-				}
-				fctx, cancel := context.WithTimeout(ctx, cpuFetchTimeout)
-				defer cancel()
-				for got := int64(0); got < want; {
-					fs := cons.PollFetches(fctx)
-					if err := fs.Err(); err != nil {
-						b.Fatalf("fetch after %d of %d records: %v\n%s", got, want, err, h.stderr.String())
-					}
-					fs.EachRecord(func(r *kgo.Record) {
-						if r.Topic != topic {
-							b.Fatalf("fetched a record of %s while reading %s", r.Topic, topic)
-						}
-					})
-					got += int64(fs.NumRecords())
-				}
-				cons.PurgeTopicsFromConsuming(topic)
-			}
-			// Warm up: connections, data keys, buffers.
-			fetchLoad(topics[0], produceLoad(topics[0]))
-			if err := kf.DeleteTopic(topics[0]); err != nil {
-				b.Fatal(err)
-			}
-
-			var produceUs, fetchUs, sumUs, kernelUs, produceRate, fetchRate []float64
-			for _, topic := range topics[1:] {
-				k0 := h.kernel(b)
-				t0 := h.cpu(b)
-				start := time.Now()
-				n := produceLoad(topic)
-				pElapsed := time.Since(start)
-				t1 := h.cpu(b)
-				start = time.Now()
-				fetchLoad(topic, n)
-				fElapsed := time.Since(start)
-				t2 := h.cpu(b)
-				k1 := h.kernel(b)
-				// Only one load's records are held at a time.
-				if err := kf.DeleteTopic(topic); err != nil {
-					b.Fatal(err)
-				}
-				p, f := float64(t1-t0)/1e3/float64(n), float64(t2-t1)/1e3/float64(n)
-				produceUs, fetchUs, sumUs = append(produceUs, p), append(fetchUs, f), append(sumUs, p+f)
-				kernelUs = append(kernelUs, float64(k1-k0)/1e3/float64(n))
-				produceRate = append(produceRate, float64(n)/pElapsed.Seconds())
-				fetchRate = append(fetchRate, float64(n)/fElapsed.Seconds())
-			}
-			for _, s := range [][]float64{produceUs, fetchUs, sumUs, kernelUs, produceRate, fetchRate} {
+			for _, s := range [][]float64{r.produceUs, r.fetchUs, r.sumUs, r.kernelUs, r.produceRate, r.fetchRate} {
 				sort.Float64s(s)
 			}
 			mid := cpuLoads / 2
-			sum := produceUs[mid] + fetchUs[mid]
+			sum := r.produceUs[mid] + r.fetchUs[mid]
 			b.ReportMetric(sum, "gw_us/record")
 			if m.name == "proxy" {
 				proxyUs = sum
@@ -335,13 +241,13 @@ func BenchmarkGatewayCPU(b *testing.B) {
 			// The kernel's part (system calls and the loopback network
 			// stack moving the record's bytes in and out), which no
 			// user-space change removes.
-			b.ReportMetric(kernelUs[mid], "kernel_us/record")
-			b.ReportMetric(produceUs[mid], "produce_us/record")
-			b.ReportMetric(fetchUs[mid], "fetch_us/record")
-			b.ReportMetric(sumUs[0], "gw_us/record_min")
-			b.ReportMetric(sumUs[len(sumUs)-1], "gw_us/record_max")
-			b.ReportMetric(produceRate[mid], "produce_records/s")
-			b.ReportMetric(fetchRate[mid], "fetch_records/s")
+			b.ReportMetric(r.kernelUs[mid], "kernel_us/record")
+			b.ReportMetric(r.produceUs[mid], "produce_us/record")
+			b.ReportMetric(r.fetchUs[mid], "fetch_us/record")
+			b.ReportMetric(r.sumUs[0], "gw_us/record_min")
+			b.ReportMetric(r.sumUs[len(r.sumUs)-1], "gw_us/record_max")
+			b.ReportMetric(r.produceRate[mid], "produce_records/s")
+			b.ReportMetric(r.fetchRate[mid], "fetch_records/s")
 		})
 	}
 	// The floor: per record, the encryption's own AES-256-GCM seal+open
@@ -372,6 +278,151 @@ func BenchmarkGatewayCPU(b *testing.B) {
 			})
 		}
 	}
+}
+
+// cpuRig is one BenchmarkGatewayCPU mode: a broker, the gateway helper in
+// front of it, a producer and a consumer (which keep their connections
+// from load to load, the consumer adding each load's topic and dropping
+// it after), and the measurements of its loads so far.
+type cpuRig struct {
+	kf         *kfake.Cluster
+	h          *helper
+	prod, cons *kgo.Client
+	topics     []string
+	values     [][]byte
+	ctx        context.Context
+	cancel     context.CancelFunc
+
+	produceUs, fetchUs, sumUs, kernelUs, produceRate, fetchRate []float64
+}
+
+func newCPURig(b *testing.B, mode, layer string, spec helperSpec, serverTLS, clientTLS *tls.Config) *cpuRig {
+	r := &cpuRig{}
+	for i := range cpuLoads + 1 {
+		r.topics = append(r.topics, fmt.Sprintf("cpu-%d", i))
+	}
+	// Batches of 1 MiB grow by about 10% when encrypted: the broker
+	// takes requests up to 8 MiB.
+	var err error
+	r.kf, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(cpuPartitions, r.topics...), kfake.TLS(serverTLS),
+		kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(8 << 20)}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec.Upstream, spec.Mode, spec.RecordLayer = r.kf.ListenAddrs(), mode, layer
+	r.h = startHelper(b, spec)
+	opts := []kgo.Opt{kgo.SeedBrokers(r.h.bootstrap), kgo.DialTLSConfig(clientTLS)}
+	if r.prod, err = kgo.NewClient(append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond),
+		kgo.MaxBufferedRecords(20000), kgo.MaxProduceRequestsInflightPerBroker(8),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))...); err != nil {
+		b.Fatal(err)
+	}
+	// One consumer in one group reads every load's topic in turn over the
+	// same connections: as with the producer, connection set-up (TLS
+	// handshakes, buffers) is not in the per-record figures, which are
+	// the gateway at saturation.
+	if r.cons, err = kgo.NewClient(append(opts, kgo.ConsumeTopics(r.topics[0]), kgo.ConsumerGroup("g-cpu"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...); err != nil {
+		b.Fatal(err)
+	}
+	enc := mode
+	if mode == "proxy" || mode == "encrypt" {
+		enc = "bytes"
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	r.values = make([][]byte, 4096)
+	for i := range r.values {
+		r.values[i] = newPayload(rng, 1024).encode(enc, rng)
+	}
+	r.ctx, r.cancel = context.WithTimeout(context.Background(), 15*time.Minute)
+	// Warm up: connections, data keys, buffers.
+	r.fetchLoad(b, r.topics[0], r.produceLoad(b, r.topics[0]))
+	if err := r.kf.DeleteTopic(r.topics[0]); err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
+
+func (r *cpuRig) close() {
+	r.cancel()
+	r.cons.Close()
+	r.prod.Close()
+	r.h.close()
+	r.kf.Close()
+}
+
+// produceLoad produces up to cpuMaxRecords records (or for cpuMaxTime) to
+// topic and returns how many were acknowledged.
+func (r *cpuRig) produceLoad(b *testing.B, topic string) int64 {
+	var acked, failed atomic.Int64
+	var firstErr atomic.Pointer[error]
+	start := time.Now()
+	for i := 0; i < cpuMaxRecords && time.Since(start) < cpuMaxTime; i++ {
+		r.prod.Produce(r.ctx, &kgo.Record{Topic: topic, Value: r.values[i%len(r.values)]}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, &err)
+			} else {
+				acked.Add(1)
+			}
+		})
+	}
+	if err := r.prod.Flush(r.ctx); err != nil {
+		b.Fatal(err)
+	}
+	if failed.Load() > 0 {
+		b.Fatalf("%d records failed: %v\n%s", failed.Load(), *firstErr.Load(), r.h.stderr.String())
+	}
+	return acked.Load()
+}
+
+// fetchLoad reads want records of topic back through the group.
+func (r *cpuRig) fetchLoad(b *testing.B, topic string, want int64) {
+	if topic != r.topics[0] {
+		r.cons.AddConsumeTopics(topic)
+	}
+	fctx, cancel := context.WithTimeout(r.ctx, cpuFetchTimeout)
+	defer cancel()
+	for got := int64(0); got < want; {
+		fs := r.cons.PollFetches(fctx)
+		if err := fs.Err(); err != nil {
+			b.Fatalf("fetch after %d of %d records: %v\n%s", got, want, err, r.h.stderr.String())
+		}
+		fs.EachRecord(func(rec *kgo.Record) {
+			if rec.Topic != topic {
+				b.Fatalf("fetched a record of %s while reading %s", rec.Topic, topic)
+			}
+		})
+		got += int64(fs.NumRecords())
+	}
+	r.cons.PurgeTopicsFromConsuming(topic)
+}
+
+// measure runs load i (1 to cpuLoads) and records the helper's CPU time
+// per record on each side, their sum, the kernel's part and the rates.
+func (r *cpuRig) measure(b *testing.B, i int) {
+	topic := r.topics[i]
+	k0 := r.h.kernel(b)
+	t0 := r.h.cpu(b)
+	start := time.Now()
+	n := r.produceLoad(b, topic)
+	pElapsed := time.Since(start)
+	t1 := r.h.cpu(b)
+	start = time.Now()
+	r.fetchLoad(b, topic, n)
+	fElapsed := time.Since(start)
+	t2 := r.h.cpu(b)
+	k1 := r.h.kernel(b)
+	// Only one load's records are held at a time.
+	if err := r.kf.DeleteTopic(topic); err != nil {
+		b.Fatal(err)
+	}
+	p, f := float64(t1-t0)/1e3/float64(n), float64(t2-t1)/1e3/float64(n)
+	r.produceUs, r.fetchUs, r.sumUs = append(r.produceUs, p), append(r.fetchUs, f), append(r.sumUs, p+f)
+	r.kernelUs = append(r.kernelUs, float64(k1-k0)/1e3/float64(n))
+	r.produceRate = append(r.produceRate, float64(n)/pElapsed.Seconds())
+	r.fetchRate = append(r.fetchRate, float64(n)/fElapsed.Seconds())
 }
 
 // sealOpen is an AES-GCM seal and open of a fixed plaintext.
