@@ -7,6 +7,7 @@ import (
 	"crypto/cipher"
 	"crypto/tls"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -210,21 +212,30 @@ func BenchmarkGatewayCPU(b *testing.B) {
 	// running thread) then lands on one load of several modes instead of
 	// on every load of one mode, so each mode's median and the modes'
 	// differences stay comparable.
+	// Only the modes -test.bench selects are set up.
 	rigs := make([]*cpuRig, len(cpuModes))
+	var chosen []*cpuRig
 	for i, m := range cpuModes {
+		if !benchSelected(b.Name() + "/" + m.name) {
+			continue
+		}
 		rigs[i] = newCPURig(b, m.mode, m.layer, helperSpec{CA: ca.CAPath(), Cert: gwCert, Key: gwKey,
 			Vault: filepath.Join(dir, "kek.keys"), Schemas: schemas}, serverTLS, clientTLS)
 		defer rigs[i].close()
+		chosen = append(chosen, rigs[i])
 	}
 	order := rand.New(rand.NewPCG(5, 6))
 	for round := range cpuLoads {
-		for _, i := range order.Perm(len(rigs)) {
-			rigs[i].measure(b, round+1)
+		for _, i := range order.Perm(len(chosen)) {
+			chosen[i].measure(b, round+1)
 		}
 	}
 	proxyUs := 0.0 // the proxy's gw_us/record
 	for i, m := range cpuModes {
 		r := rigs[i]
+		if r == nil {
+			continue
+		}
 		b.Run(m.name, func(b *testing.B) {
 			for _, s := range [][]float64{r.produceUs, r.fetchUs, r.sumUs, r.kernelUs, r.produceRate, r.fetchRate} {
 				sort.Float64s(s)
@@ -278,6 +289,32 @@ func BenchmarkGatewayCPU(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchSelected reports whether -test.bench selects the benchmark of this
+// full name (levels joined by "/"), matching each level of the pattern as
+// the testing package does; a name with fewer levels than the pattern is
+// selected when its levels match.
+func benchSelected(name string) bool {
+	f := flag.Lookup("test.bench")
+	if f == nil {
+		return true
+	}
+	pattern := f.Value.String()
+	if pattern == "" || pattern == "." {
+		return true
+	}
+	levels := strings.Split(name, "/")
+	for i, p := range strings.Split(pattern, "/") {
+		if i >= len(levels) {
+			break
+		}
+		re, err := regexp.Compile(p)
+		if err != nil || !re.MatchString(levels[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // cpuRig is one BenchmarkGatewayCPU mode: a broker, the gateway helper in
