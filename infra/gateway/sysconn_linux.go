@@ -97,9 +97,15 @@ func (c *sysConn) Read(b []byte) (int, error) {
 // its receive window or memory runs short, or at end of stream.
 func (c *sysConn) Expect(n int) { c.expect = n }
 
-// expectMax bounds the SO_RCVLOWAT that Expect sets: enough to wake once
-// per several segments, small beside the kernel's receive buffer.
-const expectMax = 128 << 10
+// expectMax bounds the SO_RCVLOWAT that Expect sets: a frame of up to a
+// megabyte (a produce request or fetch response at saturation) wakes its
+// reader once, not once per segment. The kernel holds the bytes instead of
+// the reader's buffer until then; it grows the socket's receive buffer to
+// fit (up to half of net.ipv4.tcp_rmem's maximum, to which it also caps the
+// value) and wakes the reader early anyway when that buffer runs short.
+// Measured against 128 KiB in an encrypt run: reads 26k → 16k, polls 19k →
+// 14k, context switches 21k → 15k.
+const expectMax = 1 << 20
 
 func (c *sysConn) doRead(fd uintptr) bool {
 	for {
