@@ -246,7 +246,10 @@ func TestRoundTripThroughBroker(t *testing.T) {
 			c.produce(t, "src-"+codec.String(), codec, testRecords(n, uint64(codec)))
 			want := c.consume(t, "src-"+codec.String(), n)
 			raw := c.fetchRaw(t, "src-"+codec.String())
-			if got := batchCodecs(t, raw); len(got) < 2 || got[0] != codec {
+			// The client leaves a batch uncompressed when compressing
+			// does not shrink it (a small first or last batch can be
+			// one), so only most batches carry the codec.
+			if got := batchCodecs(t, raw); len(got) < 2 || countCodec(got, codec) < 2 {
 				t.Fatalf("source batches %v: want several %v batches", got, codec)
 			}
 			w := Get()
@@ -295,6 +298,16 @@ func TestRoundTripThroughBroker(t *testing.T) {
 			sameRecords(t, c.consume(t, "back-"+codec.String(), n), want, nil)
 		})
 	}
+}
+
+func countCodec(codecs []Codec, c Codec) int {
+	n := 0
+	for _, x := range codecs {
+		if x == c {
+			n++
+		}
+	}
+	return n
 }
 
 func batchCodecs(t *testing.T, set []byte) []Codec {
