@@ -305,7 +305,7 @@ func benchSelected(name string) bool {
 		return true
 	}
 	levels := strings.Split(name, "/")
-	for i, p := range strings.Split(pattern, "/") {
+	for i, p := range splitPattern(pattern) {
 		if i >= len(levels) {
 			break
 		}
@@ -315,6 +315,29 @@ func benchSelected(name string) bool {
 		}
 	}
 	return true
+}
+
+// splitPattern splits a -test.bench pattern into its levels at the
+// slashes outside brackets and parentheses, as the testing package does.
+func splitPattern(pattern string) []string {
+	var levels []string
+	depth, start := 0, 0
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '\\':
+			i++
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case '/':
+			if depth == 0 {
+				levels = append(levels, pattern[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(levels, pattern[start:])
 }
 
 // cpuRig is one BenchmarkGatewayCPU mode: a broker, the gateway helper in
