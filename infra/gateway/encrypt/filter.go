@@ -463,6 +463,14 @@ const (
 	openFields               // open the fields named by the marker
 )
 
+// addMarker appends the marker header with value marker to r's headers
+// (copied into c.hdrs, since r's alias the batch).
+func (c *call) addMarker(r *records.Record, marker []byte) {
+	c.hdrs = append(c.hdrs[:0], r.Headers...)
+	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, marker)
+	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
+}
+
 // setFill has r's new value made by fill with op, hinting its length.
 func (c *call) setFill(r *records.Record, op fillOp, hint int) {
 	c.op, c.src, c.rec = op, r.Value, r
@@ -498,9 +506,7 @@ func (c *call) fill(dst []byte) ([]byte, error) {
 		c.marker = appendMarker(c.marker[:0], found)
 		marker = c.marker
 	}
-	c.hdrs = append(c.hdrs[:0], r.Headers...)
-	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, marker)
-	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
+	c.addMarker(r, marker)
 	return out, nil
 }
 
@@ -546,9 +552,7 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 		return true, nil
 	}
 	c.setFill(r, sealValue, len(r.Value)+c.grow)
-	c.hdrs = append(c.hdrs[:0], r.Headers...)
-	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, c.rule.marker)
-	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
+	c.addMarker(r, c.rule.marker)
 	return true, nil
 }
 
@@ -653,9 +657,7 @@ func (c *call) keepPlain(r *records.Record) (bool, error) {
 	if k, _, _, ok := r.LastHeader(); !ok || string(k) != HeaderKey {
 		return false, nil
 	}
-	c.hdrs = append(c.hdrs[:0], r.Headers...)
-	c.hdrs = records.AppendHeader(c.hdrs, HeaderKey, plainMarker)
-	r.Headers, r.NumHeaders = c.hdrs, r.NumHeaders+1
+	c.addMarker(r, plainMarker)
 	return true, nil
 }
 
