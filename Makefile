@@ -1,4 +1,5 @@
 GO      ?= go
+TERRAFORM ?= terraform
 BIN     := bin/xp
 PKGS    := ./...
 # make test must stay under 15 minutes on 2 cores.
@@ -20,6 +21,8 @@ bench: build
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+	@$(TERRAFORM) fmt -check -recursive terraform/ || { echo "terraform fmt needed: run terraform fmt -recursive terraform/"; exit 1; }
 	$(GO) vet $(PKGS)
 
 # A fresh campaign each time (the previous demo's db is replaced). Exit 3
