@@ -24,8 +24,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xp-bench/xp/infra/gateway"
-	"github.com/xp-bench/xp/infra/gateway/aesgcm"
 	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/internal/aesgcm"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 

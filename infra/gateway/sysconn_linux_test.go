@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xp-bench/xp/infra/gateway/tlsrec"
+	"github.com/xp-bench/xp/internal/tlsrec"
 )
 
 // tcpPair is a loopback TCP connection: a sysConn and the plain peer.

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/xp-bench/xp/infra/gateway/aesgcm"
-	"github.com/xp-bench/xp/infra/gateway/tlsrec"
+	"github.com/xp-bench/xp/internal/aesgcm"
+	"github.com/xp-bench/xp/internal/tlsrec"
 )
 
 // crypto/tls writes every TLS record (at most 16 KiB) to the socket with

@@ -28,9 +28,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/gateway"
-	"github.com/xp-bench/xp/infra/gateway/aesgcm"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/procstat"
+	"github.com/xp-bench/xp/internal/aesgcm"
 )
 
 // helperEnv makes the test binary run a gateway instead of tests, so its

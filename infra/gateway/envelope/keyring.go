@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/xp-bench/xp/infra/gateway/aesgcm"
+	"github.com/xp-bench/xp/internal/aesgcm"
 )
 
 // Wire-format constants (see doc.go).

@@ -2,7 +2,7 @@ package records
 
 import (
 	"encoding/binary"
-	"github.com/xp-bench/xp/infra/gateway/crc32c"
+	"github.com/xp-bench/xp/internal/crc32c"
 	"sync"
 )
 

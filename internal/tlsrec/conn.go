@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/xp-bench/xp/infra/gateway/aesgcm"
+	"github.com/xp-bench/xp/internal/aesgcm"
 )
 
 // Record-layer sizes and limits (RFC 8446 §5).

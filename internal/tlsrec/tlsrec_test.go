@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/xp-bench/xp/infra/gateway/aesgcm"
+	"github.com/xp-bench/xp/internal/aesgcm"
 )
 
 func unhex(t *testing.T, s string) []byte {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xp-bench/xp/infra/gateway/aesgcm"
+	"github.com/xp-bench/xp/internal/aesgcm"
 )
 
 // batchConn and batchedTLS are the gateway's present wrapping of
