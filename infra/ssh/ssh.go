@@ -1,0 +1,319 @@
+// Package ssh runs commands on and uploads files to remote hosts over SSH
+// (golang.org/x/crypto/ssh): key-file or agent authentication, host keys
+// checked against one known_hosts file per campaign, one connection per
+// host reused by every caller, bounded retries only for transient dial
+// failures, and a time limit on every operation.
+//
+// Commands are logged; secrets never go in a command line. They travel on a
+// command's standard input (WriteFile, RunOpts.Stdin) and land in files of
+// mode 0600.
+package ssh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	xssh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+)
+
+// HostKeyPolicy says what to do with a host key that known_hosts does not
+// hold (OpenSSH's StrictHostKeyChecking).
+type HostKeyPolicy string
+
+const (
+	// AcceptNew records the key of a host seen for the first time and
+	// refuses a host whose key differs from the recorded one
+	// (StrictHostKeyChecking=accept-new).
+	AcceptNew HostKeyPolicy = "accept-new"
+	// Strict refuses any host whose key is not already recorded
+	// (StrictHostKeyChecking=yes).
+	Strict HostKeyPolicy = "strict"
+)
+
+// ParsePolicy accepts "accept-new" and "strict"; "" means AcceptNew.
+func ParsePolicy(s string) (HostKeyPolicy, error) {
+	switch HostKeyPolicy(s) {
+	case "", AcceptNew:
+		return AcceptNew, nil
+	case Strict:
+		return Strict, nil
+	}
+	return "", fmt.Errorf("known_hosts policy %q: want accept-new or strict", s)
+}
+
+// Config says how to reach hosts. Zero durations take their defaults.
+type Config struct {
+	// User is the remote login name.
+	User string
+	// PrivateKey is the path of an unencrypted private key file in OpenSSH
+	// or PEM format. Empty means use the agent.
+	PrivateKey string
+	// AgentSocket is the ssh-agent socket used when PrivateKey is empty;
+	// default $SSH_AUTH_SOCK.
+	AgentSocket string
+	// KnownHosts is the campaign's known_hosts file; created (0600) when
+	// missing.
+	KnownHosts string
+	// Policy for hosts not in KnownHosts; default AcceptNew.
+	Policy HostKeyPolicy
+	// DialTimeout bounds one TCP connect plus SSH handshake; default 15s.
+	DialTimeout time.Duration
+	// Retries is how many times a transient dial failure (connection
+	// refused or reset, as while a machine boots) is retried; default 5.
+	// Negative means none.
+	Retries int
+	// Backoff is the first wait between dial attempts, doubled each time up
+	// to 8 times; default 500ms.
+	Backoff time.Duration
+	// CommandTimeout bounds a command that has no deadline in its context;
+	// default 5 minutes.
+	CommandTimeout time.Duration
+	// Log receives each command line and, unless a call gives its own
+	// writers, each command's output (the campaign log). Nil discards.
+	Log io.Writer
+}
+
+func (c *Config) setDefaults() error {
+	if c.User == "" {
+		return errors.New("ssh: no user")
+	}
+	if c.KnownHosts == "" {
+		return errors.New("ssh: no known_hosts file")
+	}
+	p, err := ParsePolicy(string(c.Policy))
+	if err != nil {
+		return fmt.Errorf("ssh: %w", err)
+	}
+	c.Policy = p
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = 15 * time.Second
+	}
+	if c.Retries == 0 {
+		c.Retries = 5
+	}
+	if c.Retries < 0 {
+		c.Retries = 0
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = 500 * time.Millisecond
+	}
+	if c.CommandTimeout <= 0 {
+		c.CommandTimeout = 5 * time.Minute
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	return nil
+}
+
+// Pool holds one connection per host, made on first use and reused.
+type Pool struct {
+	cfg   Config
+	auth  []xssh.AuthMethod
+	hosts *knownHosts
+	// closers release the agent connection.
+	closers []io.Closer
+
+	mu      sync.Mutex
+	clients map[string]*Client
+	dialing map[string]*sync.Mutex
+}
+
+// NewPool checks cfg and prepares authentication; it connects to nothing.
+func NewPool(cfg Config) (*Pool, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	p := &Pool{cfg: cfg, clients: map[string]*Client{}, dialing: map[string]*sync.Mutex{}}
+	kh, err := openKnownHosts(cfg.KnownHosts, cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	p.hosts = kh
+	if cfg.PrivateKey != "" {
+		b, err := os.ReadFile(cfg.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("ssh private_key: %w", err)
+		}
+		signer, err := xssh.ParsePrivateKey(b)
+		if err != nil {
+			var pp *xssh.PassphraseMissingError
+			if errors.As(err, &pp) {
+				return nil, fmt.Errorf("ssh private_key %s is protected by a passphrase: load it into ssh-agent and leave private_key empty", cfg.PrivateKey)
+			}
+			return nil, fmt.Errorf("ssh private_key %s: %w", cfg.PrivateKey, err)
+		}
+		p.auth = []xssh.AuthMethod{xssh.PublicKeys(signer)}
+		return p, nil
+	}
+	sock := cfg.AgentSocket
+	if sock == "" {
+		sock = os.Getenv("SSH_AUTH_SOCK")
+	}
+	if sock == "" {
+		return nil, errors.New("ssh: no private_key given and no agent (SSH_AUTH_SOCK is empty): set ssh.private_key in the target file or start ssh-agent")
+	}
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		return nil, fmt.Errorf("ssh agent %s: %w", sock, err)
+	}
+	p.closers = append(p.closers, conn)
+	p.auth = []xssh.AuthMethod{xssh.PublicKeysCallback(agent.NewClient(conn).Signers)}
+	return p, nil
+}
+
+// Client returns the connection to addr (host:port, or host for port 22),
+// dialling it on first use or after it broke.
+func (p *Pool) Client(ctx context.Context, addr string) (*Client, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(addr, "22")
+	}
+	p.mu.Lock()
+	dl := p.dialing[addr]
+	if dl == nil {
+		dl = &sync.Mutex{}
+		p.dialing[addr] = dl
+	}
+	p.mu.Unlock()
+	// One dial per host at a time: concurrent callers share its result.
+	dl.Lock()
+	defer dl.Unlock()
+	p.mu.Lock()
+	c := p.clients[addr]
+	p.mu.Unlock()
+	if c != nil && c.alive() {
+		return c, nil
+	}
+	sc, err := p.dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	c = &Client{addr: addr, pool: p, c: sc, done: make(chan struct{})}
+	go func() { sc.Wait(); close(c.done) }()
+	p.mu.Lock()
+	p.clients[addr] = c
+	p.mu.Unlock()
+	return c, nil
+}
+
+// Forget closes and drops the connection to addr, so the next Client call
+// dials again (after a host's key was replaced, say).
+func (p *Pool) Forget(addr string) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(addr, "22")
+	}
+	p.mu.Lock()
+	c := p.clients[addr]
+	delete(p.clients, addr)
+	p.mu.Unlock()
+	if c != nil {
+		c.c.Close()
+	}
+}
+
+// Close closes every connection.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	cs := p.clients
+	p.clients = map[string]*Client{}
+	p.mu.Unlock()
+	var errs []error
+	for _, c := range cs {
+		if err := c.c.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	for _, c := range p.closers {
+		c.Close()
+	}
+	return errors.Join(errs...)
+}
+
+func (p *Pool) dial(ctx context.Context, addr string) (*xssh.Client, error) {
+	wait := p.cfg.Backoff
+	for attempt := 0; ; attempt++ {
+		c, err := p.dialOnce(ctx, addr)
+		if err == nil {
+			return c, nil
+		}
+		if !transient(err) || attempt >= p.cfg.Retries {
+			if attempt > 0 {
+				return nil, fmt.Errorf("ssh %s (after %d attempts): %w", addr, attempt+1, err)
+			}
+			return nil, fmt.Errorf("ssh %s: %w", addr, err)
+		}
+		fmt.Fprintf(p.cfg.Log, "ssh %s: %v; retrying in %v\n", addr, err, wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("ssh %s: %w (last error: %v)", addr, ctx.Err(), err)
+		case <-t.C:
+		}
+		if wait < 8*p.cfg.Backoff {
+			wait *= 2
+		}
+	}
+}
+
+func (p *Pool) dialOnce(ctx context.Context, addr string) (*xssh.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	// The handshake has the same deadline as the connect; cancellation of
+	// ctx closes the socket.
+	deadline, _ := dctx.Deadline()
+	conn.SetDeadline(deadline)
+	stop := context.AfterFunc(dctx, func() { conn.Close() })
+	defer stop()
+	cfg := &xssh.ClientConfig{
+		User:            p.cfg.User,
+		Auth:            p.auth,
+		HostKeyCallback: p.hosts.callback,
+		Timeout:         p.cfg.DialTimeout,
+	}
+	if algs := p.hosts.algorithms(addr); len(algs) > 0 {
+		cfg.HostKeyAlgorithms = algs
+	}
+	sc, chans, reqs, err := xssh.NewClientConn(conn, addr, cfg)
+	if err != nil {
+		conn.Close()
+		if dctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("handshake timed out after %v: %w", p.cfg.DialTimeout, err)
+		}
+		return nil, err
+	}
+	conn.SetDeadline(time.Time{})
+	return xssh.NewClient(sc, chans, reqs), nil
+}
+
+// transient reports whether a dial error is worth retrying: the host is up
+// but not (yet) accepting, as while it boots or sshd restarts.
+func transient(err error) bool {
+	var he *HostKeyError
+	if errors.As(err, &he) {
+		return false
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// portOf returns the port of host:port as a number.
+func portOf(addr string) int {
+	_, p, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
