@@ -3,12 +3,13 @@ package procstat
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// TestCPUAndRSS measures this process (which burns a known amount of CPU
-// between two readings) from /proc against getrusage (SelfCPU), and a
+// TestCPUAndRSS measures this process (which burns at least 200 ms of CPU,
+// by getrusage, between two readings) from /proc against getrusage (SelfCPU), and a
 // child that does nothing.
 func TestCPUAndRSS(t *testing.T) {
 	pid := os.Getpid()
@@ -17,11 +18,7 @@ func TestCPUAndRSS(t *testing.T) {
 		t.Fatal(err)
 	}
 	self0 := SelfCPU()
-	spinUntil := time.Now().Add(200 * time.Millisecond)
-	x := 0
-	for time.Now().Before(spinUntil) {
-		x++
-	}
+	x := spin(t, 200*time.Millisecond, func() time.Duration { return SelfCPU() - self0 })
 	self1 := SelfCPU()
 	after, err := CPU(pid)
 	if err != nil {
@@ -29,9 +26,6 @@ func TestCPUAndRSS(t *testing.T) {
 	}
 	got := after - before
 	want := self1 - self0
-	if want < 100*time.Millisecond {
-		t.Errorf("SelfCPU over a 200 ms busy loop: %v", want)
-	}
 	// getrusage and schedstat account the same running time; allow for
 	// the readings not being simultaneous and tick rounding.
 	if got < want/2 || got > want*2+20*time.Millisecond || got <= 0 {
@@ -67,26 +61,29 @@ func TestUserSystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	until := time.Now().Add(300 * time.Millisecond)
-	x := 0
-	for time.Now().Before(until) {
-		x++
-	}
+	ru0 := rusage(t)
+	x := spin(t, 300*time.Millisecond, func() time.Duration {
+		return utime(rusage(t)) - utime(ru0)
+	})
 	u1, s1, err := UserSystem(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if du := u1 - u0; du < 150*time.Millisecond {
-		t.Errorf("user time over a 300 ms busy loop: %v (x=%d)", du, x)
+		t.Errorf("user time over a busy loop of 300 ms of user CPU: %v (x=%d)", du, x)
 	}
-	until = time.Now().Add(300 * time.Millisecond)
+	ru1 := rusage(t)
 	buf := make([]byte, 1<<20)
 	f, err := os.Open("/dev/zero")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	for time.Now().Before(until) {
+	deadline := time.Now().Add(time.Minute)
+	for stime(rusage(t))-stime(ru1) < 300*time.Millisecond {
+		if time.Now().After(deadline) {
+			t.Fatal("reading /dev/zero for a minute did not use 300 ms of system CPU")
+		}
 		if _, err := f.Read(buf); err != nil {
 			t.Fatal(err)
 		}
@@ -96,9 +93,39 @@ func TestUserSystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ds := s2 - s1; ds < 100*time.Millisecond {
-		t.Errorf("system time over 300 ms of reading /dev/zero: %v (before that %v)", ds, s1-s0)
+		t.Errorf("system time over reading /dev/zero for 300 ms of system CPU: %v (before that %v)", ds, s1-s0)
 	}
 	if _, _, err := UserSystem(1 << 30); err == nil {
 		t.Error("UserSystem of a process that does not exist: no error")
 	}
 }
+
+// spin burns CPU until used() reports at least d, so the amount measured
+// does not depend on how busy the machine is; a minute of wall time is the
+// bound. It returns the loop count so the loop is not optimised away.
+func spin(t *testing.T, d time.Duration, used func() time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	x := 0
+	for used() < d {
+		for i := 0; i < 1<<16; i++ {
+			x++
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute of busy looping used less than %v of CPU", d)
+		}
+	}
+	return x
+}
+
+func rusage(t *testing.T) syscall.Rusage {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return ru
+}
+
+func utime(ru syscall.Rusage) time.Duration { return time.Duration(ru.Utime.Nano()) }
+func stime(ru syscall.Rusage) time.Duration { return time.Duration(ru.Stime.Nano()) }
