@@ -62,3 +62,8 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Suggestion is `; did you mean "X"?` for the candidate closest to s, or ""
+// when none is close, by the rule the factor spec's errors use; other input
+// files (TARGET.yaml) use it for their unknown keys.
+func Suggestion(s string, candidates []string) string { return suggestion(s, candidates) }

@@ -262,7 +262,7 @@ func decompress(enc string, data []byte) ([]byte, error) {
 
 // InfraEvents returns every infrastructure event in order.
 func (s *Store) InfraEvents(ctx context.Context) ([]InfraEvent, error) {
-	rs, err := s.db.QueryContext(ctx, `SELECT id, event, group_key, time, outputs, cost FROM infra ORDER BY id`)
+	rs, err := s.db.QueryContext(ctx, `SELECT id, event, group_key, time, outputs, cost, started, duration_s, error, hourly_usd FROM infra ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -270,13 +270,20 @@ func (s *Store) InfraEvents(ctx context.Context) ([]InfraEvent, error) {
 	var out []InfraEvent
 	for rs.Next() {
 		var e InfraEvent
-		var t, outputs string
-		if err := rs.Scan(&e.ID, &e.Event, &e.Group, &t, &outputs, &e.Cost); err != nil {
+		var t, outputs, started string
+		var seconds float64
+		if err := rs.Scan(&e.ID, &e.Event, &e.Group, &t, &outputs, &e.Cost, &started, &seconds, &e.Error, &e.HourlyUSD); err != nil {
 			return nil, err
 		}
 		if e.Time, err = parseTime(t); err != nil {
 			return nil, err
 		}
+		if started != "" {
+			if e.Started, err = parseTime(started); err != nil {
+				return nil, err
+			}
+		}
+		e.Duration = time.Duration(seconds * float64(time.Second))
 		e.Outputs = json.RawMessage(outputs)
 		out = append(out, e)
 	}

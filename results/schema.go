@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the newest schema this build writes and reads. A database
 // written by a newer xp is refused rather than guessed at.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] takes a database from schema version i to i+1. Append only:
 // a released migration is never edited.
@@ -116,6 +116,15 @@ CREATE TABLE infra (
 	// it scans every per-second blob of the campaign.
 	`
 CREATE INDEX histogram_whole_run ON histogram (attempt, kind) WHERE second = -1;
+`,
+	// 2 → 3: a Terraform apply or destroy records when it started, how
+	// long it took, Terraform's error, and what the group costs an hour
+	// while up.
+	`
+ALTER TABLE infra ADD COLUMN started TEXT NOT NULL DEFAULT '';
+ALTER TABLE infra ADD COLUMN duration_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE infra ADD COLUMN error TEXT NOT NULL DEFAULT '';
+ALTER TABLE infra ADD COLUMN hourly_usd REAL NOT NULL DEFAULT 0;
 `,
 }
 

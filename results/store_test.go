@@ -345,6 +345,26 @@ func TestInfraEvents(t *testing.T) {
 	if len(p.InfraUp) != 1 || p.InfraUp[0].Group != "g2" || p.Cost != 1.75 {
 		t.Fatalf("infra up %+v cost %v", p.InfraUp, p.Cost)
 	}
+
+	// A Terraform step's timing, error and price read back as written.
+	started := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	want := InfraEvent{Event: "apply-failed", Group: "g3", Time: started.Add(1500 * time.Millisecond),
+		Started: started, Duration: 1500 * time.Millisecond, Error: "Error: Invalid value for variable", HourlyUSD: 0.576}
+	if _, err := s.AddInfraEvent(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	events, err := s.InfraEvents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := events[len(events)-1]
+	if !got.Started.Equal(want.Started) || !got.Time.Equal(want.Time) || got.Duration != want.Duration ||
+		got.Error != want.Error || got.HourlyUSD != want.HourlyUSD || got.Event != want.Event {
+		t.Fatalf("event read back %+v, want %+v", got, want)
+	}
+	if !events[0].Started.IsZero() || events[0].Error != "" {
+		t.Fatalf("an event without timing reads back %+v", events[0])
+	}
 }
 
 func TestOpenRefuses(t *testing.T) {

@@ -164,12 +164,24 @@ type Evidence struct {
 
 // InfraEvent records infrastructure coming up or going down.
 type InfraEvent struct {
-	ID    int64
-	Event string // "up", "down", or a provider's own ("apply", "destroy")
+	ID int64
+	// Event is "up" or "down", or one of a provisioner's own steps
+	// ("applying", "apply-failed", "destroying", "destroy-failed").
+	Event string
 	Group string // infrastructure group key
 	Time  time.Time
 	// Outputs are the target's outputs (endpoints, hosts) as JSON.
 	Outputs json.RawMessage
-	// Cost is the accumulated cost in USD of the group up to Time.
+	// Cost is the cost in USD of the group's time up that ended at Time
+	// (on "down"); Progress sums it.
 	Cost float64
+	// Started is when the step began (zero when it took no time of its
+	// own); Duration how long it took.
+	Started  time.Time
+	Duration time.Duration
+	// Error is why the step failed ("" when it did not), with the
+	// provisioner's own message.
+	Error string
+	// HourlyUSD is what the group costs an hour while up (on "up").
+	HourlyUSD float64
 }

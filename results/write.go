@@ -325,8 +325,13 @@ func (s *Store) AddInfraEvent(ctx context.Context, e InfraEvent) (int64, error) 
 	if len(e.Outputs) == 0 {
 		e.Outputs = json.RawMessage("{}")
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO infra (event, group_key, time, outputs, cost) VALUES (?, ?, ?, ?, ?)`,
-		e.Event, e.Group, formatTime(e.Time), string(e.Outputs), e.Cost)
+	started := ""
+	if !e.Started.IsZero() {
+		started = formatTime(e.Started)
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO infra (event, group_key, time, outputs, cost, started, duration_s, error, hourly_usd)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.Event, e.Group, formatTime(e.Time), string(e.Outputs), e.Cost, started, e.Duration.Seconds(), e.Error, e.HourlyUSD)
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,358 @@
+package tf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/results"
+)
+
+// Infrastructure events a Provisioner records (results.InfraEvent.Event).
+const (
+	EventApplying      = "applying"
+	EventUp            = "up"
+	EventApplyFailed   = "apply-failed"
+	EventDown          = "down"
+	EventDestroyFailed = "destroy-failed"
+)
+
+// Provisioner applies and destroys a campaign's infrastructure groups, each
+// in a working directory of its own under Root, and records every apply and
+// destroy (outputs, timing, error, cost) in Store.
+type Provisioner struct {
+	Target   *TargetFile
+	Campaign string
+	// Root holds one working directory per group (DB path + ".tf").
+	Root     string
+	ExecPath string
+	Store    *results.Store
+	// Log receives Terraform's output (the campaign log).
+	Log io.Writer
+	// Prices price machines whose module does not (plans/prices.yaml).
+	Prices *planner.Prices
+	Now    func() time.Time
+	Getenv func(string) string
+}
+
+// WorkRoot is where a campaign db's Terraform working directories live.
+func WorkRoot(db string) string { return db + ".tf" }
+
+// eventOutputs is what an event's outputs column holds.
+type eventOutputs struct {
+	Module    string         `json:"module"`
+	Platform  string         `json:"platform"`
+	Dir       string         `json:"dir"`
+	Vars      map[string]any `json:"vars,omitempty"`
+	Inventory *Inventory     `json:"inventory,omitempty"`
+	// Unpriced lists roles priced at 0 for want of a price.
+	Unpriced []string `json:"unpriced,omitempty"`
+}
+
+// Group is an applied infrastructure group.
+type Group struct {
+	Key       string
+	Dir       string
+	Inventory *Inventory
+	// HourlyUSD is what the group's machines cost an hour.
+	HourlyUSD float64
+	// Reused is set when Up found the group already applied with the same
+	// variables (a resumed campaign) and applied nothing.
+	Reused bool
+}
+
+func (p *Provisioner) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+func (p *Provisioner) getenv(k string) string {
+	if p.Getenv != nil {
+		return p.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+func (p *Provisioner) record(ctx context.Context, e results.InfraEvent, o eventOutputs) error {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	e.Outputs = b
+	if e.Time.IsZero() {
+		e.Time = p.now()
+	}
+	_, err = p.Store.AddInfraEvent(ctx, e)
+	return err
+}
+
+// latest is each group's latest event.
+func (p *Provisioner) latest(ctx context.Context) (map[string]results.InfraEvent, []string, error) {
+	events, err := p.Store.InfraEvents(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	last := map[string]results.InfraEvent{}
+	var order []string
+	for _, e := range events {
+		if _, ok := last[e.Group]; !ok {
+			order = append(order, e.Group)
+		}
+		last[e.Group] = e
+	}
+	return last, order, nil
+}
+
+// Plan is what Up would apply for one group.
+type Plan struct {
+	Key  string
+	Dir  string
+	Vars map[string]any
+}
+
+// PlanGroup says what Up(key, rows) would apply, applying nothing.
+func (p *Provisioner) PlanGroup(key planner.InfraKey, rows []planner.Row) (Plan, error) {
+	vars, err := GroupVars(p.Target, p.Campaign, key, rows)
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{Key: key.String(), Dir: filepath.Join(p.Root, GroupSlug(key)), Vars: vars}, nil
+}
+
+// Up makes one group's infrastructure exist and reads its inventory. A
+// group the db records as up with the same variables is reused as it is
+// (a resumed campaign applies nothing new). A failed apply is recorded
+// with Terraform's message, and whatever it created is destroyed.
+func (p *Provisioner) Up(ctx context.Context, key planner.InfraKey, rows []planner.Row) (*Group, error) {
+	plan, err := p.PlanGroup(key, rows)
+	if err != nil {
+		return nil, err
+	}
+	o := eventOutputs{Module: p.Target.ModuleName(), Platform: p.Target.Platform, Dir: plan.Dir, Vars: plan.Vars}
+	last, _, err := p.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := last[plan.Key]; ok && e.Event == EventUp {
+		var was eventOutputs
+		if json.Unmarshal(e.Outputs, &was) == nil && was.Inventory != nil && was.Dir == plan.Dir && sameVars(was.Vars, plan.Vars) {
+			return &Group{Key: plan.Key, Dir: plan.Dir, Inventory: was.Inventory, HourlyUSD: e.HourlyUSD, Reused: true}, nil
+		}
+	}
+	if err := CheckCredentials(p.Target.Platform, p.getenv); err != nil {
+		return nil, err
+	}
+	fsys, err := p.Target.ModuleFS()
+	if err != nil {
+		return nil, err
+	}
+	started := p.now()
+	if err := p.record(ctx, results.InfraEvent{Event: EventApplying, Group: plan.Key, Time: started}, o); err != nil {
+		return nil, err
+	}
+	inv, applyErr := func() (*Inventory, error) {
+		w, err := NewWorkspace(ctx, p.ExecPath, fsys, plan.Dir, p.Log)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.SetVars(plan.Vars); err != nil {
+			return nil, err
+		}
+		inv, err := w.Apply(ctx)
+		if err != nil {
+			// Nothing of a failed apply is left up.
+			if left, rerr := w.Resources(context.WithoutCancel(ctx)); rerr != nil || len(left) > 0 {
+				if derr := w.Destroy(context.WithoutCancel(ctx)); derr != nil {
+					return nil, errors.Join(err, fmt.Errorf("destroying what the failed apply left: %w", derr))
+				}
+			}
+		}
+		return inv, err
+	}()
+	ended := p.now()
+	ev := results.InfraEvent{Group: plan.Key, Time: ended, Started: started, Duration: ended.Sub(started)}
+	if applyErr != nil {
+		ev.Event, ev.Error = EventApplyFailed, applyErr.Error()
+		if err := p.record(context.WithoutCancel(ctx), ev, o); err != nil {
+			return nil, errors.Join(applyErr, err)
+		}
+		return nil, applyErr
+	}
+	hourly, unpriced := HourlyUSD(inv, p.Target.Platform, p.Prices)
+	o.Inventory, o.Unpriced = inv, unpriced
+	ev.Event, ev.HourlyUSD = EventUp, hourly
+	if err := p.record(context.WithoutCancel(ctx), ev, o); err != nil {
+		return nil, err
+	}
+	return &Group{Key: plan.Key, Dir: plan.Dir, Inventory: inv, HourlyUSD: hourly}, nil
+}
+
+// sameVars compares variables as JSON sees them (numbers read back from
+// the db are float64).
+func sameVars(a, b map[string]any) bool {
+	norm := func(m map[string]any) any {
+		j, _ := json.Marshal(m)
+		var x any
+		json.Unmarshal(j, &x)
+		return x
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+// Down destroys one group the db records (by its key), whatever state it
+// was left in, and records its cost since it came up.
+func (p *Provisioner) Down(ctx context.Context, group string) error {
+	last, _, err := p.latest(ctx)
+	if err != nil {
+		return err
+	}
+	e, ok := last[group]
+	if !ok || e.Event == EventDown {
+		return nil
+	}
+	return p.down(ctx, e)
+}
+
+// DownAll destroys every group whose latest recorded event is not "down"
+// (up, applying or failed when a process died), and returns the keys
+// destroyed.
+func (p *Provisioner) DownAll(ctx context.Context) ([]string, error) {
+	last, order, err := p.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	var errs []error
+	for _, g := range order {
+		if e := last[g]; e.Event != EventDown {
+			if err := p.down(ctx, e); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", g, err))
+				continue
+			}
+			done = append(done, g)
+		}
+	}
+	return done, errors.Join(errs...)
+}
+
+// down destroys the group e is the latest event of.
+func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
+	var o eventOutputs
+	if err := json.Unmarshal(e.Outputs, &o); err != nil || o.Dir == "" {
+		return fmt.Errorf("the db records no working directory for %s", e.Group)
+	}
+	if _, err := os.Stat(o.Dir); errors.Is(err, os.ErrNotExist) {
+		// Never applied (a process died before terraform wrote anything).
+		return p.record(ctx, results.InfraEvent{Event: EventDown, Group: e.Group, Error: ""}, eventOutputs{Module: o.Module, Platform: o.Platform, Dir: o.Dir})
+	}
+	if err := CheckCredentials(o.Platform, p.getenv); err != nil {
+		return err
+	}
+	upAt, hourly := p.upSince(ctx, e.Group)
+	started := p.now()
+	derr := func() error {
+		w, err := OpenWorkspace(ctx, p.ExecPath, o.Dir, p.Log)
+		if err != nil {
+			return err
+		}
+		return w.Destroy(ctx)
+	}()
+	ended := p.now()
+	ev := results.InfraEvent{Group: e.Group, Time: ended, Started: started, Duration: ended.Sub(started)}
+	out := eventOutputs{Module: o.Module, Platform: o.Platform, Dir: o.Dir}
+	if derr != nil {
+		ev.Event, ev.Error = EventDestroyFailed, derr.Error()
+		return errors.Join(derr, p.record(context.WithoutCancel(ctx), ev, out))
+	}
+	ev.Event = EventDown
+	if !upAt.IsZero() {
+		ev.Cost = hourly * ended.Sub(upAt).Hours()
+	}
+	if err := p.record(context.WithoutCancel(ctx), ev, out); err != nil {
+		return err
+	}
+	return os.RemoveAll(o.Dir)
+}
+
+// upSince is when a group's machines started costing (the start of its
+// last apply) and its hourly price.
+func (p *Provisioner) upSince(ctx context.Context, group string) (time.Time, float64) {
+	events, err := p.Store.InfraEvents(ctx)
+	if err != nil {
+		return time.Time{}, 0
+	}
+	var at time.Time
+	var hourly float64
+	for _, e := range events {
+		if e.Group != group {
+			continue
+		}
+		switch e.Event {
+		case EventApplying:
+			if at.IsZero() {
+				at = e.Time
+			}
+		case EventUp:
+			hourly = e.HourlyUSD
+		case EventDown:
+			at, hourly = time.Time{}, 0
+		}
+	}
+	return at, hourly
+}
+
+// HourlyUSD is what an applied group's machines cost an hour: each role's
+// machines at the module's price, else the price table's for the role's
+// instance type on platform. Roles priced by neither are listed (and
+// count 0).
+func HourlyUSD(inv *Inventory, platform string, prices *planner.Prices) (float64, []string) {
+	var sum float64
+	var unpriced []string
+	for _, role := range Roles {
+		n := len(inv.Hosts.Role(role))
+		if n == 0 {
+			continue
+		}
+		if p := inv.HourlyPriceUSD[role]; p != nil {
+			sum += float64(n) * *p
+			continue
+		}
+		if price, ok := prices.Hourly(platform, inv.InstanceTypes[role]); ok {
+			sum += float64(n) * price
+			continue
+		}
+		unpriced = append(unpriced, role+"/"+inv.InstanceTypes[role])
+	}
+	return sum, unpriced
+}
+
+// Inventories returns the inventory of every group the db records as up,
+// by group key.
+func Inventories(ctx context.Context, store *results.Store) (map[string]*Inventory, error) {
+	events, err := store.InfraEvents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*Inventory{}
+	for _, e := range events {
+		switch e.Event {
+		case EventUp:
+			var o eventOutputs
+			if err := json.Unmarshal(e.Outputs, &o); err == nil && o.Inventory != nil {
+				out[e.Group] = o.Inventory
+			}
+		case EventDown:
+			delete(out, e.Group)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,299 @@
+package tf
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/terraform"
+)
+
+// Teardown policies: when a campaign's infrastructure is destroyed.
+const (
+	TeardownAlways    = "always"     // at the end, on a fatal error and on Ctrl-C (unless --keep)
+	TeardownOnSuccess = "on-success" // only when every row is done; kept for inspection otherwise
+	TeardownNever     = "never"      // left up; `xp infra down` destroys it
+)
+
+// Known-hosts policies.
+const (
+	KnownHostsAcceptNew = "accept-new" // a host's first key is recorded, a changed key refused
+	KnownHostsStrict    = "strict"     // only keys already in known_hosts are accepted
+)
+
+// TargetFile is a parsed TARGET.yaml: where a campaign's infrastructure
+// comes from and how it is reached.
+type TargetFile struct {
+	// Path is the file read, as given.
+	Path     string
+	Platform string
+	// Module is the module as written ("" = the platform's built-in copy
+	// of terraform/<platform>); ModuleDir the directory it resolves to.
+	Module    string
+	ModuleDir string
+	// Vars are passed to the module beside the variables xp derives from
+	// the plan's rows.
+	Vars  map[string]any
+	SSH   SSH
+	Kafka Kafka
+	// Teardown is TeardownAlways (default), TeardownOnSuccess or
+	// TeardownNever.
+	Teardown string
+	// BudgetUSD stops the campaign when spending reaches it; 0 = no budget.
+	BudgetUSD float64
+}
+
+// SSH is how xp logs in to the machines.
+type SSH struct {
+	// User overrides the module's ssh_user output.
+	User string `json:"user,omitempty"`
+	// PrivateKey is the path of the key (~ expanded); its .pub is the
+	// module's ssh_public_key.
+	PrivateKey string `json:"private_key,omitempty"`
+	// KnownHosts is KnownHostsAcceptNew (default) or KnownHostsStrict.
+	KnownHosts string `json:"known_hosts"`
+}
+
+// Kafka is the Kafka release the machines run.
+type Kafka struct {
+	Version string `json:"version,omitempty"`
+	// Distribution is the release tarball's URL, or "embedded" for xp's
+	// own embedded cluster on test hosts.
+	Distribution string `json:"distribution,omitempty"`
+	// SHA512 is the tarball's checksum (hex), required with a URL.
+	SHA512 string `json:"sha512,omitempty"`
+}
+
+// TargetError is one problem of a TARGET.yaml, at a line of it.
+type TargetError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *TargetError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return e.File + ": " + e.Msg
+}
+
+var (
+	targetKeys   = []string{"platform", "module", "vars", "ssh", "kafka", "teardown", "budget_usd"}
+	sshKeys      = []string{"user", "private_key", "known_hosts"}
+	kafkaKeys    = []string{"version", "distribution", "sha512"}
+	teardowns    = []string{TeardownAlways, TeardownOnSuccess, TeardownNever}
+	knownHosts   = []string{KnownHostsAcceptNew, KnownHostsStrict}
+	allPlatforms = []string{"aws", "azure", "hosts", "local"}
+	// derivedVars are set by xp from the plan's rows, never by the file.
+	derivedVars = []string{"campaign", "group", "broker_count", "gateway_count", "broker_instance_type"}
+)
+
+// ReadTargetFile reads and checks a TARGET.yaml. Every problem is a
+// *TargetError (joined when several) naming the file and line. getenv
+// expands ~ in paths.
+func ReadTargetFile(path string, getenv func(string) string) (*TargetFile, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &TargetError{File: path, Msg: "no such file (use --target local, or the path of a TARGET.yaml)"}
+	}
+	if err != nil {
+		return nil, &TargetError{File: path, Msg: err.Error()}
+	}
+	return ParseTargetFile(path, b, getenv)
+}
+
+// ParseTargetFile is ReadTargetFile of data read from path.
+func ParseTargetFile(path string, data []byte, getenv func(string) string) (*TargetFile, error) {
+	t := &TargetFile{Path: path, Teardown: TeardownAlways, SSH: SSH{KnownHosts: KnownHostsAcceptNew}, Vars: map[string]any{}}
+	var errs []error
+	bad := func(n *yaml.Node, format string, a ...any) {
+		line := 0
+		if n != nil {
+			line = n.Line
+		}
+		errs = append(errs, &TargetError{File: path, Line: line, Msg: fmt.Sprintf(format, a...)})
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &TargetError{File: path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, &TargetError{File: path, Line: 1, Msg: "want a mapping with platform: and the keys of docs/targets.md"}
+	}
+	str := func(n *yaml.Node, what string) string {
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+			bad(n, "%s: want a string", what)
+			return ""
+		}
+		return n.Value
+	}
+	oneOf := func(n *yaml.Node, what string, v string, allowed []string) {
+		if !slices.Contains(allowed, v) {
+			bad(n, "%s: %q is not one of %s%s", what, v, strings.Join(allowed, ", "), planner.Suggestion(v, allowed))
+		}
+	}
+	mapping := func(n *yaml.Node, what string, keys []string, f func(k string, v *yaml.Node)) {
+		if n.Kind != yaml.MappingNode {
+			bad(n, "%s: want a mapping (keys: %s)", what, strings.Join(keys, ", "))
+			return
+		}
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if first, dup := seen[k.Value]; dup {
+				bad(k, "%s%s appears twice (first at line %d)", what, k.Value, first)
+				continue
+			}
+			seen[k.Value] = k.Line
+			if keys != nil && !slices.Contains(keys, k.Value) {
+				bad(k, "unknown key %s%q%s (keys: %s)", what, k.Value, planner.Suggestion(k.Value, keys), strings.Join(keys, ", "))
+				continue
+			}
+			f(k.Value, v)
+		}
+	}
+	var platformNode, moduleNode *yaml.Node
+	mapping(doc.Content[0], "", targetKeys, func(k string, v *yaml.Node) {
+		switch k {
+		case "platform":
+			platformNode = v
+			t.Platform = str(v, "platform")
+			oneOf(v, "platform", t.Platform, allPlatforms)
+		case "module":
+			moduleNode = v
+			t.Module = str(v, "module")
+		case "vars":
+			mapping(v, "vars.", nil, func(name string, val *yaml.Node) {
+				if slices.Contains(derivedVars, name) {
+					bad(val, "vars.%s is set by xp from the plan's rows; remove it", name)
+					return
+				}
+				var x any
+				if err := val.Decode(&x); err != nil {
+					bad(val, "vars.%s: %v", name, err)
+					return
+				}
+				t.Vars[name] = x
+			})
+		case "ssh":
+			mapping(v, "ssh.", sshKeys, func(k string, v *yaml.Node) {
+				switch k {
+				case "user":
+					t.SSH.User = str(v, "ssh.user")
+				case "private_key":
+					t.SSH.PrivateKey = expandHome(str(v, "ssh.private_key"), getenv)
+				case "known_hosts":
+					t.SSH.KnownHosts = str(v, "ssh.known_hosts")
+					oneOf(v, "ssh.known_hosts", t.SSH.KnownHosts, knownHosts)
+				}
+			})
+		case "kafka":
+			mapping(v, "kafka.", kafkaKeys, func(k string, v *yaml.Node) {
+				switch k {
+				case "version":
+					t.Kafka.Version = str(v, "kafka.version")
+				case "distribution":
+					t.Kafka.Distribution = str(v, "kafka.distribution")
+					if d := t.Kafka.Distribution; d != "embedded" && !strings.HasPrefix(d, "https://") && !strings.HasPrefix(d, "http://") {
+						bad(v, "kafka.distribution: %q is neither embedded nor a URL of a release tarball", d)
+					}
+				case "sha512":
+					t.Kafka.SHA512 = strings.ToLower(str(v, "kafka.sha512"))
+					if !isHex(t.Kafka.SHA512, 128) {
+						bad(v, "kafka.sha512: want the tarball's SHA-512 as 128 hex digits")
+					}
+				}
+			})
+			if strings.Contains(t.Kafka.Distribution, "://") && t.Kafka.SHA512 == "" {
+				bad(v, "kafka: a distribution URL needs its sha512")
+			}
+		case "teardown":
+			t.Teardown = str(v, "teardown")
+			oneOf(v, "teardown", t.Teardown, teardowns)
+		case "budget_usd":
+			if err := v.Decode(&t.BudgetUSD); err != nil || t.BudgetUSD < 0 {
+				bad(v, "budget_usd: want a number of US dollars, 0 or more")
+			}
+		}
+	})
+	if platformNode == nil {
+		bad(nil, "no platform: set `platform:` to one of %s", strings.Join(allPlatforms, ", "))
+	}
+	if len(errs) == 0 && t.Platform != "local" {
+		if err := t.resolveModule(); err != nil {
+			bad(moduleNode, "module: %v", err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return t, nil
+}
+
+// resolveModule finds the module's directory: relative paths are taken
+// from the target file's directory; no module means the built-in one.
+func (t *TargetFile) resolveModule() error {
+	if t.Module == "" {
+		return nil
+	}
+	dir := t.Module
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(t.Path), dir)
+	}
+	tfs, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if len(tfs) == 0 {
+		return fmt.Errorf("%s has no .tf files (leave module: out to use xp's terraform/%s)", dir, t.Platform)
+	}
+	t.ModuleDir = dir
+	return nil
+}
+
+// ModuleFS is the module's files: the directory named by module:, else
+// xp's built-in copy of terraform/<platform>.
+func (t *TargetFile) ModuleFS() (fs.FS, error) {
+	if t.ModuleDir != "" {
+		return os.DirFS(t.ModuleDir), nil
+	}
+	if !slices.Contains(terraform.Platforms, t.Platform) {
+		return nil, fmt.Errorf("platform %s has no module", t.Platform)
+	}
+	return fs.Sub(terraform.Modules, t.Platform)
+}
+
+// ModuleName is the module as recorded: module: as written, or the
+// built-in terraform/<platform>.
+func (t *TargetFile) ModuleName() string {
+	if t.Module != "" {
+		return t.Module
+	}
+	return "terraform/" + t.Platform + " (built in)"
+}
+
+func expandHome(p string, getenv func(string) string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if h := getenv("HOME"); h != "" {
+			return filepath.Join(h, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

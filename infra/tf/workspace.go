@@ -1,0 +1,156 @@
+package tf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+)
+
+// varsFile holds a group's variables in its working directory, so destroy
+// (also by a later process, after a crash) sees what apply saw.
+const varsFile = "xp.auto.tfvars.json"
+
+// Workspace is the working directory of one infrastructure group: a copy
+// of its module, its variables and its local state.
+type Workspace struct {
+	Dir string
+	tf  *tfexec.Terraform
+}
+
+// NewWorkspace makes (or reopens) dir as the working directory of module,
+// whose .tf files are copied from moduleFS (an existing directory's copy
+// is replaced, its state kept), and runs terraform init. Terraform's
+// output goes to log.
+func NewWorkspace(ctx context.Context, execPath string, moduleFS fs.FS, dir string, log io.Writer) (*Workspace, error) {
+	if err := copyModule(moduleFS, dir); err != nil {
+		return nil, err
+	}
+	return openWorkspace(ctx, execPath, dir, log)
+}
+
+// OpenWorkspace reopens an existing working directory as it was left
+// (module copy, variables, state) and runs terraform init.
+func OpenWorkspace(ctx context.Context, execPath, dir string, log io.Writer) (*Workspace, error) {
+	if _, err := os.Stat(filepath.Join(dir, varsFile)); err != nil {
+		return nil, fmt.Errorf("%s is not an xp Terraform working directory: %w", dir, err)
+	}
+	return openWorkspace(ctx, execPath, dir, log)
+}
+
+func openWorkspace(ctx context.Context, execPath, dir string, log io.Writer) (*Workspace, error) {
+	t, err := tfexec.NewTerraform(dir, execPath)
+	if err != nil {
+		return nil, err
+	}
+	if log != nil {
+		t.SetStdout(log)
+		t.SetStderr(log)
+	}
+	w := &Workspace{Dir: dir, tf: t}
+	if err := t.Init(ctx, tfexec.Upgrade(false)); err != nil {
+		return nil, fmt.Errorf("terraform init in %s: %w", dir, err)
+	}
+	return w, nil
+}
+
+// copyModule writes the module's .tf files into dir, replacing the .tf
+// files an earlier copy left there.
+func copyModule(moduleFS fs.FS, dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	entries, err := fs.ReadDir(moduleFS, ".")
+	if err != nil {
+		return fmt.Errorf("module: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".tf") {
+			continue
+		}
+		b, err := fs.ReadFile(moduleFS, e.Name())
+		if err != nil {
+			return fmt.Errorf("module: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o600); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return errors.New("module has no .tf files")
+	}
+	return nil
+}
+
+// SetVars writes the group's variables where every later plan, apply and
+// destroy reads them.
+func (w *Workspace) SetVars(vars map[string]any) error {
+	b, err := json.MarshalIndent(vars, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(w.Dir, varsFile), append(b, '\n'), 0o600)
+}
+
+// Apply makes the group exist as its variables say and reads its
+// inventory.
+func (w *Workspace) Apply(ctx context.Context) (*Inventory, error) {
+	if err := w.tf.Apply(ctx); err != nil {
+		return nil, fmt.Errorf("terraform apply: %w", err)
+	}
+	return w.Output(ctx)
+}
+
+// Output reads the inventory of the applied group.
+func (w *Workspace) Output(ctx context.Context) (*Inventory, error) {
+	outs, err := w.tf.Output(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("terraform output: %w", err)
+	}
+	return parseOutputs(outs)
+}
+
+// Destroy takes down everything the group's state holds.
+func (w *Workspace) Destroy(ctx context.Context) error {
+	if err := w.tf.Destroy(ctx, tfexec.LockTimeout("2m")); err != nil {
+		return fmt.Errorf("terraform destroy: %w", err)
+	}
+	return nil
+}
+
+// Resources lists the addresses of the resources in the group's state
+// (none before the first apply and after destroy).
+func (w *Workspace) Resources(ctx context.Context) ([]string, error) {
+	st, err := w.tf.Show(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("terraform show: %w", err)
+	}
+	var out []string
+	if st.Values == nil || st.Values.RootModule == nil {
+		return nil, nil
+	}
+	for _, r := range st.Values.RootModule.Resources {
+		out = append(out, r.Address)
+	}
+	for _, c := range st.Values.RootModule.ChildModules {
+		for _, r := range c.Resources {
+			out = append(out, r.Address)
+		}
+	}
+	return out, nil
+}
