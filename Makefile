@@ -5,7 +5,7 @@ PKGS    := ./...
 # make test must stay under 15 minutes on 2 cores.
 TESTFLAGS ?= -count=1 -timeout 14m
 
-.PHONY: build test bench lint demo clean fuzz
+.PHONY: build test bench lint demo readme-figure clean fuzz
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/xp
@@ -34,6 +34,11 @@ demo: build
 	./$(BIN) run out/quickstart.jsonl --db out/quickstart.db --spec plans/quickstart.yaml || [ $$? -eq 3 ]
 	./$(BIN) analyse --db out/quickstart.db --out out/quickstart-analysis
 	@echo "results: out/quickstart.db, report: out/quickstart-analysis/report.html"
+
+# The README's figure: the demo campaign's forest plot, as the report draws it.
+readme-figure: demo
+	@mkdir -p docs/img
+	cp out/quickstart-analysis/figures/forest-all.svg docs/img/forest.svg
 
 # Every go test -fuzz target for FUZZTIME each (seed corpora run in make test).
 FUZZTIME ?= 15s

@@ -188,7 +188,7 @@ exclude:
 	}
 }
 
-// TestCanonicalForm pins the documented canonical form (README, "The plan
+// TestCanonicalForm pins the documented canonical form (docs/spec.md, "The plan
 // row and identities"): anyone recomputes a cell from it with sha256sum.
 func TestCanonicalForm(t *testing.T) {
 	rows, _, _ := expandRows(t, "campaign: c\nfactors:\n  security: [tls]\nfixed: {brokers: 3, message_size: 1024, acks: all, target_rate: 10000}\n")

@@ -29,7 +29,7 @@ func newAnalyseCmd(st *state) *cobra.Command {
 		Short:   "Paired effects with bootstrap intervals, significance and factor sensitivity: CSV, LaTeX, SVG, HTML",
 		Long: `Analyse reads a campaign db and writes, into --out: runs.csv, effects.csv,
 sensitivity.csv, cells.csv, significance.csv, excluded.csv, latency.csv,
-tables.tex, figures/*.svg and report.html (see README "Analysis outputs").
+tables.tex, figures/*.svg and report.html (see docs/analysis.md).
 The same db and seed give byte-identical files. Exit 3 when no matched set
 is healthy (a partial report is still written).`,
 		Args: cobra.NoArgs,

@@ -30,7 +30,7 @@ func newGatewayCmd(st *state) *cobra.Command {
 the brokers (security mode "proxy"). The config (YAML) names the listen
 address, the client leg (plaintext, tls, mtls, sasl_ssl), the upstream
 brokers and their transport, limits and the /metrics address; see the
-README section "The gateway". Prints the bootstrap and metrics addresses
+docs/gateway.md. Prints the bootstrap and metrics addresses
 on stdout and serves until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -16,7 +16,7 @@ func newStatusCmd(st *state) *cobra.Command {
 		Use:   "status [--db FILE] [--json]",
 		Short: "Show a campaign's progress: rows by state, attempts, current row, elapsed, ETA, infrastructure",
 		Long: `Status reads a campaign db without locking it, so it can run while xp run works.
-With --json it prints one object (documented in README "xp status --json").`,
+With --json it prints one object (documented in docs/running.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if db == "" {

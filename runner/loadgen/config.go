@@ -2,7 +2,7 @@
 // the intended send time, no coordinated omission) or closed-loop producers,
 // consumer groups measuring end-to-end latency from a header, a digest check
 // on every consumed record, HDR histograms per second and per run, and the
-// health rules of a run. See README "Load generator output".
+// health rules of a run. See docs/loadgen.md.
 package loadgen
 
 import (
