@@ -88,16 +88,7 @@ func ParseClientConfig(b []byte) (map[string]string, error) {
 // WriteClientConfig writes props as a property file, sorted, mode 0600
 // (it may hold a password).
 func WriteClientConfig(path string, props map[string]string) error {
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var buf bytes.Buffer
-	buf.WriteString("# written by xp; librdkafka property names (kcat -F)\n")
-	for _, k := range keys {
-		fmt.Fprintf(&buf, "%s=%s\n", k, props[k])
-	}
+	text := FormatClientConfig(props)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".clientconf-*")
 	if err != nil {
 		return fmt.Errorf("client config: %w", err)
@@ -107,7 +98,7 @@ func WriteClientConfig(path string, props map[string]string) error {
 		tmp.Close()
 		return err
 	}
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
+	if _, err := tmp.Write(text); err != nil {
 		tmp.Close()
 		return fmt.Errorf("client config %s: %w", path, err)
 	}

@@ -1,0 +1,346 @@
+package kafkaconf
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// KRaft process roles.
+const (
+	RoleBroker     = "broker"
+	RoleController = "controller"
+)
+
+// Listener names of a rendered broker. Every direct security mode has a
+// listener of its own, so one cluster serves all of them at once.
+const (
+	ListenerPlaintext  = "PLAINTEXT"  // mode plaintext
+	ListenerSSL        = "SSL"        // mode tls
+	ListenerMTLS       = "MTLS"       // mode mtls: SSL with ssl.client.auth=required
+	ListenerSASLSSL    = "SASL_SSL"   // mode sasl_ssl: PLAIN and SCRAM-SHA-512
+	ListenerInternal   = "INTERNAL"   // inter-broker traffic
+	ListenerController = "CONTROLLER" // the KRaft quorum
+)
+
+// ModeListeners maps each direct security mode (the planner's names) to
+// its listener.
+var ModeListeners = map[string]string{
+	"plaintext": ListenerPlaintext,
+	"tls":       ListenerSSL,
+	"mtls":      ListenerMTLS,
+	"sasl_ssl":  ListenerSASLSSL,
+}
+
+// Ports are the listener ports of every node; DefaultPorts when zero.
+type Ports struct {
+	Plaintext, SSL, MTLS, SASLSSL, Internal, Controller int
+}
+
+// DefaultPorts are 9092 (plaintext) to 9097 (controller).
+var DefaultPorts = Ports{Plaintext: 9092, SSL: 9093, MTLS: 9094, SASLSSL: 9095, Internal: 9096, Controller: 9097}
+
+// Node is one KRaft process.
+type Node struct {
+	// ID is node.id, unique in the cluster.
+	ID int
+	// Roles is process.roles: broker, controller, or both.
+	Roles []string
+	// Address is the host's private address: listeners bind to it and
+	// brokers advertise it.
+	Address string
+}
+
+func (n Node) has(role string) bool {
+	for _, r := range n.Roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+// Server is what every node of a cluster shares.
+type Server struct {
+	Nodes []Node
+	Ports Ports
+	// LogDirs is log.dirs on every node.
+	LogDirs string
+	// Keystore and Truststore are the paths, on the hosts, of a PEM key
+	// store (key, certificate, CA: pki.Authority.Keystore) and of the CA
+	// certificate (ssl.keystore.type and ssl.truststore.type PEM).
+	Keystore, Truststore string
+	// SASLUser and SASLPassword are the user of the SASL_SSL listener.
+	// PLAIN reads them from the JAAS configuration, so the password ends up
+	// in server.properties (write it 0600); SCRAM-SHA-512 credentials live
+	// in the cluster's metadata and are added once it runs (kadm
+	// AlterUserSCRAMs over the plaintext listener), never on a command
+	// line.
+	SASLUser, SASLPassword string
+	// ReplicationFactor is the default and the internal topics' replication
+	// factor; default min(3, brokers).
+	ReplicationFactor int
+	// MinInsync is min.insync.replicas; default min(2, ReplicationFactor).
+	MinInsync int
+}
+
+// Brokers returns the nodes with the broker role.
+func (s *Server) Brokers() []Node {
+	var out []Node
+	for _, n := range s.Nodes {
+		if n.has(RoleBroker) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Controllers returns the nodes with the controller role.
+func (s *Server) Controllers() []Node {
+	var out []Node
+	for _, n := range s.Nodes {
+		if n.has(RoleController) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// NewServer lays out a cluster on broker addresses and, when given,
+// dedicated controller addresses. Without dedicated controllers the first
+// 1, 3 or 5 brokers (the largest odd number up to 5 that there are) are
+// also controllers. Node ids are 1.. for brokers and 101.. for dedicated
+// controllers.
+func NewServer(brokers, controllers []string) *Server {
+	s := &Server{}
+	for i, a := range brokers {
+		n := Node{ID: i + 1, Roles: []string{RoleBroker}, Address: a}
+		if len(controllers) == 0 && i < combinedVoters(len(brokers)) {
+			n.Roles = []string{RoleBroker, RoleController}
+		}
+		s.Nodes = append(s.Nodes, n)
+	}
+	for i, a := range controllers {
+		s.Nodes = append(s.Nodes, Node{ID: 101 + i, Roles: []string{RoleController}, Address: a})
+	}
+	return s
+}
+
+// combinedVoters is how many of n combined nodes vote in the quorum: an
+// odd number, at most 5 (more voters slow every metadata commit).
+func combinedVoters(n int) int {
+	switch {
+	case n >= 5:
+		return 5
+	case n >= 3:
+		return 3
+	}
+	return 1
+}
+
+func (s *Server) validate() error {
+	if len(s.Brokers()) == 0 {
+		return errors.New("kafkaconf: no broker node")
+	}
+	if len(s.Controllers()) == 0 {
+		return errors.New("kafkaconf: no controller node")
+	}
+	ids := map[int]bool{}
+	for _, n := range s.Nodes {
+		if ids[n.ID] {
+			return fmt.Errorf("kafkaconf: node.id %d used twice", n.ID)
+		}
+		ids[n.ID] = true
+		if net.ParseIP(n.Address) == nil {
+			return fmt.Errorf("kafkaconf: node %d: address %q is not an IP address", n.ID, n.Address)
+		}
+		if len(n.Roles) == 0 {
+			return fmt.Errorf("kafkaconf: node %d has no role", n.ID)
+		}
+	}
+	if s.LogDirs == "" {
+		return errors.New("kafkaconf: no log.dirs")
+	}
+	if s.Keystore == "" || s.Truststore == "" {
+		return errors.New("kafkaconf: TLS listeners need a PEM keystore and truststore")
+	}
+	if s.SASLUser == "" || s.SASLPassword == "" {
+		return errors.New("kafkaconf: the SASL_SSL listener needs a user and password")
+	}
+	if strings.ContainsAny(s.SASLUser+s.SASLPassword, "\"\\\n") {
+		return errors.New("kafkaconf: SASL user and password may not hold quotes, backslashes or newlines")
+	}
+	return nil
+}
+
+func (s *Server) ports() Ports {
+	p := s.Ports
+	if p == (Ports{}) {
+		p = DefaultPorts
+	}
+	return p
+}
+
+// QuorumVoters is controller.quorum.voters: id@address:port of every
+// controller.
+func (s *Server) QuorumVoters() string {
+	var v []string
+	for _, n := range s.Controllers() {
+		v = append(v, fmt.Sprintf("%d@%s", n.ID, net.JoinHostPort(n.Address, strconv.Itoa(s.ports().Controller))))
+	}
+	return strings.Join(v, ",")
+}
+
+// Bootstrap returns bootstrap.servers of a direct mode: every broker's
+// address and the mode's listener port.
+func (s *Server) Bootstrap(mode string) (string, error) {
+	p := s.ports()
+	port := map[string]int{"plaintext": p.Plaintext, "tls": p.SSL, "mtls": p.MTLS, "sasl_ssl": p.SASLSSL}[mode]
+	if port == 0 {
+		return "", fmt.Errorf("kafkaconf: %q is not a direct security mode (want plaintext, tls, mtls or sasl_ssl)", mode)
+	}
+	var out []string
+	for _, n := range s.Brokers() {
+		out = append(out, net.JoinHostPort(n.Address, strconv.Itoa(port)))
+	}
+	return strings.Join(out, ","), nil
+}
+
+// Properties renders server.properties of node id.
+func (s *Server) Properties(id int) ([]byte, error) {
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	var node *Node
+	for i := range s.Nodes {
+		if s.Nodes[i].ID == id {
+			node = &s.Nodes[i]
+		}
+	}
+	if node == nil {
+		return nil, fmt.Errorf("kafkaconf: no node %d", id)
+	}
+	p := s.ports()
+	hp := func(port int) string { return net.JoinHostPort(node.Address, strconv.Itoa(port)) }
+	var b strings.Builder
+	kv := func(k, v string) { fmt.Fprintf(&b, "%s=%s\n", k, v) }
+	comment := func(c string) { fmt.Fprintf(&b, "\n# %s\n", c) }
+
+	b.WriteString("# written by xp: KRaft node; may hold a password, keep it 0600\n")
+	kv("node.id", strconv.Itoa(node.ID))
+	kv("process.roles", strings.Join(node.Roles, ","))
+	kv("controller.quorum.voters", s.QuorumVoters())
+	kv("controller.listener.names", ListenerController)
+	kv("log.dirs", s.LogDirs)
+
+	comment("listeners: one per direct security mode, one between brokers, one for the quorum")
+	var listeners, advertised []string
+	if node.has(RoleBroker) {
+		for _, l := range []struct {
+			name string
+			port int
+		}{{ListenerPlaintext, p.Plaintext}, {ListenerSSL, p.SSL}, {ListenerMTLS, p.MTLS}, {ListenerSASLSSL, p.SASLSSL}, {ListenerInternal, p.Internal}} {
+			listeners = append(listeners, l.name+"://"+hp(l.port))
+			advertised = append(advertised, l.name+"://"+hp(l.port))
+		}
+	}
+	if node.has(RoleController) {
+		listeners = append(listeners, ListenerController+"://"+hp(p.Controller))
+	}
+	kv("listeners", strings.Join(listeners, ","))
+	if node.has(RoleBroker) {
+		kv("advertised.listeners", strings.Join(advertised, ","))
+		kv("inter.broker.listener.name", ListenerInternal)
+	}
+	kv("listener.security.protocol.map", strings.Join([]string{
+		ListenerPlaintext + ":PLAINTEXT", ListenerSSL + ":SSL", ListenerMTLS + ":SSL",
+		ListenerSASLSSL + ":SASL_SSL", ListenerInternal + ":PLAINTEXT", ListenerController + ":PLAINTEXT"}, ","))
+
+	if node.has(RoleBroker) {
+		comment("TLS: PEM key store (key, certificate, CA) and trust store")
+		kv("ssl.keystore.type", "PEM")
+		kv("ssl.keystore.location", s.Keystore)
+		kv("ssl.truststore.type", "PEM")
+		kv("ssl.truststore.location", s.Truststore)
+		kv("ssl.endpoint.identification.algorithm", "https")
+		kv("listener.name.mtls.ssl.client.auth", "required")
+
+		comment("SASL_SSL: PLAIN and SCRAM-SHA-512")
+		kv("listener.name.sasl_ssl.sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512")
+		kv("listener.name.sasl_ssl.plain.sasl.jaas.config",
+			fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";`, s.SASLUser, s.SASLPassword))
+		kv("listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
+			"org.apache.kafka.common.security.scram.ScramLoginModule required;")
+
+		comment("topics")
+		brokers := len(s.Brokers())
+		rf := s.ReplicationFactor
+		if rf <= 0 {
+			rf = min(3, brokers)
+		}
+		isr := s.MinInsync
+		if isr <= 0 {
+			isr = min(2, rf)
+		}
+		kv("default.replication.factor", strconv.Itoa(rf))
+		kv("min.insync.replicas", strconv.Itoa(isr))
+		kv("offsets.topic.replication.factor", strconv.Itoa(rf))
+		kv("transaction.state.log.replication.factor", strconv.Itoa(rf))
+		kv("transaction.state.log.min.isr", strconv.Itoa(isr))
+		kv("auto.create.topics.enable", "false")
+		kv("group.initial.rebalance.delay.ms", "0")
+	}
+	return []byte(b.String()), nil
+}
+
+// ClientProps returns the librdkafka client properties of a direct mode
+// against this cluster: CA, and for mtls the client certificate and key,
+// at the given paths on the client host; for sasl_ssl, mech (PLAIN or
+// SCRAM-SHA-512, default SCRAM-SHA-512) with the cluster's user.
+func (s *Server) ClientProps(mode, caPath, certPath, keyPath, mech string) (map[string]string, error) {
+	boot, err := s.Bootstrap(mode)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]string{BootstrapServers: boot}
+	switch mode {
+	case "plaintext":
+		props[SecurityProtocol] = "plaintext"
+	case "tls":
+		props[SecurityProtocol] = "ssl"
+		props[SSLCALocation] = caPath
+	case "mtls":
+		props[SecurityProtocol] = "ssl"
+		props[SSLCALocation] = caPath
+		props[SSLCertificate] = certPath
+		props[SSLKey] = keyPath
+	case "sasl_ssl":
+		if mech == "" {
+			mech = "SCRAM-SHA-512"
+		}
+		props[SecurityProtocol] = "sasl_ssl"
+		props[SSLCALocation] = caPath
+		props[SASLMechanism] = mech
+		props[SASLUsername] = s.SASLUser
+		props[SASLPassword] = s.SASLPassword
+	}
+	return props, nil
+}
+
+// FormatClientConfig renders props as WriteClientConfig writes them.
+func FormatClientConfig(props map[string]string) []byte {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# written by xp; librdkafka property names (kcat -F)\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	return []byte(b.String())
+}

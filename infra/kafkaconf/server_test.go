@@ -1,0 +1,262 @@
+package kafkaconf
+
+import (
+	"context"
+	"crypto/sha512"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/infra/pki"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func addrs(prefix string, n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, fmt.Sprintf("%s.%d", prefix, 10+i))
+	}
+	return out
+}
+
+func testServer(brokers, controllers int) *Server {
+	s := NewServer(addrs("10.0.1", brokers), addrs("10.0.2", controllers))
+	s.LogDirs = "/var/lib/xp/kafka-data"
+	s.Keystore = "/home/ubuntu/xp/c1/pki/broker-keystore.pem"
+	s.Truststore = "/home/ubuntu/xp/c1/pki/ca.pem"
+	s.SASLUser = "xp"
+	s.SASLPassword = "test-password"
+	return s
+}
+
+func TestServerPropertiesGolden(t *testing.T) {
+	for _, brokers := range []int{1, 3, 5} {
+		for _, controllers := range []int{0, 3} {
+			name := fmt.Sprintf("%db-%dc", brokers, controllers)
+			t.Run(name, func(t *testing.T) {
+				s := testServer(brokers, controllers)
+				wantVoters := map[int]int{1: 1, 3: 3, 5: 5}[brokers]
+				if controllers > 0 {
+					wantVoters = controllers
+				}
+				if got := len(s.Controllers()); got != wantVoters {
+					t.Fatalf("%d voters, want %d", got, wantVoters)
+				}
+				for _, n := range s.Nodes {
+					b, err := s.Properties(n.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					golden(t, filepath.Join("server", name, fmt.Sprintf("node-%d.properties", n.ID)), b)
+					checkNode(t, s, n, b)
+				}
+				ca, err := pki.New(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				cert, key, err := ca.Client("client")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, mode := range []string{"plaintext", "tls", "mtls", "sasl_ssl"} {
+					real, err := s.ClientProps(mode, ca.CAPath(), cert, key, "")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := ClientOpts(real); err != nil {
+						t.Fatalf("%s client properties do not load: %v", mode, err)
+					}
+					props, _ := s.ClientProps(mode, "/c/ca.pem", "/c/client.pem", "/c/client-key.pem", "")
+					golden(t, filepath.Join("server", name, "client-"+mode+".properties"), FormatClientConfig(props))
+				}
+			})
+		}
+	}
+}
+
+// checkNode asserts what the golden files must say, so a wrong file can
+// not be blessed by -update unnoticed.
+func checkNode(t *testing.T, s *Server, n Node, text []byte) {
+	t.Helper()
+	p, err := ParseClientConfig(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p["node.id"] != fmt.Sprint(n.ID) || p["process.roles"] != strings.Join(n.Roles, ",") {
+		t.Errorf("node %d: node.id %s roles %s", n.ID, p["node.id"], p["process.roles"])
+	}
+	if p["controller.quorum.voters"] != s.QuorumVoters() || p["log.dirs"] != s.LogDirs {
+		t.Errorf("node %d: voters %q log.dirs %q", n.ID, p["controller.quorum.voters"], p["log.dirs"])
+	}
+	for _, l := range strings.Split(p["listeners"], ",") {
+		if !strings.Contains(l, "://"+n.Address+":") {
+			t.Errorf("node %d: listener %s not bound to its address %s", n.ID, l, n.Address)
+		}
+	}
+	if !n.has(RoleBroker) {
+		if p["advertised.listeners"] != "" || p["listeners"] != "CONTROLLER://"+n.Address+":9097" {
+			t.Errorf("controller-only node %d: listeners %q advertised %q", n.ID, p["listeners"], p["advertised.listeners"])
+		}
+		return
+	}
+	want := []string{"PLAINTEXT://", "SSL://", "MTLS://", "SASL_SSL://", "INTERNAL://"}
+	adv := strings.Split(p["advertised.listeners"], ",")
+	if len(adv) != len(want) {
+		t.Fatalf("node %d: advertised %v", n.ID, adv)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(adv[i], w+n.Address+":") {
+			t.Errorf("node %d: advertised %s, want %s on %s", n.ID, adv[i], w, n.Address)
+		}
+	}
+	for k, v := range map[string]string{
+		"listener.name.mtls.ssl.client.auth":             "required",
+		"ssl.keystore.type":                              "PEM",
+		"ssl.truststore.type":                            "PEM",
+		"inter.broker.listener.name":                     "INTERNAL",
+		"listener.name.sasl_ssl.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+	} {
+		if p[k] != v {
+			t.Errorf("node %d: %s=%q, want %q", n.ID, k, p[k], v)
+		}
+	}
+}
+
+func TestServerRejects(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Server)
+		want string
+	}{
+		{"no broker", func(s *Server) { s.Nodes = s.Nodes[len(s.Nodes)-1:] }, "no broker"},
+		{"host name", func(s *Server) { s.Nodes[0].Address = "broker-0" }, "not an IP address"},
+		{"duplicate id", func(s *Server) { s.Nodes[1].ID = s.Nodes[0].ID }, "used twice"},
+		{"no keystore", func(s *Server) { s.Keystore = "" }, "PEM keystore"},
+		{"quote in password", func(s *Server) { s.SASLPassword = `a"b` }, "quotes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testServer(3, 1)
+			tc.edit(s)
+			_, err := s.Properties(s.Nodes[0].ID)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+var testSHA = func() string {
+	sum := sha512.Sum512([]byte("kafka_2.13-3.9.1.tgz"))
+	return hex.EncodeToString(sum[:])
+}()
+
+func testInstall() Install {
+	return Install{Version: "3.9.1", URL: "https://downloads.example.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz",
+		SHA512: strings.ToUpper(testSHA[:64]) + " " + testSHA[64:], Dir: "/home/ubuntu/xp/c1/kafka-1",
+		LogDirs: "/home/ubuntu/xp/c1/kafka-1/data", ClusterID: "MkU3OEVBNTcwNTJENDM2Qk"}
+}
+
+func TestInstallScriptGolden(t *testing.T) {
+	b, err := testInstall().Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "install/install.sh", b)
+	if !strings.Contains(string(b), testSHA+"  ") {
+		t.Error("the SHA-512 is not normalised into the script")
+	}
+	path := filepath.Join(t.TempDir(), "install.sh")
+	os.WriteFile(path, b, 0o700)
+	if out, err := exec.Command("sh", "-n", path).CombinedOutput(); err != nil {
+		t.Fatalf("sh -n: %v: %s", err, out)
+	}
+}
+
+func TestInstallRejects(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Install)
+		want string
+	}{
+		{"short sha", func(i *Install) { i.SHA512 = "abc" }, "3 hex digits, want 128"},
+		{"not hex", func(i *Install) { i.SHA512 = strings.Repeat("z", 128) }, "not hexadecimal"},
+		{"ftp url", func(i *Install) { i.URL = "ftp://x/kafka.tgz" }, "http(s) URL"},
+		{"shell in url", func(i *Install) { i.URL = "https://x/$(id).tgz" }, "not allowed"},
+		{"relative dir", func(i *Install) { i.Dir = "xp/c1" }, "absolute path"},
+		{"bad version", func(i *Install) { i.Version = "latest" }, "release number"},
+		{"bad cluster id", func(i *Install) { i.ClusterID = "x" }, "22 URL-safe"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := testInstall()
+			tc.edit(&in)
+			_, err := in.Script()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestInstallRefusesWrongChecksum runs the script against a tarball served
+// on loopback whose SHA-512 is not the one given: it stops before
+// unpacking, says why, and leaves nothing behind.
+func TestInstallRefusesWrongChecksum(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("not the release"))
+	})}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	dir := t.TempDir()
+	in := testInstall()
+	in.URL = "http://" + ln.Addr().String() + "/kafka_2.13-3.9.1.tgz"
+	in.Dir, in.LogDirs = dir, filepath.Join(dir, "data")
+	b, err := in.Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", string(b)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "does not match the sha512") {
+		t.Fatalf("script accepted a tarball with the wrong checksum: %v\n%s", err, out)
+	}
+	for _, left := range []string{"kafka", "kafka.tgz.part", "kafka.part"} {
+		if _, err := os.Stat(filepath.Join(dir, left)); err == nil {
+			t.Errorf("%s left behind", left)
+		}
+	}
+}
