@@ -76,6 +76,9 @@ const (
 	DefaultKafkaVersion = "3.9.1"
 )
 
+// Platforms are the values of the platform field: where a row runs.
+var Platforms = []string{"local", "aws", "azure", "hosts"}
+
 // DefaultEncryptFields is the default of encrypt_fields: the record's
 // social security number.
 var DefaultEncryptFields = []string{"ssn"}
@@ -134,7 +137,7 @@ var fields = []fieldDef{
 	withReq(fieldDef{name: "target_rate", kind: kindRate, min: 1, max: 100_000_000,
 		get: func(r *Row) Value { return Value{Int: int64(r.TargetRate)} },
 		set: func(r *Row, v Value) { r.TargetRate = Rate(v.Int) }}),
-	withInfra(enumField("platform", []string{"local", "aws", "azure", "hosts"}, func(r *Row) *string { return &r.Platform })),
+	withInfra(enumField("platform", Platforms, func(r *Row) *string { return &r.Platform })),
 	withInfra(textField("instance_type", reInstance, "letters, digits, '.', '_' or '-', e.g. m5.xlarge", func(r *Row) *string { return &r.InstanceType })),
 	intField("partitions", 1, 10000, func(r *Row) *int { return &r.Partitions }),
 	intField("topics", 1, 1000, func(r *Row) *int { return &r.Topics }),

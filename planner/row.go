@@ -125,6 +125,26 @@ func (r *Row) NeedsGateway() bool {
 	return false
 }
 
+// DefaultFieldEncoding is the record encoding field_encrypt parses when a
+// gateway mode's name gives none.
+const DefaultFieldEncoding = "json"
+
+// GatewayModeName names the gateway mode security (proxy, encrypt or
+// field_encrypt) with the given client-leg transport and, for
+// field_encrypt, record encoding, as every target and `xp cluster local`
+// name it: the bare security name for the defaults (tls, json), otherwise
+// suffixed, e.g. "proxy.sasl_ssl" or "field_encrypt.avro.mtls".
+func GatewayModeName(security, transport, encoding string) string {
+	name := security
+	if security == SecurityFieldEncrypt && encoding != "" && encoding != DefaultFieldEncoding {
+		name += "." + encoding
+	}
+	if transport != "" && transport != DefaultGatewayTransport {
+		name += "." + transport
+	}
+	return name
+}
+
 // InfraKey is the infrastructure a row needs: rows with equal keys run on
 // one provisioned cluster. It is comparable, so it can key a map.
 type InfraKey struct {

@@ -116,7 +116,7 @@ func campaignBytes(b *testing.B, dir, name string, durationS int) campaignCost {
 	s.Close()
 
 	db := DefaultDB(plan)
-	if _, err := Run(ctx, Options{Plan: plan}); err != nil && !errors.Is(err, ErrUnfinished) {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan}); err != nil && !errors.Is(err, ErrUnfinished) {
 		b.Fatalf("run: %v", err)
 	}
 	cost := campaignCost{perRun: float64(usedBytes(b, db)-usedBytes(b, base)) / float64(len(p.rows)),

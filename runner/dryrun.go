@@ -7,11 +7,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/results"
 )
 
 // dryRun prints what Run would do, reading the db (if any) read-only.
-func dryRun(ctx context.Context, o Options, p *plan, groups []Group) (Summary, error) {
+func dryRun(ctx context.Context, o Options, p *plan, groups []target.Group) (Summary, error) {
 	sum := Summary{DB: o.DB, Total: len(p.rows), Rows: map[results.State]int{}}
 	states := map[string]results.State{}
 	failedCounts := map[string]map[results.Outcome]int{}

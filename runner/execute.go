@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/procstat"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
@@ -16,9 +17,9 @@ import (
 type run struct {
 	o      Options
 	store  *results.Store
-	target Target
+	target target.Target
 	plan   *plan
-	groups []Group
+	groups []target.Group
 	prog   *progress
 
 	ran int
@@ -100,7 +101,7 @@ func (r *run) execute(ctx context.Context) (Summary, error) {
 
 func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err error) {
 	up := false
-	var upGroup Group
+	var upGroup target.Group
 	// down takes the group down; at the end (and on interrupt) --keep
 	// leaves it up, but never between groups, where it would only run up
 	// a bill.
@@ -170,10 +171,10 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 }
 
 // up brings a group up and records it.
-func (r *run) up(ctx, wctx context.Context, g Group, rows []planner.Row) (Endpoints, error) {
+func (r *run) up(ctx, wctx context.Context, g target.Group, rows []planner.Row) (target.Endpoints, error) {
 	r.prog.setPhase("provision", time.Time{})
 	r.prog.logf("phase=provision group=%q rows=%d", g.Key.String(), len(rows))
-	ep, err := r.target.Up(ctx, Group{Key: g.Key, Rows: rows})
+	ep, err := r.target.Up(ctx, target.Group{Key: g.Key, Rows: rows})
 	if err != nil {
 		r.target.Down(wctx)
 		if ctx.Err() != nil {
@@ -188,7 +189,7 @@ func (r *run) up(ctx, wctx context.Context, g Group, rows []planner.Row) (Endpoi
 
 // runRow makes one attempt of a row unless it already failed MaxAttempts
 // times. retry is true when the attempt failed and another is allowed.
-func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep Endpoints) (retry bool, err error) {
+func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep target.Endpoints) (retry bool, err error) {
 	atts, err := r.store.RunAttempts(wctx, row.Run)
 	if err != nil {
 		return false, err
@@ -222,10 +223,10 @@ func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep Endpoints) (
 
 // attempt makes one attempt of a row and records it. The error is for the
 // campaign (the store failed); the row's own failure is the outcome.
-func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) (results.Outcome, error) {
-	mode, ok := ep.Modes[ModeKey(&row)]
+func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endpoints) (results.Outcome, error) {
+	mode, ok := ep.Modes[target.ModeKey(&row)]
 	started := r.o.Now()
-	env := attemptEnv{Security: row.Security, Mode: ModeKey(&row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().String(),
+	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(&row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().String(),
 		XPVersion: r.o.XPVersion, Hosts: ep.Hosts}
 	envJSON, _ := json.Marshal(env)
 	a, err := r.store.StartAttempt(wctx, row.Run, started, envJSON)
@@ -247,7 +248,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	phases := make(chan phaseEvent, 16)
 	phasesDone := make(chan struct{})
 	var procs map[string]int
-	if pl, ok := r.target.(ProcessLister); ok {
+	if pl, ok := r.target.(target.ProcessLister); ok {
 		procs = pl.Processes()
 	}
 	win := newCPUWindow(procs)
@@ -294,7 +295,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	if !ok {
 		endPhases()
 		ev = results.Evidence{Outcome: results.OutcomeFailed,
-			Error: fmt.Sprintf("the target gave no endpoint for %s", ModeKey(&row))}
+			Error: fmt.Sprintf("the target gave no endpoint for %s", target.ModeKey(&row))}
 	} else {
 		tel := startTelemetry(r.o.Now, procs)
 		// A run that outlives its phases by far is stuck (a broker that
@@ -311,8 +312,10 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 		ev = evidenceOf(res, lerr, samples)
 		if res != nil && res.Published > 0 && ev.Metrics != nil {
 			perMsg := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(res.Published) }
-			if cpu, ok := win.cpu(hostCluster); ok {
-				ev.Metrics["host_cpu_"+hostCluster+"_us_per_msg"] = perMsg(cpu)
+			for host := range procs {
+				if cpu, ok := win.cpu(host); ok && host != gatewayProcess {
+					ev.Metrics["host_cpu_"+host+"_us_per_msg"] = perMsg(cpu)
+				}
 			}
 			if !row.NeedsGateway() {
 				if procs != nil {
@@ -320,7 +323,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 					// says so; effects skip zero baselines).
 					ev.Metrics["gateway_cpu_us_per_msg"] = 0
 				}
-			} else if cpu, ok := win.cpu(hostGateway); ok {
+			} else if cpu, ok := win.cpu(gatewayProcess); ok {
 				ev.Metrics["gateway_cpu_us_per_msg"] = perMsg(cpu)
 			}
 		}
@@ -351,6 +354,11 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep Endpoints) 
 	r.prog.finishRow(row, a.Number, ev, ev.Ended.Sub(started))
 	return ev.Outcome, nil
 }
+
+// gatewayProcess is the target process (target.ProcessLister) whose CPU
+// time over the measurement window is gateway_cpu_us_per_msg; every other
+// process's is host_cpu_<name>_us_per_msg.
+const gatewayProcess = "gateway"
 
 // cpuWindow is the CPU time of the target's processes over an attempt's
 // measurement window, read when the load generator reports the "measure"

@@ -12,9 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xp-bench/xp/infra/local/localtarget"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
+
+// localPlatforms is what cmd hands the runner for platform local.
+var localPlatforms = target.Platforms{"local": localtarget.Open}
+
+// only is platform local served by t.
+func only(t target.Target) target.Platforms {
+	return target.Platforms{"local": func(target.Config) (target.Target, error) { return t, nil }}
+}
 
 // smallSpec is a campaign of short, gentle rows on the embedded cluster:
 // one row per security level and replicate.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 	"github.com/xp-bench/xp/runner/loadgen"
@@ -15,7 +16,7 @@ import (
 // loadConfig is the load generator configuration of a row.
 // props are the client properties of the endpoint; nil reads them from
 // ep.ClientConfig.
-func loadConfig(row *planner.Row, ep Endpoint, props map[string]string) (loadgen.Config, error) {
+func loadConfig(row *planner.Row, ep target.Endpoint, props map[string]string) (loadgen.Config, error) {
 	if props == nil {
 		var err error
 		if props, err = kafkaconf.ReadClientConfig(ep.ClientConfig); err != nil {
@@ -55,7 +56,7 @@ func loadConfig(row *planner.Row, ep Endpoint, props map[string]string) (loadgen
 // checkLoad validates a row's load generator settings before anything
 // starts (endpoints come later, so a placeholder stands in for them).
 func checkLoad(row *planner.Row) error {
-	cfg, err := loadConfig(row, Endpoint{Bootstrap: []string{"127.0.0.1:9"}}, map[string]string{})
+	cfg, err := loadConfig(row, target.Endpoint{Bootstrap: []string{"127.0.0.1:9"}}, map[string]string{})
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func checkLoad(row *planner.Row) error {
 }
 
 // runLoad runs the load generator for one row.
-func runLoad(ctx context.Context, row planner.Row, ep Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
+func runLoad(ctx context.Context, row planner.Row, ep target.Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
 	cfg, err := loadConfig(&row, ep, nil)
 	if err != nil {
 		return nil, err

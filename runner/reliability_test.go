@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xp-bench/xp/infra/local/localtarget"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -57,7 +58,7 @@ func xpBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	RunChildIfAsked() // the local target's cluster and gateway processes
+	localtarget.RunChildIfAsked() // the local target's cluster and gateway processes
 	code := m.Run()
 	if xpBinDir != "" {
 		os.RemoveAll(xpBinDir)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
@@ -53,6 +54,10 @@ type Options struct {
 	Spec string
 	// Target is "local" (default) or a TARGET.yaml path.
 	Target string
+	// Platforms are the platforms this xp can provision, each with the
+	// opener of its target; cmd fills them in. A --target (or rows) on a
+	// platform not here is refused as not supported.
+	Platforms target.Platforms
 	// Resume continues a campaign that has progress.
 	Resume bool
 	// DryRun validates everything and prints what would run; nothing is
@@ -77,10 +82,6 @@ type Options struct {
 	Now func() time.Time
 	// XPVersion is recorded with the campaign; default the build's.
 	XPVersion string
-
-	// target replaces the one --target names (tests: a real local cluster
-	// with one mode deliberately broken).
-	target Target
 }
 
 // Summary is what a Run did.
@@ -142,14 +143,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, &badInput{err}
 	}
-	target, platform, targetText, err := openTarget(o.Target, o.WorkDir)
+	tgt, err := openTarget(o.Target, o.Platforms, o.WorkDir, o.DB)
 	if err != nil {
 		return Summary{}, &badInput{err}
 	}
-	if o.target != nil {
-		target = o.target
-	}
-	if err := checkRows(ctx, p, target, platform, o.Target); err != nil {
+	if err := checkRows(ctx, p, tgt, o); err != nil {
 		return Summary{}, err
 	}
 	groups := groupRows(p.rows)
@@ -175,7 +173,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	defer store.Close()
 	camp := results.Campaign{
-		Name: p.rows[0].Campaign, Spec: spec, Plan: p.bytes, Target: targetText, Seed: campaignSeed(p),
+		Name: p.rows[0].Campaign, Spec: spec, Plan: p.bytes, Target: tgt.recorded, Seed: campaignSeed(p),
 		XPVersion: o.XPVersion, Host: hostEnvironment(), Created: o.Now(),
 	}
 	_, err = store.Register(ctx, camp, p.storeRows())
@@ -192,7 +190,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if !o.Keep {
 		defer os.RemoveAll(o.WorkDir)
 	}
-	r := &run{o: o, store: store, target: target, plan: p, groups: groups}
+	r := &run{o: o, store: store, target: tgt.Target, plan: p, groups: groups}
 	sum, err := r.execute(ctx)
 	sum.DB, sum.Duration = o.DB, o.Now().Sub(start)
 	return sum, err
@@ -221,7 +219,8 @@ func refuseExisting(o Options, p *plan, peek results.Peek) error {
 }
 
 // checkRows refuses, before anything starts, rows the target cannot serve.
-func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg string) error {
+func checkRows(ctx context.Context, p *plan, t openedTarget, o Options) error {
+	platform := t.platform
 	var problems []string
 	wrong := map[string][]string{}
 	var wrongOrder []string
@@ -239,8 +238,8 @@ func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg strin
 	}
 	for _, rp := range wrongOrder {
 		msg := fmt.Sprintf("%d rows want platform %s (e.g. %s) but the target (--target %s) is platform %s",
-			len(wrong[rp]), rp, wrong[rp][0], targetArg, platform)
-		if !platforms[rp] {
+			len(wrong[rp]), rp, wrong[rp][0], o.Target, platform)
+		if o.Platforms[rp] == nil {
 			msg += fmt.Sprintf("; platform %s is not supported yet by this xp", rp)
 		}
 		problems = append(problems, msg)
@@ -256,7 +255,7 @@ func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg strin
 	if bad > 5 {
 		problems = append(problems, fmt.Sprintf("(%d rows in all the load generator refuses)", bad))
 	}
-	if rc, ok := t.(RowChecker); ok {
+	if rc, ok := t.Target.(target.RowChecker); ok {
 		refused := map[string][]string{}
 		var reasons []string
 		for i := range p.rows {
@@ -271,7 +270,7 @@ func checkRows(ctx context.Context, p *plan, t Target, platform, targetArg strin
 			problems = append(problems, fmt.Sprintf("%d rows (e.g. %s): %s", len(refused[why]), refused[why][0], why))
 		}
 	}
-	if ml, ok := t.(ModeLister); ok {
+	if ml, ok := t.Target.(target.ModeLister); ok {
 		modes, err := ml.Modes(ctx)
 		if err != nil {
 			return err
@@ -316,18 +315,18 @@ func gatewayMode(m string) bool {
 
 // groupRows groups rows by infrastructure: groups in order of their first
 // row, rows in plan order within a group.
-func groupRows(rows []planner.Row) []Group {
+func groupRows(rows []planner.Row) []target.Group {
 	sorted := append([]planner.Row(nil), rows...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Order < sorted[j].Order })
 	idx := map[planner.InfraKey]int{}
-	var groups []Group
+	var groups []target.Group
 	for _, r := range sorted {
 		k := r.InfraKey()
 		i, ok := idx[k]
 		if !ok {
 			i = len(groups)
 			idx[k] = i
-			groups = append(groups, Group{Key: k})
+			groups = append(groups, target.Group{Key: k})
 		}
 		groups[i].Rows = append(groups[i].Rows, r)
 	}

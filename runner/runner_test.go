@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/infra/local/localtarget"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -39,7 +40,9 @@ func TestBadInputChangesNothing(t *testing.T) {
 	aws := filepath.Join(dir, "aws.yaml")
 	os.WriteFile(aws, []byte("platform: aws\nregion: us-east-1\n"), 0o644)
 	mars := filepath.Join(dir, "mars.yaml")
-	os.WriteFile(mars, []byte("platform: mars\n"), 0o644)
+	os.WriteFile(mars, []byte("# a target\nplatform: mars\n"), 0o644)
+	list := filepath.Join(dir, "list.yaml")
+	os.WriteFile(list, []byte("- platform: local\n"), 0o644)
 	noPlatform := filepath.Join(dir, "noplatform.yaml")
 	os.WriteFile(noPlatform, []byte("region: x\n"), 0o644)
 
@@ -79,21 +82,23 @@ func TestBadInputChangesNothing(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{"missing plan", Options{Plan: filepath.Join(dir, "nope.jsonl")}, "no such file"},
-		{"invalid plan", Options{Plan: invalid}, "invalid.jsonl:1: acks"},
-		{"plan not JSON", Options{Plan: notJSON}, "notjson.jsonl:1"},
-		{"missing target file", Options{Plan: good, Target: filepath.Join(dir, "nope.yaml")}, "no such file"},
-		{"malformed target file", Options{Plan: good, Target: malformed}, "not valid YAML"},
-		{"platform not implemented", Options{Plan: good, Target: aws}, `platform "aws" is not supported yet`},
-		{"unknown platform", Options{Plan: good, Target: mars}, `unknown platform "mars"`},
-		{"target without platform", Options{Plan: good, Target: noPlatform}, "no platform"},
-		{"unwritable db path", Options{Plan: good, DB: filepath.Join(good, "c.db")}, "cannot write campaign database"},
-		{"newer schema db", Options{Plan: good, DB: newer}, fmt.Sprintf("schema version %d", results.SchemaVersion+1)},
-		{"different plan in db", Options{Plan: good, DB: otherDB}, "different plan"},
-		{"progress without --resume", Options{Plan: other, DB: otherDB}, "add --resume"},
-		{"max attempts zero", Options{Plan: good, MaxAttempts: -1}, "--max-attempts"},
-		{"rows for a platform the target is not", Options{Plan: awsPlan}, "2 rows want platform aws"},
-		{"more partitions than the load generator drives", Options{Plan: manyPartitions}, "the load generator refuses it"},
+		{"missing plan", Options{Platforms: localPlatforms, Plan: filepath.Join(dir, "nope.jsonl")}, "no such file"},
+		{"invalid plan", Options{Platforms: localPlatforms, Plan: invalid}, "invalid.jsonl:1: acks"},
+		{"plan not JSON", Options{Platforms: localPlatforms, Plan: notJSON}, "notjson.jsonl:1"},
+		{"missing target file", Options{Platforms: localPlatforms, Plan: good, Target: filepath.Join(dir, "nope.yaml")}, "no such file"},
+		{"malformed target file", Options{Platforms: localPlatforms, Plan: good, Target: malformed}, "malformed.yaml:1: not valid YAML"},
+		{"platform not implemented", Options{Platforms: localPlatforms, Plan: good, Target: aws}, `aws.yaml:1: platform "aws" is not supported yet`},
+		{"unknown platform", Options{Platforms: localPlatforms, Plan: good, Target: mars}, `mars.yaml:2: platform: unknown platform "mars"`},
+		{"target without platform", Options{Platforms: localPlatforms, Plan: good, Target: noPlatform}, "noplatform.yaml: no platform"},
+		{"target file not a mapping", Options{Platforms: localPlatforms, Plan: good, Target: list}, "list.yaml:1: want a mapping"},
+		{"no platforms handed in", Options{Plan: good}, "--target local: this xp has no local target"},
+		{"unwritable db path", Options{Platforms: localPlatforms, Plan: good, DB: filepath.Join(good, "c.db")}, "cannot write campaign database"},
+		{"newer schema db", Options{Platforms: localPlatforms, Plan: good, DB: newer}, fmt.Sprintf("schema version %d", results.SchemaVersion+1)},
+		{"different plan in db", Options{Platforms: localPlatforms, Plan: good, DB: otherDB}, "different plan"},
+		{"progress without --resume", Options{Platforms: localPlatforms, Plan: other, DB: otherDB}, "add --resume"},
+		{"max attempts zero", Options{Platforms: localPlatforms, Plan: good, MaxAttempts: -1}, "--max-attempts"},
+		{"rows for a platform the target is not", Options{Platforms: localPlatforms, Plan: awsPlan}, "2 rows want platform aws"},
+		{"more partitions than the load generator drives", Options{Platforms: localPlatforms, Plan: manyPartitions}, "the load generator refuses it"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,7 +145,7 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 		"  encoding: json\n  gateway_transport: mtls\n"
 	plan := writePlan(t, dir, "gw", spec)
 	var stderr syncBuffer
-	if _, err := Run(ctx, Options{Plan: plan, Stderr: &stderr}); err != nil {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr}); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
 	s, err := results.OpenReadOnly(ctx, DefaultDB(plan))
@@ -183,16 +188,16 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 				rss[smp.Host] = max(rss[smp.Host], smp.Value)
 			}
 		}
-		busy := []string{telemetryHost, hostCluster}
+		busy := []string{telemetryHost, localtarget.HostCluster}
 		if has {
-			busy = append(busy, hostGateway) // idle while a direct row runs
+			busy = append(busy, localtarget.HostGateway) // idle while a direct row runs
 		}
 		for _, host := range busy {
 			if cpu[host] <= 0 {
 				t.Errorf("%s: telemetry has no CPU time for host %q (%v)", env.Mode, host, cpu)
 			}
 		}
-		for _, host := range []string{telemetryHost, hostCluster, hostGateway} {
+		for _, host := range []string{telemetryHost, localtarget.HostCluster, localtarget.HostGateway} {
 			if rss[host] <= 0 {
 				t.Errorf("%s: telemetry has no memory for host %q (%v)", env.Mode, host, rss)
 			}
@@ -219,7 +224,7 @@ func TestLocalTargetRefusesRows(t *testing.T) {
 			dir := t.TempDir()
 			plan := writePlan(t, dir, "gwr", smallSpec("gwr", []string{"plaintext", "proxy"}, 1)+tc.extra)
 			before := dirSnapshot(t, dir)
-			_, err := Run(context.Background(), Options{Plan: plan})
+			_, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan})
 			if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want bad input with %q", err, tc.want)
 			}
@@ -236,7 +241,7 @@ func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
 	plan := writePlan(t, dir, "happy", smallSpec("happy", []string{"plaintext", "tls"}, 1))
 	db := DefaultDB(plan)
 	var stderr syncBuffer
-	sum, err := Run(ctx, Options{Plan: plan, Stderr: &stderr})
+	sum, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
@@ -332,13 +337,13 @@ func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
 	// A second run without --resume is refused; with it there is nothing
 	// left to do.
 	before := dirSnapshot(t, dir)
-	if _, err := Run(ctx, Options{Plan: plan}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "--resume") {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "--resume") {
 		t.Fatalf("rerun without --resume: %v", err)
 	}
 	if after := dirSnapshot(t, dir); !reflect.DeepEqual(before, after) {
 		t.Fatalf("refused rerun changed files")
 	}
-	sum, err = Run(ctx, Options{Plan: plan, Resume: true})
+	sum, err = Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Resume: true})
 	if err != nil || sum.Ran != 0 {
 		t.Fatalf("resume of a finished campaign: ran %d, %v", sum.Ran, err)
 	}
@@ -355,10 +360,10 @@ func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
 
 // brokenTLS is the real local target with the tls mode's client config
 // pointing at a CA file that does not exist, so tls rows fail at once.
-type brokenTLS struct{ *localTarget }
+type brokenTLS struct{ *localtarget.Target }
 
-func (b brokenTLS) Up(ctx context.Context, g Group) (Endpoints, error) {
-	ep, err := b.localTarget.Up(ctx, g)
+func (b brokenTLS) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	ep, err := b.Target.Up(ctx, g)
 	if err != nil {
 		return ep, err
 	}
@@ -382,9 +387,9 @@ func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "flaky", smallSpec("flaky", []string{"plaintext", "tls"}, 1))
 	db := DefaultDB(plan)
-	broken := brokenTLS{newLocalTarget(filepath.Join(dir, "work"))}
+	broken := brokenTLS{localtarget.New(filepath.Join(dir, "work"))}
 
-	_, err := Run(ctx, Options{Plan: plan, MaxAttempts: 2, target: broken})
+	_, err := Run(ctx, Options{Platforms: only(broken), Plan: plan, MaxAttempts: 2})
 	if !errors.Is(err, ErrUnfinished) {
 		t.Fatalf("run with a broken mode: %v, want ErrUnfinished", err)
 	}
@@ -413,11 +418,11 @@ func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
 
 	// --resume with the same limit leaves it; a higher limit on a sound
 	// target retries it and keeps every attempt.
-	sum, err := Run(ctx, Options{Plan: plan, Resume: true, MaxAttempts: 2, target: broken})
+	sum, err := Run(ctx, Options{Platforms: only(broken), Plan: plan, Resume: true, MaxAttempts: 2})
 	if !errors.Is(err, ErrUnfinished) || sum.Ran != 0 || sum.Skipped != 1 {
 		t.Fatalf("resume at the limit: ran %d skipped %d, %v", sum.Ran, sum.Skipped, err)
 	}
-	if _, err := Run(ctx, Options{Plan: plan, Resume: true, MaxAttempts: 3}); err != nil {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Resume: true, MaxAttempts: 3}); err != nil {
 		t.Fatalf("resume with a sound target: %v", err)
 	}
 	st = readDB(t, db)
@@ -449,7 +454,7 @@ func TestInterruptRecordsAndResumes(t *testing.T) {
 		}
 	}()
 	var stderr syncBuffer
-	_, err := Run(ctx, Options{Plan: plan, Stderr: &stderr})
+	_, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted\n%s", err, stderr.String())
 	}
@@ -472,7 +477,7 @@ func TestInterruptRecordsAndResumes(t *testing.T) {
 
 	// Resume with --keep: the infrastructure is not taken down at the end
 	// and its files stay.
-	if _, err := Run(context.Background(), Options{Plan: plan, Resume: true, Keep: true}); err != nil {
+	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, Keep: true}); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 	s, _ = results.OpenReadOnly(context.Background(), db)
@@ -499,7 +504,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	plan := writePlan(t, dir, "dry", smallSpec("dry", []string{"plaintext", "tls", "mtls"}, 2))
 	before := dirSnapshot(t, dir)
 	var stdout syncBuffer
-	sum, err := Run(context.Background(), Options{Plan: plan, DryRun: true, Stdout: &stdout})
+	sum, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, DryRun: true, Stdout: &stdout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +561,7 @@ func TestSpecKeptWithCampaign(t *testing.T) {
 		})
 	}
 	// A mismatching --spec is bad input before anything starts.
-	if _, err := Run(context.Background(), Options{Plan: planPath, Spec: other}); !errors.Is(err, ErrBadInput) {
+	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: planPath, Spec: other}); !errors.Is(err, ErrBadInput) {
 		t.Fatalf("run with a mismatching --spec: %v", err)
 	}
 }
@@ -587,31 +592,6 @@ func TestFindDB(t *testing.T) {
 			}
 			if err != nil || got != filepath.Join(dir, tc.want) {
 				t.Fatalf("%q, %v", got, err)
-			}
-		})
-	}
-}
-
-func TestModeKey(t *testing.T) {
-	tests := []struct {
-		name string
-		row  planner.Row
-		want string
-	}{
-		{"direct", planner.Row{Security: "mtls", GatewayTransport: "tls"}, "mtls"},
-		{"proxy default transport", planner.Row{Security: "proxy", GatewayTransport: "tls"}, "proxy"},
-		{"proxy sasl", planner.Row{Security: "proxy", GatewayTransport: "sasl_ssl"}, "proxy.sasl_ssl"},
-		{"field_encrypt defaults", planner.Row{Security: "field_encrypt", GatewayTransport: "tls", Encoding: "json",
-			EncryptFields: []string{"ssn"}}, "field_encrypt"},
-		{"field_encrypt avro mtls", planner.Row{Security: "field_encrypt", GatewayTransport: "mtls", Encoding: "avro"},
-			"field_encrypt.avro.mtls"},
-		{"field_encrypt other fields", planner.Row{Security: "field_encrypt", GatewayTransport: "tls", Encoding: "json",
-			EncryptFields: []string{"ssn", "notes"}}, "field_encrypt.ssn+notes"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := ModeKey(&tc.row); got != tc.want {
-				t.Fatalf("%q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -1,148 +1,135 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/xp-bench/xp/infra/gateway/encrypt"
-	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 )
-
-// Target makes the infrastructure of one group exist and takes it away.
-// Up is called once per group, Down before the next group's Up and at the
-// end (unless --keep).
-type Target interface {
-	// Up brings up the infrastructure rows of g need and says how to reach
-	// it.
-	Up(ctx context.Context, g Group) (Endpoints, error)
-	// Down takes down what the last Up brought up. It is safe to call when
-	// nothing is up.
-	Down(ctx context.Context) error
-}
-
-// ModeLister is a Target that can say, before anything is up, which
-// security modes it serves. The runner refuses rows asking for any other
-// mode before the campaign starts.
-type ModeLister interface {
-	Modes(ctx context.Context) ([]string, error)
-}
-
-// ProcessLister is a Target whose infrastructure runs in processes on this
-// machine: telemetry samples each one's CPU time and memory under its
-// name, and a process named "gateway" gives each attempt its
-// gateway_cpu_us_per_msg.
-type ProcessLister interface {
-	Processes() map[string]int
-}
-
-// RowChecker is a Target that can refuse, before anything is up, rows it
-// cannot run; the runner lists them all before the campaign starts.
-type RowChecker interface {
-	CheckRow(r *planner.Row) error
-}
-
-// ModeKey names the endpoint a row runs against in Endpoints.Modes, with
-// the names `xp cluster local` uses: the security mode for direct modes;
-// for gateway modes local.GatewayModeName (the transport and the
-// field_encrypt encoding appended when not the default, e.g. "proxy",
-// "proxy.sasl_ssl", "field_encrypt.avro.mtls"), and encrypt_fields other
-// than ssn appended with "+" between them.
-func ModeKey(r *planner.Row) string {
-	if !r.NeedsGateway() {
-		return r.Security
-	}
-	k := local.GatewayModeName(r.Security, r.GatewayTransport, r.Encoding)
-	if r.Security == local.FieldEncrypt && len(r.EncryptFields) > 0 &&
-		!slices.Equal(r.EncryptFields, encrypt.DefaultFields) {
-		k += "." + strings.Join(r.EncryptFields, "+")
-	}
-	return k
-}
-
-// Group is a run of plan rows that share infrastructure (planner.InfraKey).
-type Group struct {
-	Key  planner.InfraKey
-	Rows []planner.Row
-}
-
-// Endpoints is how to reach the infrastructure of a group.
-type Endpoints struct {
-	// Modes maps ModeKey of a row (plaintext, tls, mtls, sasl_ssl, proxy,
-	// encrypt.mtls, field_encrypt.avro, ...) to its endpoint.
-	Modes map[string]Endpoint `json:"modes"`
-	// Hosts are the machines that make up the cluster (empty for the
-	// embedded one).
-	Hosts []string `json:"hosts,omitempty"`
-}
-
-// Endpoint is one way into the cluster.
-type Endpoint struct {
-	Bootstrap []string `json:"bootstrap"`
-	// ClientConfig is a librdkafka property file.
-	ClientConfig string `json:"client_config"`
-}
 
 // targetFile is the part of a TARGET.yaml every platform shares.
 type targetFile struct {
 	Platform string `yaml:"platform"`
 }
 
-// platforms lists every platform a plan row may name, and whether this
-// build can provision it.
-var platforms = map[string]bool{"local": true, "aws": false, "azure": false, "hosts": false}
-
-// openTarget resolves --target: "local" or a TARGET.yaml path. Errors are
-// bad input.
-func openTarget(spec, workDir string) (Target, string, string, error) {
-	if spec == "" || spec == "local" {
-		return newLocalTarget(workDir), "local", "local", nil
-	}
-	b, err := os.ReadFile(spec)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, "", "", fmt.Errorf("--target %s: no such file (use --target local, or the path of a TARGET.yaml)", spec)
-	}
-	if err != nil {
-		return nil, "", "", fmt.Errorf("--target %s: %w", spec, err)
-	}
-	var tf targetFile
-	if err := yaml.Unmarshal(b, &tf); err != nil {
-		return nil, "", "", fmt.Errorf("--target %s: not valid YAML: %s", spec, yamlReason(err))
-	}
-	switch supported, known := platforms[tf.Platform]; {
-	case tf.Platform == "":
-		return nil, "", "", fmt.Errorf("--target %s: no platform: set `platform:` to one of %s", spec, platformList())
-	case !known:
-		return nil, "", "", fmt.Errorf("--target %s: unknown platform %q: want one of %s", spec, tf.Platform, platformList())
-	case !supported:
-		return nil, "", "", fmt.Errorf("--target %s: platform %q is not supported yet by this xp (only local is); use --target local", spec, tf.Platform)
-	}
-	return newLocalTarget(workDir), tf.Platform, string(b), nil
+// openedTarget is --target resolved: the target, the platform it is, and
+// what the campaign records of it.
+type openedTarget struct {
+	target.Target
+	// platform is the platform the target serves (local, aws, ...).
+	platform string
+	// recorded is kept with the campaign: "local", or the TARGET.yaml's
+	// text.
+	recorded string
 }
 
-func platformList() string {
-	var names []string
-	for p := range platforms {
-		names = append(names, p)
+// openTarget resolves --target: "local" or a TARGET.yaml path, opened by
+// the platform's opener. Errors are bad input.
+func openTarget(arg string, platforms target.Platforms, workDir, db string) (openedTarget, error) {
+	if arg == "" || arg == "local" {
+		open, ok := platforms["local"]
+		if !ok {
+			return openedTarget{}, fmt.Errorf("--target local: this xp has no local target (it supports %s)", supportedList(platforms))
+		}
+		t, err := open(target.Config{Platform: "local", WorkDir: workDir, DB: db})
+		if err != nil {
+			return openedTarget{}, fmt.Errorf("--target local: %w", err)
+		}
+		return openedTarget{Target: t, platform: "local", recorded: "local"}, nil
 	}
-	sort.Strings(names)
+	b, err := os.ReadFile(arg)
+	if errors.Is(err, os.ErrNotExist) {
+		return openedTarget{}, fmt.Errorf("--target %s: no such file (use --target local, or the path of a TARGET.yaml)", arg)
+	}
+	if err != nil {
+		return openedTarget{}, fmt.Errorf("--target %s: %w", arg, err)
+	}
+	platform, err := targetPlatform(arg, b, platforms)
+	if err != nil {
+		return openedTarget{}, err
+	}
+	t, err := platforms[platform](target.Config{Platform: platform, Path: arg, Text: b, WorkDir: workDir, DB: db})
+	if err != nil {
+		return openedTarget{}, err
+	}
+	return openedTarget{Target: t, platform: platform, recorded: string(b)}, nil
+}
+
+// targetPlatform reads `platform:` of a TARGET.yaml, the part every
+// platform's file shares, and checks that this xp can provision it. Its
+// errors name the file and, where there is one, the line.
+func targetPlatform(path string, b []byte, platforms target.Platforms) (string, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		line, reason := yamlReason(err)
+		return "", fmt.Errorf("%s:%d: not valid YAML: %s", path, line, reason)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		line := 1
+		if len(doc.Content) > 0 {
+			line = doc.Content[0].Line
+		}
+		return "", fmt.Errorf("%s:%d: want a mapping of settings that starts with `platform:` (one of %s)",
+			path, line, strings.Join(planner.Platforms, ", "))
+	}
+	m := doc.Content[0]
+	var value *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "platform" {
+			value = m.Content[i+1]
+		}
+	}
+	switch {
+	case value == nil:
+		return "", fmt.Errorf("%s: no platform: set `platform:` to one of %s", path, strings.Join(planner.Platforms, ", "))
+	case value.Kind != yaml.ScalarNode || !slices.Contains(planner.Platforms, value.Value):
+		return "", fmt.Errorf("%s:%d: platform: unknown platform %q: want one of %s",
+			path, value.Line, value.Value, strings.Join(planner.Platforms, ", "))
+	case platforms[value.Value] == nil:
+		return "", fmt.Errorf("%s:%d: platform %q is not supported yet by this xp (it supports %s); use --target local",
+			path, value.Line, value.Value, supportedList(platforms))
+	}
+	return value.Value, nil
+}
+
+// supportedList names the platforms this xp can provision.
+func supportedList(platforms target.Platforms) string {
+	var names []string
+	for _, p := range planner.Platforms {
+		if platforms[p] != nil {
+			names = append(names, p)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
 	return strings.Join(names, ", ")
 }
 
-func yamlReason(err error) string {
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlReason splits a YAML error into its line (1 when it names none) and
+// its reason.
+func yamlReason(err error) (int, string) {
+	s := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n, s[len(m[0]):]
+	}
+	return 1, strings.TrimPrefix(s, "yaml: ")
 }
 
 // endpointsJSON is the endpoints as recorded in the infra table.
-func endpointsJSON(e Endpoints) json.RawMessage {
+func endpointsJSON(e target.Endpoints) json.RawMessage {
 	b, _ := json.Marshal(e)
 	return b
 }

@@ -5,13 +5,13 @@ package main
 import (
 	"os"
 
-	"github.com/xp-bench/xp/runner"
+	"github.com/xp-bench/xp/infra/local/localtarget"
 )
 
 func main() {
 	// The local target runs its cluster and gateways as children of this
 	// executable; in one of those, serve and exit.
-	runner.RunChildIfAsked()
+	localtarget.RunChildIfAsked()
 	st := newState()
 	os.Exit(execute(st, os.Args[1:]))
 }

@@ -29,6 +29,7 @@ rows, 130 interrupted, 1 other failures.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Plan = args[0]
 			o.Stdout, o.Stderr, o.Terminal, o.Now = st.stdout, st.stderr, st.isTerminal, st.now
+			o.Platforms = platforms()
 			ctx, stop := st.interruptible(cmd.Context())
 			defer stop()
 			_, err := runner.Run(ctx, o)

@@ -13,29 +13,24 @@ import (
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/encrypt"
 	"github.com/xp-bench/xp/infra/gateway/envelope"
+	"github.com/xp-bench/xp/planner"
 )
 
 // Default gateway settings of a plan row (DESIGN.md: gateway_transport tls,
 // encoding json for field_encrypt).
 const (
 	DefaultGatewayTransport = TLS
-	DefaultFieldEncoding    = encrypt.EncodingJSON
+	DefaultFieldEncoding    = planner.DefaultFieldEncoding
 )
 
 // GatewayModeName is the name under which the embedded cluster serves the
 // gateway mode security (proxy, encrypt or field_encrypt) with the given
 // client-leg transport and, for field_encrypt, record encoding: the bare
 // security name for the defaults (tls, json), otherwise suffixed, e.g.
-// "proxy.sasl_ssl" or "field_encrypt.avro.mtls".
+// "proxy.sasl_ssl" or "field_encrypt.avro.mtls" (planner.GatewayModeName,
+// the one spelling every target uses).
 func GatewayModeName(security, transport, encoding string) string {
-	name := security
-	if security == FieldEncrypt && encoding != "" && encoding != DefaultFieldEncoding {
-		name += "." + encoding
-	}
-	if transport != "" && transport != DefaultGatewayTransport {
-		name += "." + transport
-	}
-	return name
+	return planner.GatewayModeName(security, transport, encoding)
 }
 
 // IsGatewayMode reports whether security needs a gateway.

@@ -1,4 +1,4 @@
-package runner
+package localtarget
 
 import (
 	"context"
@@ -13,17 +13,18 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway/encrypt"
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
-// localTarget is the embedded cluster (infra/local): every direct security
-// mode it serves, on loopback, and xp's own gateway in front of it for the
-// rows that need one (proxy, encrypt, field_encrypt), one gateway set per
-// distinct ModeKey of the group. The cluster and the gateways each run in
+// Target is the local target: the embedded cluster (infra/local) with every
+// direct security mode it serves, on loopback, and xp's own gateway in
+// front of it for the rows that need one (proxy, encrypt, field_encrypt),
+// one gateway set per distinct target.ModeKey of the group. The cluster and the gateways each run in
 // a child process (see childEnv), so the load generator's CPU and memory
 // are its own and telemetry measures the gateways apart from the broker.
-type localTarget struct {
+type Target struct {
 	// dir holds each group's certificates and client configs; "" = a fresh
 	// temporary directory per group.
 	dir string
@@ -37,23 +38,30 @@ type localTarget struct {
 }
 
 var (
-	_ Target        = (*localTarget)(nil)
-	_ ModeLister    = (*localTarget)(nil)
-	_ RowChecker    = (*localTarget)(nil)
-	_ ProcessLister = (*localTarget)(nil)
+	_ target.Target        = (*Target)(nil)
+	_ target.ModeLister    = (*Target)(nil)
+	_ target.RowChecker    = (*Target)(nil)
+	_ target.ProcessLister = (*Target)(nil)
 )
 
-func newLocalTarget(dir string) *localTarget { return &localTarget{dir: dir} }
+// New returns the local target; it keeps each group's certificates and
+// client configs under dir ("" = a fresh temporary directory per group).
+func New(dir string) *Target { return &Target{dir: dir} }
+
+// Open is the target.Opener of platform local: each group's files go under
+// the run's work directory. A TARGET.yaml naming platform local needs
+// nothing else.
+func Open(c target.Config) (target.Target, error) { return New(c.WorkDir), nil }
 
 // Telemetry host names of the local target's processes.
 const (
-	hostCluster = "cluster"
-	hostGateway = "gateway"
+	HostCluster = "cluster"
+	HostGateway = "gateway"
 )
 
 // Up starts an embedded cluster with the group's broker count and the
 // gateways its rows need.
-func (t *localTarget) Up(ctx context.Context, g Group) (Endpoints, error) {
+func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.downLocked()
@@ -61,22 +69,22 @@ func (t *localTarget) Up(ctx context.Context, g Group) (Endpoints, error) {
 	if t.dir != "" {
 		dir, err := filepath.Abs(filepath.Join(t.dir, fmt.Sprintf("group-%d", t.groups)))
 		if err != nil {
-			return Endpoints{}, err
+			return target.Endpoints{}, err
 		}
 		t.groupDir = dir
 	}
 	cl, rep, err := startChild(ctx, childSpec{Role: roleCluster, Brokers: g.Key.Brokers, Dir: t.groupDir})
 	if err != nil {
-		return Endpoints{}, err
+		return target.Endpoints{}, err
 	}
 	t.cluster = cl
-	ep := Endpoints{Modes: map[string]Endpoint{}}
+	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
 	for name, m := range rep.Modes {
-		ep.Modes[name] = Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig}
+		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig}
 	}
 	if err := t.startGateways(ctx, g, rep, ep); err != nil {
 		t.downLocked()
-		return Endpoints{}, err
+		return target.Endpoints{}, err
 	}
 	return ep, nil
 }
@@ -85,7 +93,7 @@ func (t *localTarget) Up(ctx context.Context, g Group) (Endpoints, error) {
 // ModeKey of the group's rows, row.Gateways gateways (each with its own
 // data keys, as separate gateway machines would have), and adds the key
 // to ep with every gateway's bootstrap address.
-func (t *localTarget) startGateways(ctx context.Context, g Group, cluster childReply, ep Endpoints) error {
+func (t *Target) startGateways(ctx context.Context, g target.Group, cluster childReply, ep target.Endpoints) error {
 	var specs []childGateway
 	names := map[string][]string{} // ModeKey → gateway mode names
 	var keys []string
@@ -93,7 +101,7 @@ func (t *localTarget) startGateways(ctx context.Context, g Group, cluster childR
 		if !r.NeedsGateway() {
 			continue
 		}
-		key := ModeKey(&r)
+		key := target.ModeKey(&r)
 		if _, done := names[key]; done {
 			continue
 		}
@@ -125,7 +133,7 @@ func (t *localTarget) startGateways(ctx context.Context, g Group, cluster childR
 	}
 	t.gateways = gp
 	for _, key := range keys {
-		var e Endpoint
+		var e target.Endpoint
 		for _, name := range names[key] {
 			m, ok := rep.Modes[name]
 			if !ok {
@@ -144,15 +152,15 @@ func (t *localTarget) startGateways(ctx context.Context, g Group, cluster childR
 }
 
 // Processes names the running group's processes for telemetry.
-func (t *localTarget) Processes() map[string]int {
+func (t *Target) Processes() map[string]int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := map[string]int{}
 	if t.cluster != nil {
-		out[hostCluster] = t.cluster.pid()
+		out[HostCluster] = t.cluster.pid()
 	}
 	if t.gateways != nil {
-		out[hostGateway] = t.gateways.pid()
+		out[HostGateway] = t.gateways.pid()
 	}
 	return out
 }
@@ -177,13 +185,13 @@ func writeSchemas(dir string) error {
 
 // Down stops the gateways and the embedded cluster and removes the group's
 // files.
-func (t *localTarget) Down(context.Context) error {
+func (t *Target) Down(context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.downLocked()
 }
 
-func (t *localTarget) downLocked() error {
+func (t *Target) downLocked() error {
 	var errs []error
 	if t.gateways != nil {
 		errs = append(errs, t.gateways.stop())
@@ -203,7 +211,7 @@ func (t *localTarget) downLocked() error {
 // Modes starts a one-broker cluster once to learn which direct modes the
 // embedded cluster serves (so that modes added to it later are picked up
 // without changes here), and adds the gateway modes Up can start.
-func (t *localTarget) Modes(ctx context.Context) ([]string, error) {
+func (t *Target) Modes(ctx context.Context) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.modes != nil {
@@ -227,7 +235,7 @@ func (t *localTarget) Modes(ctx context.Context) ([]string, error) {
 
 // CheckRow refuses gateway rows the local target cannot serve: only xp's
 // built-in gateway runs here, and field_encrypt needs structured records.
-func (t *localTarget) CheckRow(r *planner.Row) error {
+func (t *Target) CheckRow(r *planner.Row) error {
 	if !r.NeedsGateway() {
 		return nil
 	}
