@@ -232,6 +232,13 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 			m := final[k]
 			b, t := m[opt.Baseline], m[tr]
 			if b == nil || t == nil {
+				if d.Imported && (b != nil || t != nil) {
+					cnt.Sets++
+					cnt.Excluded++
+					res.Cells[cellOf[k.pair]].Excluded[tix]++
+					res.Excluded = append(res.Excluded, ExcludedSet{Treatment: tr, Pair: k.pair, Replicate: k.rep,
+						Reasons: append(unpaired(b, opt.Baseline), unpaired(t, tr)...)})
+				}
 				continue
 			}
 			cnt.Sets++
@@ -482,6 +489,14 @@ func planJobs(defs []MetricDef, metrics []int, sets []matchedSet, clustered, mea
 		p.job.key = key + "|" + strings.Join(names, ",")
 	}
 	return out
+}
+
+// unpaired is the reason for a matched set's missing run of level.
+func unpaired(r *Run, level string) []string {
+	if r != nil {
+		return nil
+	}
+	return []string{level + ": no run with this pair and replicate (unpaired)"}
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -29,6 +29,11 @@ type ImportOptions struct {
 	// Metrics are CSV metric columns as NAME or NAME:higher (larger is
 	// better); required for CSV, ignored for OMB.
 	Metrics []string
+	// Levels give OMB result files their treatment level instead of the
+	// value of their driver (or workload) field, as LEVEL=PATTERN: files
+	// whose path or base name matches the filepath.Match PATTERN take
+	// LEVEL. With any Levels, every file must match exactly one level.
+	Levels []string
 	// Campaign names the campaign; default: the db file name.
 	Campaign  string
 	XPVersion string
@@ -174,6 +179,10 @@ func importOMB(files []string, o *ImportOptions) (*Dataset, error) {
 	if o.Treatment != "driver" && o.Treatment != "workload" {
 		return nil, fmt.Errorf("%w: --treatment %q: for OpenMessaging Benchmark results it is driver or workload", ErrImportOption, o.Treatment)
 	}
+	levelOf, err := fileLevels(files, o.Levels)
+	if err != nil {
+		return nil, err
+	}
 	d := &Dataset{Campaign: o.Campaign, Seed: campaignSeed(o.Campaign), Treatment: o.Treatment}
 	d.Metrics = []MetricDef{{Name: "publish_rate", Unit: "msg/s", Higher: true}, {Name: "consume_rate", Unit: "msg/s", Higher: true}}
 	for _, m := range ombMetrics {
@@ -194,28 +203,30 @@ func importOMB(files []string, o *ImportOptions) (*Dataset, error) {
 				present[k] = true
 			}
 		}
+		if l, ok := levelOf[f]; ok {
+			rec.factors[o.Treatment] = l
+			present[o.Treatment] = true
+		}
 		if rec.factors[o.Treatment] == "" {
-			return nil, &ImportError{File: f, Msg: fmt.Sprintf("has no %q field to use as the treatment", o.Treatment), Err: ErrImportShape}
+			return nil, &ImportError{File: f, Msg: fmt.Sprintf("has no %q field to use as the treatment: give its level with --level LEVEL=%s", o.Treatment, filepath.Base(f)), Err: ErrImportShape}
 		}
 		for _, mm := range ombMetrics {
-			if v, ok := m[mm.field]; ok {
-				var x float64
-				if json.Unmarshal(v, &x) == nil {
-					rec.metrics[mm.metric] = x * mm.scale
-				}
+			x, ok, err := ombNumber(b, m, mm.field)
+			if err != nil {
+				return nil, &ImportError{File: f, Line: err.line, Msg: err.msg}
+			}
+			if ok {
+				rec.metrics[mm.metric] = x * mm.scale
 			}
 		}
-		for _, k := range []struct{ field, metric string }{{"publishRate", "publish_rate"}, {"consumeRate", "consume_rate"}} {
-			if v, ok := m[k.field]; ok {
-				var xs []float64
-				if json.Unmarshal(v, &xs) == nil && len(xs) > 0 {
-					var s float64
-					for _, x := range xs {
-						s += x
-					}
-					rec.metrics[k.metric] = s / float64(len(xs))
-				}
-			}
+		series, err := ombSeries(f, b, m)
+		if err != nil {
+			return nil, err
+		}
+		rec.series = series.points
+		if series.samples > 0 {
+			rec.metrics["publish_rate"] = series.publish
+			rec.metrics["consume_rate"] = series.consume
 		}
 		recs = append(recs, rec)
 	}
@@ -227,12 +238,162 @@ func importOMB(files []string, o *ImportOptions) (*Dataset, error) {
 	return buildImported(d, recs, o, false)
 }
 
+// fileLevels matches each file against --level LEVEL=PATTERN flags.
+func fileLevels(files, flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	type lp struct{ level, pattern string }
+	var lps []lp
+	for _, fl := range flags {
+		l, p, ok := strings.Cut(fl, "=")
+		if !ok || l == "" || p == "" {
+			return nil, fmt.Errorf("%w: --level %q: want LEVEL=FILE or LEVEL=PATTERN, e.g. --level tls='ssl-*.json'", ErrImportOption, fl)
+		}
+		if _, err := filepath.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("%w: --level %q: bad pattern: %v", ErrImportOption, fl, err)
+		}
+		lps = append(lps, lp{l, p})
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		for _, x := range lps {
+			m1, _ := filepath.Match(x.pattern, f)
+			m2, _ := filepath.Match(x.pattern, filepath.Base(f))
+			if !m1 && !m2 {
+				continue
+			}
+			if prev, dup := out[f]; dup && prev != x.level {
+				return nil, fmt.Errorf("%w: %s matches both --level %s and --level %s: make the patterns exclusive", ErrImportOption, f, prev, x.level)
+			}
+			out[f] = x.level
+		}
+		if _, ok := out[f]; !ok {
+			return nil, fmt.Errorf("%w: %s matches no --level pattern: with --level, give every file its level", ErrImportOption, f)
+		}
+	}
+	return out, nil
+}
+
+// lineError is a bad value at a line of a JSON file.
+type lineError struct {
+	line int
+	msg  string
+}
+
+// lineOf returns the 1-based line of the first occurrence of key (as a
+// JSON object key) in b, or 0.
+func lineOf(b []byte, key string) int {
+	i := bytes.Index(b, []byte(`"`+key+`"`))
+	if i < 0 {
+		return 0
+	}
+	return bytes.Count(b[:i], []byte("\n")) + 1
+}
+
+// ombNumber reads an OMB number field. A missing field or null (OMB writes
+// null when it measured nothing) is not a value: ok is false. Anything
+// else that is not a finite number is an error.
+func ombNumber(b []byte, m map[string]json.RawMessage, field string) (float64, bool, *lineError) {
+	v, ok := m[field]
+	if !ok || string(bytes.TrimSpace(v)) == "null" {
+		return 0, false, nil
+	}
+	var x float64
+	if err := json.Unmarshal(v, &x); err != nil || !finite(x) {
+		return 0, false, &lineError{lineOf(b, field), fmt.Sprintf("%s: %s is not a finite number", field, bytes.TrimSpace(v))}
+	}
+	return x, true, nil
+}
+
+// ombRates is an OMB result's per-sample rates and their means.
+type ombRates struct {
+	points           []SeriesPoint
+	samples          int // samples in the producing period
+	publish, consume float64
+}
+
+// ombSamplePeriod is OMB's statistics interval: one publishRate,
+// consumeRate and backlog sample every 10 s (its charts plot sample i at
+// 10*i s).
+const ombSamplePeriod = 10
+
+// ombSeries reads publishRate, consumeRate and backlog. The rates are
+// means over the period the producers ran: from the first sample to the
+// last with a non-zero publish rate. OMB keeps sampling after its
+// producers stop, and those trailing zero samples are no part of the
+// run's rate.
+func ombSeries(f string, b []byte, m map[string]json.RawMessage) (ombRates, error) {
+	read := func(field string) ([]float64, error) {
+		v, ok := m[field]
+		if !ok || string(bytes.TrimSpace(v)) == "null" {
+			return nil, nil
+		}
+		var raw []json.RawMessage
+		if err := json.Unmarshal(v, &raw); err != nil {
+			return nil, &ImportError{File: f, Line: lineOf(b, field), Msg: field + ": want an array of numbers"}
+		}
+		xs := make([]float64, len(raw))
+		for i, r := range raw {
+			if err := json.Unmarshal(r, &xs[i]); err != nil || !finite(xs[i]) || xs[i] < 0 {
+				return nil, &ImportError{File: f, Line: lineOf(b, field),
+					Msg: fmt.Sprintf("%s[%d]: %s is not a finite non-negative number", field, i, bytes.TrimSpace(r))}
+			}
+		}
+		return xs, nil
+	}
+	var out ombRates
+	pub, err := read("publishRate")
+	if err != nil {
+		return out, err
+	}
+	con, err := read("consumeRate")
+	if err != nil {
+		return out, err
+	}
+	backlog, err := read("backlog")
+	if err != nil {
+		return out, err
+	}
+	n := len(pub)
+	for n > 0 && pub[n-1] == 0 {
+		n--
+	}
+	out.samples = n
+	if n == 0 {
+		return out, nil
+	}
+	for i := range n {
+		out.publish += pub[i]
+		if i < len(con) {
+			out.consume += con[i]
+		}
+	}
+	out.publish /= float64(n)
+	out.consume /= float64(n)
+	for i := range max(len(pub), len(con)) {
+		p := SeriesPoint{Second: ombSamplePeriod * i}
+		if i < len(pub) {
+			p.Published = int64(math.Round(pub[i]))
+		}
+		if i < len(con) {
+			p.Consumed = int64(math.Round(con[i]))
+		}
+		if i < len(backlog) {
+			p.Backlog = int64(math.Round(backlog[i]))
+		}
+		out.points = append(out.points, p)
+	}
+	return out, nil
+}
+
 // csvRecord is one imported run before identities are assigned.
 type csvRecord struct {
 	file      string
 	line      int
 	factors   map[string]string
 	metrics   map[string]float64
+	series    []SeriesPoint
 	pair      string
 	replicate int
 	outcome   string
@@ -286,6 +447,9 @@ func importCSV(files []string, o *ImportOptions) (*Dataset, error) {
 		if err != nil {
 			fh.Close()
 			return nil, &ImportError{File: f, Line: 1, Msg: "want a header row: " + err.Error(), Err: ErrImportShape}
+		}
+		if len(header) > 0 {
+			header[0] = strings.TrimPrefix(header[0], "\ufeff") // a UTF-8 byte-order mark, as spreadsheets write
 		}
 		col := map[string]int{}
 		for i, h := range header {
@@ -349,9 +513,13 @@ func importCSV(files []string, o *ImportOptions) (*Dataset, error) {
 						continue
 					}
 					x, err := strconv.ParseFloat(v, 64)
-					if err != nil {
+					if err != nil && !errors.Is(err, strconv.ErrRange) {
 						fh.Close()
 						return nil, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("metric %s: %q is not a number", h, v)}
+					}
+					if !finite(x) {
+						fh.Close()
+						return nil, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("metric %s: %q is not a finite number: leave the cell empty when there is no value", h, v)}
 					}
 					cr.metrics[h] = x
 				case h == "pair":
@@ -391,6 +559,7 @@ func buildImported(d *Dataset, recs []csvRecord, o *ImportOptions, explicitRep b
 		o.Baseline = recs[0].factors[d.Treatment]
 	}
 	d.Baseline = o.Baseline
+	d.Imported = true
 	next := map[string]int{}
 	seen := map[string]string{}
 	for _, rec := range recs {
@@ -437,7 +606,7 @@ func buildImported(d *Dataset, recs []csvRecord, o *ImportOptions, explicitRep b
 			return nil, &ImportError{File: rec.file, Line: rec.line, Msg: fmt.Sprintf("outcome %q: want done, invalid or failed", outcome)}
 		}
 		r := Run{Run: run, Cell: cell, Pair: pair, Replicate: rep, Attempt: 1, Final: true, Outcome: outcome,
-			Metrics: rec.metrics, Saturating: rec.factors["target_rate"] == "max"}
+			Metrics: rec.metrics, Series: rec.series, Saturating: rec.factors["target_rate"] == "max"}
 		for _, f := range d.Factors {
 			r.Factors = append(r.Factors, rec.factors[f])
 		}
@@ -447,13 +616,21 @@ func buildImported(d *Dataset, recs []csvRecord, o *ImportOptions, explicitRep b
 	for _, r := range d.Runs {
 		levels[r.Factors[slices.Index(d.Factors, d.Treatment)]] = true
 	}
+	var ls []string
+	for l := range levels {
+		ls = append(ls, l)
+	}
+	slices.Sort(ls)
 	if !levels[d.Baseline] {
-		var ls []string
-		for l := range levels {
-			ls = append(ls, l)
-		}
-		slices.Sort(ls)
 		return nil, &BaselineError{Baseline: d.Baseline, Treatment: d.Treatment, Levels: ls}
+	}
+	if len(ls) < 2 {
+		hint := "import runs of at least two levels"
+		if len(recs) > 0 && recs[0].line == 0 {
+			hint += "; OMB results of different settings often share a driver name: give each file its level with --level LEVEL=FILE (or a pattern)"
+		}
+		return nil, &ImportError{File: recs[0].file, Msg: fmt.Sprintf("every run has %s = %s: there is nothing to compare it with; %s",
+			d.Treatment, ls[0], hint), Err: ErrOneLevel}
 	}
 	return d, nil
 }

@@ -72,6 +72,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 	}
 	if json.Unmarshal([]byte(c.Spec), &wrapper) == nil && wrapper.Import != nil {
 		imp = wrapper.Import
+		d.Imported = true
 	}
 	d.Info = []Field{{"campaign", c.Name}, {"database", filepath.Base(path)}, {"created", c.Created.UTC().Format("2006-01-02 15:04:05 UTC")},
 		{"seed", strconv.FormatInt(c.Seed, 10)}, {"xp version", c.XPVersion}, {"plan sha256", c.PlanSHA256},

@@ -37,6 +37,11 @@ type Dataset struct {
 	Info []Field
 	// Metrics lists the metrics to analyse, in output order.
 	Metrics []MetricDef
+	// Imported is true for a campaign from xp import. Its plan is the data,
+	// so a matched set that lacks a level's run is counted as excluded (an
+	// unpaired row); in a native campaign a pair without a row of a level
+	// was never planned (a constraint), and is no set of that level.
+	Imported bool
 	// Runs holds one entry per attempt (and one per row never attempted),
 	// in plan order and attempt number.
 	Runs []Run
@@ -81,6 +86,16 @@ type Run struct {
 	// Histograms maps a kind (publish, e2e, send_delay) to the attempt's
 	// whole-run HDR histogram, V2-compressed.
 	Histograms map[string][]byte
+	// Series is the attempt's rate series as Save stores it (imports);
+	// Load leaves it empty.
+	Series []SeriesPoint
+}
+
+// SeriesPoint is one sample of a run's rates: messages a second published
+// and consumed, and the backlog, at Second from the start of the run.
+type SeriesPoint struct {
+	Second                       int
+	Published, Consumed, Backlog int64
 }
 
 // Level returns the run's value of factor f, or "" when it has none.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -35,10 +36,52 @@ var ErrDatabaseExists = errors.New("file already exists; import writes a new cam
 // every attempt with its metrics and whole-run histograms. It is how `xp
 // import` stores outside evidence, and how tests and benchmarks build
 // campaigns.
+//
+// Save is all or nothing: it writes a temporary database beside path and
+// moves it to path only when complete, so a failure leaves no database at
+// path (or the empty file that was there), and no -wal or -shm file.
 func Save(ctx context.Context, path string, d *Dataset, o SaveOptions) error {
 	if fi, err := os.Stat(path); err == nil && (fi.IsDir() || fi.Size() > 0) {
 		return fmt.Errorf("%s: %w: give a new --db file", path, ErrDatabaseExists)
 	}
+	for i := range d.Runs {
+		for name, v := range d.Runs[i].Metrics {
+			if !finite(v) {
+				return fmt.Errorf("%s: run %s: metric %s is %v: only finite numbers are stored", path, d.Runs[i].Run, name, v)
+			}
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".saving-*")
+	if err != nil {
+		return fmt.Errorf("cannot write campaign database %s: %w", path, err)
+	}
+	tmp.Close()
+	defer removeDatabase(tmp.Name()) // after the move there is nothing left to remove
+	if err := save(ctx, tmp.Name(), d, o); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 && !fi.IsDir() {
+		return os.Rename(tmp.Name(), path)
+	}
+	// Link, not rename: a file that appeared at path meanwhile is kept.
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s: %w: give a new --db file", path, ErrDatabaseExists)
+		}
+		return fmt.Errorf("cannot write campaign database %s: %w", path, err)
+	}
+	return nil
+}
+
+// removeDatabase removes a database file and the files SQLite and the
+// writer lock keep beside it.
+func removeDatabase(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal", ".lock"} {
+		os.Remove(path + suffix)
+	}
+}
+
+func save(ctx context.Context, path string, d *Dataset, o SaveOptions) error {
 	st, err := results.Open(ctx, path)
 	if err != nil {
 		return err
@@ -71,7 +114,7 @@ func Save(ctx context.Context, path string, d *Dataset, o SaveOptions) error {
 		return err
 	}
 	if !created {
-		return fmt.Errorf("%s: %w", path, ErrDatabaseExists)
+		return ErrDatabaseExists
 	}
 	started := o.Created
 	if started.IsZero() {
@@ -85,6 +128,9 @@ func Save(ctx context.Context, path string, d *Dataset, o SaveOptions) error {
 		}
 		ev := results.Evidence{Outcome: results.Outcome(r.Outcome), Reasons: r.Reasons, Error: r.Error,
 			Metrics: r.Metrics, Ended: started}
+		for _, p := range r.Series {
+			ev.Series = append(ev.Series, results.SeriesPoint{Second: p.Second, Published: p.Published, Consumed: p.Consumed, Backlog: p.Backlog})
+		}
 		kinds := make([]string, 0, len(r.Histograms))
 		for k := range r.Histograms {
 			kinds = append(kinds, k)
@@ -96,9 +142,9 @@ func Save(ctx context.Context, path string, d *Dataset, o SaveOptions) error {
 		atts = append(atts, results.NewAttempt{Run: r.Run, Started: started, Evidence: ev})
 	}
 	if _, err := st.RecordAttempts(ctx, atts); err != nil {
-		return fmt.Errorf("%s: record attempts: %w", path, err)
+		return fmt.Errorf("record attempts: %w", err)
 	}
-	return nil
+	return st.Close()
 }
 
 // planObject writes a run's plan row as a JSON object with identity fields

@@ -167,9 +167,28 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, path: path, readOnly: true}
+	// Reading a WAL database creates -wal and -shm beside it. A file that
+	// proves not to be a campaign must not gain them: those this open
+	// made are removed again when it fails.
+	made := sidecarsAbsent(path)
+	defer func() {
+		if s != nil || len(made) == 0 {
+			return
+		}
+		if _, alive := Writer(path); alive {
+			return // the sidecars may be a writer's now
+		}
+		if fi, err := os.Lstat(path + "-wal"); err == nil && fi.Size() > 0 {
+			return
+		}
+		for _, f := range made {
+			os.Remove(f)
+		}
+	}()
 	v, err := schemaVersion(ctx, db)
 	if err != nil {
 		db.Close()
+		s = nil
 		if errors.Is(err, ErrNotCampaign) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -177,12 +196,25 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	}
 	if v != SchemaVersion {
 		db.Close()
+		s = nil
 		if v == 0 {
 			return nil, fmt.Errorf("%s: %w", path, ErrNoCampaign)
 		}
 		return nil, &SchemaError{Path: path, Have: v, Want: SchemaVersion}
 	}
 	return s, nil
+}
+
+// sidecarsAbsent returns path's -wal and -shm files that do not exist
+// now.
+func sidecarsAbsent(path string) []string {
+	var out []string
+	for _, f := range []string{path + "-wal", path + "-shm"} {
+		if _, err := os.Lstat(f); errors.Is(err, os.ErrNotExist) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Close closes the database and releases the writer lock.

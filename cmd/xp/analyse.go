@@ -34,6 +34,14 @@ The same db and seed give byte-identical files. Exit 3 when no matched set
 is healthy (a partial report is still written).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The analysis options take 0 as "default"; a 0 typed on the
+			// command line is a mistake, not a request for the default.
+			if cmd.Flags().Changed("resamples") && resamples == 0 {
+				return usageErrf("--resamples 0: want at least 100 (default 10000)")
+			}
+			if cmd.Flags().Changed("confidence") && confidence == 0 {
+				return usageErrf("--confidence 0 out of range: want a level between 0 and 1, e.g. 0.95")
+			}
 			if db == "" {
 				found, err := runner.FindDB(".")
 				if err != nil {

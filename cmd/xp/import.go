@@ -14,7 +14,7 @@ import (
 func newImportCmd(st *state) *cobra.Command {
 	var (
 		db, treatment, baseline, campaign string
-		metrics                           []string
+		metrics, levels                   []string
 	)
 	c := &cobra.Command{
 		Use:   "import FILE... --db FILE [--treatment NAME] [--baseline LEVEL] [--metric NAME[:higher]]...",
@@ -25,6 +25,12 @@ OpenMessaging Benchmark result JSON: workload, driver, messageSize, topics,
 partitions, producersPerTopic and consumersPerTopic become factors;
 --treatment names the compared one (driver, the default, or workload);
 several files of one setting are replicates, numbered in argument order.
+OMB names the driver, not its security settings (a TLS and a plaintext
+driver file both say "Kafka"): give each file its level with
+--level LEVEL=FILE or --level LEVEL=PATTERN, e.g.
+  xp import results/*.json --db omb.db --level plaintext='kafka-latency-*' --level tls='ssl-*'
+The publish and consume rates are means over the samples up to the last
+with a non-zero publish rate (see docs/import.md).
 
 Per-run CSV with a header: --treatment COLUMN, --metric NAME[:higher] for
 every metric column (":higher" when larger is better); optional pair and
@@ -39,7 +45,7 @@ invalid, failed; default done). Every other column is a factor.`,
 			ctx, stop := st.interruptible(cmd.Context())
 			defer stop()
 			d, err := analysis.Import(ctx, db, files, analysis.ImportOptions{Treatment: treatment, Baseline: baseline,
-				Metrics: metrics, Campaign: campaign, Created: st.now()})
+				Metrics: metrics, Levels: levels, Campaign: campaign, Created: st.now()})
 			var ie *analysis.ImportError
 			var be *analysis.BaselineError
 			var le *results.LockedError
@@ -61,6 +67,7 @@ invalid, failed; default done). Every other column is a factor.`,
 	f.StringVar(&treatment, "treatment", "", "compared factor: OMB driver (default) or workload; for CSV the column (required)")
 	f.StringVar(&baseline, "baseline", "", "reference level of the treatment (default: the first file's)")
 	f.StringArrayVar(&metrics, "metric", nil, "CSV metric column, NAME or NAME:higher when larger is better (repeatable)")
+	f.StringArrayVar(&levels, "level", nil, "OMB: LEVEL=FILE or LEVEL=PATTERN gives matching files that treatment level (repeatable)")
 	f.StringVar(&campaign, "campaign", "", "campaign name (default: the db file name)")
 	return c
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"os"
@@ -147,6 +148,19 @@ func TestImportBadInput(t *testing.T) {
 		{"baseline-not-a-level", []string{good, "--treatment", "mode", "--metric", "lat", "--baseline", "mtls"},
 			"the levels are: plain, tls"},
 		{"missing-file", []string{filepath.Join(dir, "nope.csv"), "--treatment", "mode", "--metric", "lat"}, "nope.csv"},
+		{"nan", []string{analysisWriteFile(t, dir, "nan.csv", "mode,lat\nplain,2\ntls,NaN\n"), "--treatment", "mode", "--metric", "lat"},
+			"nan.csv:3: metric lat: \"NaN\" is not a finite number"},
+		{"inf", []string{analysisWriteFile(t, dir, "inf.csv", "mode,size,lat\nplain,1,2\ntls,1,3\nplain,2,2\ntls,2,Inf\n"), "--treatment", "mode", "--metric", "lat"},
+			"inf.csv:5: metric lat: \"Inf\" is not a finite number"},
+		{"one-level", []string{analysisWriteFile(t, dir, "one.csv", "mode,size,lat\nplain,1,2\nplain,2,3\n"), "--treatment", "mode", "--metric", "lat"},
+			"every run has mode = plain: there is nothing to compare it with"},
+		{"omb-one-driver", []string{analysisWriteFile(t, dir, "kafka-latency.json", analysisOMBResult("Kafka", 10, 100)),
+			analysisWriteFile(t, dir, "ssl-kafka.json", analysisOMBResult("Kafka", 12, 100))}, "give each file its level with --level LEVEL=FILE"},
+		{"omb-level-unmatched", []string{filepath.Join(dir, "kafka-latency.json"), filepath.Join(dir, "ssl-kafka.json"), "--level", "tls=ssl-*"},
+			"kafka-latency.json matches no --level pattern"},
+		{"omb-level-ambiguous", []string{filepath.Join(dir, "kafka-latency.json"), filepath.Join(dir, "ssl-kafka.json"),
+			"--level", "tls=ssl-*", "--level", "plain=*.json"}, "ssl-kafka.json matches both --level tls and --level plain"},
+		{"omb-level-shape", []string{filepath.Join(dir, "kafka-latency.json"), "--level", "tls"}, "--level \"tls\": want LEVEL=FILE"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,8 +169,8 @@ func TestImportBadInput(t *testing.T) {
 			if code != exitUsage || !strings.Contains(stderr, c.want) {
 				t.Fatalf("exit %d, want %d with %q; stderr: %s", code, exitUsage, c.want, stderr)
 			}
-			if _, err := os.Stat(db); err == nil {
-				t.Errorf("a refused import left %s behind", db)
+			if ents, _ := os.ReadDir(filepath.Dir(db)); len(ents) != 0 {
+				t.Errorf("a refused import left %v behind", ents)
 			}
 		})
 	}
@@ -168,9 +182,127 @@ func TestImportBadInput(t *testing.T) {
 		}
 	})
 	t.Run("existing-db", func(t *testing.T) {
+		before, _ := os.ReadFile(existing)
 		code, _, stderr := runXP(t, "import", good, "--db", existing, "--treatment", "mode", "--metric", "lat")
 		if code != exitUsage || !strings.Contains(stderr, "already exists") {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
+		if after, _ := os.ReadFile(existing); !bytes.Equal(before, after) {
+			t.Error("a refused import changed the db it found")
+		}
+		for _, e := range must(os.ReadDir(dir)) {
+			if n := e.Name(); strings.HasPrefix(n, ".") || strings.HasSuffix(n, "-wal") || strings.HasSuffix(n, "-shm") {
+				t.Errorf("a refused import left %s", n)
+			}
+		}
 	})
+}
+
+// TestImportOMBLevelsThenAnalyse: two OMB results whose driver is the same
+// name ("Kafka") import as two levels when --level names them, and analyse.
+func TestImportOMBLevelsThenAnalyse(t *testing.T) {
+	dir := t.TempDir()
+	var args []string
+	for rep := range 3 {
+		args = append(args,
+			analysisWriteFile(t, dir, fmt.Sprintf("kafka-latency-%d.json", rep), analysisOMBResult("Kafka", 10+float64(rep), 50000)),
+			analysisWriteFile(t, dir, fmt.Sprintf("ssl-kafka-all-%d.json", rep), analysisOMBResult("Kafka", 12+float64(rep), 45000)))
+	}
+	db := filepath.Join(dir, "omb.db")
+	args = append([]string{"import"}, args...)
+	args = append(args, "--db", db, "--level", "plaintext=kafka-latency-*", "--level", "tls=ssl-*")
+	if code, stdout, stderr := runXP(t, args...); code != 0 || !strings.Contains(stdout, "imported 6 runs") || !strings.Contains(stdout, "baseline plaintext") {
+		t.Fatalf("import exit %d: %s %s", code, stdout, stderr)
+	}
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := runXP(t, "analyse", "--db", db, "--out", out, "--resamples", "300"); code != 0 {
+		t.Fatalf("analyse exit %d: %s", code, stderr)
+	}
+	if r, ok := analysisReadEffects(t, out)["tls|publish_rate|all|mean_penalty"]; !ok || !analysisCloseTo(r[7], "10") || r[4] != "3" {
+		t.Fatalf("publish_rate penalty: %v", r)
+	}
+}
+
+// TestAnalyseUnpairedRowsListed: unpaired CSV rows are excluded sets,
+// counted on stderr and listed in excluded.csv of the partial report.
+func TestAnalyseUnpairedRowsListed(t *testing.T) {
+	dir := t.TempDir()
+	p := analysisWriteFile(t, dir, "u.csv", "mode,size,lat\nplain,1,2\ntls,2,3\n")
+	db := filepath.Join(dir, "u.db")
+	if code, _, stderr := runXP(t, "import", p, "--db", db, "--treatment", "mode", "--metric", "lat"); code != 0 {
+		t.Fatal(stderr)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, stderr := runXP(t, "analyse", "--db", db, "--out", out, "--resamples", "300")
+	if code != exitInvalidRuns || !strings.Contains(stderr, "2 matched sets, 0 healthy, 2 excluded") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	ex, _ := os.ReadFile(filepath.Join(out, "excluded.csv"))
+	if n := strings.Count(string(ex), "(unpaired)"); n != 2 {
+		t.Fatalf("excluded.csv lists %d unpaired sets, want 2:\n%s", n, ex)
+	}
+}
+
+// TestZeroOptionsRefused: a 0 typed for an option whose zero value means
+// "default" is refused, like every other out-of-range value.
+func TestZeroOptionsRefused(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"resamples", []string{"analyse", "--db", filepath.Join(dir, "x.db"), "--resamples", "0"}, "--resamples 0: want at least 100"},
+		{"confidence", []string{"analyse", "--db", filepath.Join(dir, "x.db"), "--confidence", "0"}, "--confidence 0 out of range"},
+		{"max-attempts", []string{"run", filepath.Join(dir, "p.jsonl"), "--max-attempts", "0"}, "--max-attempts 0: want 1 or more"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runXP(t, c.args...)
+			if code != exitUsage || !strings.Contains(stderr, c.want) {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("refused commands left %v", ents)
+	}
+}
+
+// TestAnalyseCorruptDBLeavesNoSidecars: analysing a file that is not a
+// sound database adds no -wal or -shm beside it.
+func TestAnalyseCorruptDBLeavesNoSidecars(t *testing.T) {
+	dir := t.TempDir()
+	good := analysisWriteFile(t, dir, "g.csv", "mode,lat\nplain,2\ntls,3\n")
+	db := filepath.Join(dir, "g.db")
+	if code, _, stderr := runXP(t, "import", good, "--db", db, "--treatment", "mode", "--metric", "lat"); code != 0 {
+		t.Fatal(stderr)
+	}
+	whole, _ := os.ReadFile(db)
+	cases := []struct{ name, content string }{
+		{"not-sqlite", strings.Repeat("not a database ", 400)},
+		{"truncated", string(whole[:8192])},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := t.TempDir()
+			p := analysisWriteFile(t, d, "c.db", c.content)
+			if code, _, _ := runXP(t, "analyse", "--db", p, "--out", filepath.Join(d, "out")); code == 0 {
+				t.Fatal("a corrupt db analysed")
+			}
+			if ents, _ := os.ReadDir(d); len(ents) != 1 {
+				t.Fatalf("left %v", ents)
+			}
+			if b, _ := os.ReadFile(p); string(b) != c.content {
+				t.Fatal("the corrupt db changed")
+			}
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -27,6 +27,10 @@ Exit codes: 0 every row done, 2 bad input, 3 finished with invalid or failed
 rows, 130 interrupted, 1 other failures.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.MaxAttempts < 1 {
+				// runner.Options takes 0 as "default"; a 0 typed here is a mistake.
+				return usageErrf("--max-attempts %d: want 1 or more (default 3)", o.MaxAttempts)
+			}
 			o.Plan = args[0]
 			o.Stdout, o.Stderr, o.Terminal, o.Now = st.stdout, st.stderr, st.isTerminal, st.now
 			o.Platforms = platforms()
