@@ -13,10 +13,14 @@ build:
 test: lint
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
-# One table, every comparison measured side by side in one run.
+# One table, every comparison measured side by side in one run, written to
+# BENCHMARKS.md with the machine, date, Go version, commit and every target's
+# verdict (bench.out starts with those header lines).
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -p 1 -timeout 60m $(PKGS) 2>&1 | tee bench.out
-	@$(GO) run ./cmd/xpbench < bench.out
+	$(GO) run ./cmd/xpbench -header > bench.out
+	$(GO) test -run '^$$' -bench . -benchmem -p 1 -timeout 60m $(PKGS) 2>&1 | tee -a bench.out
+	$(GO) run ./cmd/xpbench -o BENCHMARKS.md < bench.out
+	@echo "BENCHMARKS.md written from bench.out"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -21,17 +21,32 @@ type metric struct {
 	unit  string
 }
 
-// parse reads `go test -bench` output. Lines other than "pkg:" and
-// "Benchmark..." lines are ignored.
-func parse(r io.Reader) ([]result, error) {
+// modulePrefix is dropped from package paths in the table.
+const modulePrefix = "github.com/xp-bench/xp/"
+
+// parse reads `go test -bench` output and the header lines xpbench -header
+// put before it. Go test's "cpu:" line fills the header's CPU when it has
+// none. Other lines are ignored.
+func parse(r io.Reader) ([]result, header, error) {
 	var out []result
-	pkg := ""
+	var h header
+	pkg, cpu := "", ""
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
+		if ok, err := h.parseLine(line); ok {
+			if err != nil {
+				return nil, h, err
+			}
+			continue
+		}
 		if p, ok := strings.CutPrefix(line, "pkg: "); ok {
 			pkg = strings.TrimSpace(p)
+			continue
+		}
+		if c, ok := strings.CutPrefix(line, "cpu: "); ok && cpu == "" {
+			cpu = strings.TrimSpace(c)
 			continue
 		}
 		if !strings.HasPrefix(line, "Benchmark") {
@@ -48,13 +63,16 @@ func parse(r io.Reader) ([]result, error) {
 		for i := 2; i+1 < len(f); i += 2 {
 			v, err := strconv.ParseFloat(f[i], 64)
 			if err != nil {
-				return nil, fmt.Errorf("line %q: metric %q is not a number", line, f[i])
+				return nil, h, fmt.Errorf("line %q: metric %q is not a number", line, f[i])
 			}
 			res.metrics = append(res.metrics, metric{value: v, unit: f[i+1]})
 		}
 		out = append(out, res)
 	}
-	return out, sc.Err()
+	if h.CPU == "" {
+		h.CPU = cpu
+	}
+	return out, h, sc.Err()
 }
 
 // trimProcs drops the -GOMAXPROCS suffix go test adds to a name.
@@ -85,7 +103,7 @@ func render(w io.Writer, rows []result) {
 				custom = append(custom, format(m.value)+" "+m.unit)
 			}
 		}
-		pkg := strings.TrimPrefix(r.pkg, "github.com/xp-bench/xp/")
+		pkg := strings.TrimPrefix(r.pkg, modulePrefix)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", pkg,
 			strings.TrimPrefix(r.name, "Benchmark"), strings.Join(custom, ", "),
 			orDash(std["ns/op"]), orDash(std["B/op"]), orDash(std["allocs/op"]))

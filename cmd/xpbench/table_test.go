@@ -15,7 +15,7 @@ pkg: github.com/xp-bench/xp/planner
 BenchmarkExpand-2   	       1	  1500 ns/op
 PASS
 `
-	rows, err := parse(strings.NewReader(in))
+	rows, _, err := parse(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ PASS
 }
 
 func TestParseRejectsNonNumericMetric(t *testing.T) {
-	_, err := parse(strings.NewReader("BenchmarkX-2 1 abc ns/op\n"))
+	_, _, err := parse(strings.NewReader("BenchmarkX-2 1 abc ns/op\n"))
 	if err == nil {
 		t.Fatal("want an error for a non-numeric metric")
 	}
