@@ -3,12 +3,35 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/xp-bench/xp/infra/local"
 )
+
+// ClusterFile is the file, in --dir, that `xp cluster local` writes once
+// it serves: the JSON line --json prints.
+const ClusterFile = "cluster.json"
+
+// writeFileAtomic writes b to path (0600) so a reader sees all or nothing.
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
 
 func newClusterCmd(st *state) *cobra.Command {
 	cmd := &cobra.Command{
@@ -25,18 +48,20 @@ func newClusterLocalCmd(st *state) *cobra.Command {
 		dir       string
 		asJSON    bool
 		retention time.Duration
+		host      string
 	)
 	cmd := &cobra.Command{
 		Use:   "local",
 		Short: "Serve an embedded cluster on loopback with every security mode",
-		Long: `Starts an in-memory Kafka-protocol cluster (franz-go kfake) on 127.0.0.1 with
+		Long: `Starts an in-memory Kafka-protocol cluster (franz-go kfake) on --host with
 one front listener per security mode and broker: plaintext, tls, mtls (client
 certificate required) and sasl_ssl (SASL PLAIN or SCRAM-SHA-512 over TLS),
 and xp's gateway in front of it: proxy (passthrough), encrypt (whole values)
 and field_encrypt (the field ssn of JSON records), each over TLS with an
 upstream entry naming the direct mode behind it.
 Writes one librdkafka client config per mode (usable with kcat -F) into --dir
-and serves until SIGINT or SIGTERM. Records live in memory; --retention bounds
+and, once it serves, the --json line as cluster.json; serves until SIGINT or
+SIGTERM. Records live in memory; --retention bounds
 them for long high-rate loads.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -48,7 +73,7 @@ them for long high-rate loads.`,
 			}
 			ctx, stop := st.interruptible(c.Context())
 			defer stop()
-			cl, err := local.Start(ctx, local.Options{Brokers: brokers, Dir: dir, Retention: retention})
+			cl, err := local.Start(ctx, local.Options{Brokers: brokers, Dir: dir, Retention: retention, Host: host})
 			if err != nil {
 				return err
 			}
@@ -63,16 +88,22 @@ them for long high-rate loads.`,
 				defer g.Close()
 			}
 			modes := cl.Modes()
-			if asJSON {
-				out := struct {
-					Dir   string                `json:"dir"`
-					Modes map[string]local.Mode `json:"modes"`
-				}{cl.Dir(), modes}
-				b, err := json.Marshal(out)
-				if err != nil {
+			out, err := json.Marshal(struct {
+				Dir   string                `json:"dir"`
+				Modes map[string]local.Mode `json:"modes"`
+			}{cl.Dir(), modes})
+			if err != nil {
+				return err
+			}
+			if dir != "" {
+				// Written last: its presence says the cluster serves (xp's
+				// agent waits for it on remote broker hosts).
+				if err := writeFileAtomic(filepath.Join(cl.Dir(), ClusterFile), append(out, '\n')); err != nil {
 					return err
 				}
-				fmt.Fprintf(st.stdout, "%s\n", b)
+			}
+			if asJSON {
+				fmt.Fprintf(st.stdout, "%s\n", out)
 			} else {
 				fmt.Fprintf(st.stdout, "dir %s\n", cl.Dir())
 				for _, name := range cl.ModeNames() {
@@ -87,6 +118,7 @@ them for long high-rate loads.`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&brokers, "brokers", 1, "number of brokers (1..9)")
+	f.StringVar(&host, "host", "127.0.0.1", "address to listen on and advertise (a remote broker host's private address)")
 	f.StringVar(&dir, "dir", "", "directory for certificates and client configs (default: a temporary directory removed on exit)")
 	f.DurationVar(&retention, "retention", 0, "drop records older than this, e.g. 30s (default: keep every record in memory until its topic is deleted)")
 	f.BoolVar(&asJSON, "json", false, `print one JSON line {"dir":..., "modes":{...}} on stdout`)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"strings"
 	"sync"
@@ -67,6 +68,9 @@ func TestClusterLocalJSONServesUntilSignal(t *testing.T) {
 	}
 	if got.Dir != dir {
 		t.Errorf("dir %q, want %q", got.Dir, dir)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ClusterFile)); err != nil || string(b) != out.String() {
+		t.Errorf("%s: %v\n%s\nwant the --json line\n%s", ClusterFile, err, b, out.String())
 	}
 	for _, m := range []string{"proxy", "encrypt", "field_encrypt"} {
 		mode, ok := got.Modes[m]

@@ -55,13 +55,14 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 	if err != nil {
 		return nil, err
 	}
-	cert, key, err := c.Authority().Gateway("gateway-" + o.Name)
+	host := c.Host()
+	cert, key, err := c.Authority().Gateway("gateway-"+o.Name, host)
 	if err != nil {
 		return nil, err
 	}
 	zero := 0
 	cfg := &gateway.Config{
-		Listen:  gateway.Listen{Host: "127.0.0.1", BootstrapPort: &zero, NodePortBase: &zero},
+		Listen:  gateway.Listen{Host: host, BootstrapPort: &zero, NodePortBase: &zero},
 		Client:  gateway.Client{Transport: o.Transport},
 		Metrics: gateway.Metrics{Listen: "127.0.0.1:0"},
 		Upstream: gateway.Upstream{

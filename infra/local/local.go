@@ -57,6 +57,10 @@ type Options struct {
 	// is 6 GiB. Records dropped before a consumer read them are missing
 	// records to the load generator (an unhealthy run), never silent.
 	Retention time.Duration
+	// Host is the address the fronts listen on and advertise, and that the
+	// broker certificate names; default 127.0.0.1. A remote broker host
+	// sets its private address so clients on other hosts reach it.
+	Host string
 }
 
 // Mode is one way to reach the cluster.
@@ -72,6 +76,7 @@ type Mode struct {
 // Cluster is a running embedded cluster.
 type Cluster struct {
 	dir     string
+	host    string
 	tempDir bool
 	kf      *kfake.Cluster
 	// stopRetention ends the retention ticker (Options.Retention).
@@ -96,7 +101,13 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Brokers < 1 || o.Brokers > 9 {
 		return nil, fmt.Errorf("local: brokers %d: want 1..9", o.Brokers)
 	}
-	c := &Cluster{dir: o.Dir, modes: map[string]Mode{}}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if net.ParseIP(o.Host) == nil {
+		return nil, fmt.Errorf("local: host %q: want an IP address of this machine", o.Host)
+	}
+	c := &Cluster{dir: o.Dir, host: o.Host, modes: map[string]Mode{}}
 	if c.dir == "" {
 		d, err := os.MkdirTemp("", "xp-cluster-")
 		if err != nil {
@@ -123,7 +134,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if c.ca, err = pki.New(filepath.Join(c.dir, "pki")); err != nil {
 		return nil, err
 	}
-	scert, skey, err := c.ca.Server("broker")
+	scert, skey, err := c.ca.Server("broker", o.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +214,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		addrs := map[string]hostPort{}
 		var fs []*front
 		for _, upAddr := range upstreams {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, "0"))
 			if err != nil {
 				return nil, fmt.Errorf("local: %s front: %w", name, err)
 			}
@@ -257,12 +268,15 @@ func Attach(dir string, modes map[string]Mode) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, ca: ca, modes: make(map[string]Mode, len(modes))}
+	c := &Cluster{dir: dir, host: "127.0.0.1", ca: ca, modes: make(map[string]Mode, len(modes))}
 	for k, v := range modes {
 		c.modes[k] = v
 	}
 	return c, nil
 }
+
+// Host is the address the cluster's fronts listen on (Options.Host).
+func (c *Cluster) Host() string { return c.host }
 
 // Dir is where certificates and client configs live.
 func (c *Cluster) Dir() string { return c.dir }

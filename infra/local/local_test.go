@@ -288,3 +288,38 @@ func TestRetention(t *testing.T) {
 		t.Fatalf("read %q after retention, want the five new records", got)
 	}
 }
+
+// TestHostAddress serves on another loopback address, as a remote broker
+// host serves on its private address: every mode's fronts listen there,
+// metadata advertises it and TLS verifies it.
+func TestHostAddress(t *testing.T) {
+	const host = "127.0.0.2"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := Start(ctx, Options{Brokers: 2, Dir: t.TempDir(), Host: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, name := range DirectModes {
+		m := c.Modes()[name]
+		for _, addr := range strings.Split(m.Bootstrap, ",") {
+			if !strings.HasPrefix(addr, host+":") {
+				t.Errorf("%s front at %s, want on %s", name, addr, host)
+			}
+		}
+		adm := kadm.NewClient(clientFor(t, m.ClientConfig))
+		meta, err := adm.BrokerMetadata(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, b := range meta.Brokers {
+			if b.Host != host {
+				t.Errorf("%s: metadata advertises %s, want %s", name, b.Host, host)
+			}
+		}
+	}
+	if _, err := Start(ctx, Options{Host: "broker-0"}); err == nil || !strings.Contains(err.Error(), "want an IP address") {
+		t.Fatalf("a host name was accepted: %v", err)
+	}
+}
