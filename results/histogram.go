@@ -58,9 +58,8 @@ func HistogramBlob(base64Text []byte) ([]byte, error) {
 // PerSecondDigits is the precision of stored per-second histograms: 3
 // significant digits, as the load generator records them and as whole-run
 // ones are stored. At 10k msg/s (the top rate of the shipped plans) a 30 s
-// run then stores about 97 KiB of evidence, inside its 128 KiB budget
-// (BenchmarkRunner); CoarsenHistogram is the lever should a budget need
-// fewer digits.
+// run then stays inside its 128 KiB evidence budget (BenchmarkRunner);
+// CoarsenHistogram is the lever should a budget need fewer digits.
 const PerSecondDigits = 3
 
 // CoarsenHistogram re-records a stored histogram at fewer significant

@@ -15,13 +15,10 @@ import (
 // ready (and so still honours deadlines and Close).
 //
 // Why: a socket is non-blocking, so a read or write returns at once; but
-// the ordinary path (syscall.Syscall) enters and leaves the scheduler's
-// syscall state around it, and entering it wakes the runtime's sysmon
-// thread whenever that thread is in its deep sleep (every P idle). A
-// relay at a modest rate goes idle between requests, so every request
-// woke sysmon, which then polled every 20 µs for another millisecond:
-// profiled at 10k msg/s that was 15% of the gateway's CPU (usleep and
-// futex in runtime.sysmon) and a context switch or two per request.
+// the ordinary path (syscall.Syscall) enters the scheduler's syscall
+// state, which wakes the runtime's sysmon thread from its deep sleep. A
+// relay at a modest rate idles between requests, so each request would
+// wake sysmon and pay for its polling and a context switch or two.
 type sysConn struct {
 	*net.TCPConn
 	rc syscall.RawConn
@@ -89,9 +86,8 @@ func (c *sysConn) Read(b []byte) (int, error) {
 // it is not buffered above (0 when the frame is done). While that is more
 // than one byte, a read that finds the socket empty waits until that much
 // has arrived, up to expectMax (SO_RCVLOWAT), instead of waking for every
-// segment: a frame of a megabyte otherwise costs a wake-up, a read that
-// finds nothing and a poll per 64 KiB segment, system calls of 1–1.5 µs
-// each on a virtual machine. It never asks for more than the peer is
+// segment: a large frame otherwise costs a wake-up, a read that finds
+// nothing and a poll per segment. It never asks for more than the peer is
 // sending anyway, so no read waits longer than it would have for the
 // frame's bytes; the kernel reports a socket readable regardless when
 // its receive window or memory runs short, or at end of stream.
@@ -103,8 +99,6 @@ func (c *sysConn) Expect(n int) { c.expect = n }
 // the reader's buffer until then; it grows the socket's receive buffer to
 // fit (up to half of net.ipv4.tcp_rmem's maximum, to which it also caps the
 // value) and wakes the reader early anyway when that buffer runs short.
-// Measured against 128 KiB in an encrypt run: reads 26k → 16k, polls 19k →
-// 14k, context switches 21k → 15k.
 const expectMax = 1 << 20
 
 func (c *sysConn) doRead(fd uintptr) bool {
@@ -133,10 +127,8 @@ func (c *sysConn) doRead(fd uintptr) bool {
 
 // setRcvlowat sets the socket's SO_RCVLOWAT to n, with a raw system call
 // for the reason the reads and writes use one: syscall.SetsockoptInt
-// enters the scheduler's syscall state, which woke the runtime's sysmon
-// from its deep sleep at every frame, and sysmon then polled every 20 µs
-// for a millisecond (an encrypt run: 400 such wake-ups, 3,500 of sysmon's
-// sleeps, a third of the gateway's context switches).
+// enters the scheduler's syscall state and would wake sysmon at every
+// frame.
 func setRcvlowat(fd uintptr, n int) bool {
 	v := int32(n)
 	_, _, e := syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, syscall.SOL_SOCKET, syscall.SO_RCVLOWAT,

@@ -9,14 +9,13 @@ import (
 )
 
 // loadGOGC is the garbage collector's target while a load runs. A load
-// allocates about 125 MB/s at 100k msg/s of 1 KiB (franz-go reads every
-// fetch response into a fresh buffer) over a live heap of a few tens of
-// MiB, so the default of 100 collects about 15 times a second, and each
-// cycle's mark phase takes one of the process's Ps, which the pacer may
-// be waiting for when it wakes. 200 halves the cycles; 400 quarters them
-// but lets the heap grow to five times the live heap, and the 60 s run at
-// 100k msg/s then peaked at 289 MiB RSS against the 300 MiB target
-// (200: see BENCHMARKS.md). A GOGC set in the environment wins.
+// allocates fast over a small live heap (franz-go reads every fetch
+// response into a fresh buffer), so the default of 100 collects many
+// times a second, and each cycle's mark phase takes one of the process's
+// Ps, which the pacer may be waiting for when it wakes. 200 halves the
+// cycles; higher targets let the heap grow too close to the load
+// generator's memory target (BenchmarkMemory). A GOGC set in the
+// environment wins.
 const loadGOGC = 200
 
 var gcTune struct {
@@ -57,10 +56,8 @@ const pacerSlice = 100_000 // ns, the kernel's minimum
 // pacerNice is the pacer thread's nice value where the process may raise
 // priority (root or CAP_SYS_NICE): its weight then wins the CPU back from
 // busy threads sooner. The pacer uses little CPU, so this costs the rest
-// of the machine little. Measured on a 2-core machine at 50k and 100k
-// msg/s, three runs each: send-delay p99 0.25–0.44 / 0.37–1.08 ms with
-// it, 0.48–2.3 / 0.91–1.35 ms without, 0.60–0.87 / 1.42–1.64 ms with
-// neither it nor the short slice.
+// of the machine little, and it shortens the send-delay tail on a busy
+// machine beyond what the short slice alone does.
 const pacerNice = -10
 
 // Pacer priorities, as the result's config reports them.
