@@ -89,6 +89,9 @@ type expander struct {
 	// baseIdx is the baseline's level index in the treatment dim.
 	baseIdx int
 	excl    [][]excl
+	// included maps a group index to the sorted pair indexes the spec's
+	// include entries name; nil when the spec has no include list.
+	included map[int][]uint32
 }
 
 type excl struct {
@@ -130,6 +133,9 @@ func compile(s *Spec) *expander {
 	}
 	applyDefaults(&e.base, e.set)
 	e.base.Baseline = fields[ti].format(s.Baseline)
+	if len(s.Include) > 0 {
+		e.included = e.includedCells()
+	}
 	for _, entry := range s.Exclude {
 		var c []excl
 		for _, st := range entry {
@@ -138,6 +144,66 @@ func compile(s *Spec) *expander {
 		e.excl = append(e.excl, c)
 	}
 	return e
+}
+
+// includedCells enumerates the configurations the include entries name
+// (crossing the factors an entry leaves out) as pair indexes per group.
+func (e *expander) includedCells() map[int][]uint32 {
+	seen := map[[2]int]bool{}
+	out := map[int][]uint32{}
+	nonTreat := append(slices.Clone(e.group), e.pair...)
+	idx := make([]int, len(e.dims))
+	for _, entry := range e.spec.Include {
+		fixed := make([]bool, len(e.dims))
+		for _, st := range entry {
+			fi := fieldIndex(st.Field)
+			for d := range e.dims {
+				if e.dims[d].field == fi {
+					fixed[d] = true
+					idx[d] = slices.IndexFunc(e.dims[d].levels, func(v Value) bool { return fields[fi].equal(v, st.Value) })
+				}
+			}
+		}
+		var free []int
+		for _, d := range nonTreat {
+			if !fixed[d] {
+				free = append(free, d)
+				idx[d] = 0
+			}
+		}
+		for {
+			g, p := e.index(e.group, idx), e.index(e.pair, idx)
+			if !seen[[2]int{g, p}] {
+				seen[[2]int{g, p}] = true
+				out[g] = append(out[g], uint32(p))
+			}
+			k := len(free) - 1
+			for ; k >= 0; k-- {
+				d := free[k]
+				if idx[d]++; idx[d] < len(e.dims[d].levels) {
+					break
+				}
+				idx[d] = 0
+			}
+			if k < 0 {
+				break
+			}
+		}
+	}
+	for g := range out {
+		slices.Sort(out[g])
+	}
+	return out
+}
+
+// index is the mixed-radix index (first dim slowest) of the level indexes
+// idx of dims ds, the inverse of setLevels.
+func (e *expander) index(ds []int, idx []int) int {
+	x := 0
+	for _, d := range ds {
+		x = x*len(e.dims[d].levels) + idx[d]
+	}
+	return x
 }
 
 func (e *expander) size(ds []int) int {
@@ -198,20 +264,48 @@ func Expand(s *Spec, w io.Writer) (Summary, error) {
 		nT = len(e.dims[e.treat].levels)
 	}
 	sum.Combinations = int64(nG) * int64(nP) * int64(nT)
+	groups := []int(nil) // nil: every group
+	if e.included != nil {
+		sum.Combinations = 0
+		for g, ps := range e.included {
+			groups = append(groups, g)
+			sum.Combinations += int64(len(ps)) * int64(nT)
+		}
+		slices.Sort(groups)
+		nG = len(groups)
+	}
 	dropped := map[string]int64{}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	perm := make([]uint32, nP)
+	var perm []uint32
+	if e.included != nil {
+		for _, ps := range e.included {
+			if len(ps) > cap(perm) {
+				perm = make([]uint32, len(ps))
+			}
+		}
+	} else {
+		perm = make([]uint32, nP)
+	}
 	tperm := make([]int, nT)
 	set := make([]Row, nT)
 	keep := make([]bool, nT)
 	var line, canon []byte
 	order := 0
-	for g := 0; g < nG; g++ {
+	for gi := 0; gi < nG; gi++ {
+		g := gi
+		if groups != nil {
+			g = groups[gi]
+			perm = perm[:len(e.included[g])]
+		}
 		groupKept := false
 		for rep := 1; rep <= s.Replicates; rep++ {
 			rng := newRNG(s.Seed, uint64(g), uint64(rep))
-			for i := range perm {
-				perm[i] = uint32(i)
+			if groups != nil {
+				copy(perm, e.included[g])
+			} else {
+				for i := range perm {
+					perm[i] = uint32(i)
+				}
 			}
 			rng.shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 			for _, p := range perm {

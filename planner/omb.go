@@ -63,6 +63,11 @@ var ombIgnored = map[string]string{
 	"randomBytesRatio":          "xp's payloads are always random",
 	"randomizedPayloadPoolSize": "xp's payloads are always random",
 	"backlogDrainRatio":         "backlog tests are not supported",
+	"producerStartRate":         "OMB's rate search is not supported; xp runs producerRate (0: a closed loop at max)",
+	"producerIncrementRate":     "OMB's rate search is not supported; xp runs producerRate (0: a closed loop at max)",
+	"producerIncrementSeconds":  "OMB's rate search is not supported; xp runs producerRate (0: a closed loop at max)",
+	"acceptableBacklog":         "OMB's rate search is not supported; xp's health gate checks the backlog drains",
+	"producerPauseDuringDrain":  "backlog tests are not supported",
 }
 
 var ombKeys = func() []string {
@@ -81,8 +86,8 @@ var ombKeys = func() []string {
 var reNotCampaign = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // ImportOMB turns OMB workload files into one spec: the workload fields
-// that differ between files become factors (with exclude entries so only
-// the workloads' own combinations remain), the rest fixed, security the
+// that differ between files become factors (with one include entry per
+// workload, so only the workloads' own combinations run), the rest fixed, security the
 // treatment. Unknown keys are errors with a suggestion; keys xp cannot
 // honour but that do not change the measurement come back as warnings.
 func ImportOMB(files []OMBFile, opt ImportOptions) (*Spec, []string, error) {
@@ -153,7 +158,7 @@ func ImportOMB(files []OMBFile, opt ImportOptions) (*Spec, []string, error) {
 		}
 	}
 	s.Factors = append(s.Factors, varying...)
-	s.Exclude = absentCombinations(varying, workloads)
+	s.Include = wantedCombinations(varying, workloads)
 	// Check the result as a spec file would be checked.
 	var b strings.Builder
 	if err := WriteSpec(&b, s); err != nil {
@@ -166,54 +171,60 @@ func ImportOMB(files []OMBFile, opt ImportOptions) (*Spec, []string, error) {
 	return parsed, warnings, nil
 }
 
-// absentCombinations lists, as exclude entries, every combination of the
-// varying fields' levels that no workload has.
-func absentCombinations(varying []Factor, workloads []map[string]Value) [][]Setting {
+// wantedCombinations lists, as include entries, the varying fields'
+// levels of each workload, once each: N workloads give N entries.
+func wantedCombinations(varying []Factor, workloads []map[string]Value) [][]Setting {
 	if len(varying) < 2 {
-		return nil
-	}
-	present := map[string]bool{}
-	key := func(get func(field string) Value) string {
-		var b strings.Builder
-		for _, fac := range varying {
-			f := &fields[fieldIndex(fac.Field)]
-			b.WriteString(f.format(get(fac.Field)) + "|")
-		}
-		return b.String()
-	}
-	for _, w := range workloads {
-		present[key(func(field string) Value { return w[field] })] = true
+		return nil // one varying field: its levels are the workloads
 	}
 	var out [][]Setting
-	idx := make([]int, len(varying))
-	for {
-		k := key(func(field string) Value {
-			for i, fac := range varying {
-				if fac.Field == field {
-					return fac.Levels[idx[i]]
-				}
-			}
-			return Value{}
-		})
-		if !present[k] {
-			var e []Setting
-			for i, fac := range varying {
-				e = append(e, Setting{Field: fac.Field, Value: fac.Levels[idx[i]]})
-			}
+	for _, w := range workloads {
+		var e []Setting
+		for _, fac := range varying {
+			e = append(e, Setting{Field: fac.Field, Value: w[fac.Field]})
+		}
+		if !slices.ContainsFunc(out, func(o []Setting) bool {
+			return slices.EqualFunc(o, e, func(a, b Setting) bool { return fields[fieldIndex(a.Field)].equal(a.Value, b.Value) })
+		}) {
 			out = append(out, e)
 		}
-		i := len(idx) - 1
-		for ; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < len(varying[i].Levels) {
-				break
-			}
-			idx[i] = 0
-		}
-		if i < 0 {
-			return out
-		}
 	}
+	return out
+}
+
+// rePlaceholder is an environment placeholder as OMB's workload files
+// write them (resolved by the scripts that run OMB, not by OMB).
+var rePlaceholder = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?\}$`)
+
+// placeholder resolves a value that is a whole ${VAR:-default}
+// placeholder to its default, in place, and says so. xp does not read the
+// environment: a campaign's spec must say what ran. A placeholder without
+// a default is an error (ok false). A placeholder inside a longer string
+// (as in name) is left alone.
+func placeholder(p *specParser, file, key string, v *yaml.Node) (warning string, ok bool) {
+	if v.Kind != yaml.ScalarNode {
+		return "", true
+	}
+	m := rePlaceholder.FindStringSubmatch(v.Value)
+	if m == nil {
+		return "", true
+	}
+	if !strings.Contains(v.Value, ":-") {
+		p.errf(v, "%s: %s has no default (${%s:-VALUE}); write the value: xp does not read the environment", key, v.Value, m[1])
+		return "", false
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(m[2]), &n); err != nil || len(n.Content) != 1 {
+		p.errf(v, "%s: default %q of %s is not a YAML value", key, m[2], v.Value)
+		return "", false
+	}
+	d := n.Content[0]
+	v.Value, v.Tag, v.Style = d.Value, d.Tag, d.Style
+	if _, ignored := ombIgnored[key]; ignored {
+		return "", true
+	}
+	return fmt.Sprintf("%s:%d: %s: %s resolved to its default %s (xp does not read the environment; write another value in the file to run it)",
+		file, v.Line, key, m[0], m[2]), true
 }
 
 // parseWorkload reads one workload into row field values.
@@ -242,6 +253,13 @@ func parseWorkload(f OMBFile) (map[string]Value, []string, error) {
 			continue
 		}
 		seen[k.Value] = true
+		if w, ok := placeholder(p, f.Name, k.Value, v); ok {
+			if w != "" {
+				warnings = append(warnings, w)
+			}
+		} else {
+			continue
+		}
 		if why, ok := ombIgnored[k.Value]; ok {
 			if why != "" {
 				warnings = append(warnings, fmt.Sprintf("%s:%d: %s ignored: %s", f.Name, k.Line, k.Value, why))

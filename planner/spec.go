@@ -36,6 +36,13 @@ type Spec struct {
 	// takes its default.
 	Factors []Factor
 	Fixed   []Setting
+	// Include, when not empty, lists the wanted configurations: a
+	// combination of the non-treatment factors runs only if it matches
+	// every setting of some entry (fields an entry leaves out are crossed
+	// as usual), and each runs with every treatment level. Expansion
+	// visits only these, so N wanted configurations cost O(N) however
+	// many factors vary.
+	Include [][]Setting
 	// Exclude drops every row that matches all settings of any entry.
 	Exclude [][]Setting
 }
@@ -88,7 +95,7 @@ func (es SpecErrors) Error() string {
 	return strings.Join(s, "\n")
 }
 
-var topKeys = []string{"campaign", "seed", "replicates", "treatment", "baseline", "factors", "fixed", "exclude"}
+var topKeys = []string{"campaign", "seed", "replicates", "treatment", "baseline", "factors", "fixed", "include", "exclude"}
 
 // ReadSpec reads and checks the spec file at path.
 func ReadSpec(path string) (*Spec, error) {
@@ -147,7 +154,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	}
 	s := &Spec{Replicates: 1, Treatment: "security"}
 	var baselineNode, treatmentNode *yaml.Node
-	var factorsNode, fixedNode, excludeNode *yaml.Node
+	var factorsNode, fixedNode, includeNode, excludeNode *yaml.Node
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], resolve(root.Content[i+1])
@@ -191,6 +198,8 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 			factorsNode = v
 		case "fixed":
 			fixedNode = v
+		case "include":
+			includeNode = v
 		case "exclude":
 			excludeNode = v
 		default:
@@ -217,6 +226,9 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		}
 	}
 	p.treatment(s, root, treatmentNode, baselineNode, where)
+	if includeNode != nil {
+		p.include(s, includeNode)
+	}
 	if excludeNode != nil {
 		p.exclude(s, excludeNode, where)
 	}
@@ -244,18 +256,36 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	return s, nil
 }
 
-// rowsBeforeExclusion is levels crossed × replicates, saturating at
-// math.MaxInt64.
+// rowsBeforeExclusion is levels crossed × replicates (with include: the
+// combinations the entries name), saturating at math.MaxInt64.
 func (s *Spec) rowsBeforeExclusion() int64 {
-	n := int64(s.Replicates)
-	for _, f := range s.Factors {
-		l := int64(len(f.Levels))
+	mul := func(n, l int64) int64 {
 		if l > 0 && n > math.MaxInt64/l {
 			return math.MaxInt64
 		}
-		n *= l
+		return n * l
 	}
-	return n
+	if len(s.Include) == 0 {
+		n := int64(s.Replicates)
+		for _, f := range s.Factors {
+			n = mul(n, int64(len(f.Levels)))
+		}
+		return n
+	}
+	var total int64
+	for _, entry := range s.Include {
+		n := int64(s.Replicates)
+		for _, f := range s.Factors {
+			if !slices.ContainsFunc(entry, func(st Setting) bool { return st.Field == f.Field }) {
+				n = mul(n, int64(len(f.Levels))) // the treatment and the factors the entry leaves out
+			}
+		}
+		if total > math.MaxInt64-n {
+			return math.MaxInt64
+		}
+		total += n
+	}
+	return total
 }
 
 func kindName(n *yaml.Node) string {
@@ -529,6 +559,74 @@ func (p *specParser) treatment(s *Spec, root, tn, bn *yaml.Node, where map[strin
 	s.Baseline = v
 }
 
+// include reads the include list: configurations, each a mapping of
+// non-treatment factors to one of their levels.
+func (p *specParser) include(s *Spec, n *yaml.Node) {
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, "include: want a list of configurations, e.g. [{message_size: 1024, partitions: 16}, {message_size: 100, partitions: 1}]; got %s", kindName(n))
+		return
+	}
+	if len(n.Content) == 0 {
+		p.errf(n, "include is empty and would run nothing; remove it to cross every factor")
+		return
+	}
+	for e, c := range n.Content {
+		c = resolve(c)
+		what := fmt.Sprintf("include entry %d", e+1)
+		if !p.mapping(c, what, "{message_size: 1024}") {
+			continue
+		}
+		if len(c.Content) == 0 {
+			p.errf(c, "%s is empty: name the factors' levels of one configuration", what)
+			continue
+		}
+		var entry []Setting
+		ok := true
+		for i := 0; i+1 < len(c.Content); i += 2 {
+			k, v := c.Content[i], resolve(c.Content[i+1])
+			f, fok := p.fieldKey(k, what)
+			if !fok {
+				ok = false
+				continue
+			}
+			if f.name == s.Treatment {
+				p.errf(k, "%s: %s is the treatment, which runs at every level for each configuration; leave it out", what, f.name)
+				ok = false
+				continue
+			}
+			fac := s.factor(f.name)
+			if fac == nil {
+				p.errf(k, "%s: %s is not a factor; include entries pick levels of the factors", what, f.name)
+				ok = false
+				continue
+			}
+			if slices.ContainsFunc(entry, func(st Setting) bool { return st.Field == f.name }) {
+				p.errf(k, "%s: %s appears twice", what, f.name)
+				ok = false
+				continue
+			}
+			val, vok := p.value(f, v, what+": "+f.name)
+			if !vok {
+				ok = false
+				continue
+			}
+			if !slices.ContainsFunc(fac.Levels, func(x Value) bool { return f.equal(x, val) }) {
+				levels := make([]string, len(fac.Levels))
+				for i, l := range fac.Levels {
+					levels[i] = f.format(l)
+				}
+				p.errf(v, "%s: %s %s is not one of its levels (%s)%s", what, f.name, f.format(val), strings.Join(levels, ", "), suggestion(f.format(val), levels))
+				ok = false
+				continue
+			}
+			entry = append(entry, Setting{Field: f.name, Value: val})
+		}
+		if ok {
+			s.Include = append(s.Include, entry)
+		}
+	}
+}
+
 func (p *specParser) exclude(s *Spec, n *yaml.Node, where map[string]string) {
 	if n.Kind != yaml.SequenceNode {
 		p.errf(n, "exclude: want a list of entries, e.g. [{security: mtls, message_size: 10240}]; got %s", kindName(n))
@@ -614,6 +712,16 @@ func WriteSpec(w io.Writer, s *Spec) error {
 		b.WriteString("fixed:\n")
 		for _, st := range s.Fixed {
 			fmt.Fprintf(&b, "  %s: %s\n", st.Field, yamlValue(&fields[fieldIndex(st.Field)], st.Value))
+		}
+	}
+	if len(s.Include) > 0 {
+		b.WriteString("include:\n")
+		for _, e := range s.Include {
+			l := make([]string, len(e))
+			for i, st := range e {
+				l[i] = st.Field + ": " + yamlValue(&fields[fieldIndex(st.Field)], st.Value)
+			}
+			fmt.Fprintf(&b, "  - {%s}\n", strings.Join(l, ", "))
 		}
 	}
 	if len(s.Exclude) > 0 {

@@ -182,6 +182,9 @@ factors:
   encrypt_fields: [[ssn], [ssn, id]]
   kafka_version: ["4.0", 3.9.1]
 fixed: {security: field_encrypt, brokers: 1, message_size: 1024, acks: "0", concurrency: 4, instance_type: ""}
+include:
+  - {target_rate: 100, kafka_version: "4.0"}
+  - {encrypt_fields: [ssn, id]}
 exclude:
   - {encoding: json, target_rate: max}
 `} {
@@ -212,5 +215,5 @@ func specEqual(a, b *Spec) bool {
 		a.Treatment == b.Treatment && eqv(a.Baseline, b.Baseline) &&
 		slices.EqualFunc(a.Factors, b.Factors, func(p, q Factor) bool {
 			return p.Field == q.Field && slices.EqualFunc(p.Levels, q.Levels, eqv)
-		}) && eqs(a.Fixed, b.Fixed) && slices.EqualFunc(a.Exclude, b.Exclude, eqs)
+		}) && eqs(a.Fixed, b.Fixed) && slices.EqualFunc(a.Include, b.Include, eqs) && slices.EqualFunc(a.Exclude, b.Exclude, eqs)
 }
