@@ -29,7 +29,7 @@ func newGatewayCmd(st *state) *cobra.Command {
 		Long: `Run xp's Kafka gateway: a proxy that unchanged Kafka clients use instead of
 the brokers (security mode "proxy"). The config (YAML) names the listen
 address, the client leg (plaintext, tls, mtls, sasl_ssl), the upstream
-brokers and their transport, limits and the /metrics address; see the
+brokers and their transport, limits and the /metrics address; see
 docs/gateway.md. Prints the bootstrap and metrics addresses
 on stdout and serves until interrupted.`,
 		Args: cobra.NoArgs,
