@@ -86,6 +86,7 @@ func newRootCmd(st *state) *cobra.Command {
 		newLoadgenCmd(st),
 		newClusterCmd(st),
 		newGatewayCmd(st),
+		newInfraCmd(st),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

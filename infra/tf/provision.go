@@ -159,19 +159,20 @@ func (p *Provisioner) Up(ctx context.Context, key planner.InfraKey, rows []plann
 	if err := p.record(ctx, results.InfraEvent{Event: EventApplying, Group: plan.Key, Time: started}, o); err != nil {
 		return nil, err
 	}
+	// Once started, an apply runs to its end even when ctx is cancelled
+	// (Ctrl-C): a killed terraform can leave cloud resources its state
+	// does not know.
 	inv, applyErr := func() (*Inventory, error) {
-		w, err := NewWorkspace(ctx, p.ExecPath, fsys, plan.Dir, p.Log)
+		ctx := context.WithoutCancel(ctx)
+		w, err := NewWorkspace(ctx, p.ExecPath, fsys, plan.Dir, plan.Vars, p.Log)
 		if err != nil {
-			return nil, err
-		}
-		if err := w.SetVars(plan.Vars); err != nil {
 			return nil, err
 		}
 		inv, err := w.Apply(ctx)
 		if err != nil {
 			// Nothing of a failed apply is left up.
-			if left, rerr := w.Resources(context.WithoutCancel(ctx)); rerr != nil || len(left) > 0 {
-				if derr := w.Destroy(context.WithoutCancel(ctx)); derr != nil {
+			if left, rerr := w.Resources(ctx); rerr != nil || len(left) > 0 {
+				if derr := w.Destroy(ctx); derr != nil {
 					return nil, errors.Join(err, fmt.Errorf("destroying what the failed apply left: %w", derr))
 				}
 			}
@@ -250,9 +251,12 @@ func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
 	if err := json.Unmarshal(e.Outputs, &o); err != nil || o.Dir == "" {
 		return fmt.Errorf("the db records no working directory for %s", e.Group)
 	}
-	if _, err := os.Stat(o.Dir); errors.Is(err, os.ErrNotExist) {
-		// Never applied (a process died before terraform wrote anything).
-		return p.record(ctx, results.InfraEvent{Event: EventDown, Group: e.Group, Error: ""}, eventOutputs{Module: o.Module, Platform: o.Platform, Dir: o.Dir})
+	if !Initialized(o.Dir) {
+		// Never applied: the process died before terraform could run.
+		if err := p.record(ctx, results.InfraEvent{Event: EventDown, Group: e.Group}, eventOutputs{Module: o.Module, Platform: o.Platform, Dir: o.Dir}); err != nil {
+			return err
+		}
+		return os.RemoveAll(o.Dir)
 	}
 	if err := CheckCredentials(o.Platform, p.getenv); err != nil {
 		return err
@@ -260,6 +264,7 @@ func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
 	upAt, hourly := p.upSince(ctx, e.Group)
 	started := p.now()
 	derr := func() error {
+		ctx := context.WithoutCancel(ctx) // as in Up: never a half-done destroy
 		w, err := OpenWorkspace(ctx, p.ExecPath, o.Dir, p.Log)
 		if err != nil {
 			return err
@@ -352,6 +357,66 @@ func Inventories(ctx context.Context, store *results.Store) (map[string]*Invento
 			}
 		case EventDown:
 			delete(out, e.Group)
+		}
+	}
+	return out, nil
+}
+
+// GroupState is one infrastructure group as the db records it.
+type GroupState struct {
+	Key string `json:"group"`
+	// State is the group's latest event (EventUp, EventDown, ...), Since
+	// when it was recorded.
+	State string    `json:"state"`
+	Since time.Time `json:"since"`
+	Dir   string    `json:"dir"`
+	// HourlyUSD is the price of the group while up; CostUSD what it has
+	// cost so far, counting the time up to now when it is up.
+	HourlyUSD float64    `json:"hourly_usd"`
+	CostUSD   float64    `json:"cost_usd"`
+	Error     string     `json:"error,omitempty"`
+	Inventory *Inventory `json:"inventory,omitempty"`
+}
+
+// ReadGroups reads every group's state, in the order the groups first
+// appear in the db.
+func ReadGroups(ctx context.Context, store *results.Store, now time.Time) ([]GroupState, error) {
+	events, err := store.InfraEvents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	at := map[string]int{}
+	var out []GroupState
+	upAt := map[string]time.Time{}
+	for _, e := range events {
+		i, ok := at[e.Group]
+		if !ok {
+			i = len(out)
+			at[e.Group] = i
+			out = append(out, GroupState{Key: e.Group})
+		}
+		g := &out[i]
+		var o eventOutputs
+		json.Unmarshal(e.Outputs, &o)
+		g.State, g.Since, g.Error, g.CostUSD = e.Event, e.Time, e.Error, g.CostUSD+e.Cost
+		if o.Dir != "" {
+			g.Dir = o.Dir
+		}
+		switch e.Event {
+		case EventApplying:
+			if upAt[e.Group].IsZero() {
+				upAt[e.Group] = e.Time
+			}
+		case EventUp:
+			g.HourlyUSD, g.Inventory = e.HourlyUSD, o.Inventory
+		case EventDown:
+			delete(upAt, e.Group)
+			g.Inventory = nil
+		}
+	}
+	for i := range out {
+		if g := &out[i]; g.State == EventUp && !upAt[g.Key].IsZero() {
+			g.CostUSD += g.HourlyUSD * now.Sub(upAt[g.Key]).Hours()
 		}
 	}
 	return out, nil

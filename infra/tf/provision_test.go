@@ -188,7 +188,7 @@ func TestHostsInitOffline(t *testing.T) {
 	}
 	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:9") // any download would fail
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:9")
-	if _, err := NewWorkspace(context.Background(), p.ExecPath, fsys, dir, nil); err != nil {
+	if _, err := NewWorkspace(context.Background(), p.ExecPath, fsys, dir, map[string]any{}, nil); err != nil {
 		t.Fatalf("init without network: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".terraform", "providers")); !os.IsNotExist(err) {

@@ -27,13 +27,28 @@ type Workspace struct {
 
 // NewWorkspace makes (or reopens) dir as the working directory of module,
 // whose .tf files are copied from moduleFS (an existing directory's copy
-// is replaced, its state kept), and runs terraform init. Terraform's
-// output goes to log.
-func NewWorkspace(ctx context.Context, execPath string, moduleFS fs.FS, dir string, log io.Writer) (*Workspace, error) {
+// is replaced, its state kept), writes the variables every later plan,
+// apply and destroy reads, and runs terraform init. Terraform's output
+// goes to log.
+func NewWorkspace(ctx context.Context, execPath string, moduleFS fs.FS, dir string, vars map[string]any, log io.Writer) (*Workspace, error) {
 	if err := copyModule(moduleFS, dir); err != nil {
 		return nil, err
 	}
+	b, err := json.MarshalIndent(vars, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, varsFile), append(b, '\n'), 0o600); err != nil {
+		return nil, err
+	}
 	return openWorkspace(ctx, execPath, dir, log)
+}
+
+// Initialized reports whether dir holds a group's variables, so that a
+// terraform apply may have run there.
+func Initialized(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, varsFile))
+	return err == nil
 }
 
 // OpenWorkspace reopens an existing working directory as it was left
@@ -95,16 +110,6 @@ func copyModule(moduleFS fs.FS, dir string) error {
 		return errors.New("module has no .tf files")
 	}
 	return nil
-}
-
-// SetVars writes the group's variables where every later plan, apply and
-// destroy reads them.
-func (w *Workspace) SetVars(vars map[string]any) error {
-	b, err := json.MarshalIndent(vars, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(w.Dir, varsFile), append(b, '\n'), 0o600)
 }
 
 // Apply makes the group exist as its variables say and reads its

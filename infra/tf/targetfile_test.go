@@ -1,0 +1,150 @@
+package tf
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseTargetFile(t *testing.T) {
+	env := func(k string) string {
+		if k == "HOME" {
+			return "/home/op"
+		}
+		return ""
+	}
+	sha := strings.Repeat("ab", 64)
+	tests := []struct {
+		name  string
+		yaml  string
+		check func(t *testing.T, tf *TargetFile)
+		want  []string // error substrings; nil = parses
+	}{
+		{name: "aws in full", yaml: `platform: aws
+vars: {region: eu-west-1, operator_cidr: 203.0.113.7/32}
+ssh: {user: ubuntu, private_key: ~/.ssh/xp_ed25519, known_hosts: strict}
+kafka: {version: 3.9.1, distribution: https://downloads.apache.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz, sha512: ` + strings.ToUpper(sha) + `}
+teardown: on-success
+budget_usd: 50
+`, check: func(t *testing.T, tf *TargetFile) {
+			if tf.Platform != "aws" || tf.Vars["region"] != "eu-west-1" || tf.SSH.PrivateKey != "/home/op/.ssh/xp_ed25519" ||
+				tf.SSH.KnownHosts != KnownHostsStrict || tf.Kafka.SHA512 != sha || tf.Teardown != TeardownOnSuccess || tf.BudgetUSD != 50 {
+				t.Fatalf("%+v", tf)
+			}
+			if tf.ModuleName() != "terraform/aws (built in)" {
+				t.Fatalf("module %s", tf.ModuleName())
+			}
+			if _, err := tf.ModuleFS(); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "defaults", yaml: "platform: hosts\n", check: func(t *testing.T, tf *TargetFile) {
+			if tf.Teardown != TeardownAlways || tf.SSH.KnownHosts != KnownHostsAcceptNew || tf.BudgetUSD != 0 {
+				t.Fatalf("%+v", tf)
+			}
+		}},
+		{name: "unknown key with suggestion", yaml: "platform: aws\nbudget: 5\n", want: []string{`target.yaml:2: unknown key "budget"`}},
+		{name: "unknown nested key", yaml: "platform: aws\nssh:\n  privat_key: k\n", want: []string{`target.yaml:3: unknown key ssh."privat_key"; did you mean "private_key"?`}},
+		{name: "typo in top key", yaml: "platfrom: aws\n", want: []string{`target.yaml:1: unknown key "platfrom"; did you mean "platform"?`, "no platform"}},
+		{name: "unknown platform", yaml: "platform: gcp\n", want: []string{`target.yaml:1: platform: "gcp" is not one of aws, azure, hosts, local`}},
+		{name: "bad teardown", yaml: "platform: aws\nteardown: onsuccess\n", want: []string{`target.yaml:2: teardown: "onsuccess" is not one of always, on-success, never; did you mean "on-success"?`}},
+		{name: "bad known_hosts", yaml: "platform: aws\nssh: {known_hosts: off}\n", want: []string{"ssh.known_hosts"}},
+		{name: "url without checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz}\n", want: []string{"target.yaml:2: kafka: a distribution URL needs its sha512"}},
+		{name: "short checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: abc}\n", want: []string{"kafka.sha512: want the tarball's SHA-512 as 128 hex digits"}},
+		{name: "derived var", yaml: "platform: aws\nvars: {broker_count: 3}\n", want: []string{"target.yaml:2: vars.broker_count is set by xp from the plan's rows"}},
+		{name: "negative budget", yaml: "platform: aws\nbudget_usd: -1\n", want: []string{"target.yaml:2: budget_usd"}},
+		{name: "duplicate key", yaml: "platform: aws\nplatform: azure\n", want: []string{"platform appears twice (first at line 1)"}},
+		{name: "missing module dir", yaml: "platform: aws\nmodule: nowhere\n", want: []string{"target.yaml:2: module:", "has no .tf files"}},
+		{name: "not a mapping", yaml: "- aws\n", want: []string{"want a mapping"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "target.yaml")
+			tf, err := ParseTargetFile(path, []byte(tc.yaml), env)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				tc.check(t, tf)
+				return
+			}
+			if err == nil {
+				t.Fatalf("parsed: %+v", tf)
+			}
+			var te *TargetError
+			if !errors.As(err, &te) {
+				t.Fatalf("error %T is no TargetError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// A module of one's own is read from the directory module: names, relative
+// to the target file.
+func TestTargetFileOwnModule(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "mine"), 0o755)
+	os.WriteFile(filepath.Join(dir, "mine", "main.tf"), []byte("terraform {}\n"), 0o644)
+	tf, err := ParseTargetFile(filepath.Join(dir, "target.yaml"), []byte("platform: hosts\nmodule: mine\n"), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := tf.ModuleFS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := fsysRead(fsys, "main.tf"); err != nil || b != "terraform {}\n" {
+		t.Fatalf("%q %v", b, err)
+	}
+}
+
+func TestCheckCredentials(t *testing.T) {
+	home := t.TempDir()
+	tests := []struct {
+		name     string
+		platform string
+		env      map[string]string
+		want     string // "" = ok
+	}{
+		{name: "hosts needs none", platform: "hosts"},
+		{name: "aws keys", platform: "aws", env: map[string]string{"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "s"}},
+		{name: "aws profile", platform: "aws", env: map[string]string{"AWS_PROFILE": "lab"}},
+		{name: "aws secret missing", platform: "aws", env: map[string]string{"AWS_ACCESS_KEY_ID": "a"}, want: "AWS_SECRET_ACCESS_KEY is missing"},
+		{name: "aws nothing", platform: "aws", want: "set AWS_PROFILE"},
+		{name: "azure service principal", platform: "azure", env: map[string]string{"ARM_SUBSCRIPTION_ID": "s", "ARM_TENANT_ID": "t", "ARM_CLIENT_ID": "c", "ARM_CLIENT_SECRET": "x"}},
+		{name: "azure subscription missing", platform: "azure", env: map[string]string{"ARM_TENANT_ID": "t"}, want: "ARM_SUBSCRIPTION_ID is missing"},
+		{name: "azure tenant missing", platform: "azure", env: map[string]string{"ARM_SUBSCRIPTION_ID": "s", "ARM_CLIENT_ID": "c", "ARM_CLIENT_SECRET": "x"}, want: "ARM_TENANT_ID is missing"},
+		{name: "azure secret missing", platform: "azure", env: map[string]string{"ARM_SUBSCRIPTION_ID": "s", "ARM_TENANT_ID": "t", "ARM_CLIENT_ID": "c"}, want: "ARM_CLIENT_SECRET is missing"},
+		{name: "azure nothing", platform: "azure", env: map[string]string{"ARM_SUBSCRIPTION_ID": "s"}, want: "az login"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := func(k string) string {
+				if k == "HOME" {
+					return home
+				}
+				return tc.env[k]
+			}
+			err := CheckCredentials(tc.platform, env)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrNoCredentials)):
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func fsysRead(fsys fs.FS, name string) (string, error) {
+	b, err := fs.ReadFile(fsys, name)
+	return string(b), err
+}
