@@ -87,6 +87,7 @@ func newRootCmd(st *state) *cobra.Command {
 		newClusterCmd(st),
 		newGatewayCmd(st),
 		newInfraCmd(st),
+		newAgentCmd(st),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
