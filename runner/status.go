@@ -131,6 +131,10 @@ func ReadStatus(ctx context.Context, db string, now time.Time) (Status, error) {
 	}
 	for _, e := range p.InfraUp {
 		st.Infrastructure.Up = append(st.Infrastructure.Up, StatusGroup{Group: e.Group, Since: e.Time, Outputs: e.Outputs})
+		// A group still up has cost its hourly price since it came up.
+		if e.HourlyUSD > 0 && now.After(e.Time) {
+			st.Infrastructure.CostUSD += e.HourlyUSD * now.Sub(e.Time).Hours()
+		}
 	}
 	st.Finished = left == 0
 	return st, nil

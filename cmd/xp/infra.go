@@ -165,21 +165,11 @@ func openProvisioner(ctx context.Context, st *state, t *tf.TargetFile, db, campa
 	return p, func() { logf.Close(); store.Close() }, nil
 }
 
-// BudgetError is an estimate above the target's budget_usd.
-type budgetError struct {
-	estimate, budget float64
-	target           string
-}
-
-func (e *budgetError) Error() string {
-	return fmt.Sprintf("estimated cost $%.2f exceeds budget_usd $%.2f of %s: raise the budget or run fewer rows", e.estimate, e.budget, e.target)
-}
-
 // checkBudget refuses rows whose estimated cost exceeds t's budget.
 func checkBudget(t *tf.TargetFile, rows []planner.Row) (planner.Estimate, error) {
-	est := planner.EstimateRows(rows, defaultPrices())
-	if t.BudgetUSD > 0 && est.Cost > t.BudgetUSD {
-		return est, usageErr(&budgetError{estimate: est.Cost, budget: t.BudgetUSD, target: t.Path})
+	est, err := tf.CheckBudget(t, rows, defaultPrices())
+	if err != nil {
+		return est, usageErr(err)
 	}
 	return est, nil
 }

@@ -158,6 +158,12 @@ func TestInfraRefuses(t *testing.T) {
 		{name: "unknown key", args: func() []string {
 			return []string{"infra", "up", awsPlan, "--target", awsTarget("tear_down: never\n")}
 		}, code: exitUsage, stderr: `aws.yaml:4: unknown key "tear_down"; did you mean "teardown"?`},
+		{name: "run over budget", args: func() []string {
+			return []string{"run", awsPlan, "--target", awsTarget("budget_usd: 0.01\n"), "--db", filepath.Join(dir, "a.db")}
+		}, code: exitUsage, stderr: "estimated cost $0.15 exceeds budget_usd $0.01"},
+		{name: "run with a typo in the target", args: func() []string {
+			return []string{"run", awsPlan, "--target", awsTarget("budget_us: 5\n"), "--db", filepath.Join(dir, "a.db")}
+		}, code: exitUsage, stderr: `aws.yaml:4: unknown key "budget_us"; did you mean "budget_usd"?`},
 		{name: "target required", args: func() []string { return []string{"infra", "up", awsPlan} }, code: exitUsage, stderr: "target"},
 	}
 	for _, tc := range tests {
@@ -168,8 +174,34 @@ func TestInfraRefuses(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(filepath.Join(dir, "a.db.tf")); !os.IsNotExist(err) {
-		t.Fatalf("a refused campaign made a working directory: %v", err)
+	for _, made := range []string{"a.db", "a.db.tf"} {
+		if _, err := os.Stat(filepath.Join(dir, made)); !os.IsNotExist(err) {
+			t.Fatalf("a refused campaign made %s: %v", made, err)
+		}
+	}
+}
+
+// xp status counts a group still up at its hourly price since it came up.
+func TestStatusCountsCostOfGroupsUp(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "c.db")
+	s, err := results.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Register(ctx, results.Campaign{Name: "c", Plan: []byte("p"), Target: "platform: aws\n"},
+		[]results.Row{{Run: "a-r1", Order: 1, Plan: []byte(`{"security":"tls"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	s.AddInfraEvent(ctx, results.InfraEvent{Event: "up", Group: "g1", Time: now.Add(-3 * time.Hour), HourlyUSD: 2})
+	s.AddInfraEvent(ctx, results.InfraEvent{Event: "down", Group: "g1", Time: now.Add(-2 * time.Hour), Cost: 2})
+	s.AddInfraEvent(ctx, results.InfraEvent{Event: "up", Group: "g2", Time: now.Add(-30 * time.Minute), HourlyUSD: 1.2})
+	s.Close()
+	code, stdout, stderr := runXP(t, "status", "--db", db)
+	// $2 for g1's hour, about $0.60 for g2's half hour so far.
+	if code != exitOK || !strings.Contains(stdout, "cost so far $2.60") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 	}
 }
 

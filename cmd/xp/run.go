@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner"
 )
 
@@ -34,6 +36,9 @@ rows, 130 interrupted, 1 other failures.`,
 			o.Plan = args[0]
 			o.Stdout, o.Stderr, o.Terminal, o.Now = st.stdout, st.stderr, st.isTerminal, st.now
 			o.Platforms = platforms()
+			if err := refuseOverBudget(st, o.Target, o.Plan); err != nil {
+				return err
+			}
 			ctx, stop := st.interruptible(cmd.Context())
 			defer stop()
 			_, err := runner.Run(ctx, o)
@@ -59,4 +64,26 @@ rows, 130 interrupted, 1 other failures.`,
 	f.IntVar(&o.MaxAttempts, "max-attempts", 3, "failed attempts allowed per row before it stays failed")
 	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end and keep DB.work (the embedded cluster still ends with the process)")
 	return c
+}
+
+// refuseOverBudget refuses, before anything starts, a campaign whose
+// estimated cost exceeds the budget_usd of its TARGET.yaml, naming both.
+// Other problems of the plan or the target are left to the runner.
+func refuseOverBudget(st *state, targetArg, planPath string) error {
+	if targetArg == "" || targetArg == "local" {
+		return nil
+	}
+	t, err := tf.ReadTargetFile(targetArg, st.getenv)
+	if err != nil {
+		return usageErr(err)
+	}
+	if t.BudgetUSD == 0 {
+		return nil
+	}
+	rows, err := planner.ReadPlan(planPath)
+	if err != nil {
+		return nil
+	}
+	_, err = checkBudget(t, rows)
+	return err
 }

@@ -1,0 +1,30 @@
+package tf
+
+import (
+	"fmt"
+
+	"github.com/xp-bench/xp/planner"
+)
+
+// BudgetError is a campaign whose estimated cost exceeds its target's
+// budget_usd.
+type BudgetError struct {
+	EstimateUSD, BudgetUSD float64
+	Target                 string
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("estimated cost $%.2f exceeds budget_usd $%.2f of %s: raise the budget or run fewer rows",
+		e.EstimateUSD, e.BudgetUSD, e.Target)
+}
+
+// CheckBudget estimates running rows (planner.EstimateRows with prices)
+// and returns a *BudgetError when the estimate exceeds t's budget_usd
+// (no budget: never).
+func CheckBudget(t *TargetFile, rows []planner.Row, prices *planner.Prices) (planner.Estimate, error) {
+	est := planner.EstimateRows(rows, prices)
+	if t.BudgetUSD > 0 && est.Cost > t.BudgetUSD {
+		return est, &BudgetError{EstimateUSD: est.Cost, BudgetUSD: t.BudgetUSD, Target: t.Path}
+	}
+	return est, nil
+}
