@@ -65,6 +65,9 @@ type Effect struct {
 	Statistic, Unit                    string
 	Estimate, Low, High                float64
 	Method                             string
+	// Note says why there is no interval, or why it is not the
+	// bootstrap's; empty otherwise.
+	Note string
 	// P and PHolm are NaN where there is no test.
 	P, PHolm float64
 }
@@ -84,6 +87,7 @@ type LevelEffect struct {
 	N, Cells                                int
 	Mean, Low, High                         float64
 	Method                                  string
+	Note                                    string
 	// Spread is max-min of the factor's level means (same on every level).
 	Spread float64
 }
@@ -465,7 +469,7 @@ func planJobs(defs []MetricDef, metrics []int, sets []matchedSet, clustered, mea
 					k = e
 				}
 			}
-			out = append(out, &plannedJob{job: &bootJob{clusters: clusters, meanOnly: meanOnly}})
+			out = append(out, &plannedJob{job: &bootJob{clusters: clusters, meanOnly: meanOnly, small: true}})
 			gi = len(out) - 1
 			out[gi].sets = append(out[gi].sets, sub)
 		} else {

@@ -44,8 +44,8 @@ func TestAnalyseRecoversKnownPenalty(t *testing.T) {
 		if math.Abs(e.Estimate-w) > 2 {
 			t.Errorf("%s: mean penalty %v, generated %v", e.Treatment, e.Estimate, w)
 		}
-		if e.Method != "bca-cluster" || e.N != 20 {
-			t.Errorf("%s: method %s n %d, want bca-cluster over 20 sets", e.Treatment, e.Method, e.N)
+		if e.Method != "student-t-strata" || e.N != 20 {
+			t.Errorf("%s: method %s n %d, want student-t-strata over 20 sets", e.Treatment, e.Method, e.N)
 		}
 	}
 	if found != 2 {
@@ -233,5 +233,51 @@ func TestBaselineOverride(t *testing.T) {
 		if e.Baseline != "tls" || (e.Treatment == "plaintext") != (e.Estimate < 0) {
 			t.Errorf("%s vs %s %s: penalty %v", e.Treatment, e.Baseline, e.Metric, e.Estimate)
 		}
+	}
+}
+
+// TestIntervalMethodByN: the interval method follows the number of matched
+// sets an estimate rests on, and an estimate without an interval says why.
+func TestIntervalMethodByN(t *testing.T) {
+	cases := []struct {
+		name               string
+		replicates         int
+		cell, pooled       Method
+		cellNote, cellNone bool
+	}{
+		{"two sets: no interval per configuration", 2, MethodNone, MethodStudentTStrata, true, true},
+		{"five sets: Student-t", 5, MethodStudentT, MethodStudentTStrata, true, false},
+		{"25 sets per configuration, 100 pooled: bootstrap pooled", 25, MethodStudentT, "bca-cluster", true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Synthetic(SyntheticConfig{Seed: 7, Levels: []string{"plaintext", "tls"}, Factors: smallShape(),
+				Replicates: c.replicates, Penalty: map[string]float64{"tls": 10}})
+			res, err := Analyse(d, Options{Resamples: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range res.Effects {
+				if e.Metric != "publish_ms_p99" || e.Statistic != "mean_penalty" {
+					continue
+				}
+				want := c.cell
+				if e.Scope == ScopeAll {
+					want = c.pooled
+				}
+				if Method(e.Method) != want {
+					t.Errorf("%s: method %s, want %s", e.Scope, e.Method, want)
+				}
+				if e.Scope == ScopeAll {
+					continue
+				}
+				if c.cellNone != math.IsNaN(e.Low) || (e.Note != "") != c.cellNote {
+					t.Errorf("%s n=%d: interval [%v, %v] note %q", e.Scope, e.N, e.Low, e.High, e.Note)
+				}
+				if c.cellNone && !strings.Contains(e.Note, "n=2: too few matched sets for an interval") {
+					t.Errorf("%s: note %q", e.Scope, e.Note)
+				}
+			}
+		})
 	}
 }

@@ -21,7 +21,7 @@ func statUnit(stat int, m MetricDef) string {
 // methodLabel names the interval method as written in the outputs: the
 // pooled (two-level cluster) bootstrap carries a "-cluster" suffix.
 func methodLabel(m Method, clustered bool) string {
-	if clustered {
+	if clustered && (m == MethodBCa || m == MethodPercentile) {
 		return string(m) + "-cluster"
 	}
 	return string(m)
@@ -68,8 +68,8 @@ func (res *Result) collectEffects(jobs []*plannedJob) {
 					Treatment: p.treatment, Baseline: base, Metric: m.Name, Scope: p.scope, N: n,
 					Statistic: statNames[st], Unit: statUnit(st, m),
 					Estimate: j.est[si][st], Low: j.low[si][st], High: j.high[si][st],
-					Method: methodLabel(j.used[si][st], j.clusters != nil),
-					P:      pv, PHolm: math.NaN(),
+					Method: methodLabel(j.used[si][st], j.clusters != nil), Note: j.note[si][st],
+					P: pv, PHolm: math.NaN(),
 				})
 			}
 		}
@@ -148,7 +148,7 @@ func (res *Result) collectSensitivity(sens, effects []*plannedJob) {
 				Treatment: p.treatment, Metric: d.Metrics[mi].Name, Scope: p.scope,
 				Factor: p.factor, Level: p.level, N: len(j.samples[si].t), Cells: len(j.clusters),
 				Mean: j.est[si][statMeanPenalty], Low: j.low[si][statMeanPenalty], High: j.high[si][statMeanPenalty],
-				Method: methodLabel(j.used[si][statMeanPenalty], true),
+				Method: methodLabel(j.used[si][statMeanPenalty], true), Note: j.note[si][statMeanPenalty],
 			})
 		}
 	}

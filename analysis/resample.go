@@ -110,12 +110,18 @@ type bootJob struct {
 	clusters [][]int32
 	// meanOnly skips every statistic but the mean penalty (sensitivity).
 	meanOnly bool
+	// small uses the small-sample methods (fillSmall) below
+	// MinSetsForBootstrap sets, and no interval below MinSetsForInterval;
+	// without it every interval is the bootstrap's (as scipy's).
+	small bool
 
 	// results, per sample and statistic
 	est  [][nStats]float64
 	low  [][nStats]float64
 	high [][nStats]float64
 	used [][nStats]Method
+	// note says why an interval is absent or not the bootstrap's.
+	note [][nStats]string
 
 	// keep, for tests, retains the raw bootstrap distribution in dist
 	// (direct path only).
@@ -196,6 +202,7 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 	j.low = make([][nStats]float64, ns)
 	j.high = make([][nStats]float64, ns)
 	j.used = make([][nStats]Method, ns)
+	j.note = make([][nStats]string, ns)
 
 	w := s.weights(n)
 	for i := range w {
@@ -205,6 +212,15 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 		p.eval(w, &j.est[si])
 	}
 	method := cfg.method
+	if j.small {
+		done := false
+		for si := range j.samples {
+			done = j.fillSmall(si, cfg.confidence)
+		}
+		if done {
+			return
+		}
+	}
 	if n < 2 {
 		// One set (or one cell) has no sampling distribution to speak of.
 		for si := range j.samples {

@@ -48,13 +48,13 @@ func writeCSV(path string, header []string, rows [][]string) error {
 
 // EffectsHeader is the exact column list of effects.csv.
 var EffectsHeader = []string{"treatment", "baseline", "metric", "scope", "n", "statistic", "unit",
-	"estimate", "ci_low", "ci_high", "method", "p_value", "p_holm"}
+	"estimate", "ci_low", "ci_high", "method", "p_value", "p_holm", "note"}
 
 func effectsRows(res *analysis.Result) [][]string {
 	var rows [][]string
 	for _, e := range res.Effects {
 		rows = append(rows, []string{e.Treatment, e.Baseline, e.Metric, e.Scope, strconv.Itoa(e.N),
-			e.Statistic, e.Unit, num(e.Estimate), num(e.Low), num(e.High), e.Method, num(e.P), num(e.PHolm)})
+			e.Statistic, e.Unit, num(e.Estimate), num(e.Low), num(e.High), e.Method, num(e.P), num(e.PHolm), e.Note})
 	}
 	return rows
 }
@@ -114,7 +114,7 @@ func runsRows(res *analysis.Result, metrics []string) [][]string {
 // SensitivityHeader is the column list of sensitivity.csv: one row per
 // level of a factor, carrying its factor's F-test.
 var SensitivityHeader = []string{"treatment", "baseline", "metric", "scope", "factor", "level", "n", "cells",
-	"mean_penalty", "ci_low", "ci_high", "method", "spread", "factor_rank", "df", "df_resid", "ss", "f", "p_value", "share", "r2"}
+	"mean_penalty", "ci_low", "ci_high", "method", "spread", "factor_rank", "df", "df_resid", "ss", "f", "p_value", "share", "r2", "note"}
 
 func sensitivityRows(res *analysis.Result) [][]string {
 	type k struct{ tr, metric, scope, factor string }
@@ -137,6 +137,7 @@ func sensitivityRows(res *analysis.Result) [][]string {
 		} else {
 			row = append(row, "", "", "", "", "", "", "", "")
 		}
+		row = append(row, s.Note)
 		rows = append(rows, row)
 	}
 	return rows

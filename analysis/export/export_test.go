@@ -116,7 +116,7 @@ func TestOutputsContent(t *testing.T) {
 	d := testDataset()
 	res := analyseInto(t, d, dir)
 	eff := readCSV(t, filepath.Join(dir, "effects.csv"))
-	if strings.Join(eff[0], ",") != "treatment,baseline,metric,scope,n,statistic,unit,estimate,ci_low,ci_high,method,p_value,p_holm" {
+	if strings.Join(eff[0], ",") != "treatment,baseline,metric,scope,n,statistic,unit,estimate,ci_low,ci_high,method,p_value,p_holm,note" {
 		t.Fatalf("effects.csv header %v", eff[0])
 	}
 	units := map[string]string{"mean_penalty": "pct", "median_penalty": "pct", "ratio_of_means": "ratio"}
@@ -162,7 +162,7 @@ func TestOutputsContent(t *testing.T) {
 	}
 	texb, _ := os.ReadFile(filepath.Join(dir, "tables.tex"))
 	tx := string(texb)
-	for _, w := range []string{`\toprule`, `\midrule`, `\bottomrule`, `publish\_ms\_p99 &`, "excluded"} {
+	for _, w := range []string{`\toprule`, `\midrule`, `\bottomrule`, `Publish latency p99 (ms) &`, "excluded"} {
 		if !strings.Contains(tx, w) {
 			t.Errorf("tables.tex lacks %q", w)
 		}

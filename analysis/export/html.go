@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -173,9 +174,10 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 
 	b.WriteString("<section id=\"method\"><h2>Method</h2>\n")
 	fmt.Fprintf(&b, `<p>The unit of analysis is a matched set: one configuration (pair) and one replicate, whose %s run and treatment run are both healthy. Sets with an unhealthy, failed or missing member are left out and counted below. Per set and metric, the effect is the difference (treatment &minus; baseline) and the penalty in percent of the baseline, positive meaning worse: (baseline &minus; treatment)/baseline for throughput, (treatment &minus; baseline)/baseline for latency and CPU.</p>
-<p>Every estimate (mean and median penalty, difference of means, ratio of means) has a %g%% %s bootstrap confidence interval from %d resamples, seed %d. Per-configuration intervals resample its replicates. Pooled intervals use a two-level cluster bootstrap: they resample whole configurations, then replicates within each, so the runs of one configuration are not treated as independent. Capped-rate and saturating (target_rate max) runs are never pooled in one estimate; throughput is estimated only for saturating runs.</p>
+<p>Every estimate (mean and median penalty, difference of means, ratio of means) has a %g%% confidence interval whose method depends on how many matched sets it rests on, named per row in effects.csv (method and note). Fewer than %d sets: no interval. From %d to %d sets: small-sample methods, since a bootstrap interval from few sets is too narrow (Hesterberg 2015): Student-t on the paired penalties and differences, on the linearised ratio of means (delta method), and for the median the distribution-free interval between two order statistics (none below 6 sets); pooled over configurations, Student-t with each configuration a stratum (Welch-Satterthwaite degrees of freedom). From %d sets: the %s bootstrap, %d resamples, seed %d (Efron and Tibshirani 1993; Davison and Hinkley 1997); per configuration it resamples its replicates, pooled it is a two-level cluster bootstrap that resamples whole configurations, then replicates within each, so the runs of one configuration are not treated as independent. Capped-rate and saturating (target_rate max) runs are never pooled in one estimate; throughput is estimated only for saturating runs.</p>
 <p>Significance per configuration: Wilcoxon signed-rank test of the paired differences (exact null distribution up to 50 differences without zeros or ties, normal approximation with tie correction otherwise; zero differences dropped), Holm-adjusted across configurations for each treatment and metric; effect size d<sub>z</sub> in significance.csv. Pooled p-values test the configurations' mean differences. Factor sensitivity: mean penalty at each level of each factor (cluster bootstrap interval), and a least-squares model of the penalty on the factors' main effects with an F-test per factor, ranked by its share of the penalty's variance.</p>
-`, esc(o.Baseline), o.Confidence*100, esc(string(o.Method)), o.Resamples, o.Seed)
+`, esc(o.Baseline), o.Confidence*100, analysis.MinSetsForInterval, analysis.MinSetsForInterval, analysis.MinSetsForBootstrap-1,
+		analysis.MinSetsForBootstrap, esc(string(o.Method)), o.Resamples, o.Seed)
 	b.WriteString("</section>\n")
 
 	b.WriteString("<section id=\"sets\"><h2>Matched sets</h2>\n")
@@ -196,15 +198,19 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 		fmt.Fprintf(&b, "<h3>%s</h3>\n", esc(scopeText(scope)))
 		ht := &table{id: "headline-" + scope, header: []string{"metric"}}
 		for _, tr := range res.Treatments {
-			ht.header = append(ht.header, tr+" penalty %", tr+" interval", tr+" n")
+			ht.header = append(ht.header, tr+" penalty %", tr+" interval", tr+" n", tr+" method")
 		}
 		for _, m := range metricsWithScope(res, scope) {
-			row := []string{m}
+			row := []string{metricWords(m)}
 			for _, tr := range res.Treatments {
 				if e, ok := headline(res, tr, m, scope); ok {
-					row = append(row, short(e.Estimate), "["+short(e.Low)+", "+short(e.High)+"]", strconv.Itoa(e.N))
+					iv := "[" + short(e.Low) + ", " + short(e.High) + "]"
+					if math.IsNaN(e.Low) {
+						iv = "none: " + e.Note
+					}
+					row = append(row, short(e.Estimate), iv, strconv.Itoa(e.N), e.Method)
 				} else {
-					row = append(row, "", "", "")
+					row = append(row, "", "", "", "")
 				}
 			}
 			ht.rows = append(ht.rows, row)

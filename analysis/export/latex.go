@@ -32,9 +32,12 @@ func short(v float64) string {
 }
 
 var texEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, `_`, `\_`, `%`, `\%`, `&`, `\&`, `#`, `\#`,
-	`$`, `\$`, `{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`)
+	`$`, `\$`, `{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`, `µ`, `$\mu$`)
 
 func tex(s string) string { return texEscaper.Replace(s) }
+
+// texBreakable escapes s and lets a line break after each slash.
+func texBreakable(s string) string { return strings.ReplaceAll(tex(s), "/", "/\\allowbreak{}") }
 
 // pooledScopes lists the pooled scopes present, in order.
 func pooledScopes(res *analysis.Result) []string {
@@ -84,12 +87,16 @@ func excludedCount(res *analysis.Result, tr string) (healthy, excluded int) {
 	return 0, 0
 }
 
+// headlineRows bounds the rows of one headline table, so that it fits a
+// page of an A4 article with its caption.
+const headlineRows = 30
+
 func writeLaTeX(path string, res *analysis.Result) error {
 	var b bytes.Buffer
 	o := res.Options
 	fmt.Fprintf(&b, "%% Tables of campaign %s, written by xp analyse. Needs \\usepackage{booktabs}.\n", tex(res.Dataset.Campaign))
-	fmt.Fprintf(&b, "%% Intervals: %s bootstrap, %d resamples, %g%% confidence, seed %d; pooled intervals resample cells, then replicates within them.\n\n",
-		o.Method, o.Resamples, o.Confidence*100, o.Seed)
+	fmt.Fprintf(&b, "%% Intervals: %g%% confidence; from %d matched sets %s bootstrap (%d resamples, seed %d; pooled intervals resample cells, then replicates within them), below that Student-t; none below %d sets.\n\n",
+		o.Confidence*100, analysis.MinSetsForBootstrap, o.Method, o.Resamples, o.Seed, analysis.MinSetsForInterval)
 	var counts []string
 	for _, tr := range res.Treatments {
 		h, x := excludedCount(res, tr)
@@ -97,28 +104,64 @@ func writeLaTeX(path string, res *analysis.Result) error {
 	}
 	for _, scope := range pooledScopes(res) {
 		metrics := metricsWithScope(res, scope)
-		fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n")
-		fmt.Fprintf(&b, "\\caption{Mean penalty against %s in percent (positive is worse), %s, with %g\\%% %s intervals in brackets. %s.}\n",
-			tex(res.Levels[0]), tex(scopeText(scope)), o.Confidence*100, o.Method, strings.Join(counts, "; "))
-		fmt.Fprintf(&b, "\\label{tab:xp-headline-%s}\n", scope)
-		fmt.Fprintf(&b, "\\begin{tabular}{l%s}\n\\toprule\n", strings.Repeat("r", len(res.Treatments)))
-		fmt.Fprintf(&b, "Metric")
-		for _, tr := range res.Treatments {
-			fmt.Fprintf(&b, " & %s", tex(tr))
-		}
-		fmt.Fprintf(&b, " \\\\\n\\midrule\n")
+		// One row per metric and treatment, so a table keeps its width
+		// however many treatments there are; metrics are split over
+		// tables of at most headlineRows rows, so each fits a page.
+		var groups [][]string
+		rows := 0
 		for _, m := range metrics {
-			fmt.Fprintf(&b, "%s", tex(m))
+			k := 0
 			for _, tr := range res.Treatments {
-				if e, ok := headline(res, tr, m, scope); ok {
-					fmt.Fprintf(&b, " & %s [%s, %s]", short(e.Estimate), short(e.Low), short(e.High))
-				} else {
-					fmt.Fprintf(&b, " & --")
+				if _, ok := headline(res, tr, m, scope); ok {
+					k++
 				}
 			}
-			fmt.Fprintf(&b, " \\\\\n")
+			if len(groups) == 0 || rows+k > headlineRows {
+				groups = append(groups, nil)
+				rows = 0
+			}
+			groups[len(groups)-1] = append(groups[len(groups)-1], m)
+			rows += k
 		}
-		fmt.Fprintf(&b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
+		for gi, group := range groups {
+			part, label := "", scope
+			if len(groups) > 1 {
+				part = fmt.Sprintf(" (part %d of %d)", gi+1, len(groups))
+				label = fmt.Sprintf("%s-%d", scope, gi+1)
+			}
+			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n")
+			fmt.Fprintf(&b, "\\caption{Mean penalty against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets. %s. %s}\n",
+				tex(res.Levels[0]), tex(scopeText(scope)), part, o.Confidence*100, strings.Join(counts, "; "), tex(methodLegend))
+			fmt.Fprintf(&b, "\\label{tab:xp-headline-%s}\n", label)
+			fmt.Fprintf(&b, "\\begin{tabular}{llrrrl}\n\\toprule\nMetric & Treatment & Penalty & Interval & n & Method \\\\\n\\midrule\n")
+			for mi, m := range group {
+				if mi > 0 {
+					fmt.Fprintf(&b, "\\addlinespace\n")
+				}
+				first := true
+				for _, tr := range res.Treatments {
+					e, ok := headline(res, tr, m, scope)
+					if !ok {
+						continue
+					}
+					label := ""
+					if first {
+						label = tex(metricWords(m))
+						first = false
+					}
+					iv := "--"
+					if !math.IsNaN(e.Low) {
+						iv = fmt.Sprintf("[%s, %s]", short(e.Low), short(e.High))
+					}
+					method := methodShort[e.Method]
+					if method == "" {
+						method = e.Method
+					}
+					fmt.Fprintf(&b, "%s & %s & %s & %s & %d & %s \\\\\n", label, tex(tr), short(e.Estimate), iv, e.N, tex(method))
+				}
+			}
+			fmt.Fprintf(&b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
+		}
 	}
 
 	hm := headlineMetric(res)
@@ -149,23 +192,29 @@ func writeLaTeX(path string, res *analysis.Result) error {
 			slices.SortStableFunc(rows, func(a, b analysis.LevelEffect) int { return cmp.Compare(rank(a.Factor), rank(b.Factor)) })
 			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n")
 			fmt.Fprintf(&b, "\\caption{Sensitivity of the %s penalty of %s against %s (%s): mean penalty in percent at each factor level with %g\\%% intervals; F-test of each factor in a main-effects model and its share of the penalty's variance; factors by share.}\n",
-				tex(hm), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), o.Confidence*100)
+				tex(metricWords(hm)), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), o.Confidence*100)
 			fmt.Fprintf(&b, "\\label{tab:xp-sensitivity-%s-%s}\n", safeName(tr), scope)
-			fmt.Fprintf(&b, "\\begin{tabular}{llrrrr}\n\\toprule\nFactor & Level & Mean penalty & Share & F & p \\\\\n\\midrule\n")
+			fmt.Fprintf(&b, "\\small\n\\begin{tabular}{lrrrrr}\n\\toprule\nLevel & Mean penalty & Interval & Share & F & p \\\\\n\\midrule\n")
 			prev := ""
 			for _, s := range rows {
-				f, share, F, p := "", "", "", ""
+				share, F, p := "", "", ""
 				if s.Factor != prev {
-					f = tex(s.Factor)
 					if t, ok := terms[s.Factor]; ok {
 						share, F, p = short(t.Share), short(t.F), short(t.P)
 					}
 					if prev != "" {
 						fmt.Fprintf(&b, "\\addlinespace\n")
 					}
+					// The factor on a line of its own: names of combined
+					// factors are long.
+					fmt.Fprintf(&b, "\\multicolumn{6}{l}{\\textit{%s}} \\\\\n", texBreakable(s.Factor))
 				}
 				prev = s.Factor
-				fmt.Fprintf(&b, "%s & %s & %s [%s, %s] & %s & %s & %s \\\\\n", f, tex(s.Level), short(s.Mean), short(s.Low), short(s.High), share, F, p)
+				iv := "--"
+				if !math.IsNaN(s.Low) {
+					iv = fmt.Sprintf("[%s, %s]", short(s.Low), short(s.High))
+				}
+				fmt.Fprintf(&b, "\\quad %s & %s & %s & %s & %s & %s \\\\\n", tex(s.Level), short(s.Mean), iv, share, F, p)
 			}
 			fmt.Fprintf(&b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
 		}

@@ -116,9 +116,9 @@ func writeHeadline(st *state, res *analysis.Result) {
 		if e.Statistic != "mean_penalty" || (e.Scope != analysis.ScopeAll && e.Scope != analysis.ScopeAllCapped && e.Scope != analysis.ScopeAllMax) {
 			continue
 		}
-		iv := "n/a (one set)"
+		iv := "none: " + e.Note
 		if !math.IsNaN(e.Low) {
-			iv = fmt.Sprintf("[%.2f, %.2f]", e.Low, e.High)
+			iv = fmt.Sprintf("[%.2f, %.2f] %s", e.Low, e.High, e.Method)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%s\n", e.Treatment, e.Metric, e.Scope, e.N, e.Estimate, iv)
 	}

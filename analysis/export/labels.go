@@ -1,0 +1,77 @@
+package export
+
+import (
+	"strings"
+
+	"github.com/xp-bench/xp/analysis"
+)
+
+// metricWords names a metric in words with its unit, as a table or figure
+// shows it: "publish_ms_p99" is "Publish latency p99 (ms)".
+func metricWords(name string) string {
+	pct := func(p string) string {
+		switch p {
+		case "p999":
+			return "p99.9"
+		case "p9999":
+			return "p99.99"
+		}
+		return p
+	}
+	for _, k := range []struct{ prefix, words string }{
+		{"publish_ms_", "Publish latency"}, {"e2e_ms_", "End-to-end latency"}, {"send_delay_ms_", "Send delay"},
+	} {
+		if p, ok := strings.CutPrefix(name, k.prefix); ok {
+			return k.words + " " + pct(p) + " (ms)"
+		}
+	}
+	switch name {
+	case "publish_rate":
+		return "Throughput (msg/s)"
+	case "client_cpu_us_per_msg":
+		return "Client CPU (µs/msg)"
+	case "gateway_cpu_us_per_msg":
+		return "Gateway CPU (µs/msg)"
+	}
+	if rest, ok := strings.CutPrefix(name, "host_cpu_"); ok {
+		if h, ok := strings.CutSuffix(rest, "_us_per_msg"); ok {
+			return "CPU of " + strings.ReplaceAll(h, "_", " ") + " (µs/msg)"
+		}
+		return "CPU of " + strings.ReplaceAll(rest, "_", " ")
+	}
+	w := strings.ReplaceAll(name, "_", " ")
+	if w != "" {
+		w = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return w
+}
+
+// metricFamily groups metrics into the forest plot's panels.
+func metricFamily(m analysis.MetricDef) string {
+	switch {
+	case m.Unit == "ms":
+		return "Latency"
+	case m.Unit == "msg/s":
+		return "Throughput"
+	case strings.Contains(m.Name, "cpu"):
+		return "CPU"
+	}
+	return "Other"
+}
+
+// methodShort abbreviates an interval method for narrow tables; the
+// caption spells them out.
+var methodShort = map[string]string{
+	string(analysis.MethodStudentT):       "t",
+	string(analysis.MethodStudentTStrata): "ts",
+	string(analysis.MethodOrderStatistic): "os",
+	"bca":                                 "B",
+	"bca-cluster":                         "Bc",
+	"percentile":                          "P",
+	"percentile-cluster":                  "Pc",
+	string(analysis.MethodNone):           "--",
+}
+
+// methodLegend spells out the abbreviations of methodShort.
+const methodLegend = "Methods: t, Student-t on the paired penalties; ts, Student-t over configurations as strata; " +
+	"B, BCa bootstrap; Bc, BCa two-level cluster bootstrap; P and Pc, the percentile bootstrap likewise; --, no interval (too few matched sets)."

@@ -1,0 +1,217 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Interval methods used below the bootstrap's range (see docs/analysis.md).
+const (
+	// MethodStudentT is the Student-t interval on the paired values (mean
+	// penalty, mean difference) or on their linearisation (ratio of means).
+	MethodStudentT Method = "student-t"
+	// MethodStudentTStrata is the Student-t interval of a mean over
+	// several configurations, each a stratum with its own variance
+	// (configurations fixed, as in a factorial design).
+	MethodStudentTStrata Method = "student-t-strata"
+	// MethodOrderStatistic is the distribution-free interval of a median
+	// between two order statistics (binomial coverage).
+	MethodOrderStatistic Method = "order-statistic"
+	// MethodNone marks an estimate reported without an interval; the note
+	// says why.
+	MethodNone Method = "none"
+)
+
+// MinSetsForInterval is the fewest matched sets an interval is given
+// for: with two, the standard error rests on a single difference.
+const MinSetsForInterval = 3
+
+// MinSetsForBootstrap is the fewest matched sets the bootstrap interval
+// is used for. Below it a bootstrap distribution is too narrow (it has at
+// most C(2n-1, n) distinct values and treats the sample's spread as the
+// population's, which undercovers by several points at n = 3..20:
+// Hesterberg 2015), so the small-sample methods above are used instead.
+const MinSetsForBootstrap = 100
+
+// fillSmall fills the intervals of job j, sample si, with the small-sample
+// methods, for a job whose sets are too few for the bootstrap. It returns
+// false when the job is large enough for the bootstrap.
+func (j *bootJob) fillSmall(si int, conf float64) bool {
+	p := j.samples[si]
+	n := len(p.t)
+	if n >= MinSetsForBootstrap {
+		return false
+	}
+	none := func(k int, why string) {
+		j.low[si][k], j.high[si][k], j.used[si][k], j.note[si][k] = math.NaN(), math.NaN(), MethodNone, why
+	}
+	for k := range nStats {
+		if j.meanOnly && k != statMeanPenalty {
+			none(k, "")
+			continue
+		}
+		if n < MinSetsForInterval {
+			none(k, fmt.Sprintf("n=%d: too few matched sets for an interval (needs %d)", n, MinSetsForInterval))
+			continue
+		}
+		var lo, hi float64
+		var ok bool
+		var why string
+		m := MethodStudentT
+		switch {
+		case k == statMedianPenalty && j.clusters != nil:
+			why = fmt.Sprintf("n=%d over %d configurations: a pooled median gets an interval from %d matched sets", n, len(j.clusters), MinSetsForBootstrap)
+		case k == statMedianPenalty:
+			m = MethodOrderStatistic
+			lo, hi, ok = medianInterval(p.pen, conf)
+			if !ok {
+				why = fmt.Sprintf("n=%d: too few matched sets for a %g%% interval of a median", n, conf*100)
+			}
+		default:
+			v := p.pen
+			if k == statMeanDifference {
+				v = p.d
+			}
+			if k == statRatioOfMeans {
+				v = ratioLinear(p.t, p.b)
+			}
+			if j.clusters != nil {
+				m = MethodStudentTStrata
+				lo, hi, ok = strataT(v, j.clusters, conf)
+			} else {
+				lo, hi, ok = studentT(v, conf)
+			}
+			if ok && k == statRatioOfMeans {
+				// The linearised values have mean zero; the interval is
+				// around the ratio itself.
+				lo, hi = j.est[si][k]+lo, j.est[si][k]+hi
+			}
+			if !ok {
+				why = fmt.Sprintf("n=%d: too few matched sets for an interval", n)
+			}
+		}
+		if !ok {
+			none(k, why)
+			continue
+		}
+		j.low[si][k], j.high[si][k], j.used[si][k] = lo, hi, m
+		j.note[si][k] = fmt.Sprintf("n=%d: below %d matched sets, %s interval instead of the bootstrap", n, MinSetsForBootstrap, m)
+	}
+	return true
+}
+
+// meanVar returns the mean and the unbiased variance of v.
+func meanVar(v []float64) (mean, variance float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	for _, x := range v {
+		variance += (x - mean) * (x - mean)
+	}
+	if len(v) > 1 {
+		variance /= float64(len(v) - 1)
+	}
+	return mean, variance
+}
+
+// studentT is the t interval of the mean of v.
+func studentT(v []float64, conf float64) (lo, hi float64, ok bool) {
+	n := len(v)
+	if n < 2 {
+		return math.NaN(), math.NaN(), false
+	}
+	m, s2 := meanVar(v)
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1-(1-conf)/2) * math.Sqrt(s2/float64(n))
+	return m - half, m + half, true
+}
+
+// strataT is the t interval of the mean of v over the sets of several
+// strata (configurations, fixed as in a factorial design): the estimate is
+// the mean over every set, its variance the sum over strata of the
+// stratum's share squared times its variance of the mean, and its degrees
+// of freedom Welch and Satterthwaite's. A stratum of one set takes the
+// pooled within-stratum variance.
+func strataT(v []float64, strata [][]int32, conf float64) (lo, hi float64, ok bool) {
+	N := float64(len(v))
+	dfPooled := len(v) - len(strata)
+	if dfPooled < 1 {
+		return math.NaN(), math.NaN(), false
+	}
+	vars := make([]float64, len(strata))
+	var pooled float64
+	for c, idx := range strata {
+		vals := make([]float64, len(idx))
+		for k, i := range idx {
+			vals[k] = v[i]
+		}
+		_, s2 := meanVar(vals)
+		vars[c] = s2
+		pooled += s2 * float64(len(idx)-1)
+	}
+	pooled /= float64(dfPooled)
+	var mean, se2, dfDen float64
+	for _, x := range v {
+		mean += x
+	}
+	mean /= N
+	for c, idx := range strata {
+		nc := float64(len(idx))
+		s2, df := vars[c], nc-1
+		if len(idx) < 2 {
+			s2, df = pooled, float64(dfPooled)
+		}
+		w := nc * s2 / (N * N)
+		se2 += w
+		dfDen += w * w / df
+	}
+	df := float64(dfPooled)
+	if dfDen > 0 {
+		df = math.Min(df, se2*se2/dfDen)
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1-(1-conf)/2) * math.Sqrt(se2)
+	return mean - half, mean + half, true
+}
+
+// ratioLinear returns the linearised values of the ratio of means
+// sum(t)/sum(b): (t_i - r b_i) / mean(b). Their mean is zero and their
+// standard error is the delta-method standard error of r (Davison and
+// Hinkley 1997, §2.7).
+func ratioLinear(t, b []float64) []float64 {
+	var st, sb float64
+	for i := range t {
+		st += t[i]
+		sb += b[i]
+	}
+	r := st / sb
+	mb := sb / float64(len(b))
+	out := make([]float64, len(t))
+	for i := range t {
+		out[i] = (t[i] - r*b[i]) / mb
+	}
+	return out
+}
+
+// medianInterval is the distribution-free interval of the median between
+// the k-th smallest and the k-th largest value, k the largest whose
+// binomial coverage 1 - 2 P(Bin(n, 1/2) < k) is at least conf. ok false
+// when even the range of the sample covers less (n < 6 at 95%).
+func medianInterval(v []float64, conf float64) (lo, hi float64, ok bool) {
+	n := len(v)
+	bin := distuv.Binomial{N: float64(n), P: 0.5}
+	k := 0
+	for c := 1; c <= n/2; c++ {
+		if 1-2*bin.CDF(float64(c-1)) >= conf {
+			k = c
+		}
+	}
+	if k == 0 {
+		return math.NaN(), math.NaN(), false
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[k-1], s[n-k], true
+}
