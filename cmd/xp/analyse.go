@@ -32,7 +32,7 @@ sensitivity.csv, cells.csv, significance.csv, excluded.csv, latency.csv,
 tables.tex, figures/*.svg and report.html (see docs/analysis.md).
 The same db and seed give byte-identical files. Exit 3 when no matched set
 is healthy (a partial report is still written).`,
-		Args: cobra.NoArgs,
+		Args: dbFlagArgs("analyse"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// The analysis options take 0 as "default"; a 0 typed on the
 			// command line is a mistake, not a request for the default.

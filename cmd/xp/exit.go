@@ -71,6 +71,11 @@ func newRootCmd(st *state) *cobra.Command {
 		Short:         "Measure what Kafka security costs, with matched randomized experiments",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// xp alone teaches the workflow, and exits 2: it did nothing.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprint(st.stderr, workflow)
+			return withCode(exitUsage, errors.New(""))
+		},
 	}
 	root.SetOut(st.stdout)
 	root.SetErr(st.stderr)

@@ -31,8 +31,21 @@ func newPlanExpandCmd(st *state) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "expand SPEC.yaml",
 		Short: "Expand a factor spec into a JSONL campaign (stdout, or -o FILE)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Expand turns a factor spec into a campaign: one JSON line per run, in the
+order the runs will execute. A minimal spec:
+
+` + indent(minimalSpec) + `
+
+gives 2 levels x 3 replicates = 6 runs. Every field, include and exclude
+lists, and the row format: docs/spec.md. Ready specs: plans/*.yaml.
+
+  xp plan expand my-first.yaml -o my-first.jsonl && xp run my-first.jsonl`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if looksLikeJSONL(args[0]) {
+				return usageErrf("xp plan expand takes a factor spec (YAML); %s is a campaign (JSONL) already: run it with xp run %s, or describe it with xp plan show %s",
+					args[0], args[0], args[0])
+			}
 			spec, err := readSpec(args[0])
 			if err != nil {
 				return err
@@ -224,4 +237,9 @@ func newPlanImportOMBCmd(st *state) *cobra.Command {
 	c.Flags().StringVar(&opt.Acks, "acks", "all", "producer acks: 0, 1 or all (OMB sets it in the driver file)")
 	c.Flags().IntVar(&opt.Replicates, "replicates", 3, "replicates")
 	return c
+}
+
+// indent indents every line of s by four spaces.
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }

@@ -23,12 +23,24 @@ The db defaults to the plan's path with .db. An existing db with progress needs
 --resume: rows left running become interrupted attempts and run again, failed
 rows are retried up to --max-attempts, done and invalid rows are skipped.
 
+--target local (the default) runs on the embedded cluster. --target
+TARGET.yaml names where clusters come from: platform (local, aws, azure,
+hosts), the Terraform module and its vars, ssh (user, key, known_hosts
+policy), kafka (version, distribution and its SHA-512, or embedded),
+teardown and budget_usd. Every key, and which platforms this build runs:
+docs/targets.md.
+
 First Ctrl-C stops the run in flight, records it interrupted, brings the
 infrastructure down (unless --keep) and exits 130; a second exits at once.
 Exit codes: 0 every row done, 2 bad input, 3 finished with invalid or failed
 rows, 130 interrupted, 1 other failures.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if looksLikeSpec(args[0]) {
+				plan := withoutExt(args[0]) + ".jsonl"
+				return usageErrf("xp run takes a campaign (JSONL), and %s is a factor spec: expand it first: xp plan expand %s -o %s && xp run %s",
+					args[0], args[0], plan, plan)
+			}
 			if o.MaxAttempts < 1 {
 				// runner.Options takes 0 as "default"; a 0 typed here is a mistake.
 				return usageErrf("--max-attempts %d: want 1 or more (default 3)", o.MaxAttempts)

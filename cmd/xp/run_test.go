@@ -66,7 +66,7 @@ func TestRunAndStatusExitCodes(t *testing.T) {
 			exitUsage, "", "not supported yet"},
 		{"dry run", []string{"run", plan, "--dry-run"}, exitOK, "would run 2 rows", ""},
 		{"status of a missing db", []string{"status", "--db", filepath.Join(dir, "nope.db")}, exitUsage, "", "no campaign database"},
-		{"status with an argument", []string{"status", "x"}, exitUsage, "", "unknown command"},
+		{"status with an argument", []string{"status", "x"}, exitUsage, "", "the db is given as --db, not as an argument: xp status --db x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,7 +17,7 @@ func newStatusCmd(st *state) *cobra.Command {
 		Short: "Show a campaign's progress: rows by state, attempts, current row, elapsed, ETA, infrastructure",
 		Long: `Status reads a campaign db without locking it, so it can run while xp run works.
 With --json it prints one object (documented in docs/running.md).`,
-		Args: cobra.NoArgs,
+		Args: dbFlagArgs("status"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if db == "" {
 				found, err := runner.FindDB(".")
