@@ -1,0 +1,542 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xp-bench/xp/infra/agent"
+	"github.com/xp-bench/xp/infra/hoststat"
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/results"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// Roles of hosts, as the Terraform module contract names them.
+const (
+	RoleBroker     = "broker"
+	RoleController = "controller"
+	RoleGateway    = "gateway"
+	RoleClient     = "client"
+)
+
+// Host is one machine of a group.
+type Host struct {
+	// Name is unique in the group, e.g. broker-0; telemetry and logs are
+	// stored under it.
+	Name string
+	Role string
+	// SSH is host:port where xp reaches the machine.
+	SSH string
+	// Private is the address the group's machines reach each other on;
+	// brokers listen on and advertise it.
+	Private string
+	// InstanceType is recorded with each attempt ("" when unknown).
+	InstanceType string
+}
+
+// Options configure Deploy.
+type Options struct {
+	// Campaign names the directory on every host: $HOME/xp/CAMPAIGN/HOST.
+	Campaign string
+	Hosts    []Host
+	Pool     *ssh.Pool
+	// Binary is the xp binary uploaded to the hosts; default this one. It
+	// must be built for the hosts' OS and architecture.
+	Binary string
+	// Log receives progress (the campaign log); nil discards.
+	Log io.Writer
+}
+
+// Deployment is xp installed on a group's hosts.
+type Deployment struct {
+	o     Options
+	hosts map[string]*deployed
+	// modes are the embedded cluster's modes; their files live at the same
+	// paths on the broker host and on every client host.
+	modes map[string]local.Mode
+}
+
+type deployed struct {
+	Host
+	c    *ssh.Client
+	dir  string
+	xp   string
+	info agent.Info
+}
+
+var campaignRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// goArch maps `uname -m` to GOARCH.
+var goArch = map[string]string{"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm", "i686": "386", "ppc64le": "ppc64le", "s390x": "s390x", "riscv64": "riscv64"}
+
+// Deploy connects to every host, checks that its OS and architecture can
+// run the binary, uploads it (skipped when the host already has the same
+// bytes) and reads what the host is. Hosts are handled concurrently.
+func Deploy(ctx context.Context, o Options) (*Deployment, error) {
+	if !campaignRE.MatchString(o.Campaign) {
+		return nil, fmt.Errorf("remote: campaign name %q: letters, digits, '.', '_' and '-'", o.Campaign)
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("remote: the xp binary to upload: %w", err)
+		}
+		o.Binary = exe
+	}
+	d := &Deployment{o: o, hosts: map[string]*deployed{}}
+	for _, h := range o.Hosts {
+		if !campaignRE.MatchString(h.Name) {
+			return nil, fmt.Errorf("remote: host name %q: letters, digits, '.', '_' and '-'", h.Name)
+		}
+		if d.hosts[h.Name] != nil {
+			return nil, fmt.Errorf("remote: host name %q used twice", h.Name)
+		}
+		d.hosts[h.Name] = &deployed{Host: h}
+	}
+	err := d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error { return d.prepare(ctx, h) })
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Deployment) prepare(ctx context.Context, h *deployed) error {
+	c, err := d.o.Pool.Client(ctx, h.SSH)
+	if err != nil {
+		return err
+	}
+	h.c = c
+	out, err := c.Output(ctx, `uname -s; uname -m; printf '%s\n' "$HOME"`)
+	if err != nil {
+		return err
+	}
+	f := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(f) != 3 || !strings.HasPrefix(f[2], "/") {
+		return fmt.Errorf("unexpected answer to uname and $HOME: %q", out)
+	}
+	goos, arch := strings.ToLower(f[0]), goArch[f[1]]
+	if goos != runtime.GOOS || arch != runtime.GOARCH {
+		if arch == "" {
+			arch = f[1]
+		}
+		return fmt.Errorf("the host is %s/%s but this xp is built for %s/%s: build one for it with "+
+			"`GOOS=%s GOARCH=%s go build -o xp-%s-%s ./cmd/xp` and give it as the binary to upload",
+			goos, arch, runtime.GOOS, runtime.GOARCH, goos, arch, goos, arch)
+	}
+	h.dir = path.Join(f[2], "xp", d.o.Campaign, h.Name)
+	h.xp = path.Join(h.dir, "bin", "xp")
+	start := time.Now()
+	copied, err := c.Upload(ctx, d.o.Binary, h.xp, 0o755)
+	if err != nil {
+		return err
+	}
+	if copied {
+		fmt.Fprintf(d.o.Log, "remote: %s: xp uploaded in %.1fs\n", h.Name, time.Since(start).Seconds())
+	}
+	out, err = c.Output(ctx, ssh.Quote(h.xp)+" agent info")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, &h.info); err != nil {
+		return fmt.Errorf("xp agent info: %w", err)
+	}
+	return nil
+}
+
+// names returns the names of the hosts of role ("" for all), sorted.
+func (d *Deployment) names(role string) []string {
+	var out []string
+	for n, h := range d.hosts {
+		if role == "" || h.Role == role {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// each runs fn on the named hosts concurrently; errors name their host.
+func (d *Deployment) each(ctx context.Context, names []string, fn func(context.Context, *deployed) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(names))
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(ctx, d.hosts[n]); err != nil {
+				errs[i] = fmt.Errorf("remote: host %s: %w", n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// HostRecord is what an attempt records about one host.
+type HostRecord struct {
+	Name         string `json:"name"`
+	Role         string `json:"role"`
+	Address      string `json:"address"`
+	InstanceType string `json:"instance_type,omitempty"`
+	agent.Info
+	// Kafka is the broker software: "embedded (kfake)" or Apache Kafka's
+	// version.
+	Kafka string `json:"kafka,omitempty"`
+}
+
+// Hosts describes every host, sorted by name.
+func (d *Deployment) Hosts() []HostRecord {
+	var out []HostRecord
+	for _, n := range d.names("") {
+		h := d.hosts[n]
+		r := HostRecord{Name: n, Role: h.Role, Address: h.Private, InstanceType: h.InstanceType, Info: h.info}
+		if h.Role == RoleBroker && d.modes != nil {
+			r.Kafka = "embedded (kfake)"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// embeddedService is the service name of the embedded cluster.
+const embeddedService = "cluster"
+
+// StartEmbedded runs xp's embedded cluster (kafka.distribution: embedded)
+// with brokers brokers on the first broker host, listening on and
+// advertising its private address, with every direct mode and the gateway
+// modes of `xp cluster local`; then copies each mode's client config and
+// the certificates it names to every client host, at the same paths.
+func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string]local.Mode, error) {
+	bs := d.names(RoleBroker)
+	if len(bs) == 0 {
+		return nil, errors.New("remote: no broker host")
+	}
+	b := d.hosts[bs[0]]
+	cdir := path.Join(b.dir, "cluster")
+	cmd := fmt.Sprintf("%s agent start --dir %s --name %s --wait-file %s --timeout 60s -- %s cluster local --host %s --brokers %d --dir %s --retention 60s",
+		ssh.Quote(b.xp), ssh.Quote(b.dir), embeddedService, ssh.Quote(path.Join(cdir, "cluster.json")),
+		ssh.Quote(b.xp), ssh.Quote(b.Private), brokers, ssh.Quote(cdir))
+	if _, err := b.c.Output(ctx, cmd); err != nil {
+		return nil, fmt.Errorf("remote: embedded cluster on %s: %w", b.Name, err)
+	}
+	out, err := b.c.Output(ctx, "cat "+ssh.Quote(path.Join(cdir, "cluster.json")))
+	if err != nil {
+		return nil, err
+	}
+	var cl struct {
+		Modes map[string]local.Mode `json:"modes"`
+	}
+	if err := json.Unmarshal(out, &cl); err != nil {
+		return nil, fmt.Errorf("remote: %s cluster.json: %w", b.Name, err)
+	}
+	// Every file a client needs: the client configs and what they name.
+	files := map[string]bool{}
+	for _, m := range cl.Modes {
+		files[m.ClientConfig] = true
+		text, err := b.c.Output(ctx, "cat "+ssh.Quote(m.ClientConfig))
+		if err != nil {
+			return nil, err
+		}
+		props, err := kafkaconf.ParseClientConfig(text)
+		if err != nil {
+			return nil, fmt.Errorf("remote: %s:%s:%w", b.Name, m.ClientConfig, err)
+		}
+		for _, k := range []string{kafkaconf.SSLCALocation, kafkaconf.SSLCertificate, kafkaconf.SSLKey} {
+			if p := props[k]; p != "" {
+				files[p] = true
+			}
+		}
+	}
+	contents := map[string][]byte{}
+	for f := range files {
+		if contents[f], err = b.c.Output(ctx, "cat "+ssh.Quote(f)); err != nil {
+			return nil, err
+		}
+	}
+	err = d.each(ctx, d.names(RoleClient), func(ctx context.Context, h *deployed) error {
+		for f, data := range contents {
+			if err := h.c.WriteFile(ctx, f, data, 0o600); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.modes = cl.Modes
+	return cl.Modes, nil
+}
+
+// Load is one run's load, split over the client hosts.
+type Load struct {
+	// Mode is the mode key (target.ModeKey) to run against.
+	Mode string
+	// Rate is the total target rate in msg/s; 0 is max (closed loop, every
+	// client saturating).
+	Rate int64
+	// Flags are further `xp loadgen` flags every client gets as they are
+	// (--message-size, --warmup, --duration, --drain-timeout, ...).
+	Flags []string
+	// Timeout bounds each client's run; default 5 minutes.
+	Timeout time.Duration
+}
+
+// ClientError is a client host whose load run failed; Output keeps what it
+// printed.
+type ClientError struct {
+	Host   string
+	Err    error
+	Output string
+}
+
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("remote: load on %s: %v", e.Host, e.Err)
+}
+
+func (e *ClientError) Unwrap() error { return e.Err }
+
+// Shares splits rate over n clients: equal shares, the remainder one
+// message each to the first clients. A rate of 0 (max) stays 0 everywhere.
+func Shares(rate int64, n int) []int64 {
+	out := make([]int64, n)
+	if rate == 0 {
+		return out
+	}
+	for i := range out {
+		out[i] = rate / int64(n)
+		if int64(i) < rate%int64(n) {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// RunLoad runs `xp loadgen --json` on every client host at once, each with
+// its share of the rate and its producers and consumers on the same host
+// (so end-to-end latency is measured on one clock), and merges their
+// results. A client that fails or times out fails the run.
+func (d *Deployment) RunLoad(ctx context.Context, l Load) (loadgen.Result, []Part, error) {
+	m, ok := d.modes[l.Mode]
+	if !ok {
+		return loadgen.Result{}, nil, fmt.Errorf("remote: mode %q is not served (have %s)", l.Mode, strings.Join(d.modeNames(), ", "))
+	}
+	clients := d.names(RoleClient)
+	if len(clients) == 0 {
+		return loadgen.Result{}, nil, errors.New("remote: no client host")
+	}
+	shares := Shares(l.Rate, len(clients))
+	if l.Rate > 0 && l.Rate < int64(len(clients)) {
+		return loadgen.Result{}, nil, fmt.Errorf("remote: rate %d msg/s is less than one per client host (%d hosts)", l.Rate, len(clients))
+	}
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	parts := make([]Part, len(clients))
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for i, n := range clients {
+		h := d.hosts[n]
+		rate := "max"
+		if shares[i] > 0 {
+			rate = strconv.FormatInt(shares[i], 10)
+		}
+		args := []string{ssh.Quote(h.xp), "loadgen", "--json", "--client-config", ssh.Quote(m.ClientConfig), "--rate", rate}
+		for _, f := range l.Flags {
+			args = append(args, ssh.Quote(f))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			var stdout bytes.Buffer
+			stderr := &limited{max: 64 << 10}
+			err := h.c.Run(cctx, strings.Join(args, " "), ssh.RunOpts{Stdout: &stdout, Stderr: stderr})
+			// Exit 3 is a run that finished unhealthy: its result says why.
+			var r loadgen.Result
+			if err == nil || isExit3(err) {
+				if jerr := json.Unmarshal(stdout.Bytes(), &r); jerr != nil {
+					err = fmt.Errorf("its output is not a loadgen result: %w", jerr)
+				} else {
+					err = nil
+				}
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, &ClientError{Host: n, Err: err, Output: stdout.String() + stderr.String()})
+				mu.Unlock()
+				return
+			}
+			parts[i] = Part{Host: n, Result: r}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return loadgen.Result{}, nil, errors.Join(errs...)
+	}
+	merged, err := Merge(parts)
+	return merged, parts, err
+}
+
+func isExit3(err error) bool {
+	var ee *ssh.ExitError
+	return errors.As(err, &ee) && ee.Status == 3
+}
+
+func (d *Deployment) modeNames() []string {
+	var out []string
+	for k := range d.modes {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Telemetry samples every host once a second until Stop.
+type Telemetry struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	out    []results.Sample
+	errs   []error
+}
+
+// StartTelemetry starts `xp agent telemetry` on every host; each line it
+// streams back becomes samples (host, time, metric, value).
+func (d *Deployment) StartTelemetry(ctx context.Context) *Telemetry {
+	ctx, cancel := context.WithCancel(ctx)
+	t := &Telemetry{cancel: cancel}
+	for _, n := range d.names("") {
+		h := d.hosts[n]
+		pr, pw := io.Pipe()
+		t.wg.Add(2)
+		go func() {
+			defer t.wg.Done()
+			err := h.c.Run(ctx, ssh.Quote(h.xp)+" agent telemetry --interval 1s", ssh.RunOpts{Stdout: pw, Stderr: io.Discard, Quiet: true})
+			pw.Close()
+			if err != nil && ctx.Err() == nil {
+				t.mu.Lock()
+				t.errs = append(t.errs, fmt.Errorf("remote: telemetry of %s: %w", n, err))
+				t.mu.Unlock()
+			}
+		}()
+		go func() {
+			defer t.wg.Done()
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				var r hoststat.Rates
+				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+					continue
+				}
+				t.mu.Lock()
+				for metric, v := range r.Metrics() {
+					t.out = append(t.out, results.Sample{Host: n, TS: r.Time, Metric: metric, Value: v})
+				}
+				t.mu.Unlock()
+			}
+			io.Copy(io.Discard, pr)
+		}()
+	}
+	return t
+}
+
+// Stop ends sampling and returns the samples in time order, and the first
+// host whose sampling failed, if any.
+func (t *Telemetry) Stop() ([]results.Sample, error) {
+	t.cancel()
+	t.wg.Wait()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sort.SliceStable(t.out, func(i, j int) bool {
+		if !t.out[i].TS.Equal(t.out[j].TS) {
+			return t.out[i].TS.Before(t.out[j].TS)
+		}
+		if t.out[i].Host != t.out[j].Host {
+			return t.out[i].Host < t.out[j].Host
+		}
+		return t.out[i].Metric < t.out[j].Metric
+	})
+	return t.out, errors.Join(t.errs...)
+}
+
+// Logs fetches the end (at most maxBytes each) of every service log on the
+// broker and gateway hosts, gzip-compressed, keyed "HOST/SERVICE.log". It is
+// best-effort: a host that does not answer within the context is skipped.
+func (d *Deployment) Logs(ctx context.Context, maxBytes int64) map[string][]byte {
+	out := map[string][]byte{}
+	var mu sync.Mutex
+	names := append(d.names(RoleBroker), d.names(RoleGateway)...)
+	d.each(ctx, names, func(ctx context.Context, h *deployed) error {
+		list, err := h.c.Output(ctx, "ls "+ssh.Quote(path.Join(h.dir, "logs")))
+		if err != nil {
+			return nil
+		}
+		for _, f := range strings.Fields(string(list)) {
+			if !strings.HasSuffix(f, ".log") {
+				continue
+			}
+			text, err := h.c.Output(ctx, fmt.Sprintf("tail -c %d %s", maxBytes, ssh.Quote(path.Join(h.dir, "logs", f))))
+			if err != nil {
+				continue
+			}
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			zw.Write(text)
+			zw.Close()
+			mu.Lock()
+			out[h.Name+"/"+f] = buf.Bytes()
+			mu.Unlock()
+		}
+		return nil
+	})
+	return out
+}
+
+// Teardown stops every service xp started on every host.
+func (d *Deployment) Teardown(ctx context.Context) error {
+	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
+		if h.c == nil {
+			return nil
+		}
+		_, err := h.c.Output(ctx, fmt.Sprintf("%s agent stop --dir %s --grace 10s", ssh.Quote(h.xp), ssh.Quote(h.dir)))
+		return err
+	})
+}
+
+// limited keeps the first max bytes written to it.
+type limited struct {
+	max int
+	b   []byte
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.max - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (l *limited) String() string { return string(l.b) }

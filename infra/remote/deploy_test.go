@@ -1,0 +1,184 @@
+package remote
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/internal/netnstest"
+)
+
+// buildXP builds the xp binary the hosts run.
+func buildXP(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "xp")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/xp-bench/xp/cmd/xp")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestDeployEmbedded deploys to three namespace hosts (a broker and two
+// clients), runs the embedded cluster on the broker host's address, splits
+// loads over the clients, samples telemetry on every host, fetches logs,
+// and tears down leaving no xp process behind.
+func TestDeployEmbedded(t *testing.T) {
+	bin := buildXP(t)
+	n := netnstest.New(t, 3)
+	log := &syncBuf{}
+	pool, err := ssh.NewPool(ssh.Config{User: n.User, PrivateKey: n.UserKey,
+		KnownHosts: filepath.Join(t.TempDir(), "known_hosts"), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	roles := []string{RoleBroker, RoleClient, RoleClient}
+	names := []string{"broker-0", "client-0", "client-1"}
+	var hosts []Host
+	for i, h := range n.Hosts {
+		hosts = append(hosts, Host{Name: names[i], Role: roles[i], SSH: h.SSHAddr(), Private: h.Addr, InstanceType: "netns"})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	d, err := Deploy(ctx, Options{Campaign: "c1", Hosts: hosts, Pool: pool, Binary: bin, Log: log})
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	}
+	torn := false
+	defer func() {
+		if !torn {
+			d.Teardown(context.Background())
+		}
+	}()
+	for _, r := range d.Hosts() {
+		if r.Kernel == "" || r.CPUs == 0 || r.MemoryMiB == 0 || r.InstanceType != "netns" {
+			t.Errorf("host record %+v", r)
+		}
+	}
+	// A second deploy uploads nothing: the hosts have the same binary.
+	before := strings.Count(log.String(), "xp uploaded")
+	if _, err := Deploy(ctx, Options{Campaign: "c1", Hosts: hosts, Pool: pool, Binary: bin, Log: log}); err != nil {
+		t.Fatal(err)
+	}
+	if after := strings.Count(log.String(), "xp uploaded"); before != 3 || after != before {
+		t.Errorf("uploads: %d on first deploy (want 3), %d more on the second (want 0)", before, after-before)
+	}
+
+	modes, err := d.StartEmbedded(ctx, 2)
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	}
+	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "proxy", "encrypt"} {
+		b := modes[m].Bootstrap
+		if b == "" || !strings.HasPrefix(b, n.Hosts[0].Addr+":") {
+			t.Errorf("mode %s bootstrap %q, want on the broker host %s", m, b, n.Hosts[0].Addr)
+		}
+	}
+
+	tel := d.StartTelemetry(ctx)
+	for _, mode := range []string{"tls", "encrypt"} {
+		res, parts, err := d.RunLoad(ctx, Load{Mode: mode, Rate: 301, Timeout: time.Minute,
+			Flags: []string{"--message-size", "128", "--warmup", "1s", "--duration", "2s", "--drain-timeout", "10s", "--partitions", "2"}})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if len(parts) != 2 || parts[0].Result.Config.Rate != 151 || parts[1].Result.Config.Rate != 150 {
+			t.Fatalf("%s: parts %d, rates %v/%v, want 151 and 150", mode, len(parts), parts[0].Result.Config.Rate, parts[1].Result.Config.Rate)
+		}
+		if !res.Healthy || res.TargetRate != 301 || res.Published != parts[0].Result.Published+parts[1].Result.Published || res.Published < 500 {
+			t.Errorf("%s: merged healthy=%v reasons=%v rate=%v published=%d", mode, res.Healthy, res.Reasons, res.TargetRate, res.Published)
+		}
+	}
+	samples, err := tel.Stop()
+	if err != nil {
+		t.Error(err)
+	}
+	per := map[string]int{}
+	for _, s := range samples {
+		if s.Metric == "cpu_busy" {
+			per[s.Host]++
+		}
+	}
+	for _, nm := range names {
+		if per[nm] < 2 {
+			t.Errorf("host %s: %d telemetry samples of cpu_busy, want one a second", nm, per[nm])
+		}
+	}
+
+	// A client that cannot run fails the run, with its output kept.
+	_, _, err = d.RunLoad(ctx, Load{Mode: "tls", Rate: 100, Flags: []string{"--message-size", "1"}})
+	var ce *ClientError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Output, "message") {
+		t.Errorf("bad loadgen flags: %v", err)
+	}
+
+	logs := d.Logs(ctx, 1<<20)
+	zr, err := gzip.NewReader(bytes.NewReader(logs["broker-0/cluster.log"]))
+	if err != nil {
+		t.Fatalf("broker log: %v (have %d logs)", err, len(logs))
+	}
+	text, _ := io.ReadAll(zr)
+	if !strings.Contains(string(text), "xp agent: cluster starting") {
+		t.Errorf("broker log:\n%s", text)
+	}
+
+	if err := d.Teardown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	torn = true
+	for _, h := range n.Hosts {
+		// Sessions of the teardown may still be closing: wait for the
+		// namespace to hold no xp process, or fail.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			procs, err := h.Processes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			left := 0
+			for _, p := range procs {
+				if p == "xp" {
+					left++
+				}
+			}
+			if left == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d xp processes left after teardown: %v", h.Name, left, procs)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatal(err)
+	}
+}
