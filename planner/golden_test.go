@@ -19,7 +19,7 @@ func TestReadyPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"quickstart": 14, "security-overhead": 5184}
+	want := map[string]int64{"quickstart": 42, "security-overhead": 5184}
 	n := 0
 	for _, path := range specs {
 		if filepath.Base(path) == "prices.yaml" {

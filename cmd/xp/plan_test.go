@@ -25,7 +25,7 @@ func TestPlanExpand(t *testing.T) {
 		{"security-overhead to stdout", []string{"plan", "expand", plansDir + "/security-overhead.yaml"}, exitOK, 5184,
 			[]string{"5184 rows (1728 cells × 3 replicates)", "864  replication_factor > brokers"}},
 		{"quickstart to a file", []string{"plan", "expand", plansDir + "/quickstart.yaml", "-o", out}, exitOK, 0,
-			[]string{"quickstart: 14 rows"}},
+			[]string{"quickstart: 42 rows"}},
 		{"missing spec", []string{"plan", "expand", filepath.Join(dir, "nope.yaml")}, exitUsage, 0, []string{"nope.yaml"}},
 		{"no argument", []string{"plan", "expand"}, exitUsage, 0, []string{"accepts 1 arg"}},
 		{"output directory missing", []string{"plan", "expand", plansDir + "/quickstart.yaml", "-o", filepath.Join(dir, "no", "q.jsonl")}, exitUsage, 0,
@@ -148,7 +148,7 @@ func TestPlanValidate(t *testing.T) {
 		stdout string
 		stderr []string
 	}{
-		{"valid", goodPath, exitOK, "valid: 14 rows, 7 cells, 2 matched sets, 1 infrastructure groups", nil},
+		{"valid", goodPath, exitOK, "valid: 42 rows, 7 cells, 6 matched sets, 1 infrastructure groups", nil},
 		{"invalid", badPath, exitFailure, "", []string{
 			badPath + `:1: brokrs: unknown field; did you mean "brokers"?`,
 			badPath + ":2: cell:",
