@@ -33,13 +33,20 @@ type Provisioner struct {
 	// Root holds one working directory per group (DB path + ".tf").
 	Root     string
 	ExecPath string
-	Store    *results.Store
+	Store    Events
 	// Log receives Terraform's output (the campaign log).
 	Log io.Writer
 	// Prices price machines whose module does not (plans/prices.yaml).
 	Prices *planner.Prices
 	Now    func() time.Time
 	Getenv func(string) string
+}
+
+// Events is where a Provisioner records and reads infrastructure events:
+// a *results.Store, the campaign db's.
+type Events interface {
+	AddInfraEvent(ctx context.Context, e results.InfraEvent) (int64, error)
+	InfraEvents(ctx context.Context) ([]results.InfraEvent, error)
 }
 
 // WorkRoot is where a campaign db's Terraform working directories live.
@@ -95,9 +102,27 @@ func (p *Provisioner) record(ctx context.Context, e results.InfraEvent, o eventO
 	return err
 }
 
+// terraformEvents are the events a Provisioner recorded (their outputs
+// name a working directory); the runner's own "up" and "down" events of
+// the same groups are left out.
+func terraformEvents(ctx context.Context, store Events) ([]results.InfraEvent, error) {
+	events, err := store.InfraEvents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := events[:0]
+	for _, e := range events {
+		var o eventOutputs
+		if json.Unmarshal(e.Outputs, &o) == nil && o.Dir != "" {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 // latest is each group's latest event.
 func (p *Provisioner) latest(ctx context.Context) (map[string]results.InfraEvent, []string, error) {
-	events, err := p.Store.InfraEvents(ctx)
+	events, err := terraformEvents(ctx, p.Store)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -291,7 +316,7 @@ func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
 // upSince is when a group's machines started costing (the start of its
 // last apply) and its hourly price.
 func (p *Provisioner) upSince(ctx context.Context, group string) (time.Time, float64) {
-	events, err := p.Store.InfraEvents(ctx)
+	events, err := terraformEvents(ctx, p.Store)
 	if err != nil {
 		return time.Time{}, 0
 	}
@@ -342,8 +367,8 @@ func HourlyUSD(inv *Inventory, platform string, prices *planner.Prices) (float64
 
 // Inventories returns the inventory of every group the db records as up,
 // by group key.
-func Inventories(ctx context.Context, store *results.Store) (map[string]*Inventory, error) {
-	events, err := store.InfraEvents(ctx)
+func Inventories(ctx context.Context, store Events) (map[string]*Inventory, error) {
+	events, err := terraformEvents(ctx, store)
 	if err != nil {
 		return nil, err
 	}
@@ -380,8 +405,8 @@ type GroupState struct {
 
 // ReadGroups reads every group's state, in the order the groups first
 // appear in the db.
-func ReadGroups(ctx context.Context, store *results.Store, now time.Time) ([]GroupState, error) {
-	events, err := store.InfraEvents(ctx)
+func ReadGroups(ctx context.Context, store Events, now time.Time) ([]GroupState, error) {
+	events, err := terraformEvents(ctx, store)
 	if err != nil {
 		return nil, err
 	}

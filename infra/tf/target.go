@@ -1,0 +1,149 @@
+package tf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
+)
+
+// Deployer configures the machines of an applied group (Kafka, gateways,
+// load generators over SSH) and says how to reach them. The remote target
+// implements it; Target provisions the machines it configures.
+type Deployer interface {
+	// Deploy makes the services the rows of g need run on inv's machines.
+	Deploy(ctx context.Context, g target.Group, inv *Inventory) (target.Endpoints, error)
+	// Undeploy stops what Deploy started; the machines stay.
+	Undeploy(ctx context.Context) error
+}
+
+// TargetOptions are what NewTarget needs beside the target file.
+type TargetOptions struct {
+	Deployer Deployer
+	// Events is the campaign db the applies and destroys are recorded in.
+	Events Events
+	// ExecPath is terraform's path (Find).
+	ExecPath string
+	// Log receives Terraform's output.
+	Log    io.Writer
+	Prices *planner.Prices
+	Now    func() time.Time
+	Getenv func(string) string
+}
+
+// Target is a target.Target whose machines come from Terraform. Up applies
+// the group's module, or reuses the group the db records as up with the
+// same variables (a resumed campaign applies nothing new), and hands the
+// inventory to the Deployer. Down stops the services and destroys the
+// machines when the teardown policy is always; otherwise they stay until a
+// different group's Up, Finish, or `xp infra down`.
+type Target struct {
+	prov     *Provisioner
+	deployer Deployer
+	// cur is the group the last Up applied, nil when none.
+	cur *Group
+}
+
+var _ target.Target = (*Target)(nil)
+
+// NewTarget opens the TARGET.yaml of cfg as a Terraform-backed target.
+// Its errors are bad input naming the file.
+func NewTarget(cfg target.Config, campaign string, o TargetOptions) (*Target, error) {
+	if o.Deployer == nil || o.Events == nil {
+		return nil, errors.New("tf.NewTarget: a Deployer and an event store are required")
+	}
+	get := o.Getenv
+	if get == nil {
+		get = func(string) string { return "" }
+	}
+	t, err := ParseTargetFile(cfg.Path, cfg.Text, get)
+	if err != nil {
+		return nil, err
+	}
+	if t.Platform != cfg.Platform {
+		return nil, fmt.Errorf("%s: platform %s, want %s", cfg.Path, t.Platform, cfg.Platform)
+	}
+	return &Target{
+		prov: &Provisioner{Target: t, Campaign: campaign, Root: WorkRoot(cfg.DB), ExecPath: o.ExecPath,
+			Store: o.Events, Log: o.Log, Prices: o.Prices, Now: o.Now, Getenv: o.Getenv},
+		deployer: o.Deployer,
+	}, nil
+}
+
+// Up brings the group's machines up (destroying the previous group's
+// first when it differs) and deploys onto them.
+func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	if t.cur != nil && t.cur.Key != g.Key.String() {
+		if err := t.prov.Down(ctx, t.cur.Key); err != nil {
+			return target.Endpoints{}, fmt.Errorf("destroy the previous group %s: %w", t.cur.Key, err)
+		}
+		t.cur = nil
+	}
+	grp, err := t.prov.Up(ctx, g.Key, g.Rows)
+	if err != nil {
+		return target.Endpoints{}, err
+	}
+	t.cur = grp
+	ep, err := t.deployer.Deploy(ctx, g, grp.Inventory)
+	if err != nil {
+		return target.Endpoints{}, fmt.Errorf("deploy onto %s: %w", g.Key, err)
+	}
+	if len(ep.Hosts) == 0 {
+		for _, role := range Roles {
+			for _, h := range grp.Inventory.Hosts.Role(role) {
+				ep.Hosts = append(ep.Hosts, h.Name)
+			}
+		}
+	}
+	return ep, nil
+}
+
+// Down stops the services and, under teardown always, destroys the
+// machines. Safe to call when nothing is up.
+func (t *Target) Down(ctx context.Context) error {
+	if t.cur == nil {
+		return nil
+	}
+	err := t.deployer.Undeploy(ctx)
+	if t.prov.Target.Teardown == TeardownAlways {
+		if derr := t.prov.Down(ctx, t.cur.Key); derr != nil {
+			return errors.Join(err, derr)
+		}
+		t.cur = nil
+	}
+	return err
+}
+
+// Finish applies the teardown policy at the end of a campaign: always
+// destroys, on-success destroys when ok, never keeps the machines for
+// `xp infra down`.
+func (t *Target) Finish(ctx context.Context, ok bool) error {
+	if t.cur == nil {
+		return nil
+	}
+	switch t.prov.Target.Teardown {
+	case TeardownNever:
+		return nil
+	case TeardownOnSuccess:
+		if !ok {
+			return nil
+		}
+	}
+	err := t.prov.Down(ctx, t.cur.Key)
+	if err == nil {
+		t.cur = nil
+	}
+	return err
+}
+
+// Inventory is the inventory of the group up now, nil when none.
+func (t *Target) Inventory() *Inventory {
+	if t.cur == nil {
+		return nil
+	}
+	return t.cur.Inventory
+}

@@ -1,0 +1,126 @@
+package tf
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/results"
+)
+
+// deployLog is a Deployer that starts nothing: it records the inventories
+// it is handed and answers with the brokers' addresses, so the tests see
+// what Target hands a real deployer and when.
+type deployLog struct {
+	deployed   []*Inventory
+	undeployed int
+}
+
+func (d *deployLog) Deploy(ctx context.Context, g target.Group, inv *Inventory) (target.Endpoints, error) {
+	d.deployed = append(d.deployed, inv)
+	var boot []string
+	for _, b := range inv.Hosts.Brokers {
+		boot = append(boot, b.PrivateAddress+":9092")
+	}
+	return target.Endpoints{Modes: map[string]target.Endpoint{"plaintext": {Bootstrap: boot}}}, nil
+}
+
+func (d *deployLog) Undeploy(ctx context.Context) error { d.undeployed++; return nil }
+
+func openTarget(t *testing.T, dir string, store *results.Store, teardown string, d Deployer) *Target {
+	t.Helper()
+	text := strings.Replace(hostsTarget, "teardown: always", "teardown: "+teardown, 1)
+	cfg := target.Config{Platform: "hosts", Path: filepath.Join(dir, "target.yaml"), Text: []byte(text), DB: filepath.Join(dir, "c.db")}
+	tg, err := NewTarget(cfg, "c", TargetOptions{Deployer: d, Events: store, ExecPath: terraformPath(t), Log: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func TestTargetTeardownPolicies(t *testing.T) {
+	ctx := context.Background()
+	k1, rows1 := group(1, "proxy")
+	k2, rows2 := group(2, "proxy")
+	g1, g2 := target.Group{Key: k1, Rows: rows1}, target.Group{Key: k2, Rows: rows2}
+	tests := []struct {
+		name     string
+		teardown string
+		steps    func(t *testing.T, tg func() *Target)
+		want     string // events
+	}{
+		{name: "always destroys at Down", teardown: TeardownAlways, steps: func(t *testing.T, tg func() *Target) {
+			a := tg()
+			ep, err := a.Up(ctx, g1)
+			if err != nil || len(ep.Modes["plaintext"].Bootstrap) != 1 || ep.Modes["plaintext"].Bootstrap[0] != "198.18.0.11:9092" ||
+				strings.Join(ep.Hosts, ",") != "b1,gw,c1" {
+				t.Fatalf("up: %+v %v", ep, err)
+			}
+			if err := a.Down(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}, want: "applying,up,down"},
+		{name: "never keeps the machines, and a resumed campaign applies nothing", teardown: TeardownNever, steps: func(t *testing.T, tg func() *Target) {
+			a := tg()
+			if _, err := a.Up(ctx, g1); err != nil {
+				t.Fatal(err)
+			}
+			a.Down(ctx)
+			a.Finish(ctx, true)
+			// A new process (resume after a kill) finds the group up.
+			b := tg()
+			if _, err := b.Up(ctx, g1); err != nil || b.Inventory() == nil || len(b.Inventory().Hosts.Brokers) != 1 {
+				t.Fatalf("resumed up: %v", err)
+			}
+			// A different group destroys the previous one first.
+			if _, err := b.Up(ctx, g2); err != nil {
+				t.Fatal(err)
+			}
+		}, want: "applying,up,down,applying,up"},
+		{name: "on-success keeps a failed campaign's machines", teardown: TeardownOnSuccess, steps: func(t *testing.T, tg func() *Target) {
+			a := tg()
+			if _, err := a.Up(ctx, g1); err != nil {
+				t.Fatal(err)
+			}
+			a.Down(ctx)
+			if err := a.Finish(ctx, false); err != nil || a.Inventory() == nil {
+				t.Fatalf("finish of a failed campaign: %v", err)
+			}
+		}, want: "applying,up"},
+		{name: "on-success destroys a finished campaign's", teardown: TeardownOnSuccess, steps: func(t *testing.T, tg func() *Target) {
+			a := tg()
+			if _, err := a.Up(ctx, g1); err != nil {
+				t.Fatal(err)
+			}
+			a.Down(ctx)
+			if err := a.Finish(ctx, true); err != nil || a.Inventory() != nil {
+				t.Fatalf("finish: %v", err)
+			}
+		}, want: "applying,up,down"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			store, err := results.Open(ctx, filepath.Join(dir, "c.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			d := &deployLog{}
+			tc.steps(t, func() *Target { return openTarget(t, dir, store, tc.teardown, d) })
+			if got := strings.Join(events(t, store), ","); got != tc.want {
+				t.Fatalf("events %s, want %s", got, tc.want)
+			}
+			if len(d.deployed) == 0 || d.undeployed == 0 {
+				t.Fatalf("deployed %d, undeployed %d", len(d.deployed), d.undeployed)
+			}
+			if strings.HasSuffix(tc.want, "down") {
+				if st, _ := filepath.Glob(filepath.Join(WorkRoot(filepath.Join(dir, "c.db")), "*", "terraform.tfstate")); len(st) != 0 {
+					t.Fatalf("state left: %v", st)
+				}
+			}
+		})
+	}
+}
