@@ -163,6 +163,19 @@ func (d *Deployment) prepare(ctx context.Context, h *deployed) error {
 	return nil
 }
 
+// Reconnect makes sure every host has a live connection, dialling again
+// where one broke (a host that dropped off the network and came back).
+func (d *Deployment) Reconnect(ctx context.Context) error {
+	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
+		c, err := d.o.Pool.Client(ctx, h.SSH)
+		if err != nil {
+			return err
+		}
+		h.c = c
+		return nil
+	})
+}
+
 // names returns the names of the hosts of role ("" for all), sorted.
 func (d *Deployment) names(role string) []string {
 	var out []string

@@ -140,6 +140,42 @@ func TestDeployEmbedded(t *testing.T) {
 		t.Errorf("bad loadgen flags: %v", err)
 	}
 
+	// A client host whose link goes down mid-run fails that run, naming
+	// it; with the link back, the next run succeeds.
+	client1 := n.Hosts[2]
+	tel2 := d.StartTelemetry(ctx)
+	linkDown := make(chan error, 1)
+	go func() {
+		// Down once the loads run (the broker has seen the clients'
+		// topics), not at a guessed time.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if strings.Contains(log.String(), "xp loadgen") {
+				break
+			}
+		}
+		linkDown <- client1.LinkDown()
+	}()
+	_, _, err = d.RunLoad(ctx, Load{Mode: "plaintext", Rate: 200, Timeout: 12 * time.Second,
+		Flags: []string{"--message-size", "128", "--warmup", "1s", "--duration", "3s", "--drain-timeout", "5s", "--partitions", "2"}})
+	if lerr := <-linkDown; lerr != nil {
+		t.Fatal(lerr)
+	}
+	if !errors.As(err, &ce) || ce.Host != "client-1" {
+		t.Errorf("a run whose client lost its link: %v, want a ClientError of client-1", err)
+	}
+	if err := client1.LinkUp(); err != nil {
+		t.Fatal(err)
+	}
+	tel2.Stop()
+	pool.Forget(client1.SSHAddr())
+	if err := d.Reconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res, _, err := d.RunLoad(ctx, Load{Mode: "plaintext", Rate: 200, Timeout: time.Minute,
+		Flags: []string{"--message-size", "128", "--warmup", "1s", "--duration", "1s", "--drain-timeout", "10s", "--partitions", "2"}}); err != nil || !res.Healthy {
+		t.Errorf("the run after the link came back: %v (healthy %v, %v)", err, res.Healthy, res.Reasons)
+	}
+
 	logs := d.Logs(ctx, 1<<20)
 	zr, err := gzip.NewReader(bytes.NewReader(logs["broker-0/cluster.log"]))
 	if err != nil {
