@@ -80,6 +80,17 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 	if len(groups) > 0 {
 		d.Info = append(d.Info, Field{"infrastructure groups", strings.Join(groups, "\n")})
 	}
+	events, err := st.InfraEvents(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: infrastructure events: %w", path, err)
+	}
+	var cost float64
+	for _, e := range events {
+		cost += e.Cost
+	}
+	if cost > 0 {
+		d.Info = append(d.Info, Field{"infrastructure cost", fmt.Sprintf("$%.2f (machines up, as recorded when destroyed)", cost)})
+	}
 	d.Info = append(d.Info, Field{"spec", c.Spec})
 
 	factorSeen := map[string]bool{}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/xp-bench/xp/results"
 )
 
 // TestSaveLoadRoundTrip stores a campaign through the evidence store and
@@ -77,5 +79,52 @@ func TestLoadCorruptHistogramNamesAttempt(t *testing.T) {
 	var he *HistogramError
 	if !errors.As(err, &he) || he.Run != victim || !strings.Contains(err.Error(), "run "+victim+" attempt 1: e2e histogram is corrupt") {
 		t.Fatalf("err = %v, want a corrupt e2e histogram of %s", err, victim)
+	}
+}
+
+// The report's campaign facts carry what the infrastructure cost, as the
+// db's infra events recorded it.
+func TestLoadInfrastructureCost(t *testing.T) {
+	ctx := context.Background()
+	d := Synthetic(SyntheticConfig{Seed: 7, Levels: []string{"plaintext", "tls"}, Factors: smallShape(), Replicates: 1})
+	tests := []struct {
+		name  string
+		costs []float64
+		want  string // "" = no field
+	}{
+		{name: "no infrastructure events"},
+		{name: "local groups cost nothing", costs: []float64{0, 0}},
+		{name: "two destroyed groups", costs: []float64{1.25, 0.5}, want: "$1.75 (machines up, as recorded when destroyed)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.db")
+			if err := Save(ctx, path, d, SaveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			s, err := results.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range tc.costs {
+				g := fmt.Sprintf("g%d", i)
+				s.AddInfraEvent(ctx, results.InfraEvent{Event: "up", Group: g})
+				s.AddInfraEvent(ctx, results.InfraEvent{Event: "down", Group: g, Cost: c})
+			}
+			s.Close()
+			got, err := Load(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			field := ""
+			for _, f := range got.Info {
+				if f.Name == "infrastructure cost" {
+					field = f.Value
+				}
+			}
+			if field != tc.want {
+				t.Fatalf("infrastructure cost %q, want %q", field, tc.want)
+			}
+		})
 	}
 }

@@ -90,3 +90,22 @@ func parseOutputs(outs map[string]tfexec.OutputMeta) (*Inventory, error) {
 	}
 	return &inv, nil
 }
+
+// Machine is one host of an Inventory with its role and instance type, as
+// a deployer that handles every machine alike wants it.
+type Machine struct {
+	Host
+	Role         string
+	InstanceType string
+}
+
+// Machines lists every host in Roles order (brokers first).
+func (inv *Inventory) Machines() []Machine {
+	var out []Machine
+	for _, role := range Roles {
+		for _, h := range inv.Hosts.Role(role) {
+			out = append(out, Machine{Host: h, Role: role, InstanceType: inv.InstanceTypes[role]})
+		}
+	}
+	return out
+}

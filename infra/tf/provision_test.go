@@ -97,6 +97,13 @@ func TestProvisionerUpDown(t *testing.T) {
 	if len(inv.Hosts.Gateways) != 1 || inv.Hosts.Gateways[0].PrivateAddress != "10.0.0.21" || len(inv.Hosts.Clients) != 1 || len(inv.Hosts.Controllers) != 0 {
 		t.Fatalf("hosts %+v", inv.Hosts)
 	}
+	var names []string
+	for _, m := range inv.Machines() {
+		names = append(names, m.Role+":"+m.Name+":"+m.InstanceType)
+	}
+	if got := strings.Join(names, ","); got != "broker:b1:own,broker:b2:own,gateway:gw:own,client:c1:own" {
+		t.Fatalf("machines %s", got)
+	}
 	if inv.SSHUser != "bench" || inv.Region != "hosts" || inv.InstanceTypes["broker"] != "own" || inv.HourlyPriceUSD["broker"] == nil || *inv.HourlyPriceUSD["broker"] != 0 {
 		t.Fatalf("inventory %+v", inv)
 	}
