@@ -191,28 +191,7 @@ func TestDeployEmbedded(t *testing.T) {
 	}
 	torn = true
 	for _, h := range n.Hosts {
-		// Sessions of the teardown may still be closing: wait for the
-		// namespace to hold no xp process, or fail.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			procs, err := h.Processes()
-			if err != nil {
-				t.Fatal(err)
-			}
-			left := 0
-			for _, p := range procs {
-				if p == "xp" {
-					left++
-				}
-			}
-			if left == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d xp processes left after teardown: %v", h.Name, left, procs)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitNoXP(t, h)
 	}
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatal(err)

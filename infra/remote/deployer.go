@@ -1,0 +1,178 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/tf"
+)
+
+// DistributionEmbedded is kafka.distribution for xp's embedded cluster.
+const DistributionEmbedded = "embedded"
+
+// DeployerOptions configure a Deployer.
+type DeployerOptions struct {
+	// Campaign names the directory on every host.
+	Campaign string
+	// SSH and Kafka are the TARGET.yaml's sections.
+	SSH   tf.SSH
+	Kafka tf.Kafka
+	// KnownHosts is the campaign's known_hosts file (by convention the
+	// campaign db's path + ".known_hosts").
+	KnownHosts string
+	// Binary is the xp binary to upload; default this one.
+	Binary string
+	// Log is the campaign log; nil discards.
+	Log io.Writer
+}
+
+// Deployer configures the machines Terraform made (tf.Deployer): xp on
+// every host, the cluster on the brokers, client files on the clients.
+type Deployer struct {
+	o DeployerOptions
+
+	mu   sync.Mutex
+	pool *ssh.Pool
+	// user the pool logs in as.
+	user string
+	dep  *Deployment
+}
+
+var _ tf.Deployer = (*Deployer)(nil)
+
+// NewDeployer checks the options; it connects to nothing.
+func NewDeployer(o DeployerOptions) (*Deployer, error) {
+	if o.Kafka.Distribution != DistributionEmbedded {
+		return nil, fmt.Errorf("kafka.distribution %q: this xp deploys only the embedded cluster over SSH (kafka.distribution: embedded); "+
+			"installing Apache Kafka from a release tarball is rendered (infra/kafkaconf) but not deployed yet", o.Kafka.Distribution)
+	}
+	if o.KnownHosts == "" {
+		return nil, errors.New("remote: no known_hosts file for the campaign")
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return &Deployer{o: o}, nil
+}
+
+// Hosts turns an inventory into the hosts to deploy to, every role in
+// tf.Roles order.
+func Hosts(inv *tf.Inventory) []Host {
+	var out []Host
+	for _, role := range tf.Roles {
+		for _, h := range inv.Hosts.Role(role) {
+			port := h.SSHPort
+			if port == 0 {
+				port = 22
+			}
+			priv := h.PrivateAddress
+			if priv == "" {
+				priv = h.PublicAddress
+			}
+			out = append(out, Host{Name: h.Name, Role: role, SSH: net.JoinHostPort(h.PublicAddress, strconv.Itoa(port)),
+				Private: priv, InstanceType: inv.InstanceTypes[role]})
+		}
+	}
+	return out
+}
+
+// Deploy installs xp on every machine of inv, starts the cluster the rows
+// of g need and returns its modes as endpoints; client configs are paths
+// on the client hosts.
+func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory) (target.Endpoints, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	user := d.o.SSH.User
+	if user == "" {
+		user = inv.SSHUser
+	}
+	if d.pool == nil || d.user != user {
+		if d.pool != nil {
+			d.pool.Close()
+		}
+		pol, err := ssh.ParsePolicy(d.o.SSH.KnownHosts)
+		if err != nil {
+			return target.Endpoints{}, err
+		}
+		p, err := ssh.NewPool(ssh.Config{User: user, PrivateKey: d.o.SSH.PrivateKey, KnownHosts: d.o.KnownHosts,
+			Policy: pol, Log: d.o.Log})
+		if err != nil {
+			return target.Endpoints{}, err
+		}
+		d.pool, d.user = p, user
+	}
+	hosts := Hosts(inv)
+	dep, err := Deploy(ctx, Options{Campaign: d.o.Campaign, Hosts: hosts, Pool: d.pool, Binary: d.o.Binary, Log: d.o.Log})
+	if err != nil {
+		return target.Endpoints{}, err
+	}
+	d.dep = dep
+	modes, err := dep.StartEmbedded(ctx, g.Key.Brokers)
+	if err != nil {
+		return target.Endpoints{}, err
+	}
+	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
+	for name, m := range modes {
+		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig}
+	}
+	for _, h := range hosts {
+		ep.Hosts = append(ep.Hosts, h.Name)
+	}
+	return ep, nil
+}
+
+// Deployment is the deployment of the last Deploy, nil before one.
+func (d *Deployer) Deployment() *Deployment {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dep
+}
+
+// Modes lists the modes the embedded cluster serves.
+func (d *Deployer) Modes() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dep == nil {
+		return nil
+	}
+	var out []string
+	for k := range d.dep.modes {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Undeploy stops every service xp started on the hosts; the machines and
+// the uploaded binary stay (the next Deploy reuses them).
+func (d *Deployer) Undeploy(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dep == nil {
+		return nil
+	}
+	err := d.dep.Teardown(ctx)
+	d.dep = nil
+	return err
+}
+
+// Close closes the SSH connections.
+func (d *Deployer) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pool == nil {
+		return nil
+	}
+	err := d.pool.Close()
+	d.pool = nil
+	return err
+}

@@ -1,0 +1,151 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/internal/netnstest"
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/results"
+)
+
+// TestTerraformHostsTarget drives namespace hosts the way `xp run` on the
+// hosts platform will: terraform/hosts (the real terraform binary)
+// describes them as broker, gateway and client machines, tf.Target applies
+// it and hands the inventory to the Deployer, which deploys the embedded
+// cluster; a load runs through the gateway mode; Down stops every service
+// and destroys the group; a host whose key changed is then refused.
+func TestTerraformHostsTarget(t *testing.T) {
+	bin := buildXP(t)
+	n := netnstest.New(t, 4)
+	dir := t.TempDir()
+	roles := []string{"broker", "gateway", "client", "client"}
+	var machines []string
+	for i, h := range n.Hosts {
+		machines = append(machines, fmt.Sprintf("    - {name: %s-%d, address: %s, role: %s}", roles[i], i, h.Addr, roles[i]))
+	}
+	text := fmt.Sprintf(`platform: hosts
+vars:
+  client_count: 2
+  machines:
+%s
+ssh: {user: %s, private_key: %s, known_hosts: accept-new}
+kafka: {version: 3.9.1, distribution: embedded}
+teardown: always
+`, strings.Join(machines, "\n"), n.User, n.UserKey)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	db := filepath.Join(dir, "c.db")
+	store, err := results.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	exec, err := tf.Find(ctx, filepath.Join(dir, "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tfile, err := tf.ParseTargetFile(filepath.Join(dir, "target.yaml"), []byte(text), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncBuf{}
+	dep, err := NewDeployer(DeployerOptions{Campaign: "c1", SSH: tfile.SSH, Kafka: tfile.Kafka,
+		KnownHosts: db + ".known_hosts", Binary: bin, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dep.Close()
+	cfg := target.Config{Platform: "hosts", Path: filepath.Join(dir, "target.yaml"), Text: []byte(text), DB: db}
+	tg, err := tf.NewTarget(cfg, "c1", tf.TargetOptions{Deployer: dep, Events: store, ExecPath: exec, Log: log, Getenv: os.Getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := planner.Row{Platform: "hosts", Brokers: 1, Gateways: 1, GatewayKind: "builtin", Security: "proxy", KafkaVersion: "3.9.1"}
+	g := target.Group{Key: row.InfraKey(), Rows: []planner.Row{row}}
+	ep, err := tg.Up(ctx, g)
+	if err != nil {
+		t.Fatalf("up: %v\nlog:\n%s", err, log.String())
+	}
+	if got := strings.Join(ep.Hosts, ","); got != "broker-0,gateway-1,client-2,client-3" {
+		t.Errorf("hosts %s", got)
+	}
+	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "proxy", "encrypt"} {
+		e := ep.Modes[m]
+		if len(e.Bootstrap) == 0 || !strings.HasPrefix(e.Bootstrap[0], n.Hosts[0].Addr+":") {
+			t.Errorf("mode %s: %+v, want on the broker host", m, e)
+		}
+	}
+	recs := dep.Deployment().Hosts()
+	if len(recs) != 4 || recs[0].Name != "broker-0" || recs[0].Kafka != "embedded (kfake)" || recs[0].InstanceType != "own" {
+		t.Errorf("host records %+v", recs)
+	}
+	res, parts, err := dep.Deployment().RunLoad(ctx, Load{Mode: "proxy", Rate: 200, Timeout: time.Minute,
+		Flags: []string{"--message-size", "128", "--warmup", "1s", "--duration", "2s", "--drain-timeout", "10s", "--partitions", "2"}})
+	if err != nil || !res.Healthy || len(parts) != 2 {
+		t.Fatalf("load through the gateway mode: %v healthy=%v reasons=%v parts=%d", err, res.Healthy, res.Reasons, len(parts))
+	}
+	if err := tg.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range n.Hosts {
+		waitNoXP(t, h)
+	}
+	es, err := store.InfraEvents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []string
+	for _, e := range es {
+		evs = append(evs, e.Event)
+	}
+	if got := strings.Join(evs, ","); got != "applying,up,down" {
+		t.Errorf("infra events %s", got)
+	}
+
+	// The broker host is rebuilt with a new key: the next Up refuses it.
+	dep.Close()
+	if err := n.Hosts[0].ChangeHostKey(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tg.Up(ctx, g)
+	var he *ssh.HostKeyError
+	if !errors.As(err, &he) || !strings.Contains(err.Error(), "has CHANGED") {
+		t.Fatalf("up after the broker's key changed: %v", err)
+	}
+	tg.Down(ctx)
+}
+
+// waitNoXP waits until no xp process runs in h's namespace, or fails.
+func waitNoXP(t *testing.T, h *netnstest.Host) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		procs, err := h.Processes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		left := 0
+		for _, p := range procs {
+			if p == "xp" {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d xp processes left after teardown: %v", h.Name, left, procs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
