@@ -28,6 +28,10 @@ type Result struct {
 	Terms       []FactorTerm
 	Models      []FactorModel
 	Curves      []Curve
+	// Percentiles says, per configuration, which latency percentiles its
+	// runs hold enough samples for (native campaigns; imported evidence
+	// has no sample counts).
+	Percentiles []PercentileSupport
 	// Notes are caveats the report should show (e.g. skipped figures).
 	Notes []string
 }
@@ -141,7 +145,8 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Dataset: d, Options: opt}
+	d, support, notes := supportedPercentiles(d)
+	res := &Result{Dataset: d, Options: opt, Percentiles: support, Notes: notes}
 	ti := slices.Index(d.Factors, d.Treatment)
 	level := func(r *Run) string {
 		if ti < 0 || ti >= len(r.Factors) {

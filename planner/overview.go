@@ -32,6 +32,9 @@ type Overview struct {
 	Dropped  []Drop       `json:"dropped,omitempty"`
 	Groups   []GroupRows  `json:"infra_groups"`
 	Estimate EstimateJSON `json:"estimate"`
+	// Warnings name rows whose rate and duration cannot support a latency
+	// percentile the analysis reports.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // FactorLevels is a field with more than one level in a plan.
@@ -118,6 +121,7 @@ func Describe(rows []Row, prices *Prices) Overview {
 	for _, k := range groupOrder {
 		o.Groups = append(o.Groups, GroupRows{Key: k.String(), Rows: groups[k]})
 	}
+	o.Warnings = percentileWarnings(rows)
 	est := EstimateRows(rows, prices)
 	o.Estimate = EstimateJSON{
 		WallS: est.Wall.Seconds(), WallMaxS: est.WallMax.Seconds(), Provisionings: est.Provisionings,
@@ -213,6 +217,9 @@ func (o Overview) WriteText(w io.Writer) error {
 	}
 	if len(e.Unpriced) > 0 {
 		fmt.Fprintf(&b, "  no price for %s: left out of the cost; add it to the price table\n", strings.Join(e.Unpriced, ", "))
+	}
+	for _, warn := range o.Warnings {
+		fmt.Fprintf(&b, "warning      %s\n", warn)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -217,6 +217,7 @@ func writeCSVs(dir string, res *analysis.Result) error {
 		{"cells.csv", ch, cr},
 		{"significance.csv", significanceHeader, significanceRows(res)},
 		{"latency.csv", latencyHeader, latencyRows(res)},
+		{"percentiles.csv", percentilesHeader, percentilesRows(res)},
 	}
 	for _, f := range files {
 		if err := writeCSV(filepath.Join(dir, f.name), f.header, f.rows); err != nil {
@@ -224,4 +225,40 @@ func writeCSVs(dir string, res *analysis.Result) error {
 		}
 	}
 	return nil
+}
+
+// percentilesHeader is the column list of percentiles.csv: per
+// configuration and latency percentile, whether its runs hold the samples
+// the percentile needs (10/(1-q)).
+var percentilesHeader = []string{"pair", "metric", "needs_samples", "runs", "runs_supported", "min_samples", "supported"}
+
+func percentilesRows(res *analysis.Result) [][]string {
+	var rows [][]string
+	for _, p := range res.Percentiles {
+		rows = append(rows, []string{p.Pair, p.Metric, strconv.Itoa(p.Needs), strconv.Itoa(p.Runs),
+			strconv.Itoa(p.Supported), strconv.Itoa(p.MinSamples), strconv.FormatBool(p.Supported == p.Runs)})
+	}
+	return rows
+}
+
+// supportSummary lists, per configuration, the percentiles all its runs
+// support and those some do not.
+func supportSummary(res *analysis.Result) (header []string, rows [][]string) {
+	header = []string{"pair", "supported percentiles", "not supported (fewest samples / needed)"}
+	for i := 0; i < len(res.Percentiles); {
+		e := i
+		var yes, no []string
+		for e < len(res.Percentiles) && res.Percentiles[e].Pair == res.Percentiles[i].Pair {
+			p := res.Percentiles[e]
+			if p.Supported == p.Runs {
+				yes = append(yes, p.Metric)
+			} else {
+				no = append(no, fmt.Sprintf("%s (%d / %d)", p.Metric, p.MinSamples, p.Needs))
+			}
+			e++
+		}
+		rows = append(rows, []string{res.Percentiles[i].Pair, strings.Join(yes, " "), strings.Join(no, " ")})
+		i = e
+	}
+	return header, rows
 }

@@ -268,6 +268,15 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	rt.write(&b)
 	b.WriteString("</section>\n")
 
+	if len(res.Percentiles) > 0 {
+		b.WriteString("<section id=\"percentiles-section\"><h2>Percentiles supported</h2>\n<p>A latency percentile q of a run is used only when the run holds at least 10/(1&minus;q) samples (p99: 1,000; p99.9: 10,000; p99.99: 100,000), so that ten samples lie beyond it; otherwise that metric is left out of the run. Per configuration (percentiles.csv has the counts):</p>\n")
+		h, r := supportSummary(res)
+		pt := &table{id: "percentiles", header: h, rows: r}
+		pt.numeric = numericCols(pt.header, pt.rows)
+		pt.write(&b)
+		b.WriteString("</section>\n")
+	}
+
 	b.WriteString("<section id=\"excluded-section\"><h2>Excluded matched sets</h2>\n")
 	xt := &table{id: "excluded", header: excludedHeader, rows: excludedRows(res)}
 	xt.numeric = numericCols(xt.header, xt.rows)
