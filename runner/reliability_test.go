@@ -103,8 +103,17 @@ type child struct {
 
 func startXP(t *testing.T, bin string, args ...string) *child {
 	t.Helper()
+	return startXPWith(t, bin, nil, args...)
+}
+
+// startXPWith is startXP with setup applied to the command before it starts.
+func startXPWith(t *testing.T, bin string, setup func(*exec.Cmd), args ...string) *child {
+	t.Helper()
 	c := &child{cmd: exec.Command(bin, args...), lines: make(chan string, 1024), stderr: &syncBuffer{},
 		done: make(chan struct{})}
+	if setup != nil {
+		setup(c.cmd)
+	}
 	pr, pw := io.Pipe()
 	c.cmd.Stderr = pw
 	c.cmd.Stdout = io.Discard
@@ -367,5 +376,50 @@ func TestSecondWriterAndSIGINT(t *testing.T) {
 	}
 	if !slices.Equal(outcomes, []results.Outcome{results.OutcomeInterrupted}) || len(after.runsIn(results.Pending)) != 2 {
 		t.Fatalf("after SIGINT: attempts %v, states %v", after.attempts, after.states)
+	}
+}
+
+// TestCtrlCToProcessGroup: Ctrl-C in a terminal signals xp's whole process
+// group, its cluster and gateway children included. The run in flight
+// stops at once (not at the end of its measurement, as when the children
+// died under it), is recorded as interrupted, and xp says what it is doing
+// and exits 130.
+func TestCtrlCToProcessGroup(t *testing.T) {
+	bin := xpBinary(t)
+	dir := t.TempDir()
+	spec := strings.Replace(smallSpec("ctrlc", []string{"plaintext", "tls"}, 1), "duration_s: 2", "duration_s: 120", 1)
+	plan := writePlan(t, dir, "ctrlc", spec)
+	db := filepath.Join(dir, "ctrlc.db")
+	x := startXPWith(t, bin, func(c *exec.Cmd) { c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }, "run", plan, "--db", db)
+	if !x.waitPhase(t, "measure", 60*time.Second) {
+		t.Fatalf("no measure phase:\n%s", x.stderr.String())
+	}
+	if len(childPids(x.cmd.Process.Pid)) == 0 {
+		t.Fatal("the local target started no child processes")
+	}
+	signalled := time.Now()
+	if err := syscall.Kill(-x.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	// Bounded wait: 120 s of measurement remain, so an exit before 30 s
+	// means the run was stopped, not waited out.
+	if code := x.exitCode(t, 30*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130:\n%s", code, x.stderr.String())
+	}
+	if !strings.Contains(x.stderr.String(), "xp: interrupt: stopping the run in flight, recording it as interrupted") {
+		t.Errorf("no line saying what xp does:\n%s", x.stderr.String())
+	}
+	ctx := context.Background()
+	s, err := results.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	atts, err := s.Attempts(ctx)
+	if err != nil || len(atts) != 1 || atts[0].Outcome != results.OutcomeInterrupted {
+		t.Fatalf("attempts %+v %v", atts, err)
+	}
+	if d := atts[0].Ended.Sub(signalled); d > 5*time.Second {
+		t.Errorf("the attempt ended %s after the signal: the run in flight was waited out, not stopped", d)
 	}
 }

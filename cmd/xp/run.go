@@ -51,7 +51,7 @@ rows, 130 interrupted, 1 other failures.`,
 			if err := refuseOverBudget(st, o.Target, o.Plan); err != nil {
 				return err
 			}
-			ctx, stop := st.interruptible(cmd.Context())
+			ctx, stop := st.interruptible(cmd.Context(), "stopping the run in flight, recording it as interrupted, taking the infrastructure down")
 			defer stop()
 			_, err := runner.Run(ctx, o)
 			switch {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -41,18 +42,24 @@ func newState() *state {
 	}
 }
 
-// interruptible returns a context cancelled by the first SIGINT/SIGTERM; a
-// second signal exits the process at once with 130.
-func (st *state) interruptible(parent context.Context) (context.Context, func()) {
+// interruptible returns a context cancelled by the first SIGINT/SIGTERM,
+// which prints a line saying what xp does now (doing, or a generic line);
+// a second signal exits the process at once with 130.
+func (st *state) interruptible(parent context.Context, doing ...string) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	if st.signals == nil {
 		return ctx, cancel
+	}
+	say := "stopping"
+	if len(doing) > 0 {
+		say = doing[0]
 	}
 	ch, stop := st.signals()
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-ch:
+			fmt.Fprintf(st.stderr, "xp: interrupt: %s (Ctrl-C again exits at once)\n", say)
 			cancel()
 		case <-done:
 			return

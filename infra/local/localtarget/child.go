@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/xp-bench/xp/infra/local"
@@ -142,6 +143,11 @@ func startChild(ctx context.Context, spec childSpec) (*childProc, childReply, er
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
+	// A process group of its own: Ctrl-C in a terminal signals xp's whole
+	// group, and a cluster killed under the run in flight would hold the
+	// load generator until its timeouts. xp stops its children itself, by
+	// closing their stdin.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, childReply{}, err
