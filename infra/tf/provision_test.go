@@ -164,6 +164,7 @@ func TestProvisionerFailedApply(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			p, store := newProvisioner(t, tc.target)
 			key, rows := group(tc.brokers, "tls")

@@ -24,7 +24,9 @@ type Deployer interface {
 // TargetOptions are what NewTarget needs beside the target file.
 type TargetOptions struct {
 	Deployer Deployer
-	// Events is the campaign db the applies and destroys are recorded in.
+	// Events is the campaign db the applies and destroys are recorded in;
+	// when the db is opened after the target, RecordEvents sets it before
+	// the first Up.
 	Events Events
 	// ExecPath is terraform's path (Find).
 	ExecPath string
@@ -53,8 +55,8 @@ var _ target.Target = (*Target)(nil)
 // NewTarget opens the TARGET.yaml of cfg as a Terraform-backed target.
 // Its errors are bad input naming the file.
 func NewTarget(cfg target.Config, campaign string, o TargetOptions) (*Target, error) {
-	if o.Deployer == nil || o.Events == nil {
-		return nil, errors.New("tf.NewTarget: a Deployer and an event store are required")
+	if o.Deployer == nil {
+		return nil, errors.New("tf.NewTarget: a Deployer is required")
 	}
 	get := o.Getenv
 	if get == nil {
@@ -74,6 +76,10 @@ func NewTarget(cfg target.Config, campaign string, o TargetOptions) (*Target, er
 	}, nil
 }
 
+// RecordEvents sets the campaign db the applies and destroys are recorded
+// in (the runner's, which holds the db's writer lock).
+func (t *Target) RecordEvents(e Events) { t.prov.Store = e }
+
 // Up brings the group's machines up (destroying the previous group's
 // first when it differs) and deploys onto them.
 func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
@@ -83,23 +89,40 @@ func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, erro
 		}
 		t.cur = nil
 	}
+	if t.prov.Store == nil {
+		return target.Endpoints{}, errors.New("tf.Target: no event store (RecordEvents)")
+	}
 	grp, err := t.prov.Up(ctx, g.Key, g.Rows)
 	if err != nil {
 		return target.Endpoints{}, err
 	}
 	t.cur = grp
-	ep, err := t.deployer.Deploy(ctx, g, grp.Inventory)
+	return t.deploy(ctx, g)
+}
+
+func (t *Target) deploy(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	ep, err := t.deployer.Deploy(ctx, g, t.cur.Inventory)
 	if err != nil {
 		return target.Endpoints{}, fmt.Errorf("deploy onto %s: %w", g.Key, err)
 	}
 	if len(ep.Hosts) == 0 {
-		for _, role := range Roles {
-			for _, h := range grp.Inventory.Hosts.Role(role) {
-				ep.Hosts = append(ep.Hosts, h.Name)
-			}
+		for _, m := range t.cur.Inventory.Machines() {
+			ep.Hosts = append(ep.Hosts, m.Name)
 		}
 	}
 	return ep, nil
+}
+
+// Restart stops and deploys the group's services again on the same
+// machines: a failed attempt never destroys and re-applies them.
+func (t *Target) Restart(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	if t.cur == nil || t.cur.Key != g.Key.String() {
+		return t.Up(ctx, g)
+	}
+	if err := t.deployer.Undeploy(ctx); err != nil {
+		return target.Endpoints{}, fmt.Errorf("stop services of %s: %w", g.Key, err)
+	}
+	return t.deploy(ctx, g)
 }
 
 // Down stops the services and, under teardown always, destroys the

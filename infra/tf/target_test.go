@@ -33,10 +33,11 @@ func openTarget(t *testing.T, dir string, store *results.Store, teardown string,
 	t.Helper()
 	text := strings.Replace(hostsTarget, "teardown: always", "teardown: "+teardown, 1)
 	cfg := target.Config{Platform: "hosts", Path: filepath.Join(dir, "target.yaml"), Text: []byte(text), DB: filepath.Join(dir, "c.db")}
-	tg, err := NewTarget(cfg, "c", TargetOptions{Deployer: d, Events: store, ExecPath: terraformPath(t), Log: &strings.Builder{}})
+	tg, err := NewTarget(cfg, "c", TargetOptions{Deployer: d, ExecPath: terraformPath(t), Log: &strings.Builder{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tg.RecordEvents(store)
 	return tg
 }
 
@@ -57,6 +58,10 @@ func TestTargetTeardownPolicies(t *testing.T) {
 			if err != nil || len(ep.Modes["plaintext"].Bootstrap) != 1 || ep.Modes["plaintext"].Bootstrap[0] != "198.18.0.11:9092" ||
 				strings.Join(ep.Hosts, ",") != "b1,gw,c1" {
 				t.Fatalf("up: %+v %v", ep, err)
+			}
+			// A restart deploys again on the same machines: no apply.
+			if ep, err := a.Restart(ctx, g1); err != nil || strings.Join(ep.Hosts, ",") != "b1,gw,c1" {
+				t.Fatalf("restart: %+v %v", ep, err)
 			}
 			if err := a.Down(ctx); err != nil {
 				t.Fatal(err)
@@ -102,6 +107,7 @@ func TestTargetTeardownPolicies(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			store, err := results.Open(ctx, filepath.Join(dir, "c.db"))
 			if err != nil {
@@ -115,6 +121,11 @@ func TestTargetTeardownPolicies(t *testing.T) {
 			}
 			if len(d.deployed) == 0 || d.undeployed == 0 {
 				t.Fatalf("deployed %d, undeployed %d", len(d.deployed), d.undeployed)
+			}
+			for _, inv := range d.deployed {
+				if len(inv.Hosts.Brokers) == 0 || inv.Hosts.Brokers[0].Name != "b1" {
+					t.Fatalf("deployer handed %+v", inv.Hosts)
+				}
 			}
 			if strings.HasSuffix(tc.want, "down") {
 				if st, _ := filepath.Glob(filepath.Join(WorkRoot(filepath.Join(dir, "c.db")), "*", "terraform.tfstate")); len(st) != 0 {

@@ -70,11 +70,24 @@ func openWorkspace(ctx context.Context, execPath, dir string, log io.Writer) (*W
 		t.SetStderr(log)
 	}
 	w := &Workspace{Dir: dir, tf: t}
+	// A directory initialised before (the module copy unchanged since) is
+	// not initialised again: a reopened group is only destroyed or read.
+	marker := filepath.Join(dir, initMarker)
+	if _, err := os.Stat(marker); err == nil {
+		return w, nil
+	}
 	if err := t.Init(ctx, tfexec.Upgrade(false)); err != nil {
 		return nil, fmt.Errorf("terraform init in %s: %w", dir, err)
 	}
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
+
+// initMarker says terraform init succeeded on the module copy beside it;
+// copyModule removes it.
+const initMarker = ".xp-initialized"
 
 // copyModule writes the module's .tf files into dir, replacing the .tf
 // files an earlier copy left there.
@@ -83,8 +96,9 @@ func copyModule(moduleFS fs.FS, dir string) error {
 		return err
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
+	old = append(old, filepath.Join(dir, initMarker))
 	for _, f := range old {
-		if err := os.Remove(f); err != nil {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
