@@ -130,7 +130,7 @@ func copyModule(moduleFS fs.FS, dir string) error {
 // inventory.
 func (w *Workspace) Apply(ctx context.Context) (*Inventory, error) {
 	if err := w.tf.Apply(ctx); err != nil {
-		return nil, fmt.Errorf("terraform apply: %w", err)
+		return nil, &ApplyError{Op: "apply", Err: fmt.Errorf("terraform apply: %w", err)}
 	}
 	return w.Output(ctx)
 }
@@ -147,7 +147,7 @@ func (w *Workspace) Output(ctx context.Context) (*Inventory, error) {
 // Destroy takes down everything the group's state holds.
 func (w *Workspace) Destroy(ctx context.Context) error {
 	if err := w.tf.Destroy(ctx, tfexec.LockTimeout("2m")); err != nil {
-		return fmt.Errorf("terraform destroy: %w", err)
+		return &ApplyError{Op: "destroy", Err: fmt.Errorf("terraform destroy: %w", err)}
 	}
 	return nil
 }
