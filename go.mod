@@ -2,6 +2,8 @@ module github.com/xp-bench/xp
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/hamba/avro/v2 v2.31.0

@@ -1,10 +1,14 @@
 // Package aesgcm is AES-GCM (12-byte nonce, 16-byte tag) for the gateway's
-// envelope encryption and the TLS 1.3 record layer. On amd64 CPUs with
-// VAES, VPCLMULQDQ and AVX-512 it encrypts four blocks per instruction and
-// hashes sixteen blocks per GHASH reduction, several times the throughput
-// of crypto/cipher's GCM; elsewhere, or when XP_AESGCM=std is set in the
-// environment, New returns crypto/cipher's GCM. Both produce identical
-// bytes.
+// optional fast path (gateway_crypto: fast): envelope encryption and the
+// TLS 1.3 record layer. On amd64 CPUs with VAES, VPCLMULQDQ and AVX-512 it
+// encrypts four blocks per instruction and hashes sixteen blocks per GHASH
+// reduction, several times the throughput of crypto/cipher's GCM;
+// elsewhere New returns crypto/cipher's GCM. Both produce identical bytes.
+// Select resolves the XP_AESGCM environment variable into the
+// implementation to use.
+//
+// Key expansion runs in constant time: SubWord is the AESENCLAST
+// instruction, never a table indexed by key bytes.
 //
 // The 32-bit block counter starts at 2 for every nonce and cannot wrap:
 // messages are limited to 2^32-2 blocks (just under 64 GiB), as in the
@@ -17,7 +21,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"errors"
-	"os"
+	"fmt"
 	"strconv"
 )
 
@@ -30,9 +34,51 @@ const (
 	maxPlaintext = (1<<32 - 2) * blockSize
 )
 
-// envSelect is the environment variable that, set to "std", makes New
-// return crypto/cipher's GCM even on CPUs with VAES.
-const envSelect = "XP_AESGCM"
+// EnvSelect is the environment variable Select reads: unset, empty or
+// "auto" (VAES where the CPU has it), "std" (crypto/cipher's GCM even on a
+// CPU with VAES) or "vaes" (VAES, an error on a CPU without it). Any other
+// value is an error.
+const EnvSelect = "XP_AESGCM"
+
+// Implementation names, as recorded with each attempt.
+const (
+	NameVAES = "aesgcm-vaes"
+	NameStd  = "crypto/cipher"
+)
+
+// Impl is a chosen AES-GCM implementation.
+type Impl struct {
+	// Name is NameVAES or NameStd.
+	Name string
+	// New makes the AEAD for a 16- or 32-byte key.
+	New func(key []byte) (cipher.AEAD, error)
+	// Why says why VAES was not chosen; empty when it was.
+	Why string
+}
+
+// Select returns the implementation the fast path uses under XP_AESGCM=v
+// (see EnvSelect).
+func Select(v string) (Impl, error) {
+	vaes := Impl{Name: NameVAES, New: func(k []byte) (cipher.AEAD, error) { return newAEAD(k, true) }}
+	std := Impl{Name: NameStd, New: NewStd}
+	switch v {
+	case "", "auto":
+		if !cpuHasVAES {
+			std.Why = "this CPU lacks VAES/VPCLMULQDQ/AVX-512"
+			return std, nil
+		}
+		return vaes, nil
+	case "std":
+		std.Why = EnvSelect + "=std"
+		return std, nil
+	case "vaes":
+		if !cpuHasVAES {
+			return Impl{}, fmt.Errorf("%s=vaes, but this CPU lacks VAES/VPCLMULQDQ/AVX-512 (use auto or std)", EnvSelect)
+		}
+		return vaes, nil
+	}
+	return Impl{}, fmt.Errorf("%s=%q: want auto, std or vaes (unset means auto)", EnvSelect, v)
+}
 
 // errOpen is what Open returns when the tag does not match.
 var errOpen = errors.New("aesgcm: message authentication failed")
@@ -53,16 +99,15 @@ func (k KeySizeError) Error() string {
 	return "aesgcm: invalid key size " + strconv.Itoa(int(k)) + " (want 16 or 32)"
 }
 
-// New returns an AES-GCM AEAD for a 16- or 32-byte key with the standard 12-byte nonce and 16-byte tag.
-// It uses the VAES implementation when the CPU has it (and XP_AESGCM=std is not set in the environment), else crypto/cipher's GCM.
+// New returns an AES-GCM AEAD for a 16- or 32-byte key with the standard
+// 12-byte nonce and 16-byte tag: the VAES implementation when the CPU has
+// it, else crypto/cipher's GCM.
 func New(key []byte) (cipher.AEAD, error) {
-	return newAEAD(key, Accelerated())
+	return newAEAD(key, cpuHasVAES)
 }
 
-// Accelerated reports whether New returns the VAES implementation on this machine.
-func Accelerated() bool {
-	return cpuHasVAES && os.Getenv(envSelect) != "std"
-}
+// Accelerated reports whether this CPU runs the VAES implementation.
+func Accelerated() bool { return cpuHasVAES }
 
 // newAEAD returns the VAES implementation when vaes is true (the caller
 // has checked the CPU), else crypto/cipher's GCM.

@@ -1,6 +1,7 @@
 package aesgcm
 
 import (
+	"strings"
 	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
@@ -401,28 +402,56 @@ func TestNewRejectsKeySizes(t *testing.T) {
 	}
 }
 
-func TestEnvironmentSelectsFallback(t *testing.T) {
-	t.Setenv(envSelect, "std")
-	if Accelerated() {
-		t.Fatalf("Accelerated() with %s=std", envSelect)
+func TestSelect(t *testing.T) {
+	for _, tc := range []struct {
+		env      string
+		wantVAES bool // on a CPU with VAES
+		wantErr  string
+	}{
+		{"", true, ""},
+		{"auto", true, ""},
+		{"std", false, ""},
+		{"vaes", true, ""},
+		{"STD", false, `XP_AESGCM="STD": want auto, std or vaes`},
+		{"fast", false, `XP_AESGCM="fast": want auto, std or vaes`},
+		{"0", false, `XP_AESGCM="0": want auto, std or vaes`},
+	} {
+		t.Run("XP_AESGCM="+tc.env, func(t *testing.T) {
+			im, err := Select(tc.env)
+			if tc.env == "vaes" && !cpuHasVAES {
+				if err == nil || !strings.Contains(err.Error(), "lacks VAES") {
+					t.Fatalf("Select(vaes) on a CPU without VAES: %v, want an error", err)
+				}
+				return
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Select(%q) = %v, %v; want error %q", tc.env, im.Name, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantVAES := tc.wantVAES && cpuHasVAES
+			a, err := im.New(make([]byte, 16))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if isVAES(a) != wantVAES || (im.Name == NameVAES) != wantVAES {
+				t.Errorf("Select(%q): %s, VAES AEAD %v; want VAES %v", tc.env, im.Name, isVAES(a), wantVAES)
+			}
+			if (im.Why == "") != wantVAES {
+				t.Errorf("Select(%q): why %q", tc.env, im.Why)
+			}
+		})
 	}
 	a, err := New(make([]byte, 16))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if isVAES(a) {
-		t.Fatalf("New returned the VAES implementation with %s=std", envSelect)
-	}
-	t.Setenv(envSelect, "")
-	if Accelerated() != cpuHasVAES {
-		t.Fatalf("Accelerated() = %v, CPU support %v", Accelerated(), cpuHasVAES)
-	}
-	a, err = New(make([]byte, 16))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if isVAES(a) != cpuHasVAES {
-		t.Fatalf("New returned VAES %v, CPU support %v", isVAES(a), cpuHasVAES)
+	if isVAES(a) != cpuHasVAES || Accelerated() != cpuHasVAES {
+		t.Fatalf("New returned VAES %v, Accelerated %v, CPU support %v", isVAES(a), Accelerated(), cpuHasVAES)
 	}
 }
 
@@ -467,8 +496,7 @@ func TestConcurrentUse(t *testing.T) {
 // for many keys of both sizes.
 func TestHashKeyMatchesAES(t *testing.T) {
 	if !cpuHasVAES {
-		t.Log("CPU lacks VAES/AVX-512: nothing of ours to compare")
-		return
+		t.Skip("CPU lacks VAES/AVX-512: nothing of ours to compare")
 	}
 	r := rand.New(rand.NewPCG(15, 16))
 	for i := range 200 {

@@ -50,8 +50,7 @@ func (x gf128) repr() (r [16]byte) {
 
 func TestGHASHTableMatchesSpec(t *testing.T) {
 	if !cpuHasVAES {
-		t.Log("CPU lacks VAES/AVX-512: nothing of ours to compare")
-		return
+		t.Skip("CPU lacks VAES/AVX-512: nothing of ours to compare")
 	}
 	r := rand.New(rand.NewPCG(17, 18))
 	for range 50 {
@@ -84,8 +83,7 @@ func TestGHASHTableMatchesSpec(t *testing.T) {
 
 func TestGFMulMatchesSpec(t *testing.T) {
 	if !cpuHasVAES {
-		t.Log("CPU lacks VAES/AVX-512: nothing of ours to compare")
-		return
+		t.Skip("CPU lacks VAES/AVX-512: nothing of ours to compare")
 	}
 	r := rand.New(rand.NewPCG(19, 20))
 	for range 1000 {

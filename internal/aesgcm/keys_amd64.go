@@ -5,36 +5,12 @@ import (
 	"math/bits"
 )
 
-// sbox is AES's S-box, computed rather than typed in: the multiplicative
-// inverse in GF(2^8) followed by the affine map.
-var sbox = makeSbox()
-
-func makeSbox() (s [256]byte) {
-	// p walks GF(2^8)* by powers of 3 and q by powers of 3^-1, so q is
-	// always p's inverse.
-	p, q := byte(1), byte(1)
-	for {
-		p = p ^ p<<1 ^ byte(int8(p)>>7)&0x1b
-		q ^= q << 1
-		q ^= q << 2
-		q ^= q << 4
-		if q&0x80 != 0 {
-			q ^= 0x09
-		}
-		s[p] = q ^ bits.RotateLeft8(q, 1) ^ bits.RotateLeft8(q, 2) ^
-			bits.RotateLeft8(q, 3) ^ bits.RotateLeft8(q, 4) ^ 0x63
-		if p == 1 {
-			break
-		}
-	}
-	s[0] = 0x63
-	return s
-}
-
-func subWord(w uint32) uint32 {
-	return uint32(sbox[w>>24])<<24 | uint32(sbox[w>>16&0xff])<<16 |
-		uint32(sbox[w>>8&0xff])<<8 | uint32(sbox[w&0xff])
-}
+// subWord applies the AES S-box to each byte of w, in constant time: the
+// word is broadcast to all four columns (so ShiftRows moves nothing) and
+// put through AESENCLAST with a zero round key, which is SubBytes alone.
+//
+//go:noescape
+func subWord(w uint32) uint32
 
 // expandKey writes the AES encryption round keys for a 16- or 32-byte key
 // into ks, in the byte order AESENC takes them, and returns the number of

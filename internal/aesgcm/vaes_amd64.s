@@ -653,3 +653,14 @@ TEXT ·gfMul(SB), NOSPLIT, $0-16
 	VPXOR      X3, X2, X2
 	VMOVDQU    X2, (DI)
 	RET
+
+// func subWord(w uint32) uint32
+TEXT ·subWord(SB), NOSPLIT, $0-12
+	MOVL   w+0(FP), AX
+	MOVL   AX, X0
+	PSHUFD $0, X0, X0
+	PXOR   X1, X1
+	AESENCLAST X1, X0
+	MOVL   X0, AX
+	MOVL   AX, ret+8(FP)
+	RET

@@ -14,6 +14,7 @@ import (
 // the start of a page after an inaccessible one, and ending at the end of a
 // page before another, a load that touched either would fault.
 func TestGuardPages(t *testing.T) {
+	k := kernel(t)
 	page := unix.Getpagesize()
 	mem, err := unix.Mmap(-1, 0, 4*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
@@ -31,7 +32,7 @@ func TestGuardPages(t *testing.T) {
 	}
 	for n := 1; n <= len(data); n += 1 + n/16 {
 		for _, p := range [][]byte{data[:n], data[len(data)-n:]} {
-			if got, want := kernel()(0x9E3779B9, p), stdlib(0x9E3779B9, p); got != want {
+			if got, want := k(0x9E3779B9, p), stdlib(0x9E3779B9, p); got != want {
 				t.Fatalf("len %d: got %#08x, want %#08x", n, got, want)
 			}
 		}

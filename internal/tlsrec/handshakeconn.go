@@ -24,6 +24,29 @@ type handshakeConn struct {
 	// the connection (TLS 1.2, ChaCha20): reads then drain buf and go
 	// straight to the socket.
 	passthrough bool
+
+	// watching is set from the moment crypto/tls logs this side's
+	// application traffic secret to the end of the handshake: what it
+	// writes meanwhile is kept in sent (up to maxWatched bytes; beyond,
+	// overflow), for the check that none of it is under that secret.
+	watching bool
+	sent     []byte
+	overflow bool
+}
+
+// maxWatched bounds the bytes kept by handshakeConn.Write while watching:
+// a handshake's last flight (certificates included) is a few KiB.
+const maxWatched = 256 << 10
+
+func (h *handshakeConn) Write(p []byte) (int, error) {
+	if h.watching {
+		if len(h.sent)+len(p) > maxWatched {
+			h.overflow = true
+		} else {
+			h.sent = append(h.sent, p...)
+		}
+	}
+	return h.Conn.Write(p)
 }
 
 func newHandshakeConn(raw net.Conn) *handshakeConn {

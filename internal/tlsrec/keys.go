@@ -71,6 +71,11 @@ type keyCapture struct {
 	forward io.Writer
 	client  []byte
 	server  []byte
+	// writeLabel is the label of this side's own application traffic
+	// secret; onWriteSecret runs when crypto/tls logs it (from the
+	// handshake's goroutine, before it writes anything under it).
+	writeLabel    string
+	onWriteSecret func()
 }
 
 func (k *keyCapture) Write(line []byte) (int, error) {
@@ -105,6 +110,9 @@ func (k *keyCapture) Write(line []byte) (int, error) {
 	}
 	clear(*dst)
 	*dst = secret
+	if string(label) == k.writeLabel && k.onWriteSecret != nil {
+		k.onWriteSecret()
+	}
 	return len(line), nil
 }
 

@@ -16,29 +16,77 @@
 // record, so nothing sent under the application keys is left inside
 // crypto/tls when this package takes over.
 //
-// Nor has crypto/tls sent anything under the application keys by then, so
-// both sides' sequence numbers start at zero. A Go 1.26 client sends
-// nothing after its Finished. A Go 1.26 server's only message of its own
-// after the handshake is its NewSessionTicket, and it sends none when
+// Nor may crypto/tls have sent anything under the application keys by
+// then, so that both sides' sequence numbers start at zero (a record
+// sealed twice under one nonce would give the key away). A Go 1.26 client
+// sends nothing after its Finished. A Go 1.26 server's only message of its
+// own after the handshake is its NewSessionTicket, and it sends none when
 // Config.SessionTicketsDisabled is set (shouldSendSessionTickets in
 // crypto/tls/handshake_server_tls13.go); Server sets it for TLS 1.3
-// clients. The interop tests break if a later Go changes either.
+// clients. Two guards keep this true at run time rather than by
+// assumption:
+//   - the record layer takes over only in binaries built with a Go release
+//     it was tested with (TestedGo); with any other, crypto/tls keeps every
+//     connection;
+//   - every byte crypto/tls writes after it logs this side's application
+//     secret is kept until the handshake ends, and each record among them
+//     is tried against that secret's key at sequence number zero. A record
+//     that opens was sent under the application keys: crypto/tls then
+//     keeps the connection (its sequence numbers are right), and
+//     Options.OnKeep is told why.
 package tlsrec
 
 import (
 	"context"
 	"crypto/cipher"
 	"crypto/tls"
+	"encoding/binary"
 	"net"
+	"runtime"
 	"slices"
+	"strings"
 )
+
+// TestedGo lists the Go releases (go1.N) whose crypto/tls this package is
+// tested with; go.mod pins the toolchain to one of them.
+var TestedGo = []string{"go1.26"}
+
+// Supported reports whether this binary's Go release is one the record
+// layer was tested with; when not, reason says so and Server and Client
+// leave every connection to crypto/tls.
+func Supported() (ok bool, reason string) { return supportedRelease(runtime.Version()) }
+
+func supportedRelease(v string) (bool, string) {
+	for _, t := range TestedGo {
+		if v == t || strings.HasPrefix(v, t+".") {
+			return true, ""
+		}
+	}
+	return false, "tlsrec is tested with " + strings.Join(TestedGo, ", ") + " only; this binary is built with " + v
+}
 
 // Options tune the data phase.
 type Options struct {
 	// NewAEAD makes the record cipher from a 16- or 32-byte key; nil means
 	// crypto/aes with crypto/cipher's GCM.
 	NewAEAD func(key []byte) (cipher.AEAD, error)
+	// OnKeep, when set, is told why crypto/tls keeps a connection whose
+	// handshake succeeded (TLS 1.2, ChaCha20, an untested Go release, or
+	// the guard against records already sent under the application keys).
+	OnKeep func(reason string)
+
+	// keepTickets lets a TLS 1.3 server send session tickets (tests: it
+	// makes crypto/tls write under the application keys, which the guard
+	// must catch).
+	keepTickets bool
 }
+
+// Reasons given to Options.OnKeep besides Supported's.
+const (
+	KeepNotTLS13AESGCM = "not a TLS 1.3 AES-GCM session"
+	KeepNoSecrets      = "crypto/tls did not log the traffic secrets"
+	KeepSentUnderKeys  = "crypto/tls sent records under the application keys during the handshake"
+)
 
 // Server runs a server handshake over raw with cfg and returns the
 // data-phase connection: a *Conn for TLS 1.3 with AES-GCM, otherwise the
@@ -65,15 +113,34 @@ func handshake(ctx context.Context, raw net.Conn, cfg *tls.Config, o Options, se
 	if cfg == nil {
 		cfg = &tls.Config{}
 	}
-	keys := &keyCapture{forward: cfg.KeyLogWriter}
+	keep := func(reason string) {
+		if o.OnKeep != nil {
+			o.OnKeep(reason)
+		}
+	}
+	if ok, why := Supported(); !ok {
+		tc := tlsConn(raw, cfg, server)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return nil, err
+		}
+		keep(why)
+		return tc, nil
+	}
+	hc := newHandshakeConn(raw)
+	keys := &keyCapture{forward: cfg.KeyLogWriter, writeLabel: clientTrafficLabel,
+		onWriteSecret: func() { hc.watching = true }}
+	if server {
+		keys.writeLabel = serverTrafficLabel
+	}
 	cfg = cfg.Clone()
 	cfg.KeyLogWriter = keys
 	if server {
-		cfg.GetConfigForClient = serverConfigFor(cfg, keys)
+		cfg.GetConfigForClient = serverConfigFor(cfg, keys, o.keepTickets)
 	}
-	hc := newHandshakeConn(raw)
 	tc := tlsConn(hc, cfg, server)
-	if err := tc.HandshakeContext(ctx); err != nil {
+	err := tc.HandshakeContext(ctx)
+	hc.watching = false
+	if err != nil {
 		keys.wipe()
 		return nil, err
 	}
@@ -82,6 +149,7 @@ func handshake(ctx context.Context, raw net.Conn, cfg *tls.Config, o Options, se
 	if !ok || st.Version != tls.VersionTLS13 {
 		keys.wipe()
 		hc.keepTLS()
+		keep(KeepNotTLS13AESGCM)
 		return tc, nil
 	}
 	clientSecret, serverSecret := keys.take()
@@ -95,6 +163,7 @@ func handshake(ctx context.Context, raw net.Conn, cfg *tls.Config, o Options, se
 		clear(readSecret)
 		clear(writeSecret)
 		hc.keepTLS()
+		keep(KeepNoSecrets)
 		return tc, nil
 	}
 	newAEAD := o.NewAEAD
@@ -118,6 +187,15 @@ func handshake(ctx context.Context, raw net.Conn, cfg *tls.Config, o Options, se
 		clear(c.in.secret)
 		return nil, err
 	}
+	if hc.overflow || sentUnder(&c.out, hc.sent) {
+		clear(c.in.secret)
+		clear(c.out.secret)
+		hc.sent = nil
+		hc.keepTLS()
+		keep(KeepSentUnderKeys)
+		return tc, nil
+	}
+	hc.sent = nil
 	c.rbuf, c.r0, c.r1 = hc.leftover()
 	return c, nil
 }
@@ -134,7 +212,7 @@ func tlsConn(raw net.Conn, cfg *tls.Config, server bool) *tls.Conn {
 // and turns session tickets off when the handshake will be TLS 1.3 (Go's
 // server sends its ticket under the application keys, which the record
 // layer would not know about).
-func serverConfigFor(base *tls.Config, keys *keyCapture) func(*tls.ClientHelloInfo) (*tls.Config, error) {
+func serverConfigFor(base *tls.Config, keys *keyCapture, keepTickets bool) func(*tls.ClientHelloInfo) (*tls.Config, error) {
 	orig := base.GetConfigForClient
 	return func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 		chosen := base
@@ -153,7 +231,7 @@ func serverConfigFor(base *tls.Config, keys *keyCapture) func(*tls.ClientHelloIn
 		}
 		tls13 := slices.Contains(hello.SupportedVersions, tls.VersionTLS13) &&
 			(chosen.MaxVersion == 0 || chosen.MaxVersion >= tls.VersionTLS13)
-		if tls13 && !chosen.SessionTicketsDisabled {
+		if tls13 && !chosen.SessionTicketsDisabled && !keepTickets {
 			if chosen == base {
 				chosen = base.Clone()
 			}
@@ -165,4 +243,32 @@ func serverConfigFor(base *tls.Config, keys *keyCapture) func(*tls.ClientHelloIn
 		chosen.GetConfigForClient = nil
 		return chosen, nil
 	}
+}
+
+// sentUnder reports whether any of the records in sent (what crypto/tls
+// wrote after logging d's secret) authenticates under d's key as the first
+// record, sequence number zero: crypto/tls would then have used the
+// application keys already, and taking over at zero would reuse a nonce.
+// Bytes that do not parse as whole records count as sent under the key:
+// nothing unproven is taken over.
+func sentUnder(d *direction, sent []byte) bool {
+	var scratch []byte
+	for len(sent) > 0 {
+		if len(sent) < recordHeaderLen {
+			return true
+		}
+		n := int(binary.BigEndian.Uint16(sent[3:5]))
+		if len(sent) < recordHeaderLen+n {
+			return true
+		}
+		hdr, body := sent[:recordHeaderLen], sent[recordHeaderLen:recordHeaderLen+n]
+		if hdr[0] == typeApplicationData && n >= tagLen {
+			// d.iv is the nonce of sequence number zero.
+			if _, err := d.aead.Open(scratch[:0], d.iv[:], body, hdr); err == nil {
+				return true
+			}
+		}
+		sent = sent[recordHeaderLen+n:]
+	}
+	return false
 }
