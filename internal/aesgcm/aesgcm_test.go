@@ -1,7 +1,6 @@
 package aesgcm
 
 import (
-	"strings"
 	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
@@ -10,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
