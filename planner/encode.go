@@ -67,6 +67,7 @@ func appendRowJSON(b []byte, r *Row) []byte {
 	num("gateways", int64(r.Gateways))
 	str("gateway_kind", r.GatewayKind)
 	str("gateway_transport", r.GatewayTransport)
+	str("gateway_crypto", r.GatewayCrypto)
 	num("warmup_s", int64(r.WarmupS))
 	num("duration_s", int64(r.DurationS))
 	num("drain_timeout_s", int64(r.DrainTimeoutS))

@@ -193,7 +193,7 @@ exclude:
 func TestCanonicalForm(t *testing.T) {
 	rows, _, _ := expandRows(t, "campaign: c\nfactors:\n  security: [tls]\nfixed: {brokers: 3, message_size: 1024, acks: all, target_rate: 10000}\n")
 	r := rows[0]
-	want := `{"acks":"all","batch_bytes":131072,"brokers":3,"compression":"none","concurrency":1,"consumer_groups":1,"consumers_per_group":1,"drain_timeout_s":30,"duration_s":30,"encoding":"bytes","encrypt_fields":["ssn"],"gateway_kind":"builtin","gateway_transport":"tls","gateways":1,"instance_type":"","kafka_version":"3.9.1","linger_ms":1,"message_size":1024,"min_insync_replicas":2,"partitions":6,"platform":"local","producers":1,"replication_factor":3,"security":"tls","target_rate":10000,"topics":1,"warmup_s":10}`
+	want := `{"acks":"all","batch_bytes":131072,"brokers":3,"compression":"none","concurrency":1,"consumer_groups":1,"consumers_per_group":1,"drain_timeout_s":30,"duration_s":30,"encoding":"bytes","encrypt_fields":["ssn"],"gateway_crypto":"std","gateway_kind":"builtin","gateway_transport":"tls","gateways":1,"instance_type":"","kafka_version":"3.9.1","linger_ms":1,"message_size":1024,"min_insync_replicas":2,"partitions":6,"platform":"local","producers":1,"replication_factor":3,"security":"tls","target_rate":10000,"topics":1,"warmup_s":10}`
 	if got := string(Canonical(&r)); got != want {
 		t.Fatalf("canonical form\n%s\nwant\n%s", got, want)
 	}

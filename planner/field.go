@@ -52,6 +52,16 @@ const (
 	SecurityFieldEncrypt = "field_encrypt"
 )
 
+// Levels of gateway_crypto: the implementation of the built-in gateway's
+// cryptography. std is the standard library's (crypto/tls carries the
+// records, crypto/cipher's GCM seals envelopes); fast is xp's own TLS 1.3
+// record layer and VAES AES-GCM where the binary and CPU allow, falling
+// back to std otherwise (each attempt records what ran).
+const (
+	GatewayCryptoStd  = "std"
+	GatewayCryptoFast = "fast"
+)
+
 // Defaults of the optional factor fields (DESIGN.md's plan-row table).
 const (
 	DefaultPlatform          = "local"
@@ -68,6 +78,7 @@ const (
 	DefaultGateways          = 1
 	DefaultGatewayKind       = "builtin"
 	DefaultGatewayTransport  = "tls"
+	DefaultGatewayCrypto     = GatewayCryptoStd
 	DefaultWarmupS           = 10
 	DefaultDurationS         = 30
 	DefaultDrainTimeoutS     = 30
@@ -157,6 +168,7 @@ var fields = []fieldDef{
 	withInfra(intField("gateways", 1, 16, func(r *Row) *int { return &r.Gateways })),
 	withInfra(enumField("gateway_kind", []string{"builtin", "kroxylicious", "command"}, func(r *Row) *string { return &r.GatewayKind })),
 	enumField("gateway_transport", []string{"plaintext", "tls", "mtls", "sasl_ssl"}, func(r *Row) *string { return &r.GatewayTransport }),
+	enumField("gateway_crypto", []string{GatewayCryptoStd, GatewayCryptoFast}, func(r *Row) *string { return &r.GatewayCrypto }),
 	intField("warmup_s", 0, 3600, func(r *Row) *int { return &r.WarmupS }),
 	intField("duration_s", 1, 86400, func(r *Row) *int { return &r.DurationS }),
 	intField("drain_timeout_s", 1, 3600, func(r *Row) *int { return &r.DrainTimeoutS }),
@@ -315,6 +327,7 @@ func applyDefaults(r *Row, set []bool) {
 	def(fieldIndex("gateways"), func() { r.Gateways = DefaultGateways })
 	def(fieldIndex("gateway_kind"), func() { r.GatewayKind = DefaultGatewayKind })
 	def(fieldIndex("gateway_transport"), func() { r.GatewayTransport = DefaultGatewayTransport })
+	def(fieldIndex("gateway_crypto"), func() { r.GatewayCrypto = DefaultGatewayCrypto })
 	def(fieldIndex("warmup_s"), func() { r.WarmupS = DefaultWarmupS })
 	def(fieldIndex("duration_s"), func() { r.DurationS = DefaultDurationS })
 	def(fieldIndex("drain_timeout_s"), func() { r.DrainTimeoutS = DefaultDrainTimeoutS })

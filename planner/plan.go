@@ -154,7 +154,7 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 		// The common case: exactly the known fields, each once.
 		for i, raw := range raws {
 			if raw == nil {
-				v.errf(n, rowNames[i], "missing")
+				v.errf(n, rowNames[i], "%s", missingReason(rowNames[i]))
 				continue
 			}
 			v.decodeField(n, &r, rowNames[i], raw)
@@ -182,7 +182,7 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 		}
 		for _, k := range rowNames {
 			if _, ok := obj[k]; !ok {
-				v.errf(n, k, "missing")
+				v.errf(n, k, "%s", missingReason(k))
 			}
 		}
 	}
@@ -191,6 +191,15 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 	}
 	v.checkRow(n, &r)
 	return r, len(v.errs) == before
+}
+
+// missingReason says that a field is missing, and for fields added after
+// plans were first written, how to get a plan that has them.
+func missingReason(field string) string {
+	if field == "gateway_crypto" {
+		return "missing (the plan predates gateway_crypto, whose default std is part of every cell: re-expand its spec with xp plan expand)"
+	}
+	return "missing"
 }
 
 func (v *planValidator) decodeField(n int, r *Row, key string, raw json.RawMessage) {

@@ -53,6 +53,12 @@ func TestValidatePlan(t *testing.T) {
 		{name: "missing field", text: func(b []byte) []byte {
 			return bytes.Replace(b, []byte(`"acks":"all",`), nil, 1)
 		}, want: []string{"t.jsonl:1: acks: missing"}},
+		{name: "plan from before gateway_crypto", text: func(b []byte) []byte {
+			return bytes.ReplaceAll(b, []byte(`"gateway_crypto":"std",`), nil)
+		}, want: []string{"t.jsonl:1: gateway_crypto: missing (the plan predates gateway_crypto, whose default std is part of every cell: re-expand its spec with xp plan expand)"}},
+		{name: "unknown gateway_crypto", text: func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"gateway_crypto":"std"`), []byte(`"gateway_crypto":"vaes"`), 1)
+		}, want: []string{`t.jsonl:1: gateway_crypto: unknown level "vaes"`}},
 		{name: "wrong type", text: func(b []byte) []byte {
 			return bytes.Replace(b, []byte(`"brokers":3`), []byte(`"brokers":"3"`), 1)
 		}, want: []string{`t.jsonl:1: brokers: want an integer, got "3"`}},

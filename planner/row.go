@@ -5,6 +5,7 @@ package planner
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -91,6 +92,7 @@ type Row struct {
 	Gateways          int      `json:"gateways"`
 	GatewayKind       string   `json:"gateway_kind"`
 	GatewayTransport  string   `json:"gateway_transport"`
+	GatewayCrypto     string   `json:"gateway_crypto"`
 	WarmupS           int      `json:"warmup_s"`
 	DurationS         int      `json:"duration_s"`
 	DrainTimeoutS     int      `json:"drain_timeout_s"`
@@ -116,14 +118,14 @@ func (r *Row) IsBaseline() bool {
 }
 
 // NeedsGateway reports whether r's security mode runs through a gateway.
-func (r *Row) NeedsGateway() bool {
-	for _, m := range gatewayModes {
-		if r.Security == m {
-			return true
-		}
-	}
-	return false
-}
+func (r *Row) NeedsGateway() bool { return NeedsGateway(r.Security) }
+
+// NeedsGateway reports whether the security mode runs through a gateway
+// (proxy, encrypt, field_encrypt). It is the one definition xp uses.
+func NeedsGateway(security string) bool { return slices.Contains(gatewayModes, security) }
+
+// GatewayModes returns the security modes served through a gateway.
+func GatewayModes() []string { return slices.Clone(gatewayModes) }
 
 // DefaultFieldEncoding is the record encoding field_encrypt parses when a
 // gateway mode's name gives none.
