@@ -82,7 +82,12 @@ type Run struct {
 	Outcome string
 	Reasons []string
 	Error   string
-	Metrics map[string]float64
+	// GatewayRecordLayer and GatewayCipher are what the attempt's gateway
+	// ran its cryptography on (crypto/tls or tlsrec; crypto/cipher or
+	// aesgcm-vaes); empty for rows without a gateway.
+	GatewayRecordLayer string
+	GatewayCipher      string
+	Metrics            map[string]float64
 	// Histograms maps a kind (publish, e2e, send_delay) to the attempt's
 	// whole-run HDR histogram, V2-compressed.
 	Histograms map[string][]byte

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
@@ -227,7 +228,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	mode, ok := ep.Modes[target.ModeKey(&row)]
 	started := r.o.Now()
 	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(&row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().String(),
-		XPVersion: r.o.XPVersion, Hosts: ep.Hosts}
+		XPVersion: r.o.XPVersion, Hosts: ep.Hosts, GatewayCrypto: mode.Crypto}
 	envJSON, _ := json.Marshal(env)
 	a, err := r.store.StartAttempt(wctx, row.Run, started, envJSON)
 	if err != nil {
@@ -411,6 +412,9 @@ type attemptEnv struct {
 	Group     string   `json:"group"`
 	Hosts     []string `json:"hosts,omitempty"`
 	XPVersion string   `json:"xp_version"`
+	// GatewayCrypto is the record layer and cipher the row's gateway ran
+	// (gateway modes only).
+	GatewayCrypto *gateway.CryptoInfo `json:"gateway_crypto,omitempty"`
 }
 
 // attemptLog collects the runner's log lines of one attempt (stored

@@ -6,6 +6,7 @@ import (
 	"html"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -328,6 +329,11 @@ func runsTable(res *analysis.Result) *table {
 	for _, i := range fidx {
 		t.header = append(t.header, d.Factors[i])
 	}
+	// The gateway's record layer and cipher, when any run had a gateway.
+	crypto := slices.ContainsFunc(d.Runs, func(r analysis.Run) bool { return r.GatewayRecordLayer != "" })
+	if crypto {
+		t.header = append(t.header, "gateway crypto")
+	}
 	t.header = append(t.header, "outcome", "reasons")
 	t.header = append(t.header, metrics...)
 	for _, r := range d.Runs {
@@ -338,6 +344,13 @@ func runsTable(res *analysis.Result) *table {
 				v = r.Factors[i]
 			}
 			row = append(row, v)
+		}
+		if crypto {
+			c := ""
+			if r.GatewayRecordLayer != "" {
+				c = r.GatewayRecordLayer + " + " + r.GatewayCipher
+			}
+			row = append(row, c)
 		}
 		oc := r.Outcome
 		if oc == "" {

@@ -48,7 +48,10 @@ type Config struct {
 	Upstream Upstream `yaml:"upstream"`
 	Limits   Limits   `yaml:"limits"`
 	Metrics  Metrics  `yaml:"metrics"`
-	TLS      TLSData  `yaml:"tls"`
+	// Crypto is the implementation of the gateway's cryptography: std
+	// (default, the standard library's) or fast (xp's record layer and
+	// VAES AES-GCM, opt-in; see CryptoFast). The plan row's gateway_crypto.
+	Crypto string `yaml:"crypto"`
 
 	// Filters see produce requests and fetch responses (the encrypting
 	// modes); built from extension keys by LoadConfig, or set in code.
@@ -126,22 +129,17 @@ type Limits struct {
 	BufferBytes int `yaml:"buffer_bytes"`
 }
 
-// TLSData is how the TLS legs carry data once crypto/tls has made the
-// handshake (certificates, mTLS and versions are crypto/tls's in either
-// case).
-type TLSData struct {
-	// RecordLayer: "xp" (default) carries a TLS 1.3 AES-GCM session's
-	// records itself (tlsrec: AES-GCM with VAES where the CPU has it,
-	// records decrypted straight into frame buffers and sealed straight
-	// into the socket's write buffer); other sessions (TLS 1.2,
-	// ChaCha20) stay with crypto/tls. "go" keeps crypto/tls throughout.
-	RecordLayer string `yaml:"record_layer"`
-}
-
-// Record layers (TLSData.RecordLayer).
+// Crypto levels (Config.Crypto).
 const (
-	RecordLayerXP = "xp"
-	RecordLayerGo = "go"
+	// CryptoStd is the standard library's cryptography: crypto/tls carries
+	// the TLS legs' records and crypto/cipher's AES-GCM seals envelopes.
+	CryptoStd = "std"
+	// CryptoFast is xp's own, each part where this binary and CPU allow
+	// it: the TLS 1.3 record layer internal/tlsrec (after crypto/tls's
+	// handshake, for TLS 1.3 AES-GCM sessions) and the VAES AES-GCM
+	// internal/aesgcm for those records and for envelopes. What runs is
+	// Gateway.Crypto.
+	CryptoFast = "fast"
 )
 
 // Metrics is the Prometheus endpoint.
@@ -205,7 +203,7 @@ func ParseConfig(b []byte, dir string, exts ...Extension) (*Config, error) {
 		return nil, &ConfigError{Msg: "not YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, &ConfigError{Line: doc.Line, Msg: "the config must be a YAML mapping (listen, client, upstream, limits, metrics, tls)"}
+		return nil, &ConfigError{Line: doc.Line, Msg: "the config must be a YAML mapping (listen, client, upstream, limits, metrics, crypto)"}
 	}
 	root := doc.Content[0]
 	cfg := &Config{dir: dir}
@@ -391,12 +389,12 @@ func (c *Config) Validate() error {
 	if c.Limits.BufferBytes < 4096 || c.Limits.BufferBytes > 16<<20 {
 		return bad("limits.buffer_bytes: %d is outside 4096..16777216", c.Limits.BufferBytes)
 	}
-	switch c.TLS.RecordLayer {
+	switch c.Crypto {
 	case "":
-		c.TLS.RecordLayer = RecordLayerXP
-	case RecordLayerXP, RecordLayerGo:
+		c.Crypto = CryptoStd
+	case CryptoStd, CryptoFast:
 	default:
-		return bad("tls.record_layer: %q is not one of xp, go", c.TLS.RecordLayer)
+		return bad("crypto: %q is not one of std, fast", c.Crypto)
 	}
 	if c.Metrics.Listen == "" {
 		c.Metrics.Listen = DefaultMetricsListen

@@ -80,7 +80,7 @@ encrypt: {topics: ["secret-*"]}
 				t.Errorf("filters %v", c.Filters)
 			}
 		}},
-		{"unknown top-level key", "upstream:\n  bootstrap: [127.0.0.1:9092]\nlisten_port: 1\n", `:3: unknown key "listen_port" at the top level (known: listen, client, upstream, limits, metrics, tls, encrypt)`, nil},
+		{"unknown top-level key", "upstream:\n  bootstrap: [127.0.0.1:9092]\nlisten_port: 1\n", `:3: unknown key "listen_port" at the top level (known: listen, client, upstream, limits, metrics, crypto, encrypt)`, nil},
 		{"unknown nested key", "upstream:\n  bootstrap: [127.0.0.1:9092]\n  tls: true\n", `:3: unknown key "tls" in upstream`, nil},
 		{"field_encrypt without its extension", "upstream:\n  bootstrap: [127.0.0.1:9092]\nfield_encrypt: {}\n", `unknown key "field_encrypt"`, nil},
 		{"extension rejects its settings", "upstream:\n  bootstrap: [127.0.0.1:9092]\nencrypt: {topics: []}\n", "encrypt: topics: list at least one topic pattern", nil},
@@ -94,12 +94,18 @@ encrypt: {topics: ["secret-*"]}
 		{"upstream without a port", "upstream: {bootstrap: [kafka]}\n", `"kafka" is not host:port`, nil},
 		{"wildcard host needs advertised host", "listen: {host: 0.0.0.0}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "listen.advertised_host: required", nil},
 		{"node ports below the bootstrap port", "listen: {bootstrap_port: 9300, node_port_base: 9200}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "listen.node_port_base: 9200 would put a node on the bootstrap port", nil},
-		{"unknown record layer", "tls: {record_layer: openssl}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", `tls.record_layer: "openssl" is not one of xp, go`, nil},
-		{"record layer crypto/tls", "tls: {record_layer: go}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "", func(t *testing.T, c *Config) {
-			if c.TLS.RecordLayer != RecordLayerGo {
-				t.Errorf("record layer %q", c.TLS.RecordLayer)
+		{"unknown crypto", "crypto: vaes\nupstream: {bootstrap: [127.0.0.1:9092]}\n", `crypto: "vaes" is not one of std, fast`, nil},
+		{"crypto defaults to std", "upstream: {bootstrap: [127.0.0.1:9092]}\n", "", func(t *testing.T, c *Config) {
+			if c.Crypto != CryptoStd {
+				t.Errorf("crypto %q, want std", c.Crypto)
 			}
 		}},
+		{"crypto fast", "crypto: fast\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "", func(t *testing.T, c *Config) {
+			if c.Crypto != CryptoFast {
+				t.Errorf("crypto %q, want fast", c.Crypto)
+			}
+		}},
+		{"old record_layer key", "tls: {record_layer: go}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", `unknown key "tls"`, nil},
 		{"frame limit too small", "limits: {max_frame_bytes: 10}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "limits.max_frame_bytes: 10 is outside", nil},
 		{"wrong type", "limits: {max_in_flight: lots}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "cannot unmarshal", nil},
 		{"not a mapping", "- a\n- b\n", "must be a YAML mapping", nil},

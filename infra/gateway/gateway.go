@@ -15,6 +15,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,18 +32,25 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/xp-bench/xp/internal/aesgcm"
 )
 
 // Option configures a Gateway beyond its Config.
 type Option func(*options)
 
 type options struct {
-	log *slog.Logger
+	log    *slog.Logger
+	getenv func(string) string
 }
 
 // WithLogger logs connection events and refused frames to l; default
 // discard.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithGetenv reads environment variables (XP_AESGCM) through getenv;
+// default os.Getenv.
+func WithGetenv(getenv func(string) string) Option { return func(o *options) { o.getenv = getenv } }
 
 // Gateway is a running gateway.
 type Gateway struct {
@@ -50,6 +59,8 @@ type Gateway struct {
 	clientTLS   *tls.Config
 	upstreamTLS *tls.Config
 	metrics     metrics
+	crypto      CryptoInfo
+	newAEAD     func([]byte) (cipher.AEAD, error)
 
 	// listen opens listeners; net.Listen outside tests.
 	listen     func(network, addr string) (net.Listener, error)
@@ -87,20 +98,32 @@ func Start(ctx context.Context, cfg *Config, opts ...Option) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	o := options{log: slog.New(slog.DiscardHandler)}
+	o := options{log: slog.New(slog.DiscardHandler), getenv: os.Getenv}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	g := &Gateway{
-		cfg:    cfg,
-		log:    o.log,
-		nodes:  map[int32]*node{},
-		conns:  map[*proxyConn]struct{}{},
-		topics: map[[16]byte]string{},
-		listen: net.Listen,
+	info, newAEAD, err := resolveCrypto(cfg, o.getenv(aesgcm.EnvSelect))
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	g := &Gateway{
+		cfg:     cfg,
+		log:     o.log,
+		nodes:   map[int32]*node{},
+		conns:   map[*proxyConn]struct{}{},
+		topics:  map[[16]byte]string{},
+		listen:  net.Listen,
+		crypto:  info,
+		newAEAD: newAEAD,
+	}
+	for _, f := range cfg.Filters {
+		if cu, ok := f.(CipherUser); ok {
+			cu.UseCipher(newAEAD)
+		}
+	}
+	g.log.Info("gateway crypto", "requested", info.Requested, "record_layer", info.RecordLayer,
+		"cipher", info.Cipher, "fallback", info.Fallback)
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	var err error
 	if g.clientTLS, err = cfg.clientTLS(); err != nil {
 		return nil, &ConfigError{Msg: "client: " + err.Error()}
 	}
@@ -156,6 +179,9 @@ func Run(ctx context.Context, cfg *Config, opts ...Option) error {
 func (g *Gateway) Bootstrap() string {
 	return net.JoinHostPort(g.cfg.Listen.AdvertisedHost, strconv.Itoa(g.bootstrap.Addr().(*net.TCPAddr).Port))
 }
+
+// Crypto is what the gateway's cryptography runs on.
+func (g *Gateway) Crypto() CryptoInfo { return g.crypto }
 
 // MetricsURL is the Prometheus endpoint, or "" when disabled.
 func (g *Gateway) MetricsURL() string {

@@ -101,8 +101,8 @@ func sameRecords(t *testing.T, direct, via []record) {
 
 // TestRoundTripFranz produces and consumes with franz-go through the gateway
 // on every client-leg transport, and checks that what the gateway delivers
-// is byte-identical to a direct read; the TLS legs with the gateway's own
-// record layer (the default) and with crypto/tls carrying the records.
+// is byte-identical to a direct read; the TLS legs with crypto/tls carrying
+// the records (crypto std, the default) and with the fast path.
 func TestRoundTripFranz(t *testing.T) {
 	cases := []struct {
 		name             string
@@ -116,14 +116,15 @@ func TestRoundTripFranz(t *testing.T) {
 		{"sasl_ssl to sasl over tls", SASLSSL, TLS, true, ""},
 		{"tls to plaintext", TLS, Plaintext, false, ""},
 		{"plaintext to mtls", Plaintext, MTLS, false, ""},
-		{"tls to tls through crypto/tls", TLS, TLS, false, RecordLayerGo},
-		{"mtls to mtls through crypto/tls", MTLS, MTLS, false, RecordLayerGo},
+		{"tls to tls through the fast path", TLS, TLS, false, CryptoFast},
+		{"mtls to mtls through the fast path", MTLS, MTLS, false, CryptoFast},
+		{"sasl_ssl to sasl over tls through the fast path", SASLSSL, TLS, true, CryptoFast},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			kf := startUpstream(t, upstreamSpec{brokers: 3, transport: tc.upstream, sasl: tc.sasl})
 			cfg := gatewayConfig(t, kf, tc.client, tc.upstream)
-			cfg.TLS.RecordLayer = tc.layer
+			cfg.Crypto = tc.layer
 			g := startGateway(t, cfg)
 			const n = 300
 			topic := "roundtrip"

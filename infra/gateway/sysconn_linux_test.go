@@ -182,14 +182,14 @@ func TestRawSyscallsOnlyTCP(t *testing.T) {
 func TestGatewayUsesRawSyscalls(t *testing.T) {
 	cases := []struct{ name, client, upstream, layer string }{
 		{"plaintext both legs", Plaintext, Plaintext, ""},
-		{"tls both legs", TLS, TLS, RecordLayerXP},
-		{"tls both legs through crypto/tls", TLS, TLS, RecordLayerGo},
+		{"tls both legs (std: crypto/tls)", TLS, TLS, CryptoStd},
+		{"tls both legs (fast: tlsrec)", TLS, TLS, CryptoFast},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			kf := startUpstream(t, upstreamSpec{brokers: 1, transport: tc.upstream})
 			cfg := gatewayConfig(t, kf, tc.client, tc.upstream)
-			cfg.TLS.RecordLayer = tc.layer
+			cfg.Crypto = tc.layer
 			g := startGateway(t, cfg)
 			rc := dialRaw(t, g.Bootstrap(), tc.client)
 			rc.metadata() // the connection is relayed, so registered
@@ -201,13 +201,13 @@ func TestGatewayUsesRawSyscalls(t *testing.T) {
 			for p := range g.conns {
 				for leg, c := range map[string]net.Conn{"client": p.client, "upstream": p.upstream} {
 					switch tc.layer {
-					case RecordLayerXP:
+					case CryptoFast:
 						rec, ok := c.(*tlsrec.Conn)
 						if !ok {
 							t.Fatalf("%s leg is a %T; want the gateway's record layer", leg, c)
 						}
 						c = rec.NetConn()
-					case RecordLayerGo:
+					case CryptoStd:
 						b, ok := c.(batchedTLS)
 						if !ok {
 							t.Fatalf("%s leg is a %T; want crypto/tls, batched", leg, c)

@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 
-	"github.com/xp-bench/xp/internal/aesgcm"
 	"github.com/xp-bench/xp/internal/tlsrec"
 )
 
@@ -126,11 +126,12 @@ func (b batchedTLS) Close() error {
 }
 
 // handshake makes the TLS handshake of a leg over c (as its server or its
-// client) and returns the connection that carries the leg's data: the
-// gateway's own record layer for TLS 1.3 with AES-GCM unless the config
-// keeps crypto/tls (tls.record_layer: go), which is then batched.
+// client) and returns the connection that carries the leg's data: batched
+// crypto/tls by default; with crypto fast, tlsrec for TLS 1.3 AES-GCM
+// sessions (crypto/tls keeps the others, and any session the guard of
+// tlsrec refuses, which is logged).
 func (g *Gateway) handshake(ctx context.Context, c net.Conn, cfg *tls.Config, server bool) (net.Conn, error) {
-	if g.cfg.TLS.RecordLayer == RecordLayerGo {
+	if g.crypto.RecordLayer != RecordLayerTLSRec {
 		var tc batchedTLS
 		if server {
 			tc = tlsServer(c, cfg)
@@ -142,7 +143,13 @@ func (g *Gateway) handshake(ctx context.Context, c net.Conn, cfg *tls.Config, se
 		}
 		return tc, nil
 	}
-	o := tlsrec.Options{NewAEAD: aesgcm.New}
+	o := tlsrec.Options{NewAEAD: g.newAEAD, OnKeep: func(reason string) {
+		level := slog.LevelInfo
+		if reason == tlsrec.KeepSentUnderKeys {
+			level = slog.LevelWarn
+		}
+		g.log.Log(ctx, level, "crypto/tls keeps this connection instead of tlsrec", "reason", reason, "server", server)
+	}}
 	if server {
 		return tlsrec.Server(ctx, c, cfg, o)
 	}

@@ -31,6 +31,9 @@ type GatewayOptions struct {
 	Transport string
 	// Filters change records (the encrypting modes); none for proxy.
 	Filters []gateway.RecordFilter
+	// Crypto is the gateway's crypto: std (default) or fast (the plan
+	// row's gateway_crypto).
+	Crypto string
 	// Logger receives the gateway's log; default discard.
 	Logger *slog.Logger
 }
@@ -70,6 +73,7 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 			Transport: gateway.Plaintext,
 		},
 		Filters: o.Filters,
+		Crypto:  o.Crypto,
 	}
 	if o.Transport != Plaintext {
 		cfg.Client.Cert, cfg.Client.Key = cert, key
@@ -94,7 +98,8 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 		return nil, err
 	}
 	up := direct
-	if err := c.AddMode(o.Name, Mode{Bootstrap: g.Bootstrap(), ClientConfig: path, Upstream: &up}); err != nil {
+	info := g.Crypto()
+	if err := c.AddMode(o.Name, Mode{Bootstrap: g.Bootstrap(), ClientConfig: path, Upstream: &up, Crypto: &info}); err != nil {
 		g.Close()
 		return nil, err
 	}

@@ -54,6 +54,8 @@ type GatewayModeOptions struct {
 	// SchemaDir holds record.avsc and record.pb (the load generator's
 	// schemas) for avro and protobuf field_encrypt.
 	SchemaDir string
+	// Crypto is the gateway's crypto: std (default) or fast.
+	Crypto string
 	// Logger receives the gateway's log; default discard.
 	Logger *slog.Logger
 }
@@ -93,7 +95,7 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 	if name == "" {
 		name = GatewayModeName(o.Security, o.Transport, o.Encoding)
 	}
-	gopts := GatewayOptions{Name: name, Transport: o.Transport, Logger: o.Logger}
+	gopts := GatewayOptions{Name: name, Transport: o.Transport, Logger: o.Logger, Crypto: o.Crypto}
 	switch o.Security {
 	case Proxy:
 	case Encrypt, FieldEncrypt:

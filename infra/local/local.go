@@ -25,6 +25,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/pki"
 )
@@ -71,6 +72,9 @@ type Mode struct {
 	ClientConfig string `json:"client_config"`
 	// Upstream is the mode a gateway mode forwards to; nil for direct modes.
 	Upstream *Mode `json:"upstream,omitempty"`
+	// Crypto is what a gateway mode's cryptography runs on; nil for
+	// direct modes.
+	Crypto *gateway.CryptoInfo `json:"crypto,omitempty"`
 }
 
 // Cluster is a running embedded cluster.

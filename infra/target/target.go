@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -71,13 +72,17 @@ type Endpoint struct {
 	// machines that run the load (this one unless the target is a
 	// LoadRunner).
 	ClientConfig string `json:"client_config"`
+	// Crypto is what the gateway of a gateway mode runs its cryptography
+	// on (recorded with each attempt); nil for direct modes.
+	Crypto *gateway.CryptoInfo `json:"crypto,omitempty"`
 }
 
 // ModeKey names the endpoint a row runs against in Endpoints.Modes, with
 // the names `xp cluster local` uses: the security mode for direct modes;
 // for gateway modes planner.GatewayModeName, and encrypt_fields other than
-// the default (ssn) appended with "+" between them, e.g. "proxy",
-// "proxy.sasl_ssl", "field_encrypt.avro.mtls", "field_encrypt.ssn+notes".
+// the default (ssn) appended with "+" between them, and ".fast" for
+// gateway_crypto fast, e.g. "proxy", "proxy.sasl_ssl",
+// "field_encrypt.avro.mtls", "field_encrypt.ssn+notes", "encrypt.fast".
 func ModeKey(r *planner.Row) string {
 	if !r.NeedsGateway() {
 		return r.Security
@@ -86,6 +91,9 @@ func ModeKey(r *planner.Row) string {
 	if r.Security == planner.SecurityFieldEncrypt && len(r.EncryptFields) > 0 &&
 		!slices.Equal(r.EncryptFields, planner.DefaultEncryptFields) {
 		k += "." + strings.Join(r.EncryptFields, "+")
+	}
+	if r.GatewayCrypto == planner.GatewayCryptoFast {
+		k += "." + planner.GatewayCryptoFast
 	}
 	return k
 }

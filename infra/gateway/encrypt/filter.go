@@ -33,6 +33,7 @@ package encrypt
 
 import (
 	"context"
+	"crypto/cipher"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,7 +89,10 @@ type vaultStamp struct {
 	size int64
 }
 
-var _ gateway.RecordFilter = (*Filter)(nil)
+var (
+	_ gateway.RecordFilter = (*Filter)(nil)
+	_ gateway.CipherUser   = (*Filter)(nil)
+)
 
 var noRule = &rule{}
 
@@ -136,6 +140,10 @@ func New(cfg Config, dir string, opts ...Option) (*Filter, error) {
 	}
 	return f, nil
 }
+
+// UseCipher makes the filter's envelopes use newAEAD (gateway.CipherUser:
+// the gateway's crypto setting); default crypto/cipher's AES-GCM.
+func (f *Filter) UseCipher(newAEAD func(key []byte) (cipher.AEAD, error)) { f.keys.UseCipher(newAEAD) }
 
 // Keyring is the filter's keyring (for KEK rotation: Keyring().Reload()).
 func (f *Filter) Keyring() *envelope.Keyring { return f.keys }

@@ -58,6 +58,10 @@ type Options struct {
 	CacheSize int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// NewAEAD makes the AES-256-GCM of data keys and key wrapping; default
+	// crypto/cipher's (aesgcm.NewStd). The gateway's crypto fast hands in
+	// aesgcm's VAES implementation (Keyring.UseCipher).
+	NewAEAD func(key []byte) (cipher.AEAD, error)
 }
 
 func (o Options) withDefaults() Options {
@@ -76,6 +80,9 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.NewAEAD == nil {
+		o.NewAEAD = aesgcm.NewStd
+	}
 	return o
 }
 
@@ -86,8 +93,9 @@ func (o Options) withDefaults() Options {
 // wrapped inside envelopes, which is why a per-key in-memory nonce counter
 // is enough (see doc.go). Safe for concurrent use.
 type Keyring struct {
-	opts  Options
-	vault atomic.Pointer[Vault]
+	opts    Options
+	vault   atomic.Pointer[Vault]
+	newAEAD atomic.Pointer[func([]byte) (cipher.AEAD, error)]
 
 	mu      sync.Mutex
 	current map[string]*dataKey // topic → data key that encrypts now
@@ -115,7 +123,14 @@ type dataKey struct {
 func NewKeyring(v *Vault, o Options) *Keyring {
 	k := &Keyring{opts: o.withDefaults(), current: map[string]*dataKey{}, cache: map[string]*dataKey{}}
 	k.vault.Store(v)
+	k.newAEAD.Store(&k.opts.NewAEAD)
 	return k
+}
+
+// UseCipher makes keys set up from now on use newAEAD (see
+// Options.NewAEAD); keys already in use keep theirs.
+func (k *Keyring) UseCipher(newAEAD func(key []byte) (cipher.AEAD, error)) {
+	k.newAEAD.Store(&newAEAD)
 }
 
 // SetVault swaps in a re-read vault (KEK rotation: a key was added). Data
@@ -190,14 +205,14 @@ func (k *Keyring) newDataKey() (*dataKey, error) {
 	hdr = append(hdr, kekID...)
 	hdr = append(hdr, random[:DataKeyIDSize]...)
 	wrapNonce := random[DataKeyIDSize : DataKeyIDSize+NonceSize]
-	kekAEAD, err := newAEAD(kek)
+	kekAEAD, err := k.newAEADFor(kek)
 	if err != nil {
 		return nil, err
 	}
 	wrapAAD := hdr
 	hdr = append(hdr, wrapNonce...)
 	hdr = kekAEAD.Seal(hdr, wrapNonce, secret[:], wrapAAD)
-	aead, err := newAEAD(secret[:])
+	aead, err := k.newAEADFor(secret[:])
 	if err != nil {
 		return nil, err
 	}
@@ -211,8 +226,8 @@ func (k *Keyring) newDataKey() (*dataKey, error) {
 	return dk, nil
 }
 
-// newAEAD is AES-256-GCM: VAES where the CPU has it (aesgcm), else Go's.
-func newAEAD(key []byte) (cipher.AEAD, error) { return aesgcm.New(key) }
+// newAEADFor makes the keyring's AES-256-GCM (Options.NewAEAD, UseCipher).
+func (k *Keyring) newAEADFor(key []byte) (cipher.AEAD, error) { return (*k.newAEAD.Load())(key) }
 
 // remember puts an unwrapped key in the bounded cache.
 func (k *Keyring) remember(dk *dataKey) {
@@ -246,7 +261,7 @@ func (k *Keyring) lookup(hdr []byte) (*dataKey, error) {
 	if !ok {
 		return nil, ErrUnknownKEK
 	}
-	kekAEAD, err := newAEAD(kek)
+	kekAEAD, err := k.newAEADFor(kek)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +271,7 @@ func (k *Keyring) lookup(hdr []byte) (*dataKey, error) {
 	if err != nil {
 		return nil, ErrAuth
 	}
-	aead, err := newAEAD(secret)
+	aead, err := k.newAEADFor(secret)
 	if err != nil {
 		return nil, err
 	}

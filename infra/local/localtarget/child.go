@@ -52,6 +52,7 @@ type childGateway struct {
 	Encoding  string   `json:"encoding,omitempty"`
 	Fields    []string `json:"fields,omitempty"`
 	SchemaDir string   `json:"schema_dir,omitempty"`
+	Crypto    string   `json:"crypto,omitempty"`
 }
 
 type childReply struct {
@@ -111,7 +112,7 @@ func serveChild(stdin io.Reader, stdout io.Writer) int {
 	closers = append(closers, c.Close)
 	for _, g := range spec.Gateways {
 		gw, err := local.StartGatewayMode(ctx, c, local.GatewayModeOptions{Name: g.Name, Security: g.Security,
-			Transport: g.Transport, Encoding: g.Encoding, Fields: g.Fields, SchemaDir: g.SchemaDir})
+			Transport: g.Transport, Encoding: g.Encoding, Fields: g.Fields, SchemaDir: g.SchemaDir, Crypto: g.Crypto})
 		if err != nil {
 			reply(childReply{Error: err.Error()})
 			return 1

@@ -113,7 +113,7 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 				name = fmt.Sprintf("%s-%d", name, i)
 			}
 			o := childGateway{Name: name, Security: r.Security, Transport: r.GatewayTransport,
-				Encoding: r.Encoding, Fields: r.EncryptFields}
+				Encoding: r.Encoding, Fields: r.EncryptFields, Crypto: r.GatewayCrypto}
 			if r.Security == local.FieldEncrypt {
 				o.SchemaDir = filepath.Join(cluster.Dir, "schema")
 				if err := writeSchemas(o.SchemaDir); err != nil {
@@ -140,6 +140,9 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 				return fmt.Errorf("local target: the gateway child did not start %s", name)
 			}
 			e.Bootstrap = append(e.Bootstrap, strings.Split(m.Bootstrap, ",")...)
+			if e.Crypto == nil {
+				e.Crypto = m.Crypto // every gateway of a key runs the same binary and CPU
+			}
 			if e.ClientConfig == "" {
 				// Every gateway of a key takes the same client settings;
 				// the bootstrap list above names them all.

@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/cipher"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/internal/aesgcm"
+)
+
+func TestResolveCrypto(t *testing.T) {
+	vaes := aesgcm.Accelerated()
+	fastCipher, fastWhy := CipherStd, "cipher: this CPU lacks VAES/VPCLMULQDQ/AVX-512"
+	if vaes {
+		fastCipher, fastWhy = CipherVAES, ""
+	}
+	for _, tc := range []struct {
+		name             string
+		crypto           string
+		client, upstream string
+		env              string
+		want             CryptoInfo
+		wantErr          string
+	}{
+		{"std over tls", CryptoStd, TLS, TLS, "", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
+		{"std, plaintext legs", CryptoStd, Plaintext, Plaintext, "", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerNone, Cipher: CipherStd}, ""},
+		{"std ignores a valid XP_AESGCM", CryptoStd, TLS, TLS, "vaes", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
+		{"fast over tls", CryptoFast, TLS, Plaintext, "", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: fastCipher, Fallback: fastWhy}, ""},
+		{"fast, plaintext legs", CryptoFast, Plaintext, Plaintext, "auto", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerNone, Cipher: fastCipher, Fallback: fastWhy}, ""},
+		{"fast with XP_AESGCM=std", CryptoFast, MTLS, MTLS, "std", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: CipherStd, Fallback: "cipher: XP_AESGCM=std"}, ""},
+		{"undocumented XP_AESGCM, std", CryptoStd, TLS, TLS, "off", CryptoInfo{}, `XP_AESGCM="off": want auto, std or vaes`},
+		{"undocumented XP_AESGCM, fast", CryptoFast, TLS, TLS, "1", CryptoInfo{}, `XP_AESGCM="1": want auto, std or vaes`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &Config{Crypto: tc.crypto, Client: Client{Transport: tc.client}, Upstream: Upstream{Transport: tc.upstream}}
+			info, newAEAD, err := resolveCrypto(cfg, tc.env)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info != tc.want {
+				t.Errorf("info %+v\nwant %+v", info, tc.want)
+			}
+			a, err := newAEAD(make([]byte, 32))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cipherName(a); got != info.Cipher {
+				t.Errorf("the AEAD handed out is %s, info says %s", got, info.Cipher)
+			}
+		})
+	}
+}
+
+// cipherName tells the two AES-GCMs apart: only aesgcm's VAES one seals
+// with a trailer.
+func cipherName(a cipher.AEAD) string {
+	if _, ok := a.(aesgcm.TrailerSealer); ok {
+		return CipherVAES
+	}
+	return CipherStd
+}
+
+// Start refuses an undocumented XP_AESGCM and logs the crypto it runs.
+func TestStartCrypto(t *testing.T) {
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: TLS})
+	t.Run("undocumented XP_AESGCM", func(t *testing.T) {
+		cfg := gatewayConfig(t, kf, TLS, TLS)
+		_, err := Start(context.Background(), cfg, WithGetenv(func(string) string { return "fast" }))
+		if err == nil || !strings.Contains(err.Error(), `XP_AESGCM="fast"`) {
+			t.Fatalf("Start: %v, want the XP_AESGCM error", err)
+		}
+	})
+	for _, level := range []string{CryptoStd, CryptoFast} {
+		t.Run("logs "+level, func(t *testing.T) {
+			cfg := gatewayConfig(t, kf, TLS, TLS)
+			cfg.Crypto = level
+			var log bytes.Buffer
+			g, err := Start(context.Background(), cfg, WithLogger(slog.New(slog.NewTextHandler(&log, nil))),
+				WithGetenv(func(string) string { return "" }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			info := g.Crypto()
+			want := "msg=\"gateway crypto\" requested=" + level + " record_layer=" + info.RecordLayer + " cipher=" + info.Cipher
+			if info.Requested != level || !strings.Contains(log.String(), want) {
+				t.Errorf("info %+v; log %q lacks %q", info, log.String(), want)
+			}
+		})
+	}
+}
