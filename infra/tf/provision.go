@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
@@ -44,10 +45,7 @@ type Provisioner struct {
 
 // Events is where a Provisioner records and reads infrastructure events:
 // a *results.Store, the campaign db's.
-type Events interface {
-	AddInfraEvent(ctx context.Context, e results.InfraEvent) (int64, error)
-	InfraEvents(ctx context.Context) ([]results.InfraEvent, error)
-}
+type Events = target.InfraEvents
 
 // WorkRoot is where a campaign db's Terraform working directories live.
 func WorkRoot(db string) string { return db + ".tf" }
@@ -445,4 +443,19 @@ func ReadGroups(ctx context.Context, store Events, now time.Time) ([]GroupState,
 		}
 	}
 	return out, nil
+}
+
+// SpentUSD is what every group the db records has cost up to now: the
+// recorded cost of destroyed groups and, for a group still up, its hourly
+// price since its apply began.
+func SpentUSD(ctx context.Context, store Events, now time.Time) (float64, error) {
+	groups, err := ReadGroups(ctx, store, now)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, g := range groups {
+		sum += g.CostUSD
+	}
+	return sum, nil
 }

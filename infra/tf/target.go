@@ -50,7 +50,12 @@ type Target struct {
 	cur *Group
 }
 
-var _ target.Target = (*Target)(nil)
+var (
+	_ target.Target        = (*Target)(nil)
+	_ target.EventRecorder = (*Target)(nil)
+	_ target.Finisher      = (*Target)(nil)
+	_ target.BudgetKeeper  = (*Target)(nil)
+)
 
 // NewTarget opens the TARGET.yaml of cfg as a Terraform-backed target.
 // Its errors are bad input naming the file.
@@ -169,4 +174,31 @@ func (t *Target) Inventory() *Inventory {
 		return nil
 	}
 	return t.cur.Inventory
+}
+
+// SpendError is spending that reached the target's budget_usd.
+type SpendError struct {
+	SpentUSD, BudgetUSD float64
+	Target              string
+}
+
+func (e *SpendError) Error() string {
+	return fmt.Sprintf("spent $%.2f reaches budget_usd $%.2f of %s", e.SpentUSD, e.BudgetUSD, e.Target)
+}
+
+// OverBudget returns a *SpendError once what the campaign's infrastructure
+// has cost reaches budget_usd (no budget: never).
+func (t *Target) OverBudget(ctx context.Context) error {
+	budget := t.prov.Target.BudgetUSD
+	if budget <= 0 || t.prov.Store == nil {
+		return nil
+	}
+	spent, err := SpentUSD(ctx, t.prov.Store, t.prov.now())
+	if err != nil {
+		return err
+	}
+	if spent >= budget {
+		return &SpendError{SpentUSD: spent, BudgetUSD: budget, Target: t.prov.Target.Path}
+	}
+	return nil
 }

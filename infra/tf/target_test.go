@@ -2,9 +2,11 @@ package tf
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/results"
@@ -133,5 +135,56 @@ func TestTargetTeardownPolicies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Spending is the hourly price (here the hosts module's, from its
+// hourly_price_usd input) of every machine since its apply began; it
+// reaches budget_usd at the hour it should.
+func TestTargetOverBudget(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := results.Open(ctx, filepath.Join(dir, "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	text := strings.Replace(hostsTarget, "teardown: always", "teardown: always\nbudget_usd: 10", 1)
+	text = strings.Replace(text, "vars:\n", "vars:\n  hourly_price_usd: {own: 2}\n", 1)
+	cfg := target.Config{Platform: "hosts", Path: filepath.Join(dir, "target.yaml"), Text: []byte(text), DB: filepath.Join(dir, "c.db")}
+	tg, err := NewTarget(cfg, "c", TargetOptions{Deployer: &deployLog{}, ExecPath: terraformPath(t), Log: &strings.Builder{},
+		Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.RecordEvents(store)
+	k, rows := group(1, "proxy") // a broker, a gateway, a client: $6 an hour
+	if _, err := tg.Up(ctx, target.Group{Key: k, Rows: rows}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		after time.Duration
+		over  bool
+	}{{0, false}, {time.Hour, false}, {100 * time.Minute, true}} {
+		now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Add(step.after)
+		err := tg.OverBudget(ctx)
+		var se *SpendError
+		if step.over != errors.As(err, &se) {
+			t.Fatalf("after %s: %v", step.after, err)
+		}
+		if step.over && (se.SpentUSD != 10 || se.BudgetUSD != 10 || !strings.Contains(err.Error(), "spent $10.00 reaches budget_usd $10.00")) {
+			t.Fatalf("after %s: %+v", step.after, se)
+		}
+	}
+	if err := tg.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	es, _ := store.InfraEvents(ctx)
+	if last := es[len(es)-1]; last.Event != EventDown || last.Cost != 10 {
+		t.Fatalf("down event %+v", last)
+	}
+	if spent, err := SpentUSD(ctx, store, now.Add(time.Hour)); err != nil || spent != 10 {
+		t.Fatalf("spent after down %v, %v", spent, err)
 	}
 }
