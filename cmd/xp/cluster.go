@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/planner"
 )
 
 // ClusterFile is the file, in --dir, that `xp cluster local` writes once
@@ -58,7 +59,9 @@ one front listener per security mode and broker: plaintext, tls, mtls (client
 certificate required) and sasl_ssl (SASL PLAIN or SCRAM-SHA-512 over TLS),
 and xp's gateway in front of it: proxy (passthrough), encrypt (whole values)
 and field_encrypt (the field ssn of JSON records), each over TLS with an
-upstream entry naming the direct mode behind it.
+upstream entry naming the direct mode behind it, on the standard crypto
+stack, and again as proxy.fast, encrypt.fast and field_encrypt.fast on xp's
+fast path (gateway_crypto: fast; docs/gateway.md).
 Writes one librdkafka client config per mode (usable with kcat -F) into --dir
 and, once it serves, the --json line as cluster.json; serves until SIGINT or
 SIGTERM. Records live in memory; --retention bounds
@@ -79,13 +82,21 @@ them for long high-rate loads.`,
 			}
 			defer cl.Close()
 			// The gateway modes, each with the default transport (tls) and,
-			// for field_encrypt, JSON records with the field ssn.
-			for _, security := range []string{local.Proxy, local.Encrypt, local.FieldEncrypt} {
-				g, err := local.StartGatewayMode(ctx, cl, local.GatewayModeOptions{Security: security})
-				if err != nil {
-					return err
+			// for field_encrypt, JSON records with the field ssn; once per
+			// gateway_crypto level, named as the runner's mode keys name
+			// them (".fast" appended for fast).
+			for _, crypto := range []string{planner.GatewayCryptoStd, planner.GatewayCryptoFast} {
+				for _, security := range planner.GatewayModes() {
+					o := local.GatewayModeOptions{Security: security, Crypto: crypto}
+					if crypto != planner.DefaultGatewayCrypto {
+						o.Name = security + "." + crypto
+					}
+					g, err := local.StartGatewayMode(ctx, cl, o)
+					if err != nil {
+						return err
+					}
+					defer g.Close()
 				}
-				defer g.Close()
 			}
 			modes := cl.Modes()
 			out, err := json.Marshal(struct {

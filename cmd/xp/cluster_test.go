@@ -61,6 +61,9 @@ func TestClusterLocalJSONServesUntilSignal(t *testing.T) {
 				Bootstrap    string `json:"bootstrap"`
 				ClientConfig string `json:"client_config"`
 			} `json:"upstream"`
+			Crypto *struct {
+				Requested string `json:"requested"`
+			} `json:"crypto"`
 		} `json:"modes"`
 	}
 	if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
@@ -72,11 +75,15 @@ func TestClusterLocalJSONServesUntilSignal(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, ClusterFile)); err != nil || string(b) != out.String() {
 		t.Errorf("%s: %v\n%s\nwant the --json line\n%s", ClusterFile, err, b, out.String())
 	}
-	for _, m := range []string{"proxy", "encrypt", "field_encrypt"} {
+	for _, m := range []string{"proxy", "encrypt", "field_encrypt", "proxy.fast", "encrypt.fast", "field_encrypt.fast"} {
 		mode, ok := got.Modes[m]
 		if !ok {
 			t.Errorf("gateway mode %s missing", m)
 			continue
+		}
+		if wantCrypto := strings.TrimPrefix(filepath.Ext(m), "."); mode.Crypto == nil ||
+			(wantCrypto == "fast") != (mode.Crypto.Requested == "fast") {
+			t.Errorf("%s: crypto %+v", m, mode.Crypto)
 		}
 		if mode.Upstream == nil || mode.Upstream.Bootstrap != got.Modes["tls"].Bootstrap || mode.Upstream.ClientConfig != got.Modes["tls"].ClientConfig {
 			t.Errorf("%s upstream %+v, want the tls mode %+v", m, mode.Upstream, got.Modes["tls"])

@@ -122,7 +122,7 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	}
 	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
 	for name, m := range modes {
-		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig}
+		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig, Crypto: m.Crypto}
 	}
 	for _, h := range hosts {
 		ep.Hosts = append(ep.Hosts, h.Name)

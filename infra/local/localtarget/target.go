@@ -80,7 +80,7 @@ func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, erro
 	t.cluster = cl
 	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
 	for name, m := range rep.Modes {
-		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig}
+		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig, Crypto: m.Crypto}
 	}
 	if err := t.startGateways(ctx, g, rep, ep); err != nil {
 		t.downLocked()
