@@ -102,6 +102,14 @@ type TopicRule struct {
 	AvroSchemas           map[uint32]string `yaml:"avro_schemas"`
 	ProtobufDescriptorSet string            `yaml:"protobuf_descriptor_set"`
 	ProtobufMessage       string            `yaml:"protobuf_message"`
+	// RequireEncryption refuses, on fetch, records of these topics that
+	// carry no envelope (no marker header, or the plaintext marker):
+	// their partition fails with the code of a decrypt failure
+	// (ErrCodeIntegrity), so plaintext written around the gateway never
+	// reaches its consumers. Records the gateway itself leaves plain
+	// (field_encrypt records with none of the fields) are refused too.
+	// Default false: such records pass unchanged.
+	RequireEncryption bool `yaml:"require_encryption"`
 }
 
 // DefaultFields are the fields field_encrypt encrypts when none are named.
@@ -205,6 +213,8 @@ type rule struct {
 	// marker is the value of the header that marks a record this rule
 	// encrypted with all of its fields (see header.go).
 	marker []byte
+	// require refuses fetched records without an envelope.
+	require bool
 }
 
 func resolve(dir, p string) string {
@@ -227,7 +237,7 @@ func compileRules(cfg Config, dir string) ([]*rule, error) {
 		if _, err := path.Match(tr.Pattern, ""); err != nil {
 			return nil, fmt.Errorf("%s.pattern %q: %v", at, tr.Pattern, err)
 		}
-		r := &rule{pattern: tr.Pattern}
+		r := &rule{pattern: tr.Pattern, require: tr.RequireEncryption}
 		switch tr.Mode {
 		case ModeEncrypt:
 			if tr.Encoding != "" || len(tr.Fields) > 0 {

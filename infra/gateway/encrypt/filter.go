@@ -672,9 +672,17 @@ func (c *call) keepPlain(r *records.Record) (bool, error) {
 // errMarker is a malformed encryption header.
 var errMarker = fmt.Errorf("encrypt: malformed %s header: %w", HeaderKey, envelope.ErrMalformed)
 
+// errUnencrypted is a fetched record without an envelope on a topic whose
+// rule requires encryption; it fails its partition as a decrypt failure
+// does.
+var errUnencrypted = fmt.Errorf("encrypt: a record without an envelope on a topic that requires encryption: %w", envelope.ErrAuth)
+
 func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, error) {
 	k, v, start, ok := r.LastHeader()
 	if !ok || string(k) != HeaderKey {
+		if c.rule.require {
+			return false, errUnencrypted
+		}
 		return false, nil
 	}
 	whole, names, ok := c.mc.parse(v)
@@ -683,6 +691,9 @@ func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	}
 	switch {
 	case !whole && len(names) == 0: // plaintext marker
+		if c.rule.require {
+			return false, errUnencrypted
+		}
 		r.Headers, r.NumHeaders = r.Headers[:start], r.NumHeaders-1
 		return true, nil
 	case whole && (c.mc.key || c.mc.headers):

@@ -33,11 +33,27 @@
 //
 //	header ‖ topic ‖ 0x00 ‖ field path
 //
-// with an empty field path for whole-value encryption. An envelope moved to
-// another topic or another field, or any flipped bit anywhere in it
-// (header included), fails the tag: ErrAuth. An envelope whose KEK id is
-// not in the vault gives ErrUnknownKEK; one that is too short or of another
-// version gives ErrMalformed.
+// where the field path is empty for a whole value, the field's name for
+// field encryption, "key" for a record key and "header:NAME" for the value
+// of header NAME. An envelope moved to another topic or another field, or
+// any flipped bit anywhere in it (header included), fails the tag: ErrAuth.
+// An envelope whose KEK id is not in the vault gives ErrUnknownKEK; one
+// that is too short or of another version gives ErrMalformed.
+//
+// The additional data covers nothing else: not the partition, offset,
+// timestamp or producer ids; not the record key or other headers unless
+// they are encrypted themselves; not the record's marker header (package
+// encrypt). So a whole record copied to another partition or offset of the
+// same topic, or replayed, still decrypts, and a deleted record is not
+// noticed. The marker is left out on purpose: each envelope already binds
+// the one place it may be opened (topic and field path), so rewriting the
+// marker can only make the gateway leave an envelope unopened (the
+// consumer sees ciphertext, never forged plaintext) or try to open bytes
+// that are no envelope (refused); binding the marker would also need the
+// set of fields a record holds before its first field is sealed, a second
+// pass over every record. A marker removed altogether, or plaintext
+// written straight to the brokers, is what the gateway's
+// require_encryption option refuses.
 //
 // # Nonces never repeat under one key
 //
