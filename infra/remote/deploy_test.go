@@ -19,7 +19,7 @@ import (
 )
 
 // buildXP builds the xp binary the hosts run.
-func buildXP(t *testing.T) string {
+func buildXP(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "xp")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/xp-bench/xp/cmd/xp")
