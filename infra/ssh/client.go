@@ -77,31 +77,51 @@ func (c *Client) Run(ctx context.Context, cmd string, o RunOpts) error {
 	if !o.Quiet {
 		fmt.Fprintf(log, "%s$ %s\n", c.addr, cmd)
 	}
-	s, err := c.c.NewSession()
-	if err != nil {
-		return fmt.Errorf("ssh %s: new session: %w", c.addr, err)
+	stdout, stderr := o.Stdout, o.Stderr
+	if stdout == nil {
+		stdout = log
 	}
-	defer s.Close()
-	s.Stdin = o.Stdin
-	s.Stdout, s.Stderr = o.Stdout, o.Stderr
-	if s.Stdout == nil {
-		s.Stdout = log
+	if stderr == nil {
+		stderr = log
 	}
-	if s.Stderr == nil {
-		s.Stderr = log
-	}
-	if err := s.Start(cmd); err != nil {
-		return fmt.Errorf("ssh %s: %q: %w", c.addr, cmd, err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- s.Wait() }()
-	select {
-	case err = <-waited:
-	case <-ctx.Done():
-		// The session's close reaches the remote process as a hang-up; the
-		// waiting goroutine ends when the host closes the channel.
-		s.Signal(xssh.SIGKILL)
+	// Opening the session and starting the command wait for the host's
+	// answers: they run beside the select so that a host that stopped
+	// answering cannot hold Run past its deadline.
+	started := make(chan *xssh.Session, 1)
+	done := make(chan error, 1)
+	go func() {
+		s, err := c.c.NewSession()
+		if err != nil {
+			done <- fmt.Errorf("new session: %w", err)
+			return
+		}
+		s.Stdin, s.Stdout, s.Stderr = o.Stdin, stdout, stderr
+		if err := s.Start(cmd); err != nil {
+			s.Close()
+			done <- err
+			return
+		}
+		started <- s
+		err = s.Wait()
 		s.Close()
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		select {
+		case s := <-started:
+			// The session's close reaches the remote process as a
+			// hang-up; the waiting goroutine ends when the host closes
+			// the channel.
+			s.Signal(xssh.SIGKILL)
+			s.Close()
+		default:
+			// The host has not even started the command: it does not
+			// answer. Drop the connection; the pool dials anew next time.
+			c.c.Close()
+		}
 		return fmt.Errorf("ssh %s: %q: %w", c.addr, cmd, ctx.Err())
 	}
 	var ee *xssh.ExitError

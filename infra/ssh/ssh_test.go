@@ -318,3 +318,40 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestHostThatStopsAnswering: a host whose link goes down after the
+// connection was made cannot hold a command past its deadline, and the
+// next Client call dials anew once the host is back.
+func TestHostThatStopsAnswering(t *testing.T) {
+	n := netnstest.New(t, 1)
+	h := n.Hosts[0]
+	pool := newPool(t, n, filepath.Join(t.TempDir(), "known_hosts"), ssh.AcceptNew, nil)
+	ctx := context.Background()
+	c, err := pool.Client(ctx, h.SSHAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.LinkDown(); err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = c.Run(tctx, "true", ssh.RunOpts{})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second {
+		t.Fatalf("Run on a host that does not answer: %v after %v", err, time.Since(start))
+	}
+	if err := h.LinkUp(); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := pool.Client(ctx, h.SSHAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2 == c {
+		t.Fatal("the dropped connection was reused")
+	}
+	if out, err := c2.Output(ctx, "echo back"); err != nil || string(out) != "back\n" {
+		t.Fatalf("%q %v", out, err)
+	}
+}
