@@ -25,7 +25,8 @@ type Spec struct {
 	// HasSeed is false it is DefaultSeed(Campaign).
 	Seed    int64
 	HasSeed bool
-	// Replicates is how many times every cell runs, one block each; default 1.
+	// Replicates is how many times every cell runs, one block each; default
+	// 1, at most MaxReplicates.
 	Replicates int
 	// Treatment is the compared factor (default "security"), Baseline the
 	// level every other level is paired against (default: its first level).
@@ -177,8 +178,8 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 			}
 		case "replicates":
 			if n, ok := p.integer(v, "replicates"); ok {
-				if n < 1 || n > 1000 {
-					p.errf(v, "replicates %d: want 1..1000", n)
+				if n < 1 || n > MaxReplicates {
+					p.errf(v, "replicates %d: want 1..%d", n, MaxReplicates)
 				} else {
 					s.Replicates = int(n)
 				}
@@ -749,3 +750,6 @@ func yamlValue(f *fieldDef, v Value) string {
 	}
 	return strconv.Quote(v.Str)
 }
+
+// MaxReplicates bounds a spec's replicates.
+const MaxReplicates = 1000

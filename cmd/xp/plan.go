@@ -21,15 +21,16 @@ func newPlanCmd(st *state) *cobra.Command {
 		Use:   "plan",
 		Short: "Expand factor specs into campaigns; validate and describe campaigns",
 	}
-	c.AddCommand(newPlanExpandCmd(st), newPlanValidateCmd(st), newPlanShowCmd(st), newPlanImportOMBCmd(st))
+	c.AddCommand(newPlanExpandCmd(st), newPlanValidateCmd(st), newPlanShowCmd(st), newPlanImportOMBCmd(st), newPlanPowerCmd(st))
 	return c
 }
 
 func newPlanExpandCmd(st *state) *cobra.Command {
 	var out string
 	var seed int64
+	var replicates int
 	c := &cobra.Command{
-		Use:   "expand SPEC.yaml",
+		Use:   "expand SPEC.yaml [-o FILE] [--seed N] [--replicates N]",
 		Short: "Expand a factor spec into a JSONL campaign (stdout, or -o FILE)",
 		Long: `Expand turns a factor spec into a campaign: one JSON line per run, in the
 order the runs will execute. A minimal spec:
@@ -53,6 +54,12 @@ lists, and the row format: docs/spec.md. Ready specs: plans/*.yaml.
 			if cmd.Flags().Changed("seed") {
 				spec.Seed, spec.HasSeed = seed, true
 			}
+			if cmd.Flags().Changed("replicates") {
+				if replicates < 1 || replicates > planner.MaxReplicates {
+					return usageErrf("--replicates %d: want 1..%d (xp plan power says how many a wanted effect needs)", replicates, planner.MaxReplicates)
+				}
+				spec.Replicates = replicates
+			}
 			var sum planner.Summary
 			err = writeOutput(st, out, func(w io.Writer) error {
 				var err error
@@ -71,6 +78,7 @@ lists, and the row format: docs/spec.md. Ready specs: plans/*.yaml.
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "write the campaign to `FILE` (only when expansion succeeds) instead of stdout")
 	c.Flags().Int64Var(&seed, "seed", 0, "campaign seed `N` (default: the spec's seed, else derived from the campaign name)")
+	c.Flags().IntVar(&replicates, "replicates", 0, "replicates `N` of every cell, replacing the spec's (e.g. the answer of xp plan power)")
 	return c
 }
 
