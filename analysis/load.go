@@ -138,7 +138,10 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 			run := base
 			run.Factors = slices.Clone(base.Factors)
 			run.Attempt = a.Number
-			run.Final = i == len(ra)-1
+			// A superseded attempt is evidence, never paired: its matched
+			// set ran (or will run) again whole.
+			run.Final = i == len(ra)-1 && a.Superseded == ""
+			run.Superseded = a.Superseded
 			run.Outcome = string(a.Outcome)
 			if run.Outcome == "" {
 				run.Outcome = "running"
@@ -154,6 +157,11 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 					metricNames = append(metricNames, name)
 				}
 			}
+			d.Runs = append(d.Runs, run)
+		}
+		if ra[len(ra)-1].Superseded != "" { // superseded, not yet run again
+			run := base
+			run.Final = true
 			d.Runs = append(d.Runs, run)
 		}
 	}

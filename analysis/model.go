@@ -74,6 +74,9 @@ type Run struct {
 	Attempt int
 	// Final marks the row's latest attempt, the one analysed.
 	Final bool
+	// Superseded, when not empty, says why this attempt is not analysed:
+	// its matched set was left partial and ran again whole.
+	Superseded string
 	// Saturating is true for target_rate "max" (closed-loop) rows; capped
 	// and saturating rows are never pooled in one estimate.
 	Saturating bool

@@ -88,7 +88,7 @@ func (s *Store) RunAttempts(ctx context.Context, run string) ([]Attempt, error) 
 
 func (s *Store) attempts(ctx context.Context, where string, args []any) ([]Attempt, error) {
 	rs, err := s.db.QueryContext(ctx, `SELECT id, run, number, started, coalesce(ended, ''), phase,
-		coalesce(outcome, ''), reasons, error, environment FROM attempt `+where+` ORDER BY id`, args...)
+		coalesce(outcome, ''), reasons, error, environment, superseded FROM attempt `+where+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (s *Store) attempts(ctx context.Context, where string, args []any) ([]Attem
 	for rs.Next() {
 		var a Attempt
 		var started, ended, outcome, reasons, env string
-		if err := rs.Scan(&a.ID, &a.Run, &a.Number, &started, &ended, &a.Phase, &outcome, &reasons, &a.Error, &env); err != nil {
+		if err := rs.Scan(&a.ID, &a.Run, &a.Number, &started, &ended, &a.Phase, &outcome, &reasons, &a.Error, &env, &a.Superseded); err != nil {
 			rs.Close()
 			return nil, err
 		}

@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the newest schema this build writes and reads. A database
 // written by a newer xp is refused rather than guessed at.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[i] takes a database from schema version i to i+1. Append only:
 // a released migration is never edited.
@@ -125,6 +125,12 @@ ALTER TABLE infra ADD COLUMN started TEXT NOT NULL DEFAULT '';
 ALTER TABLE infra ADD COLUMN duration_s REAL NOT NULL DEFAULT 0;
 ALTER TABLE infra ADD COLUMN error TEXT NOT NULL DEFAULT '';
 ALTER TABLE infra ADD COLUMN hourly_usd REAL NOT NULL DEFAULT 0;
+`,
+	// 3 → 4: an attempt of a matched set that was left partial (its
+	// partner interrupted) is kept as evidence but superseded: the set runs
+	// again whole on one cluster, and analysis pairs only the new attempts.
+	`
+ALTER TABLE attempt ADD COLUMN superseded TEXT NOT NULL DEFAULT '';
 `,
 }
 

@@ -584,3 +584,35 @@ func TestOpenCheckedAfterKilledWriter(t *testing.T) {
 		t.Fatalf("progress after reopening %+v, %v", p, err)
 	}
 }
+
+// TestSupersede: the latest finished attempt of each run is marked, kept,
+// and its row goes back to pending; an interrupted or failed attempt is
+// never marked.
+func TestSupersede(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows := []Row{{Run: "a-r1", Order: 1, Cell: "a", Pair: "p", Replicate: 1, Block: 1},
+		{Run: "b-r1", Order: 2, Cell: "b", Pair: "p", Replicate: 1, Block: 1}}
+	if _, err := s.Register(ctx, Campaign{Name: "c", Plan: []byte("x")}, rows); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	s.RecordAttempt(ctx, "a-r1", now, nil, Evidence{Outcome: OutcomeDone, Metrics: map[string]float64{"m": 1}})
+	s.RecordAttempt(ctx, "b-r1", now, nil, Evidence{Outcome: OutcomeInterrupted})
+	n, err := s.Supersede(ctx, []string{"a-r1", "b-r1"}, "set left partial")
+	if err != nil || n != 1 {
+		t.Fatalf("superseded %d, %v; want 1", n, err)
+	}
+	atts, _ := s.Attempts(ctx)
+	if atts[0].Superseded != "set left partial" || atts[0].Outcome != OutcomeDone || atts[0].Metrics["m"] != 1 || atts[1].Superseded != "" {
+		t.Fatalf("attempts %+v", atts)
+	}
+	got, _ := s.Rows(ctx)
+	if got[0].State != Pending || got[1].State != Pending {
+		t.Fatalf("rows %+v", got)
+	}
+}

@@ -106,6 +106,10 @@ type Attempt struct {
 	Reasons     []string
 	Error       string
 	Environment json.RawMessage
+	// Superseded, when not empty, says why this finished attempt no longer
+	// counts: its matched set was left partial and ran again whole. It is
+	// kept as evidence; analysis pairs only the newer attempt.
+	Superseded string
 	// Metrics is filled by Attempts; nil elsewhere.
 	Metrics map[string]float64
 }

@@ -112,6 +112,36 @@ func (s *Store) ReconcileInterrupted(ctx context.Context, at time.Time) (int, er
 	return int(n), err
 }
 
+// Supersede marks the latest finished (done or invalid) attempt of each
+// run superseded with why, and puts the runs back to pending, in one
+// transaction: their matched set runs again whole. It returns the attempts
+// marked.
+func (s *Store) Supersede(ctx context.Context, runs []string, why string) (int, error) {
+	if s.readOnly {
+		return 0, ErrReadOnly
+	}
+	if why == "" {
+		why = "superseded"
+	}
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for _, run := range runs {
+			res, err := tx.ExecContext(ctx, `UPDATE attempt SET superseded = ? WHERE id =
+				(SELECT max(id) FROM attempt WHERE run = ? AND outcome IN ('done', 'invalid') AND superseded = '')`, why, run)
+			if err != nil {
+				return err
+			}
+			k, _ := res.RowsAffected()
+			n += k
+			if _, err := tx.ExecContext(ctx, `UPDATE row SET state = 'pending' WHERE run = ? AND state IN ('done', 'invalid')`, run); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return int(n), err
+}
+
 // StartAttempt records a new attempt of run (number = previous + 1) and
 // marks the row running, in one transaction.
 func (s *Store) StartAttempt(ctx context.Context, run string, started time.Time, env json.RawMessage) (Attempt, error) {

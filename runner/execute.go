@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +54,60 @@ func (r *run) todo(ctx context.Context) (map[string]bool, int, error) {
 	return out, skipped, nil
 }
 
+// wholeSets keeps matched sets whole: a set (one pair and replicate) with
+// a member about to run and members already finished was left partial by
+// an interrupt. Its finished members' attempts are kept but superseded, and
+// they run again with the rest, back to back on one cluster (rows of a set
+// are adjacent in plan order). todo gains them.
+func (r *run) wholeSets(ctx context.Context, todo map[string]bool) error {
+	rows, err := r.store.Rows(ctx)
+	if err != nil {
+		return err
+	}
+	type setKey struct {
+		pair string
+		rep  int
+	}
+	sets := map[setKey][]results.Row{}
+	var keys []setKey
+	for _, row := range rows {
+		k := setKey{row.Pair, row.Replicate}
+		if sets[k] == nil {
+			keys = append(keys, k)
+		}
+		sets[k] = append(sets[k], row)
+	}
+	var again []string
+	for _, k := range keys {
+		pending, finished := false, []string(nil)
+		for _, row := range sets[k] {
+			switch {
+			case todo[row.Run]:
+				pending = true
+			case row.State == results.Done || row.State == results.Invalid:
+				finished = append(finished, row.Run)
+			}
+		}
+		if !pending || len(finished) == 0 {
+			continue
+		}
+		fmt.Fprintf(r.o.Stderr, "xp: matched set %s replicate %d was left partial: %s run again with the rest on one cluster (the earlier attempts are kept, superseded)\n",
+			k.pair, k.rep, strings.Join(finished, ", "))
+		again = append(again, finished...)
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	why := fmt.Sprintf("its matched set was left partial; run again whole from %s", r.o.Now().UTC().Format(time.RFC3339))
+	if _, err := r.store.Supersede(ctx, again, why); err != nil {
+		return err
+	}
+	for _, run := range again {
+		todo[run] = true
+	}
+	return nil
+}
+
 func (r *run) execute(ctx context.Context) (Summary, error) {
 	// Writes that record an interruption must outlive the cancelled ctx.
 	wctx := context.WithoutCancel(ctx)
@@ -65,6 +120,9 @@ func (r *run) execute(ctx context.Context) (Summary, error) {
 	}
 	todo, skipped, err := r.todo(ctx)
 	if err != nil {
+		return sum, err
+	}
+	if err := r.wholeSets(wctx, todo); err != nil {
 		return sum, err
 	}
 	sum.Skipped = skipped

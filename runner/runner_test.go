@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xp-bench/xp/analysis"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local/localtarget"
 	"github.com/xp-bench/xp/infra/target"
@@ -594,5 +596,96 @@ func TestFindDB(t *testing.T) {
 				t.Fatalf("%q, %v", got, err)
 			}
 		})
+	}
+}
+
+// TestPartialSetRunsAgainWhole: a campaign interrupted between the members
+// of a matched set resumes by running the whole set again, back to back on
+// one cluster; the member that had finished keeps its earlier attempt as
+// evidence, marked superseded, and analysis pairs only the new attempts.
+func TestPartialSetRunsAgainWhole(t *testing.T) {
+	dir := t.TempDir()
+	plan := writePlan(t, dir, "partial", smallSpec("partial", []string{"plaintext", "tls"}, 2))
+	pl, err := readPlan(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := pl.rows[0], pl.rows[1] // one matched set: adjacent in plan order
+	if first.Pair != second.Pair || first.Replicate != second.Replicate {
+		t.Fatalf("plan rows 1 and 2 are not one matched set: %+v %+v", first, second)
+	}
+	db := DefaultDB(plan)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Interrupt as the set's second member starts: its first is done.
+	go func() {
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			if st, err := ReadStatus(context.Background(), db, time.Now()); err == nil &&
+				st.Current != nil && st.Current.Run == second.Run {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: io.Discard}); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("run: %v, want ErrInterrupted", err)
+	}
+	st := readDB(t, db)
+	if st.states[first.Run] != results.Done || st.states[second.Run] != results.Pending {
+		t.Fatalf("after the interrupt: %v %v", st.states, st.attempts)
+	}
+
+	var stderr syncBuffer
+	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, Stderr: &stderr}); err != nil {
+		t.Fatalf("resume: %v\n%s", err, stderr.String())
+	}
+	if want := "matched set " + first.Pair + " replicate 1 was left partial: " + first.Run + " run again"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("resume does not say %q:\n%s", want, stderr.String())
+	}
+	s, err := results.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	atts, err := s.Attempts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRun := map[string][]results.Attempt{}
+	for _, a := range atts {
+		byRun[a.Run] = append(byRun[a.Run], a)
+	}
+	f, g := byRun[first.Run], byRun[second.Run]
+	if len(f) != 2 || f[0].Outcome != results.OutcomeDone || f[0].Superseded == "" || f[1].Outcome != results.OutcomeDone || f[1].Superseded != "" {
+		t.Fatalf("attempts of the finished member: %+v", f)
+	}
+	if len(g) != 2 || g[0].Outcome != results.OutcomeInterrupted || g[1].Outcome != results.OutcomeDone {
+		t.Fatalf("attempts of the interrupted member: %+v", g)
+	}
+	// Back to back on one cluster: the set's new attempts are consecutive
+	// and after the resume's one "up".
+	if g[1].ID-f[1].ID != 1 && f[1].ID-g[1].ID != 1 {
+		t.Errorf("the set's new attempts %d and %d are not back to back", f[1].ID, g[1].ID)
+	}
+	events, _ := s.InfraEvents(context.Background())
+	var ups []time.Time
+	for _, e := range events {
+		if e.Event == "up" {
+			ups = append(ups, e.Time)
+		}
+	}
+	if len(ups) != 2 || f[1].Started.Before(ups[1]) || g[1].Started.Before(ups[1]) {
+		t.Errorf("the set's new attempts did not both run on the resume's cluster: ups %v, started %v %v", ups, f[1].Started, g[1].Started)
+	}
+	d, err := analysis.Load(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range d.Runs {
+		if r.Run == first.Run && r.Final != (r.Attempt == 2) {
+			t.Errorf("analysis: attempt %d of %s final=%v", r.Attempt, r.Run, r.Final)
+		}
 	}
 }
