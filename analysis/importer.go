@@ -96,6 +96,9 @@ func Import(ctx context.Context, db string, files []string, o ImportOptions) (*D
 	if o.Campaign == "" {
 		o.Campaign = strings.TrimSuffix(filepath.Base(db), filepath.Ext(db))
 	}
+	if format == "csv" && len(o.Levels) > 0 {
+		return nil, fmt.Errorf("%w: --level is for OpenMessaging Benchmark results; a CSV gives each run's level in its --treatment column", ErrImportOption)
+	}
 	var d *Dataset
 	var err error
 	if format == "omb" {

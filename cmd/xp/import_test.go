@@ -160,6 +160,7 @@ func TestImportBadInput(t *testing.T) {
 			"kafka-latency.json matches no --level pattern"},
 		{"omb-level-ambiguous", []string{filepath.Join(dir, "kafka-latency.json"), filepath.Join(dir, "ssl-kafka.json"),
 			"--level", "tls=ssl-*", "--level", "plain=*.json"}, "ssl-kafka.json matches both --level tls and --level plain"},
+		{"csv-level", []string{good, "--treatment", "mode", "--metric", "lat", "--level", "tls=good.csv"}, "--level is for OpenMessaging Benchmark results"},
 		{"omb-level-shape", []string{filepath.Join(dir, "kafka-latency.json"), "--level", "tls"}, "--level \"tls\": want LEVEL=FILE"},
 	}
 	for _, c := range cases {
