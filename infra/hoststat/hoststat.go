@@ -212,6 +212,31 @@ type Rates struct {
 	NetTxMiBs     float64 `json:"net_tx_mib_s"`
 	DiskReadMiBs  float64 `json:"disk_read_mib_s"`
 	DiskWriteMiBs float64 `json:"disk_write_mib_s"`
+	// Total are the cumulative counters at the later sample, for readers
+	// that take their own differences.
+	Total Totals `json:"total"`
+}
+
+// Totals are cumulative counters since boot.
+type Totals struct {
+	// CPUBusyS is CPU time not idle, iowait or steal, in seconds over
+	// every CPU.
+	CPUBusyS       float64 `json:"cpu_busy_s"`
+	NetRxBytes     uint64  `json:"net_rx_bytes"`
+	NetTxBytes     uint64  `json:"net_tx_bytes"`
+	DiskReadBytes  uint64  `json:"disk_read_bytes"`
+	DiskWriteBytes uint64  `json:"disk_write_bytes"`
+}
+
+// userHZ is the unit of /proc/stat's CPU times: USER_HZ, 100 on every
+// Linux architecture's user-space ABI.
+const userHZ = 100
+
+// TotalsOf returns the cumulative counters of c.
+func TotalsOf(c Counters) Totals {
+	busy := c.CPUUser + c.CPUNice + c.CPUSystem + c.CPUIRQ + c.CPUSoftIRQ
+	return Totals{CPUBusyS: float64(busy) / userHZ, NetRxBytes: c.NetRx, NetTxBytes: c.NetTx,
+		DiskReadBytes: c.DiskRead, DiskWriteBytes: c.DiskWrite}
 }
 
 // Metrics returns the rates as metric name → value, in the names of the
@@ -228,7 +253,7 @@ const mib = 1 << 20
 
 // Between returns the rates from a to b (b later).
 func Between(a, b Counters) Rates {
-	r := Rates{Time: b.Time, MemUsedMiB: float64(b.MemTotal-min(b.MemAvailable, b.MemTotal)) / mib}
+	r := Rates{Time: b.Time, MemUsedMiB: float64(b.MemTotal-min(b.MemAvailable, b.MemTotal)) / mib, Total: TotalsOf(b)}
 	total := func(c Counters) uint64 {
 		return c.CPUUser + c.CPUNice + c.CPUSystem + c.CPUIdle + c.CPUIOWait + c.CPUIRQ + c.CPUSoftIRQ + c.CPUSteal
 	}

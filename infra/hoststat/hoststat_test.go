@@ -68,6 +68,10 @@ func TestBetween(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, g, w)
 		}
 	}
+	// user 500 + system 150 jiffies at 100 Hz; eth0 only; sda only.
+	if want := (Totals{CPUBusyS: 6.5, NetRxBytes: 2098152, NetTxBytes: 4196304, DiskReadBytes: 4196 * 512, DiskWriteBytes: 8392 * 512}); got.Total != want {
+		t.Errorf("totals %+v, want %+v", got.Total, want)
+	}
 	// A counter that went back (a vanished interface) gives 0, not a huge rate.
 	if r := Between(b, a); r.NetRxMiBs != 0 || r.CPUBusy != 0 {
 		t.Errorf("backwards counters: %+v", r)
