@@ -175,6 +175,13 @@ func TestOutputsContent(t *testing.T) {
 	if !bytes.Contains(svg, []byte("@font-face")) || !bytes.Contains(svg, []byte("data:font/ttf;charset=utf-8;base64,")) {
 		t.Error("forest-all.svg does not embed its fonts")
 	}
+	// One panel per metric family, metrics in words, treatments on the
+	// axis.
+	for _, w := range []string{">Latency<", ">CPU<", ">Publish latency p99 (ms)   mtls<", ">tls<"} {
+		if !bytes.Contains(svg, []byte(w)) {
+			t.Errorf("forest-all.svg lacks %s", w)
+		}
+	}
 }
 
 // TestReportInChromium opens report.html from disk in headless Chromium

@@ -86,44 +86,121 @@ func zeroLine(p *plot.Plot, n int) {
 	}
 }
 
+// forestFamilies orders the forest plot's panels.
+var forestFamilies = []string{"Latency", "Throughput", "CPU", "Other"}
+
+// forestFigure draws the pooled mean penalties of scope: one panel per
+// metric family (latency, throughput, CPU) with its own scale, one row per
+// metric and treatment, the treatment named on the axis (no legend over
+// the data), a dashed line at zero. 16 cm wide: an A4 text width.
 func forestFigure(res *analysis.Result, scope string) (*figure, error) {
 	metrics := metricsWithScope(res, scope)
 	if len(metrics) == 0 {
 		return nil, nil
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Mean penalty vs %s, %s", res.Levels[0], scopeText(scope))
-	p.X.Label.Text = fmt.Sprintf("penalty %% (positive is worse), %g%% %s interval", res.Options.Confidence*100, res.Options.Method)
-	// Top to bottom in metric order.
-	names := make([]string, len(metrics))
-	for i, m := range metrics {
-		names[len(metrics)-1-i] = m
+	def := map[string]analysis.MetricDef{}
+	for _, m := range res.Dataset.Metrics {
+		def[m.Name] = m
 	}
-	zeroLine(p, len(metrics))
-	nt := len(res.Treatments)
-	for ti, tr := range res.Treatments {
-		iv := &interval{}
-		off := 0.0
-		if nt > 1 {
-			off = 0.3 - 0.6*float64(ti)/float64(nt-1)
+	type panel struct {
+		p    *plot.Plot
+		rows int
+	}
+	var panels []panel
+	for _, fam := range forestFamilies {
+		var names []string
+		ivs := make([]*interval, len(res.Treatments))
+		for i := range ivs {
+			ivs[i] = &interval{}
 		}
-		for i, m := range metrics {
-			if e, ok := headline(res, tr, m, scope); ok {
-				iv.add(e.Estimate, float64(len(metrics)-1-i)+off, e.Low, e.High)
+		type row struct {
+			label string
+			ti    int
+			e     analysis.Effect
+		}
+		var rows []row
+		var groupEnds []int // rows after which a metric's group ends
+		for _, m := range metrics {
+			if metricFamily(def[m]) != fam {
+				continue
+			}
+			first := true
+			for ti, tr := range res.Treatments {
+				if e, ok := headline(res, tr, m, scope); ok {
+					// The metric is named on its first row; the rest of its
+					// rows name the treatment only, like a table.
+					label := tr
+					if first {
+						label = metricWords(m) + "   " + tr
+						first = false
+					}
+					rows = append(rows, row{label, ti, e})
+				}
+			}
+			groupEnds = append(groupEnds, len(rows))
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		// Top to bottom in metric order.
+		names = make([]string, len(rows))
+		for i, r := range rows {
+			y := float64(len(rows) - 1 - i)
+			names[len(rows)-1-i] = r.label
+			ivs[r.ti].add(r.e.Estimate, y, r.e.Low, r.e.High)
+		}
+		p := plot.New()
+		p.Title.Text = fam
+		p.X.Label.Text = fmt.Sprintf("mean penalty %% against %s (positive is worse), %g%% interval", res.Levels[0], res.Options.Confidence*100)
+		// The scale: every interval, and zero, so the line it is compared
+		// with is drawn.
+		xmin, xmax := 0.0, 0.0
+		for _, iv := range ivs {
+			for i := range iv.xs {
+				xmin, xmax = math.Min(xmin, iv.xs[i]-iv.lo[i]), math.Max(xmax, iv.xs[i]+iv.hi[i])
 			}
 		}
-		if err := addIntervals(p, iv, ti, tr); err != nil {
-			return nil, err
+		pad := (xmax - xmin) * 0.05
+		xmin, xmax = xmin-pad, xmax+pad
+		zeroLine(p, len(rows))
+		for _, g := range groupEnds[:len(groupEnds)-1] {
+			// A faint rule between metrics.
+			y := float64(len(rows)-g) - 0.5
+			if l, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: y}, {X: xmax, Y: y}}); err == nil {
+				l.Color = color.Gray{Y: 215}
+				p.Add(l)
+			}
 		}
+		for ti := range res.Treatments {
+			if err := addIntervals(p, ivs[ti], ti, ""); err != nil {
+				return nil, err
+			}
+		}
+		p.NominalY(names...)
+		p.X.Min, p.X.Max = xmin, xmax
+		panels = append(panels, panel{p, len(rows)})
 	}
-	p.NominalY(names...)
-	p.Legend.Top = true
-	b, err := renderSVG(p, 16*vg.Centimeter, vg.Length(3+0.9*float64(len(metrics)))*vg.Centimeter)
-	if err != nil {
+	const rowH, chrome = 0.5 * vg.Centimeter, 2.6 * vg.Centimeter
+	width := 16 * vg.Centimeter
+	var height vg.Length
+	for _, pn := range panels {
+		height += chrome + vg.Length(pn.rows)*rowH
+	}
+	c := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
+	dc := draw.New(c)
+	top := height
+	for _, pn := range panels {
+		h := chrome + vg.Length(pn.rows)*rowH
+		sub := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: 0, Y: top - h}, Max: vg.Point{X: width, Y: top}}}
+		pn.p.Draw(sub)
+		top -= h
+	}
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
-	return &figure{Name: "forest-" + scope + ".svg", SVG: b,
-		Caption: fmt.Sprintf("Forest plot: mean penalty of each level against %s per metric, %s.", res.Levels[0], scopeText(scope))}, nil
+	return &figure{Name: "forest-" + scope + ".svg", SVG: b.Bytes(),
+		Caption: fmt.Sprintf("Forest plot: mean penalty of each level against %s, %s, one panel per kind of metric; a marker without a bar has no interval (too few matched sets).", res.Levels[0], scopeText(scope))}, nil
 }
 
 func sensitivityFigure(res *analysis.Result, tr, scope, metric string) (*figure, error) {
@@ -137,7 +214,7 @@ func sensitivityFigure(res *analysis.Result, tr, scope, metric string) (*figure,
 		return nil, nil
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s penalty of %s vs %s by factor level", metric, tr, res.Levels[0])
+	p.Title.Text = fmt.Sprintf("%s: penalty of %s against %s by factor level", metricWords(metric), tr, res.Levels[0])
 	p.X.Label.Text = "mean penalty % with interval"
 	names := make([]string, len(rows))
 	iv := &interval{}
