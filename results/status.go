@@ -30,7 +30,8 @@ type Progress struct {
 	// MeanAttempt is the mean wall time of attempts that completed (done,
 	// invalid or failed).
 	MeanAttempt time.Duration
-	// InfraUp lists groups whose latest event is "up".
+	// InfraUp lists groups whose latest event is "up", or a restart of
+	// their services ("restart", "restart-failed").
 	InfraUp []InfraEvent
 	// Cost is the sum of the cost of every infrastructure event, USD.
 	Cost float64
@@ -136,7 +137,8 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 		latest[e.Group] = e
 	}
 	for _, g := range order {
-		if e := latest[g]; e.Event == "up" {
+		switch e := latest[g]; e.Event {
+		case "up", "restart", "restart-failed":
 			p.InfraUp = append(p.InfraUp, e)
 		}
 	}

@@ -338,11 +338,17 @@ func TestInfraEvents(t *testing.T) {
 	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g1"})
 	s.AddInfraEvent(ctx, InfraEvent{Event: "down", Group: "g1", Cost: 1.5})
 	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g2", Outputs: json.RawMessage(`{"hosts":["a"]}`), Cost: 0.25})
+	// Services restarted on a group that stays up.
+	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g4"})
+	s.AddInfraEvent(ctx, InfraEvent{Event: "restart", Group: "g4"})
+	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g5"})
+	s.AddInfraEvent(ctx, InfraEvent{Event: "restart-failed", Group: "g5", Error: "broker-1 did not start"})
 	p, err := s.Progress(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.InfraUp) != 1 || p.InfraUp[0].Group != "g2" || p.Cost != 1.75 {
+	if len(p.InfraUp) != 3 || p.InfraUp[0].Group != "g2" || p.InfraUp[1].Group != "g4" || p.InfraUp[2].Group != "g5" ||
+		p.Cost != 1.75 {
 		t.Fatalf("infra up %+v cost %v", p.InfraUp, p.Cost)
 	}
 

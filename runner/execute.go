@@ -3,13 +3,13 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/xp-bench/xp/infra/gateway"
-	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
@@ -173,14 +173,9 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 			r.prog.logf("infrastructure %s left up (--keep)", upGroup.Key)
 			return
 		}
-		r.prog.logf("phase=teardown group=%q", upGroup.Key.String())
-		if derr := r.target.Down(wctx); derr != nil {
-			r.prog.logf("infrastructure down: %v", derr)
-			if err == nil {
-				err = fmt.Errorf("bring infrastructure down: %w", derr)
-			}
+		if derr := r.down(wctx, upGroup); derr != nil && err == nil {
+			err = derr
 		}
-		r.store.AddInfraEvent(wctx, results.InfraEvent{Event: "down", Group: upGroup.Key.String(), Time: r.o.Now()})
 	}
 	defer down(true)
 
@@ -198,12 +193,21 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 			return ErrInterrupted
 		}
 		down(false)
-		ep, err := r.up(ctx, wctx, g, rows)
+		g := target.Group{Key: g.Key, Rows: rows}
+		ep, err := r.up(ctx, wctx, g)
+		var gf *groupFailure
+		if errors.As(err, &gf) {
+			if err := r.failRows(wctx, rows, gf); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
 		up, upGroup = true, g
-		for _, row := range rows {
+	rows:
+		for i, row := range rows {
 			for {
 				if err := ctx.Err(); err != nil {
 					return ErrInterrupted
@@ -215,35 +219,29 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 				if !retry {
 					break
 				}
-				// A failed attempt may be the infrastructure's fault (a
-				// broker gone): bring the group up afresh before the retry.
-				r.prog.logf("row %s failed; bringing %s up afresh before retrying", row.Run, g.Key)
-				down(false)
-				if ep, err = r.up(ctx, wctx, g, rows); err != nil {
+				// A failed attempt may be the services' fault (a broker
+				// gone): restart them, but never provision again, which on
+				// a cloud would destroy and re-create machines.
+				rs, ok := r.target.(target.Restarter)
+				if !ok {
+					r.prog.logf("row %s failed; retrying on the same infrastructure", row.Run)
+					continue
+				}
+				r.prog.logf("row %s failed; restarting the services of %s before retrying", row.Run, g.Key)
+				ep, err = r.restart(ctx, wctx, g, rs)
+				if errors.As(err, &gf) {
+					if err := r.failRows(wctx, rows[i:], gf); err != nil {
+						return err
+					}
+					break rows
+				}
+				if err != nil {
 					return err
 				}
-				up = true
 			}
 		}
 	}
 	return nil
-}
-
-// up brings a group up and records it.
-func (r *run) up(ctx, wctx context.Context, g target.Group, rows []planner.Row) (target.Endpoints, error) {
-	r.prog.setPhase("provision", time.Time{})
-	r.prog.logf("phase=provision group=%q rows=%d", g.Key.String(), len(rows))
-	ep, err := r.target.Up(ctx, target.Group{Key: g.Key, Rows: rows})
-	if err != nil {
-		r.target.Down(wctx)
-		if ctx.Err() != nil {
-			return ep, ErrInterrupted
-		}
-		return ep, fmt.Errorf("bring up %s: %w", g.Key, err)
-	}
-	_, err = r.store.AddInfraEvent(wctx, results.InfraEvent{
-		Event: "up", Group: g.Key.String(), Time: r.o.Now(), Outputs: endpointsJSON(ep)})
-	return ep, err
 }
 
 // runRow makes one attempt of a row unless it already failed MaxAttempts
@@ -306,15 +304,12 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	}
 	phases := make(chan phaseEvent, 16)
 	phasesDone := make(chan struct{})
-	var procs map[string]int
-	if pl, ok := r.target.(target.ProcessLister); ok {
-		procs = pl.Processes()
-	}
-	win := newCPUWindow(procs)
+	tel := startTelemetry(wctx, r.o.Now, telemetrySources(r.target))
+	_, hasTelemetry := r.target.(target.TelemetrySource)
 	go func() {
 		defer close(phasesDone)
 		for e := range phases {
-			win.phase(e.name)
+			tel.phase(e.name)
 			r.prog.setPhase(e.name, e.ends)
 			log.printf("phase %s", e.name)
 			r.store.SetPhase(wctx, a.ID, e.name)
@@ -353,37 +348,48 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	var ev results.Evidence
 	if !ok {
 		endPhases()
+		tel.stop()
 		ev = results.Evidence{Outcome: results.OutcomeFailed,
 			Error: fmt.Sprintf("the target gave no endpoint for %s", target.ModeKey(&row))}
 	} else {
-		tel := startTelemetry(r.o.Now, procs)
 		// A run that outlives its phases by far is stuck (a broker that
 		// neither answers nor fails): end it as failed, not the campaign.
 		actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
-		res, lerr := runLoad(actx, row, mode, onPhase)
+		res, lerr := r.runLoad(actx, row, mode, onPhase)
 		if lerr != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 			lerr = fmt.Errorf("attempt exceeded its time bound of %s: %w", attemptBound(&row), lerr)
 		}
 		cancel()
 		endPhases()
 		samples := tel.stop()
+		log.printf("%s", tel.describe())
 		phase("write", time.Time{})
 		ev = evidenceOf(res, lerr, samples)
 		if res != nil && res.Published > 0 && ev.Metrics != nil {
 			perMsg := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(res.Published) }
-			for host := range procs {
-				if cpu, ok := win.cpu(host); ok && host != gatewayProcess {
-					ev.Metrics["host_cpu_"+host+"_us_per_msg"] = perMsg(cpu)
+			for _, role := range []string{target.RoleCluster, target.RoleBroker, target.RoleController} {
+				for _, host := range tel.hostsOf(role) {
+					if cpu, ok := tel.cpu(host); ok {
+						ev.Metrics["host_cpu_"+host+"_us_per_msg"] = perMsg(cpu)
+					}
 				}
 			}
 			if !row.NeedsGateway() {
-				if procs != nil {
+				if hasTelemetry {
 					// No gateway in the path, so none of its CPU (runs.csv
 					// says so; effects skip zero baselines).
 					ev.Metrics["gateway_cpu_us_per_msg"] = 0
 				}
-			} else if cpu, ok := win.cpu(gatewayProcess); ok {
-				ev.Metrics["gateway_cpu_us_per_msg"] = perMsg(cpu)
+			} else if gws := tel.hostsOf(target.RoleGateway); len(gws) > 0 {
+				var sum time.Duration
+				all := true
+				for _, host := range gws {
+					cpu, ok := tel.cpu(host)
+					sum, all = sum+cpu, all && ok
+				}
+				if all {
+					ev.Metrics["gateway_cpu_us_per_msg"] = perMsg(sum)
+				}
 			}
 		}
 		mu.Lock()
@@ -397,6 +403,9 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 				ev.Error += ": " + lerr.Error()
 			}
 		}
+	}
+	if ev.Outcome == results.OutcomeFailed {
+		ev.Logs = append(ev.Logs, r.collectLogs(wctx, started, log)...)
 	}
 	ev.Ended = r.o.Now()
 	for _, reason := range ev.Reasons {
@@ -412,48 +421,6 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	}
 	r.prog.finishRow(row, a.Number, ev, ev.Ended.Sub(started))
 	return ev.Outcome, nil
-}
-
-// gatewayProcess is the target process (target.ProcessLister) whose CPU
-// time over the measurement window is gateway_cpu_us_per_msg; every other
-// process's is host_cpu_<name>_us_per_msg.
-const gatewayProcess = "gateway"
-
-// cpuWindow is the CPU time of the target's processes over an attempt's
-// measurement window, read when the load generator reports the "measure"
-// and "drain" phases. Only the phases goroutine touches it until the load
-// run has returned.
-type cpuWindow struct {
-	procs      map[string]int
-	start, end map[string]time.Duration
-}
-
-func newCPUWindow(procs map[string]int) *cpuWindow {
-	return &cpuWindow{procs: procs, start: map[string]time.Duration{}, end: map[string]time.Duration{}}
-}
-
-func (w *cpuWindow) phase(p string) {
-	var into map[string]time.Duration
-	switch p {
-	case "measure":
-		into = w.start
-	case "drain":
-		into = w.end
-	default:
-		return
-	}
-	for host, pid := range w.procs {
-		if c, err := procstat.CPU(pid); err == nil {
-			into[host] = c
-		}
-	}
-}
-
-// cpu is host's CPU time over the window, when both ends were read.
-func (w *cpuWindow) cpu(host string) (time.Duration, bool) {
-	a, ok1 := w.start[host]
-	b, ok2 := w.end[host]
-	return b - a, ok1 && ok2
 }
 
 // attemptBound is the longest an attempt may take: its phases plus two

@@ -6,30 +6,20 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
-// loadConfig is the load generator configuration of a row.
-// props are the client properties of the endpoint; nil reads them from
-// ep.ClientConfig.
-func loadConfig(row *planner.Row, ep target.Endpoint, props map[string]string) (loadgen.Config, error) {
-	if props == nil {
-		var err error
-		if props, err = kafkaconf.ReadClientConfig(ep.ClientConfig); err != nil {
-			return loadgen.Config{}, fmt.Errorf("security mode %s: %w", row.Security, err)
-		}
-	}
+// loadConfig is the load generator configuration of a row, without the
+// endpoint's bootstrap servers and client properties.
+func loadConfig(row *planner.Row) loadgen.Config {
 	rate := int64(row.TargetRate)
 	if row.TargetRate.IsMax() {
 		rate = 0
 	}
 	return loadgen.Config{
-		Bootstrap:         ep.Bootstrap,
-		ClientConfig:      props,
 		Mode:              row.Security,
 		Topics:            row.Topics,
 		Partitions:        row.Partitions,
@@ -50,27 +40,27 @@ func loadConfig(row *planner.Row, ep target.Endpoint, props map[string]string) (
 		Duration:          time.Duration(row.DurationS) * time.Second,
 		DrainTimeout:      time.Duration(row.DrainTimeoutS) * time.Second,
 		Seed:              rowSeed(row),
-	}, nil
+	}
 }
 
 // checkLoad validates a row's load generator settings before anything
-// starts (endpoints come later, so a placeholder stands in for them).
+// starts (endpoints come later, so placeholders stand in for them).
 func checkLoad(row *planner.Row) error {
-	cfg, err := loadConfig(row, target.Endpoint{Bootstrap: []string{"127.0.0.1:9"}}, map[string]string{})
-	if err != nil {
-		return err
-	}
+	cfg := loadConfig(row)
+	cfg.Bootstrap, cfg.ClientConfig = []string{"127.0.0.1:9"}, map[string]string{}
 	return cfg.WithDefaults().Validate()
 }
 
-// runLoad runs the load generator for one row.
-func runLoad(ctx context.Context, row planner.Row, ep target.Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
-	cfg, err := loadConfig(&row, ep, nil)
-	if err != nil {
-		return nil, err
+// runLoad runs one row's load against ep: on the target's own clients when
+// it is a target.LoadRunner, else in this process.
+func (r *run) runLoad(ctx context.Context, row planner.Row, ep target.Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
+	cfg := loadConfig(&row)
+	cfg.Bootstrap, cfg.OnPhase = ep.Bootstrap, onPhase
+	l := target.Load{Row: &row, Endpoint: ep, Config: cfg}
+	if lr, ok := r.target.(target.LoadRunner); ok {
+		return lr.RunLoad(ctx, l)
 	}
-	cfg.OnPhase = onPhase
-	return loadgen.Run(ctx, cfg)
+	return target.RunLoadHere(ctx, l)
 }
 
 // histogramFailure marks an attempt failed for a histogram that cannot be

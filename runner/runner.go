@@ -65,6 +65,15 @@ type Options struct {
 	DryRun bool
 	// MaxAttempts bounds the failed attempts of a row; default 3.
 	MaxAttempts int
+	// UpRetry bounds the retries of a target's Up and Restart on transient
+	// errors (target.IsTransient).
+	UpRetry Retry
+	// Sleep waits between those retries; default a timer that ends early
+	// when ctx does. Tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// LogTimeout bounds fetching the target's logs after a failed attempt
+	// (target.LogCollector); default 30s.
+	LogTimeout time.Duration
 	// Keep leaves the infrastructure up at the end (the embedded cluster
 	// still ends with the process).
 	Keep bool
@@ -112,6 +121,13 @@ func (o *Options) defaults() {
 	if o.MaxAttempts == 0 {
 		o.MaxAttempts = 3
 	}
+	o.UpRetry.defaults()
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.LogTimeout == 0 {
+		o.LogTimeout = 30 * time.Second
+	}
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
@@ -135,6 +151,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	start := o.Now()
 	if o.MaxAttempts < 1 {
 		return Summary{}, badInputf("--max-attempts %d: want 1 or more", o.MaxAttempts)
+	}
+	if o.UpRetry.Tries < 1 || o.UpRetry.Backoff < 0 || o.UpRetry.MaxBackoff < o.UpRetry.Backoff {
+		return Summary{}, badInputf("retry of the target's steps: %d tries, backoff %s up to %s: want 1 or more tries and 0 <= backoff <= max",
+			o.UpRetry.Tries, o.UpRetry.Backoff, o.UpRetry.MaxBackoff)
 	}
 	if o.Plan == "" {
 		return Summary{}, badInputf("no plan: give the JSONL campaign file, e.g. xp run out/quickstart.jsonl")

@@ -361,11 +361,19 @@ func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
 }
 
 // brokenTLS is the real local target with the tls mode's client config
-// pointing at a CA file that does not exist, so tls rows fail at once.
+// pointing at a CA file that does not exist, so tls rows fail at once,
+// also after a restart.
 type brokenTLS struct{ *localtarget.Target }
 
 func (b brokenTLS) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
-	ep, err := b.Target.Up(ctx, g)
+	return breakTLS(b.Target.Up(ctx, g))
+}
+
+func (b brokenTLS) Restart(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	return breakTLS(b.Target.Restart(ctx, g))
+}
+
+func breakTLS(ep target.Endpoints, err error) (target.Endpoints, error) {
 	if err != nil {
 		return ep, err
 	}
@@ -403,20 +411,38 @@ func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
 	if got := st.attempts[failedRun[0]]; !reflect.DeepEqual(got, []results.Outcome{results.OutcomeFailed, results.OutcomeFailed}) {
 		t.Fatalf("attempts of the failed row %v, want two failed", got)
 	}
-	// The retry ran on the group brought up afresh.
+	// The retry ran on the group's services restarted, not on a group
+	// provisioned again; each failed attempt keeps the target's logs.
 	s, err := results.OpenReadOnly(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	events, _ := s.InfraEvents(ctx)
-	s.Close()
 	var kinds []string
 	for _, e := range events {
 		kinds = append(kinds, e.Event)
 	}
-	if !slices.Equal(kinds, []string{"up", "down", "up", "down"}) {
-		t.Fatalf("infra events %v, want up down up down", kinds)
+	if !slices.Equal(kinds, []string{"up", "restart", "down"}) {
+		t.Fatalf("infra events %v, want up restart down", kinds)
 	}
+	atts, _ := s.Attempts(ctx)
+	for _, a := range atts {
+		if a.Run != failedRun[0] {
+			continue
+		}
+		logs, err := s.Logs(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, l := range logs {
+			found = found || l.Name == "target/cluster.log" && strings.Contains(string(l.Text), "embedded cluster serving")
+		}
+		if !found {
+			t.Errorf("failed attempt %d has no target/cluster.log with the cluster's start-up line", a.ID)
+		}
+	}
+	s.Close()
 
 	// --resume with the same limit leaves it; a higher limit on a sound
 	// target retries it and keeps every attempt.

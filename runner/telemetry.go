@@ -1,55 +1,89 @@
 package runner
 
 import (
-	"maps"
+	"context"
+	"fmt"
 	"os"
 	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/xp-bench/xp/infra/procstat"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/results"
 )
 
-// Telemetry: CPU time and resident memory, once a second while an attempt
-// runs, of this process (host "client": the load generator and the runner)
-// and of every process the target names (ProcessLister; on the local
-// target "cluster", the embedded broker and its fronts, and "gateway",
-// every gateway of the group).
+// Telemetry: once a second while an attempt runs, and when its measurement
+// window opens and closes, every host the target samples
+// (target.TelemetrySource; on the local target "cluster", the embedded
+// broker and its fronts, "gateway", every gateway of the group, and
+// "client", xp itself), plus this process as host "client" when the load
+// runs here (the target is not a target.LoadRunner). Values are what
+// changed since the attempt's first sample, except memory.
 const (
 	telemetryHost = "client"
-	// MetricCPU is cumulative process CPU seconds since the attempt began.
+	// MetricCPU is cumulative CPU seconds since the attempt began.
 	MetricCPU = "cpu_s"
 	// MetricRSS is resident memory in MiB.
 	MetricRSS = "rss_mib"
+	// MetricNetIn and MetricNetOut are network bytes received and sent
+	// since the attempt began, where the target measures them.
+	MetricNetIn  = "net_in_bytes"
+	MetricNetOut = "net_out_bytes"
+	// MetricDiskRead and MetricDiskWrite are block device bytes read and
+	// written since the attempt began, where the target measures them.
+	MetricDiskRead  = "disk_read_bytes"
+	MetricDiskWrite = "disk_write_bytes"
 )
 
+// sampleTimeout bounds one reading of the target's hosts.
+const sampleTimeout = 5 * time.Second
+
+// selfSource samples this process as the client host.
+type selfSource struct{}
+
+func (selfSource) Sample(context.Context) ([]target.HostSample, error) {
+	return []target.HostSample{{Host: telemetryHost, Role: target.RoleClient, CPU: procstat.SelfCPU(),
+		MemMiB: procstat.RSS(os.Getpid())}}, nil
+}
+
+// telemetrySources are what samples an attempt's hosts on t.
+func telemetrySources(t target.Target) []target.TelemetrySource {
+	var out []target.TelemetrySource
+	if ts, ok := t.(target.TelemetrySource); ok {
+		out = append(out, ts)
+	}
+	if _, ok := t.(target.LoadRunner); !ok {
+		out = append(out, selfSource{})
+	}
+	return out
+}
+
 type telemetry struct {
-	now   func() time.Time
-	done  chan struct{}
-	wg    sync.WaitGroup
+	ctx     context.Context
+	now     func() time.Time
+	sources []target.TelemetrySource
+	done    chan struct{}
+	wg      sync.WaitGroup
+
 	mu    sync.Mutex
 	out   []results.Sample
-	cpu0  time.Duration
-	procs []watched
+	base  map[string]target.HostSample
+	roles map[string]string
+	// marks are the hosts' CPU times read when a phase began (measure,
+	// drain).
+	marks map[string]map[string]time.Duration
+	errs  []string
 }
 
-// watched is a target process telemetry samples.
-type watched struct {
-	host string
-	pid  int
-	cpu0 time.Duration
-}
-
-func startTelemetry(now func() time.Time, procs map[string]int) *telemetry {
-	t := &telemetry{now: now, done: make(chan struct{}), cpu0: procstat.SelfCPU()}
-	for _, host := range slices.Sorted(maps.Keys(procs)) {
-		cpu, err := procstat.CPU(procs[host])
-		if err != nil {
-			continue // gone: nothing to sample
-		}
-		t.procs = append(t.procs, watched{host: host, pid: procs[host], cpu0: cpu})
-	}
+// startTelemetry takes the first sample and then one a second until stop.
+// ctx must outlive the attempt's cancellation (the last sample is taken
+// after it).
+func startTelemetry(ctx context.Context, now func() time.Time, sources []target.TelemetrySource) *telemetry {
+	t := &telemetry{ctx: ctx, now: now, sources: sources, done: make(chan struct{}),
+		base: map[string]target.HostSample{}, roles: map[string]string{}, marks: map[string]map[string]time.Duration{}}
 	t.sample()
 	t.wg.Add(1)
 	go func() {
@@ -68,24 +102,110 @@ func startTelemetry(now func() time.Time, procs map[string]int) *telemetry {
 	return t
 }
 
-func (t *telemetry) sample() {
+// read samples every source once.
+func (t *telemetry) read() ([]target.HostSample, time.Time) {
+	var all []target.HostSample
 	ts := t.now()
-	cpu := (procstat.SelfCPU() - t.cpu0).Seconds()
-	rss := processRSS()
+	for _, src := range t.sources {
+		ctx, cancel := context.WithTimeout(t.ctx, sampleTimeout)
+		hs, err := src.Sample(ctx)
+		cancel()
+		if err != nil {
+			t.mu.Lock()
+			if len(t.errs) < 5 {
+				t.errs = append(t.errs, err.Error())
+			}
+			t.mu.Unlock()
+		}
+		all = append(all, hs...)
+	}
+	return all, ts
+}
+
+// sample reads every host and records what changed since its first
+// reading; it returns the hosts' CPU times.
+func (t *telemetry) sample() map[string]time.Duration {
+	hs, ts := t.read()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.out = append(t.out, results.Sample{Host: telemetryHost, TS: ts, Metric: MetricCPU, Value: cpu})
-	if rss >= 0 {
-		t.out = append(t.out, results.Sample{Host: telemetryHost, TS: ts, Metric: MetricRSS, Value: rss})
-	}
-	for _, p := range t.procs {
-		if cpu, err := procstat.CPU(p.pid); err == nil {
-			t.out = append(t.out, results.Sample{Host: p.host, TS: ts, Metric: MetricCPU, Value: (cpu - p.cpu0).Seconds()})
+	cpu := map[string]time.Duration{}
+	for _, h := range hs {
+		b, seen := t.base[h.Host]
+		if !seen {
+			b = h
+			t.base[h.Host], t.roles[h.Host] = h, h.Role
 		}
-		if rss := procstat.RSS(p.pid); rss >= 0 {
-			t.out = append(t.out, results.Sample{Host: p.host, TS: ts, Metric: MetricRSS, Value: rss})
+		cpu[h.Host] = h.CPU
+		add := func(metric string, v float64) {
+			t.out = append(t.out, results.Sample{Host: h.Host, TS: ts, Metric: metric, Value: v})
+		}
+		add(MetricCPU, (h.CPU - b.CPU).Seconds())
+		if h.MemMiB >= 0 {
+			add(MetricRSS, h.MemMiB)
+		}
+		if h.Net != nil && b.Net != nil {
+			add(MetricNetIn, float64(h.Net.In-b.Net.In))
+			add(MetricNetOut, float64(h.Net.Out-b.Net.Out))
+		}
+		if h.Disk != nil && b.Disk != nil {
+			add(MetricDiskRead, float64(h.Disk.In-b.Disk.In))
+			add(MetricDiskWrite, float64(h.Disk.Out-b.Disk.Out))
 		}
 	}
+	return cpu
+}
+
+// phase samples when the load generator reports the measurement window
+// opening (measure) or closing (drain), for cpu.
+func (t *telemetry) phase(p string) {
+	if p != "measure" && p != "drain" {
+		return
+	}
+	cpu := t.sample()
+	t.mu.Lock()
+	t.marks[p] = cpu
+	t.mu.Unlock()
+}
+
+// cpu is host's CPU time over the measurement window, when both ends were
+// read.
+func (t *telemetry) cpu(host string) (time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a, ok1 := t.marks["measure"][host]
+	b, ok2 := t.marks["drain"][host]
+	return b - a, ok1 && ok2
+}
+
+// hostsOf lists the hosts sampled in role, sorted.
+func (t *telemetry) hostsOf(role string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for h, r := range t.roles {
+		if r == role {
+			out = append(out, h)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// describe names the sampled hosts with their roles, and the sampling
+// errors, for the attempt's log.
+func (t *telemetry) describe() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var hosts []string
+	for h, r := range t.roles {
+		hosts = append(hosts, fmt.Sprintf("%s (%s)", h, r))
+	}
+	slices.Sort(hosts)
+	s := "telemetry hosts: " + strings.Join(hosts, ", ")
+	if len(t.errs) > 0 {
+		s += "; sampling errors: " + strings.Join(t.errs, "; ")
+	}
+	return s
 }
 
 // stop takes a last sample and returns them all.
@@ -97,10 +217,6 @@ func (t *telemetry) stop() []results.Sample {
 	defer t.mu.Unlock()
 	return t.out
 }
-
-// processRSS is this process's resident memory in MiB; -1 when
-// unavailable.
-func processRSS() float64 { return procstat.RSS(os.Getpid()) }
 
 // maxOf returns the largest value of host's metric among samples.
 func maxOf(samples []results.Sample, host, metric string) (float64, bool) {

@@ -35,14 +35,6 @@ type ModeLister interface {
 	Modes(ctx context.Context) ([]string, error)
 }
 
-// ProcessLister is a Target whose infrastructure runs in processes on this
-// machine: telemetry samples each one's CPU time and memory under its
-// name, and a process named "gateway" gives each attempt its
-// gateway_cpu_us_per_msg.
-type ProcessLister interface {
-	Processes() map[string]int
-}
-
 // RowChecker is a Target that can refuse, before anything is up, rows it
 // cannot run; the runner lists them all before the campaign starts.
 type RowChecker interface {

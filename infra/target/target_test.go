@@ -1,6 +1,9 @@
 package target
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/xp-bench/xp/planner"
@@ -28,5 +31,43 @@ func TestModeKey(t *testing.T) {
 				t.Fatalf("%q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// flaky says whether it is transient by a method, as errors of other
+// packages may.
+type flaky struct{ transient bool }
+
+func (f flaky) Error() string   { return "flaky" }
+func (f flaky) Transient() bool { return f.transient }
+
+func TestIsTransient(t *testing.T) {
+	base := errors.New("rate limited")
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"plain error", base, false},
+		{"marked", Transient(base), true},
+		{"marked and wrapped", fmt.Errorf("apply: %w", Transient(base)), true},
+		{"the sentinel wrapped", fmt.Errorf("%w: capacity", ErrTransient), true},
+		{"method true", fmt.Errorf("dial: %w", flaky{true}), true},
+		{"method false", flaky{false}, false},
+		{"cancelled", context.Canceled, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsTransient(tc.err); got != tc.want {
+				t.Fatalf("IsTransient(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+	if Transient(nil) != nil {
+		t.Fatal("Transient(nil) is not nil")
+	}
+	if err := Transient(base); !errors.Is(err, base) || err.Error() != base.Error() {
+		t.Fatalf("Transient(%v) = %v: want the same message, wrapping it", base, err)
 	}
 }

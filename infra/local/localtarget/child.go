@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -69,10 +70,12 @@ func RunChildIfAsked() {
 	if os.Getenv(childEnv) == "" {
 		return
 	}
-	os.Exit(serveChild(os.Stdin, os.Stdout))
+	os.Exit(serveChild(os.Stdin, os.Stdout, os.Stderr))
 }
 
-func serveChild(stdin io.Reader, stdout io.Writer) int {
+// serveChild serves one spec read from stdin, replies on stdout, and logs
+// on stderr (the parent keeps its tail for CollectLogs).
+func serveChild(stdin io.Reader, stdout, stderr io.Writer) int {
 	in := bufio.NewReader(stdin)
 	reply := func(r childReply) {
 		b, _ := json.Marshal(r)
@@ -110,9 +113,14 @@ func serveChild(stdin io.Reader, stdout io.Writer) int {
 		return 1
 	}
 	closers = append(closers, c.Close)
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if spec.Role == roleCluster {
+		logger.Info("embedded cluster serving", "brokers", spec.Brokers, "modes", len(c.Modes()), "dir", c.Dir())
+	}
 	for _, g := range spec.Gateways {
 		gw, err := local.StartGatewayMode(ctx, c, local.GatewayModeOptions{Name: g.Name, Security: g.Security,
-			Transport: g.Transport, Encoding: g.Encoding, Fields: g.Fields, SchemaDir: g.SchemaDir, Crypto: g.Crypto})
+			Transport: g.Transport, Encoding: g.Encoding, Fields: g.Fields, SchemaDir: g.SchemaDir, Crypto: g.Crypto,
+			Logger: logger})
 		if err != nil {
 			reply(childReply{Error: err.Error()})
 			return 1
@@ -157,7 +165,7 @@ func startChild(ctx context.Context, spec childSpec) (*childProc, childReply, er
 	if err != nil {
 		return nil, childReply{}, err
 	}
-	p := &childProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
+	p := &childProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), stderr: &tailBuffer{max: logTail}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, childReply{}, fmt.Errorf("local target: start the %s: %w", spec.Role, err)
@@ -214,6 +222,13 @@ func (p *childProc) stop() error {
 
 func (p *childProc) pid() int { return p.cmd.Process.Pid }
 
+// logTail is how much of a child's stderr is kept for CollectLogs; error
+// messages quote at most errorTail of it.
+const (
+	logTail   = 64 << 10
+	errorTail = 2 << 10
+)
+
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
 	mu  sync.Mutex
@@ -231,11 +246,22 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// suffix is the child's stderr as a suffix for an error message.
+// bytes is a copy of what the buffer holds.
+func (t *tailBuffer) bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return bytes.Clone(t.b)
+}
+
+// suffix is the end of the child's stderr as a suffix for an error message.
 func (t *tailBuffer) suffix() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(bytes.ToValidUTF8(t.b, nil)))
+	b := t.b
+	if len(b) > errorTail {
+		b = b[len(b)-errorTail:]
+	}
+	s := strings.TrimSpace(string(bytes.ToValidUTF8(b, nil)))
 	if s == "" {
 		return ""
 	}

@@ -21,9 +21,10 @@ import (
 // Target is the local target: the embedded cluster (infra/local) with every
 // direct security mode it serves, on loopback, and xp's own gateway in
 // front of it for the rows that need one (proxy, encrypt, field_encrypt),
-// one gateway set per distinct target.ModeKey of the group. The cluster and the gateways each run in
-// a child process (see childEnv), so the load generator's CPU and memory
-// are its own and telemetry measures the gateways apart from the broker.
+// one gateway set per distinct target.ModeKey of the group. The cluster
+// and the gateways each run in a child process (see childEnv), so the load
+// generator's CPU and memory are its own and telemetry measures the
+// gateways apart from the broker.
 type Target struct {
 	// dir holds each group's certificates and client configs; "" = a fresh
 	// temporary directory per group.
@@ -38,10 +39,13 @@ type Target struct {
 }
 
 var (
-	_ target.Target        = (*Target)(nil)
-	_ target.ModeLister    = (*Target)(nil)
-	_ target.RowChecker    = (*Target)(nil)
-	_ target.ProcessLister = (*Target)(nil)
+	_ target.Target          = (*Target)(nil)
+	_ target.ModeLister      = (*Target)(nil)
+	_ target.RowChecker      = (*Target)(nil)
+	_ target.TelemetrySource = (*Target)(nil)
+	_ target.LoadRunner      = (*Target)(nil)
+	_ target.LogCollector    = (*Target)(nil)
+	_ target.Restarter       = (*Target)(nil)
 )
 
 // New returns the local target; it keeps each group's certificates and
@@ -53,10 +57,12 @@ func New(dir string) *Target { return &Target{dir: dir} }
 // nothing else.
 func Open(c target.Config) (target.Target, error) { return New(c.WorkDir), nil }
 
-// Telemetry host names of the local target's processes.
+// Telemetry host names of the local target's processes: the cluster
+// child, the gateways child, and xp's own process, where the load runs.
 const (
 	HostCluster = "cluster"
 	HostGateway = "gateway"
+	HostClient  = "client"
 )
 
 // Up starts an embedded cluster with the group's broker count and the
@@ -64,6 +70,20 @@ const (
 func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.startLocked(ctx, g)
+}
+
+// Restart stops the group's cluster and gateways and starts them again,
+// in a fresh directory with new certificates and ports. On this target
+// provisioning is nothing more than starting processes, so Restart and Up
+// do the same.
+func (t *Target) Restart(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.startLocked(ctx, g)
+}
+
+func (t *Target) startLocked(ctx context.Context, g target.Group) (target.Endpoints, error) {
 	t.downLocked()
 	t.groups++
 	if t.dir != "" {
@@ -152,20 +172,6 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 		ep.Modes[key] = e
 	}
 	return nil
-}
-
-// Processes names the running group's processes for telemetry.
-func (t *Target) Processes() map[string]int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := map[string]int{}
-	if t.cluster != nil {
-		out[HostCluster] = t.cluster.pid()
-	}
-	if t.gateways != nil {
-		out[HostGateway] = t.gateways.pid()
-	}
-	return out
 }
 
 // writeSchemas puts the load generator's payload schemas where the

@@ -1,0 +1,151 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// What a target may do beyond Up and Down, each an interface of its own the
+// runner finds by type assertion. A remote target (aws, azure, hosts)
+// should implement all of them; the local target does.
+
+// TelemetrySource is a Target that samples the hosts of the group that is
+// up. The runner calls Sample once a second while an attempt runs, and
+// when the measurement window opens and closes, and stores what changed
+// since the attempt began.
+type TelemetrySource interface {
+	Sample(ctx context.Context) ([]HostSample, error)
+}
+
+// Host roles in a HostSample.
+const (
+	// RoleCluster is a host that is the whole cluster (the embedded one).
+	RoleCluster    = "cluster"
+	RoleBroker     = "broker"
+	RoleController = "controller"
+	RoleGateway    = "gateway"
+	// RoleClient runs the load generator.
+	RoleClient = "client"
+)
+
+// HostSample is one reading of one host. Counters are cumulative from an
+// origin of the target's choosing; the runner stores differences from the
+// attempt's first sample.
+type HostSample struct {
+	// Host names the host within the group (e.g. "broker-1"; the local
+	// target's processes are "cluster", "gateway" and "client").
+	Host string
+	// Role is one of the Role constants.
+	Role string
+	// CPU is the CPU time spent by what the host runs for the group: the
+	// process on the local target, the whole machine on a remote one.
+	CPU time.Duration
+	// MemMiB is resident memory in MiB (local: the process's; remote: the
+	// machine's used memory); negative when unknown.
+	MemMiB float64
+	// Net counts network bytes (In received, Out sent); nil when the
+	// target does not measure it.
+	Net *Counters
+	// Disk counts block device bytes (In read, Out written); nil when the
+	// target does not measure it.
+	Disk *Counters
+}
+
+// Counters are a pair of cumulative byte counters.
+type Counters struct {
+	In, Out uint64
+}
+
+// LoadRunner is a Target that runs a row's load itself, on its own client
+// machines, against an endpoint of the group that is up. A Target that is
+// not one gets its loads run in xp's process (RunLoadHere).
+type LoadRunner interface {
+	RunLoad(ctx context.Context, l Load) (*loadgen.Result, error)
+}
+
+// Load is one load run.
+type Load struct {
+	Row      *planner.Row
+	Endpoint Endpoint
+	// Config is the load generator's configuration for the row, with
+	// Bootstrap set from Endpoint and ClientConfig nil: whoever runs the
+	// load reads Endpoint.ClientConfig on the machine where its clients
+	// run. Config.OnPhase, when set, must be called as the load generator
+	// reports phases (warmup, measure, drain, done), as they happen: the
+	// runner reads the measurement window's CPU time when they arrive.
+	Config loadgen.Config
+}
+
+// RunLoadHere runs l with the built-in load generator in this process,
+// reading the client config from this machine.
+func RunLoadHere(ctx context.Context, l Load) (*loadgen.Result, error) {
+	props, err := kafkaconf.ReadClientConfig(l.Endpoint.ClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("security mode %s: %w", l.Row.Security, err)
+	}
+	cfg := l.Config
+	cfg.Bootstrap = l.Endpoint.Bootstrap
+	cfg.ClientConfig = props
+	return loadgen.Run(ctx, cfg)
+}
+
+// LogCollector is a Target that can fetch the logs of the group's services
+// (brokers, controllers, gateways). The runner calls it after a failed
+// attempt, with a time bound, and keeps what it returns with the attempt.
+type LogCollector interface {
+	// CollectLogs returns the logs written since since, best effort: what
+	// it could fetch, with an error naming what it could not.
+	CollectLogs(ctx context.Context, since time.Time) ([]Log, error)
+}
+
+// Log is one named log of a service.
+type Log struct {
+	// Name says whose log it is, e.g. "broker-1/server.log".
+	Name string
+	Text []byte
+}
+
+// Restarter is a Target that can restart the services of the group that
+// is up without provisioning it again. Between the attempts of a failed
+// row the runner restarts instead of taking the group down and up again,
+// which on a cloud would destroy and re-create machines.
+type Restarter interface {
+	// Restart restarts every service of g and says how to reach them
+	// (addresses may change).
+	Restart(ctx context.Context, g Group) (Endpoints, error)
+}
+
+// ErrTransient marks an error of Up or Restart that may go away when the
+// call is repeated (a cloud API's rate limit, capacity briefly short, a
+// host not yet reachable): the runner retries those with backoff, and
+// fails the group's rows at once on any other.
+var ErrTransient = errors.New("transient")
+
+// Transient marks err as transient (ErrTransient); nil stays nil.
+func Transient(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &transientError{err}
+}
+
+type transientError struct{ err error }
+
+func (e *transientError) Error() string   { return e.err.Error() }
+func (e *transientError) Unwrap() []error { return []error{ErrTransient, e.err} }
+
+// IsTransient reports whether err is transient: it wraps ErrTransient, or
+// an error in its chain has a method Transient() bool that says so.
+func IsTransient(err error) bool {
+	if errors.Is(err, ErrTransient) {
+		return true
+	}
+	var t interface{ Transient() bool }
+	return errors.As(err, &t) && t.Transient()
+}

@@ -1,0 +1,309 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xp-bench/xp/infra/local/localtarget"
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/results"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// scripted is the real local target with scripted failures at the seam:
+// the first Up calls of the campaign's first group fail with upErrs,
+// Restart fails with restartErr, and the first group's tls loads fail
+// before they start when failTLS. What runs, runs on the real embedded
+// cluster.
+type scripted struct {
+	*localtarget.Target
+	upErrs     []error
+	restartErr error
+	failTLS    bool
+
+	mu            sync.Mutex
+	first         *planner.InfraKey
+	ups, restarts int
+}
+
+func (s *scripted) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	s.mu.Lock()
+	s.ups++
+	if s.first == nil {
+		s.first = &g.Key
+	}
+	var err error
+	if g.Key == *s.first && len(s.upErrs) > 0 {
+		err, s.upErrs = s.upErrs[0], s.upErrs[1:]
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return target.Endpoints{}, err
+	}
+	return s.Target.Up(ctx, g)
+}
+
+func (s *scripted) Restart(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	s.mu.Lock()
+	s.restarts++
+	s.mu.Unlock()
+	if s.restartErr != nil {
+		return target.Endpoints{}, s.restartErr
+	}
+	return s.Target.Restart(ctx, g)
+}
+
+func (s *scripted) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
+	s.mu.Lock()
+	fail := s.failTLS && l.Row.InfraKey() == *s.first && l.Row.Security == "tls"
+	s.mu.Unlock()
+	if fail {
+		return nil, errors.New("load refused by the test")
+	}
+	return s.Target.RunLoad(ctx, l)
+}
+
+// transientByMethod is transient by its Transient method, as errors of
+// other packages may be.
+type transientByMethod struct{}
+
+func (transientByMethod) Error() string   { return "host not reachable yet" }
+func (transientByMethod) Transient() bool { return true }
+
+// twoGroups is plaintext and tls on one broker and on two: two groups of
+// two short rows.
+func twoGroups(name string) string {
+	spec := smallSpec(name, []string{"plaintext", "tls"}, 1)
+	spec = strings.Replace(spec, "  brokers: 1\n", "", 1)
+	return short(strings.Replace(spec, "factors:\n", "factors:\n  brokers: [1, 2]\n", 1))
+}
+
+// short makes smallSpec's rows shorter: no warm-up, one second measured.
+func short(spec string) string {
+	return strings.Replace(spec, "  warmup_s: 1\n  duration_s: 2\n", "  warmup_s: 0\n  duration_s: 1\n", 1)
+}
+
+// TestTargetFailuresPolicy: transient Up errors are retried with backoff
+// (through the injected Sleep: nothing here waits), permanent ones and
+// exhausted retries fail the group's rows with the reason and the
+// campaign goes on to the next group; a failed attempt restarts the
+// services and a restart that fails for good fails the group's remaining
+// rows.
+func TestTargetFailuresPolicy(t *testing.T) {
+	tests := []struct {
+		name  string
+		s     *scripted
+		tries int
+		// want
+		err         error
+		sleeps      []time.Duration
+		ups         int
+		restarts    int
+		failedWith  string // error of every failed row's last attempt
+		failedRows  int
+		events1     []string // infra events of the first group
+		interrupted bool
+	}{
+		{name: "transient errors retried then up",
+			s:     &scripted{upErrs: []error{target.Transient(errors.New("rate limited")), transientByMethod{}}},
+			tries: 4, sleeps: []time.Duration{10 * time.Millisecond, 15 * time.Millisecond}, ups: 4,
+			events1: []string{"up-failed", "up-failed", "up", "down"}},
+		{name: "permanent error fails the group, the next one runs",
+			s:     &scripted{upErrs: []error{errors.New("invalid value for variable region")}},
+			tries: 4, err: ErrUnfinished, ups: 2, failedRows: 2,
+			failedWith: "permanent error): invalid value for variable region",
+			events1:    []string{"up-failed"}},
+		{name: "transient errors past the bound fail the group",
+			s: &scripted{upErrs: []error{target.Transient(errors.New("capacity")), target.Transient(errors.New("capacity")),
+				target.Transient(errors.New("capacity"))}},
+			tries: 3, err: ErrUnfinished, sleeps: []time.Duration{10 * time.Millisecond, 15 * time.Millisecond},
+			ups: 4, failedRows: 2, failedWith: "still failing after 3 tries): capacity",
+			events1: []string{"up-failed", "up-failed", "up-failed"}},
+		{name: "a failed restart fails the group's remaining rows",
+			s:     &scripted{restartErr: errors.New("broker did not start"), failTLS: true},
+			tries: 4, err: ErrUnfinished, ups: 2, restarts: 1,
+			failedWith: "(permanent error): broker did not start", events1: []string{"up", "restart-failed", "down"}},
+		{name: "interrupt while waiting to retry",
+			s:     &scripted{upErrs: []error{target.Transient(errors.New("rate limited"))}},
+			tries: 4, err: ErrInterrupted, sleeps: []time.Duration{10 * time.Millisecond}, ups: 1,
+			events1: []string{"up-failed"}, interrupted: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			plan := writePlan(t, dir, "pol", twoGroups("pol"))
+			tc.s.Target = localtarget.New(filepath.Join(dir, "work"))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var sleeps []time.Duration
+			var stderr syncBuffer
+			_, err := Run(ctx, Options{Platforms: only(tc.s), Plan: plan, Stderr: &stderr,
+				UpRetry: Retry{Tries: tc.tries, Backoff: 10 * time.Millisecond, MaxBackoff: 15 * time.Millisecond},
+				Sleep: func(ctx context.Context, d time.Duration) error {
+					sleeps = append(sleeps, d)
+					if tc.interrupted {
+						cancel() // the first Ctrl-C, while waiting
+						return ctx.Err()
+					}
+					return nil
+				}})
+			if tc.err == nil && err != nil || tc.err != nil && !errors.Is(err, tc.err) {
+				t.Fatalf("run: %v, want %v\n%s", err, tc.err, stderr.String())
+			}
+			if !slices.Equal(sleeps, tc.sleeps) {
+				t.Errorf("waits %v, want %v", sleeps, tc.sleeps)
+			}
+			if tc.s.ups != tc.ups || tc.s.restarts != tc.restarts {
+				t.Errorf("%d Up and %d Restart calls, want %d and %d", tc.s.ups, tc.s.restarts, tc.ups, tc.restarts)
+			}
+			db := DefaultDB(plan)
+			s, err := results.OpenReadOnly(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			events, _ := s.InfraEvents(context.Background())
+			var events1 []string
+			for _, e := range events {
+				if e.Group == tc.s.first.String() {
+					events1 = append(events1, e.Event)
+					if strings.HasSuffix(e.Event, "-failed") && e.Error == "" {
+						t.Errorf("event %s without its error", e.Event)
+					}
+				}
+			}
+			if !slices.Equal(events1, tc.events1) {
+				t.Errorf("events of the one-broker group %v, want %v", events1, tc.events1)
+			}
+			st := readDB(t, db)
+			failed := st.runsIn(results.Failed)
+			if tc.failedRows > 0 && len(failed) != tc.failedRows {
+				t.Errorf("failed rows %v, want %d", failed, tc.failedRows)
+			}
+			atts, _ := s.Attempts(context.Background())
+			last := map[string]results.Attempt{}
+			for _, a := range atts {
+				last[a.Run] = a
+			}
+			for _, run := range failed {
+				if !strings.Contains(last[run].Error, tc.failedWith) || tc.failedWith == "" {
+					t.Errorf("row %s failed with %q, want %q", run, last[run].Error, tc.failedWith)
+				}
+			}
+			if tc.interrupted {
+				if len(atts) != 0 {
+					t.Errorf("%d attempts after an interrupt before any row ran", len(atts))
+				}
+				return
+			}
+			// The campaign went on: both rows of the other group ran on its
+			// cluster and are done.
+			second := 0
+			for run, a := range last {
+				var env attemptEnv
+				json.Unmarshal(a.Environment, &env)
+				if env.Group != tc.s.first.String() {
+					second++
+					if st.states[run] != results.Done {
+						t.Errorf("row %s of the second group is %s (%s)", run, st.states[run], a.Error)
+					}
+				}
+			}
+			if second != 2 || len(st.runsIn(results.Done))+len(failed) != 4 {
+				t.Errorf("states %v (%d rows of the second group): want every row done or failed", st.states, second)
+			}
+		})
+	}
+}
+
+// countingLoads counts the loads it runs, in xp's process like the local
+// target.
+type countingLoads struct {
+	*localtarget.Target
+	mu    sync.Mutex
+	loads []string
+}
+
+func (c *countingLoads) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
+	c.mu.Lock()
+	c.loads = append(c.loads, l.Row.Run)
+	c.mu.Unlock()
+	if len(l.Config.Bootstrap) == 0 || l.Config.ClientConfig != nil || l.Config.OnPhase == nil {
+		return nil, errors.New("the runner's Load lacks bootstrap or OnPhase, or carries client properties")
+	}
+	return target.RunLoadHere(ctx, l)
+}
+
+// upDownOnly is a target with nothing but Up and Down.
+type upDownOnly struct{ t target.Target }
+
+func (u upDownOnly) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	return u.t.Up(ctx, g)
+}
+func (u upDownOnly) Down(ctx context.Context) error { return u.t.Down(ctx) }
+
+// TestLoadAndTelemetrySeams: the runner runs loads through the target's
+// LoadRunner when it has one, and otherwise in its own process, sampling
+// itself as the client host; without a TelemetrySource there are no
+// per-host CPU metrics.
+func TestLoadAndTelemetrySeams(t *testing.T) {
+	dir := t.TempDir()
+	counting := &countingLoads{Target: localtarget.New(filepath.Join(dir, "w1"))}
+	tests := []struct {
+		name      string
+		t         target.Target
+		hosts     []string
+		gatewayMs bool
+	}{
+		{"load runner and telemetry source", counting, []string{"client", "cluster"}, true},
+		{"up and down only", upDownOnly{localtarget.New(filepath.Join(dir, "w2"))}, []string{"client"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sub := t.TempDir()
+			plan := writePlan(t, sub, "seam", short(smallSpec("seam", []string{"plaintext", "tls"}, 1)))
+			var stderr syncBuffer
+			if _, err := Run(context.Background(), Options{Platforms: only(tc.t), Plan: plan, Stderr: &stderr}); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			s, err := results.OpenReadOnly(context.Background(), DefaultDB(plan))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			atts, _ := s.Attempts(context.Background())
+			for _, a := range atts {
+				tel, _ := s.Telemetry(context.Background(), a.ID)
+				hosts := map[string]bool{}
+				for _, smp := range tel {
+					hosts[smp.Host] = true
+				}
+				var got []string
+				for h := range hosts {
+					got = append(got, h)
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, tc.hosts) {
+					t.Errorf("attempt %d: telemetry hosts %v, want %v", a.ID, got, tc.hosts)
+				}
+				_, hasGW := a.Metrics["gateway_cpu_us_per_msg"]
+				_, hasCluster := a.Metrics["host_cpu_cluster_us_per_msg"]
+				if hasGW != tc.gatewayMs || hasCluster != tc.gatewayMs {
+					t.Errorf("attempt %d: gateway_cpu_us_per_msg %v, host_cpu_cluster_us_per_msg %v, want both %v",
+						a.ID, hasGW, hasCluster, tc.gatewayMs)
+				}
+			}
+		})
+	}
+	if len(counting.loads) != 2 {
+		t.Errorf("the target's LoadRunner ran %v, want both rows", counting.loads)
+	}
+}
