@@ -30,8 +30,9 @@ type Progress struct {
 	// MeanAttempt is the mean wall time of attempts that completed (done,
 	// invalid or failed).
 	MeanAttempt time.Duration
-	// InfraUp lists groups whose latest event is "up", or a restart of
-	// their services ("restart", "restart-failed").
+	// InfraUp lists the "up" event of each group still up: its latest
+	// event is "up", or a restart of its services ("restart",
+	// "restart-failed").
 	InfraUp []InfraEvent
 	// Cost is the sum of the cost of every infrastructure event, USD.
 	Cost float64
@@ -127,7 +128,7 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 	if err != nil {
 		return p, err
 	}
-	latest := map[string]InfraEvent{}
+	latest, lastUp := map[string]InfraEvent{}, map[string]InfraEvent{}
 	var order []string
 	for _, e := range events {
 		p.Cost += e.Cost
@@ -135,11 +136,22 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 			order = append(order, e.Group)
 		}
 		latest[e.Group] = e
+		if e.Event == "up" {
+			lastUp[e.Group] = e
+		}
 	}
 	for _, g := range order {
 		switch e := latest[g]; e.Event {
-		case "up", "restart", "restart-failed":
+		case "up":
 			p.InfraUp = append(p.InfraUp, e)
+		case "restart", "restart-failed":
+			// Services restarted on machines still up since their "up"
+			// (its time and price), reached through the restart's outputs.
+			up := lastUp[g]
+			if len(e.Outputs) > 0 {
+				up.Outputs = e.Outputs
+			}
+			p.InfraUp = append(p.InfraUp, up)
 		}
 	}
 	return p, nil

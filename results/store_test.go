@@ -339,8 +339,8 @@ func TestInfraEvents(t *testing.T) {
 	s.AddInfraEvent(ctx, InfraEvent{Event: "down", Group: "g1", Cost: 1.5})
 	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g2", Outputs: json.RawMessage(`{"hosts":["a"]}`), Cost: 0.25})
 	// Services restarted on a group that stays up.
-	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g4"})
-	s.AddInfraEvent(ctx, InfraEvent{Event: "restart", Group: "g4"})
+	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g4", HourlyUSD: 0.5})
+	s.AddInfraEvent(ctx, InfraEvent{Event: "restart", Group: "g4", Outputs: json.RawMessage(`{"hosts":["b"]}`)})
 	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g5"})
 	s.AddInfraEvent(ctx, InfraEvent{Event: "restart-failed", Group: "g5", Error: "broker-1 did not start"})
 	p, err := s.Progress(ctx)
@@ -348,6 +348,7 @@ func TestInfraEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.InfraUp) != 3 || p.InfraUp[0].Group != "g2" || p.InfraUp[1].Group != "g4" || p.InfraUp[2].Group != "g5" ||
+		p.InfraUp[1].Event != "up" || p.InfraUp[1].HourlyUSD != 0.5 || string(p.InfraUp[1].Outputs) != `{"hosts":["b"]}` ||
 		p.Cost != 1.75 {
 		t.Fatalf("infra up %+v cost %v", p.InfraUp, p.Cost)
 	}
