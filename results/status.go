@@ -30,9 +30,9 @@ type Progress struct {
 	// MeanAttempt is the mean wall time of attempts that completed (done,
 	// invalid or failed).
 	MeanAttempt time.Duration
-	// InfraUp lists the "up" event of each group still up: its latest
-	// event is "up", or a restart of its services ("restart",
-	// "restart-failed").
+	// InfraUp lists each group still up (its latest event is "up", or a
+	// restart of its services: "restart", "restart-failed") by its first
+	// "up" since it was last down, with its latest outputs.
 	InfraUp []InfraEvent
 	// Cost is the sum of the cost of every infrastructure event, USD.
 	Cost float64
@@ -128,7 +128,12 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 	if err != nil {
 		return p, err
 	}
-	latest, lastUp := map[string]InfraEvent{}, map[string]InfraEvent{}
+	// A group still up is reported by its first "up" since it was last
+	// down (when its machines came up, with their price: a provisioner
+	// records its own "up" before the runner's), with the outputs of its
+	// latest "up" or "restart" (how to reach it now).
+	latest, firstUp := map[string]InfraEvent{}, map[string]InfraEvent{}
+	outputs := map[string][]byte{}
 	var order []string
 	for _, e := range events {
 		p.Cost += e.Cost
@@ -136,21 +141,26 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 			order = append(order, e.Group)
 		}
 		latest[e.Group] = e
-		if e.Event == "up" {
-			lastUp[e.Group] = e
+		switch e.Event {
+		case "down":
+			delete(firstUp, e.Group)
+		case "up":
+			if _, ok := firstUp[e.Group]; !ok {
+				firstUp[e.Group] = e
+			}
+		}
+		if (e.Event == "up" || e.Event == "restart") && len(e.Outputs) > 0 {
+			outputs[e.Group] = e.Outputs
 		}
 	}
 	for _, g := range order {
-		switch e := latest[g]; e.Event {
-		case "up":
-			p.InfraUp = append(p.InfraUp, e)
-		case "restart", "restart-failed":
-			// Services restarted on machines still up since their "up"
-			// (its time and price), reached through the restart's outputs.
-			up := lastUp[g]
-			if len(e.Outputs) > 0 {
-				up.Outputs = e.Outputs
+		switch latest[g].Event {
+		case "up", "restart", "restart-failed":
+			up, ok := firstUp[g]
+			if !ok {
+				up = latest[g]
 			}
+			up.Outputs = outputs[g]
 			p.InfraUp = append(p.InfraUp, up)
 		}
 	}

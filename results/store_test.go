@@ -340,6 +340,7 @@ func TestInfraEvents(t *testing.T) {
 	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g2", Outputs: json.RawMessage(`{"hosts":["a"]}`), Cost: 0.25})
 	// Services restarted on a group that stays up.
 	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g4", HourlyUSD: 0.5})
+	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g4", Outputs: json.RawMessage(`{"hosts":["a"]}`)})
 	s.AddInfraEvent(ctx, InfraEvent{Event: "restart", Group: "g4", Outputs: json.RawMessage(`{"hosts":["b"]}`)})
 	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "g5"})
 	s.AddInfraEvent(ctx, InfraEvent{Event: "restart-failed", Group: "g5", Error: "broker-1 did not start"})
