@@ -49,6 +49,30 @@ func dryRun(ctx context.Context, o Options, p *plan, groups []target.Group) (Sum
 	w := o.Stdout
 	fmt.Fprintf(w, "plan %s: campaign %s, %d rows, %d infrastructure groups; db %s; target %s\n",
 		o.Plan, p.rows[0].Campaign, len(p.rows), len(groups), o.DB, o.Target)
+	// Rows to run, and the finished members of matched sets that have one
+	// (they run again with it, as xp run keeps sets whole).
+	type setKey struct {
+		pair string
+		rep  int
+	}
+	willRun := map[string]bool{}
+	setRuns := map[setKey]bool{}
+	for _, r := range p.rows {
+		st, ok := states[r.Run]
+		if !ok {
+			st = results.Pending
+		}
+		if st == results.Pending || st == results.Running ||
+			st == results.Failed && failedCounts[r.Run][results.OutcomeFailed] < o.MaxAttempts {
+			willRun[r.Run] = true
+			setRuns[setKey{r.Pair, r.Replicate}] = true
+		}
+	}
+	for _, r := range p.rows {
+		if st := states[r.Run]; (st == results.Done || st == results.Invalid) && setRuns[setKey{r.Pair, r.Replicate}] {
+			willRun[r.Run] = true
+		}
+	}
 	var total time.Duration
 	torun := 0
 	for i, g := range groups {
@@ -60,9 +84,7 @@ func dryRun(ctx context.Context, o Options, p *plan, groups []target.Group) (Sum
 				st = results.Pending
 			}
 			sum.Rows[st]++
-			run := st == results.Pending || st == results.Running ||
-				st == results.Failed && failedCounts[r.Run][results.OutcomeFailed] < o.MaxAttempts
-			if run {
+			if willRun[r.Run] {
 				n++
 				est += time.Duration(r.WarmupS+r.DurationS)*time.Second + time.Second
 			}

@@ -663,6 +663,12 @@ func TestPartialSetRunsAgainWhole(t *testing.T) {
 		t.Fatalf("after the interrupt: %v %v", st.states, st.attempts)
 	}
 
+	// A dry run counts the finished member with the rows to run.
+	var dry syncBuffer
+	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, DryRun: true,
+		Stdout: &dry, Stderr: io.Discard}); err != nil || !strings.Contains(dry.String(), "would run 4 rows") {
+		t.Fatalf("dry run: %v\n%s", err, dry.String())
+	}
 	var stderr syncBuffer
 	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, Stderr: &stderr}); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr.String())
