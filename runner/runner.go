@@ -312,7 +312,7 @@ func checkRows(ctx context.Context, p *plan, t openedTarget, o Options) error {
 		sort.Strings(names)
 		for _, m := range names {
 			why := "the target does not serve it"
-			if gatewayMode(m) {
+			if planner.NeedsGateway(m) {
 				why = "it needs a gateway, which the " + platform + " target does not provide yet"
 			}
 			problems = append(problems, fmt.Sprintf("%d rows use security %s (e.g. %s): %s (it serves %s)",
@@ -327,10 +327,6 @@ func checkRows(ctx context.Context, p *plan, t openedTarget, o Options) error {
 	}
 	return badInputf("plan %s cannot run on this target:\n  %s\nremove those rows from the spec, or run them on a target that serves them",
 		p.path, strings.Join(problems, "\n  "))
-}
-
-func gatewayMode(m string) bool {
-	return m == "proxy" || m == "encrypt" || m == "field_encrypt"
 }
 
 // groupRows groups rows by infrastructure: groups in order of their first

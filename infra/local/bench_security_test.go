@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -39,17 +40,17 @@ func BenchmarkSecurityModesEndToEnd(b *testing.B) {
 	}
 	for _, tc := range []struct{ name, security, encoding string }{
 		{"direct_tls/json", "", "json"},
-		{"proxy/json", Proxy, "json"},
-		{"encrypt/json", Encrypt, "json"},
-		{"field_encrypt/json", FieldEncrypt, "json"},
-		{"field_encrypt/avro", FieldEncrypt, "avro"},
-		{"field_encrypt/protobuf", FieldEncrypt, "protobuf"},
+		{"proxy/json", planner.SecurityProxy, "json"},
+		{"encrypt/json", planner.SecurityEncrypt, "json"},
+		{"field_encrypt/json", planner.SecurityFieldEncrypt, "json"},
+		{"field_encrypt/avro", planner.SecurityFieldEncrypt, "avro"},
+		{"field_encrypt/protobuf", planner.SecurityFieldEncrypt, "protobuf"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			mode := c.Modes()[TLS]
 			if tc.security != "" {
 				enc := tc.encoding
-				if tc.security != FieldEncrypt {
+				if tc.security != planner.SecurityFieldEncrypt {
 					enc = ""
 				}
 				g, err := StartGatewayMode(ctx, c, GatewayModeOptions{Security: tc.security, Encoding: enc, SchemaDir: schemas})
@@ -57,7 +58,7 @@ func BenchmarkSecurityModesEndToEnd(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer g.Close()
-				mode = c.Modes()[GatewayModeName(tc.security, TLS, enc)]
+				mode = c.Modes()[planner.GatewayModeName(tc.security, TLS, enc)]
 			}
 			props, err := kafkaconf.ReadClientConfig(mode.ClientConfig)
 			if err != nil {

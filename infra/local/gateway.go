@@ -9,13 +9,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/kafkaconf"
-)
-
-// Gateway mode names.
-const (
-	Proxy        = "proxy"
-	Encrypt      = "encrypt"
-	FieldEncrypt = "field_encrypt"
+	"github.com/xp-bench/xp/planner"
 )
 
 // GatewayOptions configure StartGateway.
@@ -45,7 +39,7 @@ type GatewayOptions struct {
 // the cluster.
 func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.Gateway, error) {
 	if o.Name == "" {
-		o.Name = Proxy
+		o.Name = planner.SecurityProxy
 	}
 	if o.Transport == "" {
 		o.Transport = TLS

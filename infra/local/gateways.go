@@ -23,21 +23,6 @@ const (
 	DefaultFieldEncoding    = planner.DefaultFieldEncoding
 )
 
-// GatewayModeName is the name under which the embedded cluster serves the
-// gateway mode security (proxy, encrypt or field_encrypt) with the given
-// client-leg transport and, for field_encrypt, record encoding: the bare
-// security name for the defaults (tls, json), otherwise suffixed, e.g.
-// "proxy.sasl_ssl" or "field_encrypt.avro.mtls" (planner.GatewayModeName,
-// the one spelling every target uses).
-func GatewayModeName(security, transport, encoding string) string {
-	return planner.GatewayModeName(security, transport, encoding)
-}
-
-// IsGatewayMode reports whether security needs a gateway.
-func IsGatewayMode(security string) bool {
-	return security == Proxy || security == Encrypt || security == FieldEncrypt
-}
-
 // GatewayModeOptions configure StartGatewayMode.
 type GatewayModeOptions struct {
 	// Security is proxy, encrypt or field_encrypt.
@@ -49,7 +34,8 @@ type GatewayModeOptions struct {
 	Encoding string
 	// Fields are the record fields field_encrypt encrypts; default ssn.
 	Fields []string
-	// Name is the mode registered in Modes(); default GatewayModeName.
+	// Name is the mode registered in Modes(); default
+	// planner.GatewayModeName.
 	Name string
 	// SchemaDir holds record.avsc and record.pb (the load generator's
 	// schemas) for avro and protobuf field_encrypt.
@@ -82,7 +68,7 @@ func (c *Cluster) Vault() (string, error) {
 }
 
 // StartGatewayMode starts xp's gateway for one gateway mode in front of c
-// and registers it under GatewayModeName. Close the gateway before the
+// and registers it under planner.GatewayModeName. Close the gateway before the
 // cluster.
 func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*gateway.Gateway, error) {
 	if o.Transport == "" {
@@ -93,18 +79,18 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 	}
 	name := o.Name
 	if name == "" {
-		name = GatewayModeName(o.Security, o.Transport, o.Encoding)
+		name = planner.GatewayModeName(o.Security, o.Transport, o.Encoding)
 	}
 	gopts := GatewayOptions{Name: name, Transport: o.Transport, Logger: o.Logger, Crypto: o.Crypto}
 	switch o.Security {
-	case Proxy:
-	case Encrypt, FieldEncrypt:
+	case planner.SecurityProxy:
+	case planner.SecurityEncrypt, planner.SecurityFieldEncrypt:
 		vault, err := c.Vault()
 		if err != nil {
 			return nil, err
 		}
 		var cfg encrypt.Config
-		if o.Security == Encrypt {
+		if o.Security == planner.SecurityEncrypt {
 			cfg, err = encrypt.Preset(encrypt.ModeEncrypt, vault)
 		} else {
 			cfg, err = encrypt.FieldPreset(o.Encoding, vault, o.SchemaDir)
@@ -125,7 +111,7 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 		}
 		gopts.Filters = []gateway.RecordFilter{f}
 	default:
-		return nil, fmt.Errorf("local: %q is not a gateway mode (want %s, %s or %s)", o.Security, Proxy, Encrypt, FieldEncrypt)
+		return nil, fmt.Errorf("local: %q is not a gateway mode (want one of %v)", o.Security, planner.GatewayModes())
 	}
 	return StartGateway(ctx, c, gopts)
 }

@@ -14,23 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
-
-func TestGatewayModeName(t *testing.T) {
-	for _, tc := range []struct{ security, transport, encoding, want string }{
-		{"proxy", "", "", "proxy"},
-		{"proxy", "tls", "json", "proxy"},
-		{"proxy", "sasl_ssl", "avro", "proxy.sasl_ssl"},
-		{"encrypt", "mtls", "protobuf", "encrypt.mtls"},
-		{"field_encrypt", "tls", "json", "field_encrypt"},
-		{"field_encrypt", "plaintext", "avro", "field_encrypt.avro.plaintext"},
-	} {
-		if got := GatewayModeName(tc.security, tc.transport, tc.encoding); got != tc.want {
-			t.Errorf("GatewayModeName(%q, %q, %q) = %q, want %q", tc.security, tc.transport, tc.encoding, got, tc.want)
-		}
-	}
-}
 
 // TestEncryptingModesEndToEnd runs the load generator through each
 // encrypting gateway mode of the embedded cluster: the run is healthy,
@@ -65,7 +51,7 @@ func TestEncryptingModesEndToEnd(t *testing.T) {
 		{"field_encrypt", "mtls", "avro"},
 		{"field_encrypt", "tls", "protobuf"},
 	} {
-		name := GatewayModeName(tc.security, tc.transport, tc.encoding)
+		name := planner.GatewayModeName(tc.security, tc.transport, tc.encoding)
 		t.Run(name+"/"+tc.encoding, func(t *testing.T) {
 			enc := tc.encoding
 			if tc.security == "encrypt" {
@@ -145,7 +131,7 @@ func TestRelativeDirBecomesAbsolute(t *testing.T) {
 		t.Fatalf("Dir() = %q, want an absolute path", c.Dir())
 	}
 	// An encrypting gateway resolves its vault against the directory.
-	g, err := StartGatewayMode(ctx, c, GatewayModeOptions{Security: Encrypt})
+	g, err := StartGatewayMode(ctx, c, GatewayModeOptions{Security: planner.SecurityEncrypt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,14 +28,16 @@ import (
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/planner"
 )
 
-// Direct security modes every embedded cluster serves.
+// Direct security modes every embedded cluster serves, by the planner's
+// names (the one definition of the security modes).
 const (
-	Plaintext = "plaintext"
-	TLS       = "tls"
-	MTLS      = "mtls"
-	SASLSSL   = "sasl_ssl"
+	Plaintext = planner.SecurityPlaintext
+	TLS       = planner.SecurityTLS
+	MTLS      = planner.SecurityMTLS
+	SASLSSL   = planner.SecuritySASLSSL
 )
 
 // DirectModes lists the direct modes in a fixed order.

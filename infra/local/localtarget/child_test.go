@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/planner"
 )
 
 // TestChildErrors: a child that cannot serve its spec says why, and the
@@ -19,7 +20,7 @@ func TestChildErrors(t *testing.T) {
 	}{
 		{"unknown role", childSpec{Role: "broker"}, `unknown role "broker"`},
 		{"gateways without a cluster directory", childSpec{Role: roleGateways, Dir: t.TempDir(),
-			Gateways: []childGateway{{Name: "proxy", Security: local.Proxy}}}, "not an embedded cluster's directory"},
+			Gateways: []childGateway{{Name: "proxy", Security: planner.SecurityProxy}}}, "not an embedded cluster's directory"},
 		{"too many brokers", childSpec{Role: roleCluster, Brokers: 12}, "brokers 12: want 1..9"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

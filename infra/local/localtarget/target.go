@@ -134,7 +134,7 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 			}
 			o := childGateway{Name: name, Security: r.Security, Transport: r.GatewayTransport,
 				Encoding: r.Encoding, Fields: r.EncryptFields, Crypto: r.GatewayCrypto}
-			if r.Security == local.FieldEncrypt {
+			if r.Security == planner.SecurityFieldEncrypt {
 				o.SchemaDir = filepath.Join(cluster.Dir, "schema")
 				if err := writeSchemas(o.SchemaDir); err != nil {
 					return fmt.Errorf("local target: %s gateway: %w", key, err)
@@ -231,7 +231,10 @@ func (t *Target) Modes(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("local target: %w", err)
 	}
 	defer c.Close()
-	have := map[string]bool{local.Proxy: true, local.Encrypt: true, local.FieldEncrypt: true}
+	have := map[string]bool{}
+	for _, m := range planner.GatewayModes() {
+		have[m] = true
+	}
 	for name := range c.Modes() {
 		have[name] = true
 	}
@@ -251,7 +254,7 @@ func (t *Target) CheckRow(r *planner.Row) error {
 	if r.GatewayKind != "" && r.GatewayKind != "builtin" {
 		return fmt.Errorf("gateway_kind %s: the local target runs only the builtin gateway", r.GatewayKind)
 	}
-	if r.Security == local.FieldEncrypt {
+	if r.Security == planner.SecurityFieldEncrypt {
 		if _, err := encrypt.FieldPreset(r.Encoding, "vault", "schema"); err != nil {
 			return fmt.Errorf("field_encrypt with encoding %s: %v", r.Encoding, err)
 		}
