@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
@@ -48,26 +51,21 @@ const xerialBlock = 32 << 10
 
 // codecs holds the reusable compressors of one Rewriter.
 type codecs struct {
-	gzw  *gzip.Writer
 	gzr  gzip.Reader
-	lzw  *lz4.Writer
 	lzr  *lz4.Reader
-	zenc *zstd.Encoder
 	zdec *zstd.Decoder
 	br   bytes.Reader
-	app  appender
+	buf  bytes.Buffer // the spare capacity of compress's dst, for kgo
 	max  int
 	// xerial remembers whether the last snappy input was xerial framed, so
 	// the batch goes back in the framing it came in.
 	xerial bool
 }
 
-// appender is an io.Writer that appends to a slice.
-type appender struct{ b []byte }
-
-func (a *appender) Write(p []byte) (int, error) { a.b = append(a.b, p...); return len(p), nil }
-
-// decompress appends the decompressed src to dst.
+// decompress appends the decompressed src to dst, never more than max
+// bytes (ErrTooLarge). It stays ours rather than kgo.DefaultDecompressor,
+// which bounds output only at 2 GiB: a gateway decompresses batches from
+// any client, and one small batch must not make it allocate gigabytes.
 func (c *codecs) decompress(dst []byte, codec Codec, src []byte) ([]byte, error) {
 	switch codec {
 	case Gzip:
@@ -161,56 +159,33 @@ func (c *codecs) readAll(dst []byte, r io.Reader) ([]byte, error) {
 	}
 }
 
-// compress appends src compressed with codec to dst. The gateway
-// recompresses on the request path, so every codec runs at its fastest
-// level (gzip 1, zstd fastest, lz4 fast without the optional content
-// checksum): a slightly larger batch, much less added latency and CPU.
+// compress appends src compressed with codec to dst. gzip, lz4 and zstd
+// are franz-go's own compressors (kgo.DefaultCompressor), each at its
+// fastest level (gzip 1, lz4 fast, zstd fastest): the gateway recompresses
+// on the request path, where a slightly larger batch costs less than the
+// added latency and CPU. Snappy stays ours: a batch goes back in the
+// framing it came in (xerial, snappy-java's default, or a raw block), and
+// franz-go writes raw blocks only.
 func (c *codecs) compress(dst []byte, codec Codec, src []byte) ([]byte, error) {
 	switch codec {
-	case Gzip:
-		c.app.b = dst
-		if c.gzw == nil {
-			c.gzw, _ = gzip.NewWriterLevel(&c.app, gzip.BestSpeed)
-		} else {
-			c.gzw.Reset(&c.app)
-		}
-		if _, err := c.gzw.Write(src); err != nil {
+	case Gzip, LZ4, Zstd:
+		comp, err := kgoCompressor(codec)
+		if err != nil {
 			return dst, err
 		}
-		if err := c.gzw.Close(); err != nil {
-			return dst, err
+		// The compressor writes into the spare capacity of dst when it
+		// fits, so the common case copies nothing.
+		spare := dst[len(dst):]
+		c.buf = *bytes.NewBuffer(spare)
+		out, used := comp.Compress(&c.buf, src)
+		c.buf = bytes.Buffer{}
+		if used == kgo.CodecError {
+			return dst, fmt.Errorf("records: %s compression failed", codec)
 		}
-		out := c.app.b
-		c.app.b = nil
-		return out, nil
-	case LZ4:
-		c.app.b = dst
-		if c.lzw == nil {
-			c.lzw = lz4.NewWriter(&c.app)
-			if err := c.lzw.Apply(lz4.ChecksumOption(false)); err != nil {
-				return dst, err
-			}
-		} else {
-			c.lzw.Reset(&c.app)
+		if len(out) > 0 && cap(spare) >= len(out) && &out[0] == &spare[:1][0] {
+			return dst[:len(dst)+len(out)], nil
 		}
-		if _, err := c.lzw.Write(src); err != nil {
-			return dst, err
-		}
-		if err := c.lzw.Close(); err != nil {
-			return dst, err
-		}
-		out := c.app.b
-		c.app.b = nil
-		return out, nil
-	case Zstd:
-		if c.zenc == nil {
-			e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20), zstd.WithEncoderLevel(zstd.SpeedFastest))
-			if err != nil {
-				return dst, err
-			}
-			c.zenc = e
-		}
-		return c.zenc.EncodeAll(src, dst), nil
+		return append(dst, out...), nil
 	case Snappy:
 		if !c.xerial {
 			return snappyBlock(dst, src), nil
@@ -229,6 +204,32 @@ func (c *codecs) compress(dst []byte, codec Codec, src []byte) ([]byte, error) {
 		return dst, nil
 	}
 	return dst, fmt.Errorf("records: unknown compression codec %d", codec)
+}
+
+// kgoCompressors are franz-go's compressors of the gateway's codecs, made
+// once (they pool their encoders and are safe for concurrent use).
+var kgoCompressors = sync.OnceValues(func() (map[Codec]kgo.Compressor, error) {
+	m := map[Codec]kgo.Compressor{}
+	for codec, cc := range map[Codec]kgo.CompressionCodec{
+		Gzip: kgo.GzipCompression().WithLevel(gzip.BestSpeed),
+		LZ4:  kgo.Lz4Compression().WithLevel(0), // lz4.Fast
+		Zstd: kgo.ZstdCompression().WithLevel(int(zstd.SpeedFastest)),
+	} {
+		comp, err := kgo.DefaultCompressor(cc)
+		if err != nil {
+			return nil, fmt.Errorf("records: %s compressor: %w", codec, err)
+		}
+		m[codec] = comp
+	}
+	return m, nil
+})
+
+func kgoCompressor(codec Codec) (kgo.Compressor, error) {
+	m, err := kgoCompressors()
+	if err != nil {
+		return nil, err
+	}
+	return m[codec], nil
 }
 
 func snappyBlock(dst, src []byte) []byte {
