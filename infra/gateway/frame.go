@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/xp-bench/xp/infra/kafkaframe"
 )
 
 // A Kafka frame is a big-endian int32 size followed by that many bytes. A
@@ -36,37 +37,33 @@ type FrameError struct {
 
 func (e *FrameError) Error() string { return "bad frame: " + e.Reason }
 
-var errTruncated = errors.New("truncated")
+// errTruncated: the bytes end inside a header (kafkaframe's).
+var errTruncated = kafkaframe.ErrTruncated
 
-// frameTooBig reports a size outside [min, max].
+// checkFrameSize reports a size outside [min, max] as a FrameError.
 func checkFrameSize(size int32, min, max int) error {
-	if size < 0 || int(size) < min {
-		return &FrameError{Reason: fmt.Sprintf("size %d is below the minimum %d", size, min)}
-	}
-	if int64(size) > int64(max) {
-		return &FrameError{Reason: fmt.Sprintf("size %d exceeds the maximum frame size %d (limits.max_frame_bytes)", size, max)}
+	var se *kafkaframe.SizeError
+	if err := kafkaframe.CheckSize(size, min, max); errors.As(err, &se) {
+		reason := se.Error()
+		if int64(size) > int64(max) {
+			reason += " (limits.max_frame_bytes)"
+		}
+		return &FrameError{Reason: reason}
 	}
 	return nil
 }
 
 // requestHeader is the routed part of a request header.
-type requestHeader struct {
-	Key     int16
-	Version int16
-	CorrID  int32
-}
+type requestHeader = kafkaframe.RequestHeader
 
 // parseRequestPrefix reads the fixed part of a request header from the body
 // (the frame without its size).
 func parseRequestPrefix(body []byte) (requestHeader, error) {
-	if len(body) < 8 {
+	h, ok := kafkaframe.ParseRequestPrefix(body)
+	if !ok {
 		return requestHeader{}, &FrameError{Reason: "request shorter than its header"}
 	}
-	return requestHeader{
-		Key:     int16(binary.BigEndian.Uint16(body[0:])),
-		Version: int16(binary.BigEndian.Uint16(body[2:])),
-		CorrID:  int32(binary.BigEndian.Uint32(body[4:])),
-	}, nil
+	return h, nil
 }
 
 // requestHeaderLen returns the length of the whole request header (prefix,
@@ -74,29 +71,18 @@ func parseRequestPrefix(body []byte) (requestHeader, error) {
 // returns errTruncated when body ends inside the header, and a FrameError
 // when the header is malformed.
 func requestHeaderLen(body []byte, h requestHeader) (int, error) {
-	if len(body) < minRequestLen {
-		return 0, errTruncated
+	n, err := kafkaframe.RequestHeaderLen(body, requestFlexible(h.Key, h.Version))
+	return n, frameError(err)
+}
+
+// frameError turns kafkaframe's malformed-header errors into FrameErrors;
+// others (errTruncated) pass unchanged.
+func frameError(err error) error {
+	var m *kafkaframe.MalformedError
+	if errors.As(err, &m) {
+		return &FrameError{Reason: m.Reason}
 	}
-	n := 8
-	idLen := int(int16(binary.BigEndian.Uint16(body[n:])))
-	n += 2
-	if idLen < -1 {
-		return 0, &FrameError{Reason: fmt.Sprintf("client id length %d", idLen)}
-	}
-	if idLen > 0 {
-		n += idLen
-		if n > len(body) {
-			return 0, errTruncated
-		}
-	}
-	if requestFlexible(h.Key, h.Version) {
-		m, err := skipTags(body[n:])
-		if err != nil {
-			return 0, err
-		}
-		n += m
-	}
-	return n, nil
+	return err
 }
 
 // responseHeaderLen is the length of a response header for a request of
@@ -124,38 +110,11 @@ func responseHeaderLen(body []byte, key, version int16) (int, error) {
 // negative on overflow.
 func uvarint(b []byte) (uint64, int) { return binary.Uvarint(b) }
 
-// skipTags returns the length of a tagged-field section at the start of b.
+// skipTags returns the length of a tagged-field section at the start of b:
+// errTruncated when b ends inside it, a FrameError when it is malformed.
 func skipTags(b []byte) (int, error) {
-	count, n := uvarint(b)
-	if n == 0 {
-		return 0, errTruncated
-	}
-	if n < 0 || count > uint64(len(b)) {
-		return 0, &FrameError{Reason: "bad tagged field count"}
-	}
-	for i := uint64(0); i < count; i++ {
-		_, m := uvarint(b[n:])
-		if m == 0 {
-			return 0, errTruncated
-		}
-		if m < 0 {
-			return 0, &FrameError{Reason: "bad tag"}
-		}
-		n += m
-		size, m := uvarint(b[n:])
-		if m == 0 {
-			return 0, errTruncated
-		}
-		if m < 0 || size > uint64(len(b)) {
-			return 0, &FrameError{Reason: "bad tag size"}
-		}
-		n += m
-		if uint64(len(b)-n) < size {
-			return 0, errTruncated
-		}
-		n += int(size)
-	}
-	return n, nil
+	n, err := kafkaframe.SkipTags(b)
+	return n, frameError(err)
 }
 
 // produceAcks reads the acks field of a produce request body (the bytes

@@ -17,7 +17,6 @@ import (
 	"context"
 	"crypto/cipher"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +32,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/xp-bench/xp/infra/kafkaframe"
 	"github.com/xp-bench/xp/internal/aesgcm"
 )
 
@@ -307,17 +307,9 @@ func (g *Gateway) prime() {
 	if _, err := c.Write(frame); err != nil {
 		return
 	}
-	var size [sizeLen]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
+	body, err := kafkaframe.ReadFrame(c, nil, 4, 1<<20)
+	if err != nil {
 		g.log.Debug("priming node listeners: no metadata from the upstream (SASL?)", "upstream", addr, "error", err)
-		return
-	}
-	n := binary.BigEndian.Uint32(size[:])
-	if n < 4 || n > 1<<20 {
-		return
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c, body); err != nil {
 		return
 	}
 	if _, _, err := rewriteResponse(nil, body[4:], keyMetadata, 1, g); err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/xp-bench/xp/infra/kafkaframe"
 )
 
 // maxFrame bounds one Kafka frame the front accepts (Kafka's default
@@ -185,20 +186,7 @@ func rewrites(key int16) bool {
 
 // readFrame reads one size-prefixed frame into buf (grown as needed).
 func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
-	var sz [4]byte
-	if _, err := io.ReadFull(r, sz[:]); err != nil {
-		return buf, err
-	}
-	n := int(int32(binary.BigEndian.Uint32(sz[:])))
-	if n < 4 || n > maxFrame {
-		return buf, fmt.Errorf("frame size %d out of range", n)
-	}
-	if cap(buf) < n {
-		buf = make([]byte, n, n+n/4)
-	}
-	buf = buf[:n]
-	_, err := io.ReadFull(r, buf)
-	return buf, err
+	return kafkaframe.ReadFrame(r, buf, 4, maxFrame)
 }
 
 func writeFrame(w *bufio.Writer, frame []byte) error {
@@ -217,16 +205,14 @@ func relayRequests(r *bufio.Reader, up net.Conn, p *pending) {
 		if buf, err = readFrame(r, buf); err != nil {
 			return
 		}
-		if len(buf) < 8 {
+		h, ok := kafkaframe.ParseRequestPrefix(buf)
+		if !ok {
 			return
 		}
-		key := int16(binary.BigEndian.Uint16(buf[0:]))
-		if rewrites(key) {
-			ver := int16(binary.BigEndian.Uint16(buf[2:]))
-			corr := int32(binary.BigEndian.Uint32(buf[4:]))
-			req := kmsg.RequestForKey(key)
-			req.SetVersion(ver)
-			p.put(corr, reqInfo{key: key, version: ver, flexible: req.IsFlexible()})
+		if rewrites(h.Key) {
+			req := kmsg.RequestForKey(h.Key)
+			req.SetVersion(h.Version)
+			p.put(h.CorrID, reqInfo{key: h.Key, version: h.Version, flexible: req.IsFlexible()})
 		}
 		if err := writeFrame(w, buf); err != nil {
 			return
@@ -270,7 +256,7 @@ func (f *front) relayResponses(r *bufio.Reader, c net.Conn, p *pending) {
 func (f *front) rewrite(out, frame []byte, ri reqInfo) ([]byte, error) {
 	hdr := 4
 	if ri.flexible {
-		n, err := skipTags(frame[hdr:])
+		n, err := kafkaframe.SkipTags(frame[hdr:])
 		if err != nil {
 			return nil, err
 		}
@@ -307,28 +293,6 @@ func (f *front) rewrite(out, frame []byte, ri reqInfo) ([]byte, error) {
 	return resp.AppendTo(out), nil
 }
 
-func skipTags(b []byte) (int, error) {
-	off := 0
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return 0, errors.New("bad tagged fields")
-	}
-	off += k
-	for range n {
-		_, k = binary.Uvarint(b[off:])
-		if k <= 0 {
-			return 0, errors.New("bad tagged fields")
-		}
-		off += k
-		sz, k := binary.Uvarint(b[off:])
-		if k <= 0 || uint64(len(b)-off-k) < sz {
-			return 0, errors.New("bad tagged fields")
-		}
-		off += k + int(sz)
-	}
-	return off, nil
-}
-
 // authenticate runs the SASL exchange before any frame reaches the broker:
 // ApiVersions is relayed (clients ask before SASL), SaslHandshake and
 // SaslAuthenticate are answered here, anything else closes the connection
@@ -343,12 +307,11 @@ func (f *front) authenticate(c net.Conn, cr *bufio.Reader, up net.Conn, ur *bufi
 		if buf, err = readFrame(cr, buf); err != nil {
 			return err
 		}
-		if len(buf) < 8 {
+		h, ok := kafkaframe.ParseRequestPrefix(buf)
+		if !ok {
 			return errors.New("short request")
 		}
-		key := int16(binary.BigEndian.Uint16(buf[0:]))
-		ver := int16(binary.BigEndian.Uint16(buf[2:]))
-		corr := int32(binary.BigEndian.Uint32(buf[4:]))
+		key, ver, corr := h.Key, h.Version, h.CorrID
 		switch key {
 		case int16(kmsg.ApiVersions):
 			if err := writeFrame(uw, buf); err != nil {
@@ -444,25 +407,11 @@ func (f *front) authenticate(c net.Conn, cr *bufio.Reader, up net.Conn, ur *bufi
 // requestBody skips a request header (key, version, correlation id, client
 // id, and tagged fields in flexible versions).
 func requestBody(frame []byte, flexible bool) ([]byte, error) {
-	off := 8
-	if len(frame) < off+2 {
-		return nil, errors.New("short request header")
+	n, err := kafkaframe.RequestHeaderLen(frame, flexible)
+	if err != nil {
+		return nil, fmt.Errorf("request header: %w", err)
 	}
-	if n := int16(binary.BigEndian.Uint16(frame[off:])); n > 0 {
-		off += int(n)
-	}
-	off += 2
-	if off > len(frame) {
-		return nil, errors.New("short request header")
-	}
-	if flexible {
-		n, err := skipTags(frame[off:])
-		if err != nil {
-			return nil, err
-		}
-		off += n
-	}
-	return frame[off:], nil
+	return frame[n:], nil
 }
 
 // advertiseSASL sets the SaslHandshake and SaslAuthenticate ranges of an
