@@ -18,9 +18,13 @@ import (
 // 1 KiB records (acks all, one consumer group) through each way of reaching
 // the embedded cluster, side by side on one cluster: the tls direct mode,
 // and xp's gateway over tls as proxy, encrypt and field_encrypt of the
-// field ssn in JSON, Avro and Protobuf records. Publish and end-to-end
-// p50/p99 show what each layer adds. Every run must be healthy, which
-// includes the per-record digest check of the gateway's round trip.
+// field ssn in JSON, Avro and Protobuf records, each gateway on the
+// default crypto (std: crypto/tls and crypto/cipher), and proxy, encrypt
+// and field_encrypt/json again with crypto fast (the *_fast rows: xp's TLS
+// 1.3 record layer and VAES AES-GCM where this binary and CPU allow).
+// Publish and end-to-end p50/p99 show what each layer adds. Every run must
+// be healthy, which includes the per-record digest check of the gateway's
+// round trip.
 func BenchmarkSecurityModesEndToEnd(b *testing.B) {
 	ctx := context.Background()
 	c, err := Start(ctx, Options{Brokers: 1, Dir: b.TempDir()})
@@ -38,13 +42,16 @@ func BenchmarkSecurityModesEndToEnd(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, tc := range []struct{ name, security, encoding string }{
-		{"direct_tls/json", "", "json"},
-		{"proxy/json", planner.SecurityProxy, "json"},
-		{"encrypt/json", planner.SecurityEncrypt, "json"},
-		{"field_encrypt/json", planner.SecurityFieldEncrypt, "json"},
-		{"field_encrypt/avro", planner.SecurityFieldEncrypt, "avro"},
-		{"field_encrypt/protobuf", planner.SecurityFieldEncrypt, "protobuf"},
+	for _, tc := range []struct{ name, security, encoding, crypto string }{
+		{"direct_tls/json", "", "json", ""},
+		{"proxy/json", planner.SecurityProxy, "json", ""},
+		{"encrypt/json", planner.SecurityEncrypt, "json", ""},
+		{"field_encrypt/json", planner.SecurityFieldEncrypt, "json", ""},
+		{"field_encrypt/avro", planner.SecurityFieldEncrypt, "avro", ""},
+		{"field_encrypt/protobuf", planner.SecurityFieldEncrypt, "protobuf", ""},
+		{"proxy_fast/json", planner.SecurityProxy, "json", planner.GatewayCryptoFast},
+		{"encrypt_fast/json", planner.SecurityEncrypt, "json", planner.GatewayCryptoFast},
+		{"field_encrypt_fast/json", planner.SecurityFieldEncrypt, "json", planner.GatewayCryptoFast},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			mode := c.Modes()[TLS]
@@ -53,12 +60,21 @@ func BenchmarkSecurityModesEndToEnd(b *testing.B) {
 				if tc.security != planner.SecurityFieldEncrypt {
 					enc = ""
 				}
-				g, err := StartGatewayMode(ctx, c, GatewayModeOptions{Security: tc.security, Encoding: enc, SchemaDir: schemas})
+				name := planner.GatewayModeName(tc.security, TLS, enc)
+				if tc.crypto != "" {
+					name += "." + tc.crypto
+				}
+				g, err := StartGatewayMode(ctx, c, GatewayModeOptions{Security: tc.security, Encoding: enc, SchemaDir: schemas,
+					Crypto: tc.crypto, Name: name})
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer g.Close()
-				mode = c.Modes()[planner.GatewayModeName(tc.security, TLS, enc)]
+				mode = c.Modes()[name]
+				if want := tc.crypto; mode.Crypto == nil || (want != "" && mode.Crypto.Requested != want) {
+					b.Fatalf("%s: gateway crypto %+v, want %s", name, mode.Crypto, want)
+				}
+				b.Logf("%s: %s", name, *mode.Crypto)
 			}
 			props, err := kafkaconf.ReadClientConfig(mode.ClientConfig)
 			if err != nil {
