@@ -247,6 +247,9 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 // runRow makes one attempt of a row unless it already failed MaxAttempts
 // times. retry is true when the attempt failed and another is allowed.
 func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep target.Endpoints) (retry bool, err error) {
+	if err := r.checkBudget(wctx); err != nil {
+		return false, err
+	}
 	atts, err := r.store.RunAttempts(wctx, row.Run)
 	if err != nil {
 		return false, err

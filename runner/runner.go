@@ -211,7 +211,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		defer os.RemoveAll(o.WorkDir)
 	}
 	r := &run{o: o, store: store, target: tgt.Target, plan: p, groups: groups}
+	recordEventsIn(tgt.Target, store)
 	sum, err := r.execute(ctx)
+	if ferr := finish(ctx, tgt.Target, o.Keep, err == nil); ferr != nil && err == nil {
+		err = ferr
+	}
 	sum.DB, sum.Duration = o.DB, o.Now().Sub(start)
 	return sum, err
 }
