@@ -52,6 +52,7 @@ type Target struct {
 
 var (
 	_ target.Target        = (*Target)(nil)
+	_ target.Restarter     = (*Target)(nil)
 	_ target.EventRecorder = (*Target)(nil)
 	_ target.Finisher      = (*Target)(nil)
 	_ target.BudgetKeeper  = (*Target)(nil)
