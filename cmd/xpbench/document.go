@@ -17,7 +17,10 @@ func writeDocument(w io.Writer, h header, rows []result) error {
 		"ask for are sub-benchmarks of one benchmark, measured side by side in\n"+
 		"one run. Speed and memory targets are checked here, never by timed\n"+
 		"tests. Notes on a run go in the commit message that records it; earlier\n"+
-		"runs are in git history.\n\n")
+		"runs are in git history.\n\n"+
+		"Gateway rows run the gateway's default crypto, `std` (crypto/tls and\n"+
+		"crypto/cipher), unless their name says `_fast`: those run `crypto: fast`\n"+
+		"(xp's TLS 1.3 record layer and VAES AES-GCM; docs/gateway.md).\n\n")
 	fmt.Fprint(b, "| | |\n|---|---|\n")
 	machine := fmt.Sprintf("%s, %d cores", h.CPU, h.Cores)
 	if h.Features != "" {
