@@ -246,8 +246,8 @@ func TestIntervalMethodByN(t *testing.T) {
 		cellNote, cellNone bool
 	}{
 		{"two sets: no interval per configuration", 2, MethodNone, MethodStudentTStrata, true, true},
-		{"five sets: Student-t", 5, MethodStudentT, MethodStudentTStrata, true, false},
-		{"25 sets per configuration, 100 pooled: bootstrap pooled", 25, MethodStudentT, "bca-cluster", true, false},
+		{"five sets: Student-t", 5, MethodStudentT, MethodStudentTStrata, false, false},
+		{"25 sets per configuration, 100 pooled: bootstrap pooled", 25, MethodStudentT, "bca-cluster", false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -95,7 +95,7 @@ func writeLaTeX(path string, res *analysis.Result) error {
 	var b bytes.Buffer
 	o := res.Options
 	fmt.Fprintf(&b, "%% Tables of campaign %s, written by xp analyse. Needs \\usepackage{booktabs}.\n", tex(res.Dataset.Campaign))
-	fmt.Fprintf(&b, "%% Intervals: %g%% confidence; from %d matched sets %s bootstrap (%d resamples, seed %d; pooled intervals resample cells, then replicates within them), below that Student-t; none below %d sets.\n\n",
+	fmt.Fprintf(&b, "%% Intervals: %g%% confidence; pooled over configurations from %d matched sets %s bootstrap (%d resamples, seed %d; resampling cells, then replicates within them), otherwise Student-t; none below %d sets.\n\n",
 		o.Confidence*100, analysis.MinSetsForBootstrap, o.Method, o.Resamples, o.Seed, analysis.MinSetsForInterval)
 	var counts []string
 	for _, tr := range res.Treatments {
