@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/go-version"
 	install "github.com/hashicorp/hc-install"
@@ -43,7 +45,11 @@ func Find(ctx context.Context, cacheDir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrNoTerraform, err)
 	}
-	rel := &releases.ExactVersion{Product: product.Terraform, Version: version.Must(version.NewVersion(PinnedVersion)), InstallDir: dir}
+	// One try with a plain client: where the download is impossible, say
+	// so at once rather than after a retrying client's back-off.
+	client := &http.Client{Timeout: 5 * time.Minute}
+	rel := &releases.ExactVersion{Product: product.Terraform, Version: version.Must(version.NewVersion(PinnedVersion)),
+		InstallDir: dir, HTTPClient: client}
 	path, err := install.NewInstaller().Ensure(ctx, []src.Source{rel})
 	if err != nil {
 		return "", fmt.Errorf("%w: no terraform >= %s on PATH, and installing %s into %s failed (%v); install terraform from https://developer.hashicorp.com/terraform/install and put it on PATH",
