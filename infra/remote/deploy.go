@@ -303,8 +303,15 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 
 // Load is one run's load, split over the client hosts.
 type Load struct {
-	// Mode is the mode key (target.ModeKey) to run against.
-	Mode string
+	// Mode is the mode key (target.ModeKey) to run against, unless
+	// ClientConfig names the client config file on the client hosts.
+	Mode         string
+	ClientConfig string
+	// Seed, when not 0, gives client i the payload seed Seed+i.
+	Seed int64
+	// OnPhase, when set, is called as the first client host reports a
+	// phase (warmup, measure, drain), and with "done" at the end.
+	OnPhase func(phase string)
 	// Rate is the total target rate in msg/s; 0 is max (closed loop, every
 	// client saturating).
 	Rate int64
@@ -350,9 +357,16 @@ func Shares(rate int64, n int) []int64 {
 // (so end-to-end latency is measured on one clock), and merges their
 // results. A client that fails or times out fails the run.
 func (d *Deployment) RunLoad(ctx context.Context, l Load) (loadgen.Result, []Part, error) {
-	m, ok := d.modes[l.Mode]
-	if !ok {
-		return loadgen.Result{}, nil, fmt.Errorf("remote: mode %q is not served (have %s)", l.Mode, strings.Join(d.modeNames(), ", "))
+	cfgPath := l.ClientConfig
+	if cfgPath == "" {
+		m, ok := d.modes[l.Mode]
+		if !ok {
+			return loadgen.Result{}, nil, fmt.Errorf("remote: mode %q is not served (have %s)", l.Mode, strings.Join(d.modeNames(), ", "))
+		}
+		cfgPath = m.ClientConfig
+	}
+	if l.OnPhase != nil {
+		defer l.OnPhase("done")
 	}
 	clients := d.names(RoleClient)
 	if len(clients) == 0 {
@@ -376,9 +390,16 @@ func (d *Deployment) RunLoad(ctx context.Context, l Load) (loadgen.Result, []Par
 		if shares[i] > 0 {
 			rate = strconv.FormatInt(shares[i], 10)
 		}
-		args := []string{ssh.Quote(h.xp), "loadgen", "--json", "--client-config", ssh.Quote(m.ClientConfig), "--rate", rate}
+		args := []string{ssh.Quote(h.xp), "loadgen", "--json", "--client-config", ssh.Quote(cfgPath), "--rate", rate}
+		if l.Seed != 0 {
+			args = append(args, "--seed", strconv.FormatInt(l.Seed+int64(i), 10))
+		}
 		for _, f := range l.Flags {
 			args = append(args, ssh.Quote(f))
+		}
+		var phases io.Writer = io.Discard
+		if i == 0 && l.OnPhase != nil {
+			phases = &phaseWriter{on: l.OnPhase}
 		}
 		wg.Add(1)
 		go func() {
@@ -387,7 +408,7 @@ func (d *Deployment) RunLoad(ctx context.Context, l Load) (loadgen.Result, []Par
 			defer cancel()
 			var stdout bytes.Buffer
 			stderr := &limited{max: 64 << 10}
-			err := h.c.Run(cctx, strings.Join(args, " "), ssh.RunOpts{Stdout: &stdout, Stderr: stderr})
+			err := h.c.Run(cctx, strings.Join(args, " "), ssh.RunOpts{Stdout: &stdout, Stderr: io.MultiWriter(stderr, phases)})
 			// Exit 3 is a run that finished unhealthy: its result says why.
 			var r loadgen.Result
 			if err == nil || isExit3(err) {
@@ -434,14 +455,33 @@ type Telemetry struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	out    []results.Sample
+	latest map[string]hoststat.Rates
 	errs   []error
+}
+
+// Latest returns each host's latest line.
+func (t *Telemetry) Latest() map[string]hoststat.Rates {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]hoststat.Rates, len(t.latest))
+	for k, v := range t.latest {
+		out[k] = v
+	}
+	return out
+}
+
+// Err says which hosts' sampling failed so far.
+func (t *Telemetry) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return errors.Join(t.errs...)
 }
 
 // StartTelemetry starts `xp agent telemetry` on every host; each line it
 // streams back becomes samples (host, time, metric, value).
 func (d *Deployment) StartTelemetry(ctx context.Context) *Telemetry {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &Telemetry{cancel: cancel}
+	t := &Telemetry{cancel: cancel, latest: map[string]hoststat.Rates{}}
 	for _, n := range d.names("") {
 		h := d.hosts[n]
 		pr, pw := io.Pipe()
@@ -465,6 +505,7 @@ func (d *Deployment) StartTelemetry(ctx context.Context) *Telemetry {
 					continue
 				}
 				t.mu.Lock()
+				t.latest[n] = r
 				for metric, v := range r.Metrics() {
 					t.out = append(t.out, results.Sample{Host: n, TS: r.Time, Metric: metric, Value: v})
 				}
@@ -499,33 +540,84 @@ func (t *Telemetry) Stop() ([]results.Sample, error) {
 // broker and gateway hosts, gzip-compressed, keyed "HOST/SERVICE.log". It is
 // best-effort: a host that does not answer within the context is skipped.
 func (d *Deployment) Logs(ctx context.Context, maxBytes int64) map[string][]byte {
+	tails, _ := d.logTails(ctx, maxBytes)
+	out := map[string][]byte{}
+	for name, text := range tails {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(text)
+		zw.Close()
+		out[name] = buf.Bytes()
+	}
+	return out
+}
+
+// logTails returns the end of every service log on the broker and gateway
+// hosts, keyed HOST/SERVICE.log, and which hosts it could not read.
+func (d *Deployment) logTails(ctx context.Context, maxBytes int64) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	var mu sync.Mutex
 	names := append(d.names(RoleBroker), d.names(RoleGateway)...)
-	d.each(ctx, names, func(ctx context.Context, h *deployed) error {
-		list, err := h.c.Output(ctx, "ls "+ssh.Quote(path.Join(h.dir, "logs")))
+	err := d.each(ctx, names, func(ctx context.Context, h *deployed) error {
+		// A host that started no service has no logs directory.
+		list, err := h.c.Output(ctx, fmt.Sprintf("if [ -d %[1]s ]; then ls %[1]s; fi", ssh.Quote(path.Join(h.dir, "logs"))))
 		if err != nil {
-			return nil
+			return err
 		}
+		var errs []error
 		for _, f := range strings.Fields(string(list)) {
 			if !strings.HasSuffix(f, ".log") {
 				continue
 			}
 			text, err := h.c.Output(ctx, fmt.Sprintf("tail -c %d %s", maxBytes, ssh.Quote(path.Join(h.dir, "logs", f))))
 			if err != nil {
+				errs = append(errs, err)
 				continue
 			}
-			var buf bytes.Buffer
-			zw := gzip.NewWriter(&buf)
-			zw.Write(text)
-			zw.Close()
 			mu.Lock()
-			out[h.Name+"/"+f] = buf.Bytes()
+			out[h.Name+"/"+f] = text
 			mu.Unlock()
 		}
-		return nil
+		return errors.Join(errs...)
 	})
+	return out, err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
+}
+
+// phaseWriter calls on with each phase an `xp loadgen` run reports on its
+// standard error ("xp loadgen: measure until 15:04:05").
+type phaseWriter struct {
+	on  func(string)
+	buf []byte
+}
+
+func (p *phaseWriter) Write(b []byte) (int, error) {
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(p.buf[:i])
+		p.buf = p.buf[i+1:]
+		if rest, ok := strings.CutPrefix(line, "xp loadgen: "); ok {
+			if phase, _, ok := strings.Cut(rest, " until "); ok {
+				p.on(phase)
+			}
+		}
+	}
+	if len(p.buf) > 4096 {
+		p.buf = p.buf[len(p.buf)-4096:]
+	}
+	return len(b), nil
 }
 
 // Teardown stops every service xp started on every host.

@@ -45,6 +45,8 @@ type Deployer struct {
 	// user the pool logs in as.
 	user string
 	dep  *Deployment
+	// tel streams every host's counters while a deployment is up.
+	tel *Telemetry
 }
 
 var _ tf.Deployer = (*Deployer)(nil)
@@ -115,11 +117,16 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	if err != nil {
 		return target.Endpoints{}, err
 	}
+	if d.tel != nil {
+		d.tel.Stop()
+		d.tel = nil
+	}
 	d.dep = dep
 	modes, err := dep.StartEmbedded(ctx, g.Key.Brokers)
 	if err != nil {
 		return target.Endpoints{}, err
 	}
+	d.tel = dep.StartTelemetry(context.WithoutCancel(ctx))
 	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
 	for name, m := range modes {
 		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig, Crypto: m.Crypto}
@@ -157,6 +164,10 @@ func (d *Deployer) Modes() []string {
 func (d *Deployer) Undeploy(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.tel != nil {
+		d.tel.Stop()
+		d.tel = nil
+	}
 	if d.dep == nil {
 		return nil
 	}

@@ -118,9 +118,24 @@ func (c *Client) Run(ctx context.Context, cmd string, o RunOpts) error {
 			s.Signal(xssh.SIGKILL)
 			s.Close()
 		default:
-			// The host has not even started the command: it does not
-			// answer. Drop the connection; the pool dials anew next time.
-			c.c.Close()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// The host has not even started the command by its
+				// deadline: it does not answer. Drop the connection; the
+				// pool dials anew next time.
+				fmt.Fprintf(log, "ssh %s: no answer to %q before the deadline; dropping the connection\n", c.addr, cmd)
+				c.c.Close()
+				break
+			}
+			// Cancelled before the host started it: stop the command once
+			// it starts. The connection stays, other sessions use it.
+			go func() {
+				select {
+				case s := <-started:
+					s.Signal(xssh.SIGKILL)
+					s.Close()
+				case <-done:
+				}
+			}()
 		}
 		return fmt.Errorf("ssh %s: %q: %w", c.addr, cmd, ctx.Err())
 	}

@@ -140,6 +140,23 @@ func TestSSH(t *testing.T) {
 		}
 	})
 
+	t.Run("a cancelled command leaves the connection to the others", func(t *testing.T) {
+		c, _ := pool.Client(ctx, h0.SSHAddr())
+		for i := 0; i < 5; i++ {
+			cctx, cancel := context.WithCancel(ctx)
+			cancel() // at once: before the host could start it
+			if err := c.Run(cctx, "sleep 30", ssh.RunOpts{}); !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v, want canceled", err)
+			}
+		}
+		if out, err := c.Output(ctx, "echo still"); err != nil || string(out) != "still\n" {
+			t.Fatalf("after cancelled commands: %q %v", out, err)
+		}
+		if c2, _ := pool.Client(ctx, h0.SSHAddr()); c2 != c {
+			t.Fatal("the connection was replaced")
+		}
+	})
+
 	t.Run("upload verified by checksum, skipped when unchanged", func(t *testing.T) {
 		c, _ := pool.Client(ctx, h0.SSHAddr())
 		src := filepath.Join(dir, "payload")
