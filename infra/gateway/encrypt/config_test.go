@@ -52,6 +52,8 @@ func TestConfigExtension(t *testing.T) {
 		{"protobuf field absent", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: protobuf, protobuf_descriptor_set: " + pb + ", fields: [tax]}\n", "not in protobuf message"},
 		{"key encryption on field_encrypt", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: field_encrypt, encoding: json, encrypt_key: true}\n", "belong to mode encrypt"},
 		{"encrypt with key and headers", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, encrypt_key: true, encrypt_headers: true}\n", ""},
+		{"require encryption", "  vault: " + vault + "\n  topics:\n    - {pattern: 'pay.*', mode: encrypt, require_encryption: true}\n    - {pattern: '*', mode: field_encrypt, encoding: json, require_encryption: false}\n", ""},
+		{"require encryption not a bool", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, require_encryption: always}\n", "cannot unmarshal"},
 		{"encrypt with fields", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, fields: [ssn]}\n", "takes no encoding or fields"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
