@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
 // TestTerraformHostsTarget drives namespace hosts the way `xp run` on the
@@ -89,10 +91,46 @@ teardown: always
 	if len(recs) != 4 || recs[0].Name != "broker-0" || recs[0].Kafka != "embedded (kfake)" || recs[0].InstanceType != "own" {
 		t.Errorf("host records %+v", recs)
 	}
-	res, parts, err := dep.Deployment().RunLoad(ctx, Load{Mode: "proxy", Rate: 200, Timeout: time.Minute,
-		Flags: []string{"--message-size", "128", "--warmup", "1s", "--duration", "2s", "--drain-timeout", "10s", "--partitions", "2"}})
-	if err != nil || !res.Healthy || len(parts) != 2 {
-		t.Fatalf("load through the gateway mode: %v healthy=%v reasons=%v parts=%d", err, res.Healthy, res.Reasons, len(parts))
+	// The runner reaches loads, telemetry, logs and restarts through the
+	// target's optional interfaces.
+	var phases []string
+	var pmu sync.Mutex
+	lcfg := loadgen.Config{Rate: 200, MessageSize: 128, Partitions: 2, Warmup: time.Second, Duration: 2 * time.Second,
+		DrainTimeout: 10 * time.Second, Seed: 7, OnPhase: func(p string, _ time.Time) {
+			pmu.Lock()
+			phases = append(phases, p)
+			pmu.Unlock()
+		}}
+	res, err := tg.RunLoad(ctx, target.Load{Row: &row, Endpoint: ep.Modes["proxy"], Config: lcfg})
+	if err != nil || !res.Healthy || res.TargetRate != 200 || res.Published < 300 {
+		t.Fatalf("load through the gateway mode: %v %+v", err, res)
+	}
+	pmu.Lock()
+	if got := strings.Join(phases, ","); got != "warmup,measure,drain,done" {
+		t.Errorf("phases %s", got)
+	}
+	pmu.Unlock()
+	var hs []target.HostSample
+	for deadline := time.Now().Add(15 * time.Second); len(hs) < 4; time.Sleep(100 * time.Millisecond) {
+		if hs, err = tg.Sample(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("samples of %d hosts, want 4: %+v", len(hs), hs)
+		}
+	}
+	for _, h := range hs {
+		if h.CPU <= 0 || h.MemMiB <= 0 || h.Net == nil || h.Net.In == 0 {
+			t.Errorf("host sample %+v", h)
+		}
+	}
+	logs, err := tg.CollectLogs(ctx, time.Time{})
+	if err != nil || len(logs) == 0 || logs[0].Name != "broker-0/cluster.log" || !strings.Contains(string(logs[0].Text), "cluster starting") {
+		t.Errorf("logs %v %v", len(logs), err)
+	}
+	ep2, err := tg.Restart(ctx, g)
+	if err != nil || len(ep2.Modes["tls"].Bootstrap) == 0 {
+		t.Fatalf("restart: %v %+v\nlog:\n%s", err, ep2, log.String())
 	}
 	if err := tg.Down(ctx); err != nil {
 		t.Fatal(err)

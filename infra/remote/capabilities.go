@@ -1,0 +1,137 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// What the runner asks of a remote target beyond Up and Down; tf.Target
+// forwards each to its Deployer.
+var (
+	_ target.LoadRunner      = (*Deployer)(nil)
+	_ target.TelemetrySource = (*Deployer)(nil)
+	_ target.LogCollector    = (*Deployer)(nil)
+)
+
+// logBound is how much of the end of each service log CollectLogs fetches.
+const logBound = 1 << 20
+
+// RunLoad runs a row's load on the client hosts (target.LoadRunner): the
+// rate split over them, each `xp loadgen` with the row's settings and a
+// seed of its own, the results merged.
+func (d *Deployer) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
+	dep := d.Deployment()
+	if dep == nil {
+		return nil, errors.New("remote: nothing deployed")
+	}
+	c := l.Config
+	timeout := c.Warmup + c.Duration + c.DrainTimeout + 2*time.Minute
+	load := Load{ClientConfig: l.Endpoint.ClientConfig, Rate: c.Rate, Flags: LoadFlags(c, l.Endpoint.Bootstrap),
+		Seed: c.Seed, Timeout: timeout}
+	if c.OnPhase != nil {
+		// The phase's end, as the runner wants it, from this machine's
+		// clock when the first client reports it.
+		lengths := map[string]time.Duration{"warmup": c.Warmup, "measure": c.Duration, "drain": c.DrainTimeout}
+		load.OnPhase = func(phase string) { c.OnPhase(phase, time.Now().Add(lengths[phase])) }
+	}
+	if load.ClientConfig == "" {
+		load.Mode = target.ModeKey(l.Row)
+	}
+	res, _, err := dep.RunLoad(ctx, load)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// LoadFlags are the `xp loadgen` flags of c (every setting but the rate,
+// the seed and the client config, which RunLoad sets per client).
+func LoadFlags(c loadgen.Config, bootstrap []string) []string {
+	var f []string
+	add := func(name, v string) { f = append(f, "--"+name, v) }
+	if len(bootstrap) > 0 {
+		add("bootstrap", strings.Join(bootstrap, ","))
+	}
+	if c.Topic != "" {
+		add("topic", c.Topic)
+	}
+	if c.KeepTopic {
+		f = append(f, "--keep-topic")
+	}
+	for _, kv := range []struct {
+		name string
+		v    int
+	}{{"topics", c.Topics}, {"partitions", c.Partitions}, {"replication-factor", c.ReplicationFactor},
+		{"min-insync-replicas", c.MinInsyncReplicas}, {"message-size", c.MessageSize}, {"concurrency", c.Concurrency},
+		{"producers", c.Producers}, {"consumer-groups", c.ConsumerGroups}, {"consumers-per-group", c.ConsumersPerGroup},
+		{"linger-ms", c.LingerMs}, {"batch-bytes", c.BatchBytes}} {
+		if kv.v != 0 {
+			add(kv.name, strconv.Itoa(kv.v))
+		}
+	}
+	for _, kv := range []struct{ name, v string }{{"acks", c.Acks}, {"compression", c.Compression}, {"encoding", c.Encoding}} {
+		if kv.v != "" {
+			add(kv.name, kv.v)
+		}
+	}
+	for _, kv := range []struct {
+		name string
+		v    time.Duration
+	}{{"warmup", c.Warmup}, {"duration", c.Duration}, {"drain-timeout", c.DrainTimeout}} {
+		if kv.v != 0 {
+			add(kv.name, kv.v.String())
+		}
+	}
+	return f
+}
+
+// Sample returns every host's latest cumulative counters
+// (target.TelemetrySource): busy CPU time of the whole machine, used
+// memory, network and disk bytes.
+func (d *Deployer) Sample(ctx context.Context) ([]target.HostSample, error) {
+	d.mu.Lock()
+	tel, dep := d.tel, d.dep
+	d.mu.Unlock()
+	if tel == nil || dep == nil {
+		return nil, nil
+	}
+	var out []target.HostSample
+	latest := tel.Latest()
+	for _, n := range dep.names("") {
+		r, ok := latest[n]
+		if !ok {
+			continue
+		}
+		out = append(out, target.HostSample{Host: n, Role: dep.hosts[n].Role,
+			CPU:    time.Duration(r.Total.CPUBusyS * float64(time.Second)),
+			MemMiB: r.MemUsedMiB,
+			Net:    &target.Counters{In: r.Total.NetRxBytes, Out: r.Total.NetTxBytes},
+			Disk:   &target.Counters{In: r.Total.DiskReadBytes, Out: r.Total.DiskWriteBytes}})
+	}
+	return out, tel.Err()
+}
+
+// CollectLogs fetches the end of every broker and gateway service log
+// (target.LogCollector), at most 1 MiB each.
+func (d *Deployer) CollectLogs(ctx context.Context, since time.Time) ([]target.Log, error) {
+	dep := d.Deployment()
+	if dep == nil {
+		return nil, nil
+	}
+	tails, err := dep.logTails(ctx, logBound)
+	var out []target.Log
+	for _, name := range sortedKeys(tails) {
+		out = append(out, target.Log{Name: name, Text: tails[name]})
+	}
+	if err != nil {
+		return out, fmt.Errorf("remote: logs: %w", err)
+	}
+	return out, nil
+}

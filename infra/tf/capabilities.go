@@ -1,0 +1,46 @@
+package tf
+
+import (
+	"context"
+	"time"
+
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// A Terraform-backed target runs loads, samples hosts and collects logs
+// through its Deployer, where the Deployer can (the remote one can).
+var (
+	_ target.LoadRunner      = (*Target)(nil)
+	_ target.TelemetrySource = (*Target)(nil)
+	_ target.LogCollector    = (*Target)(nil)
+	_ target.Restarter       = (*Target)(nil)
+)
+
+// RunLoad runs the load on the group's client machines through the
+// Deployer (target.LoadRunner); a Deployer that cannot gets it run in this
+// process.
+func (t *Target) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
+	if lr, ok := t.deployer.(target.LoadRunner); ok {
+		return lr.RunLoad(ctx, l)
+	}
+	return target.RunLoadHere(ctx, l)
+}
+
+// Sample reads the group's hosts through the Deployer
+// (target.TelemetrySource); nothing when it cannot.
+func (t *Target) Sample(ctx context.Context) ([]target.HostSample, error) {
+	if ts, ok := t.deployer.(target.TelemetrySource); ok {
+		return ts.Sample(ctx)
+	}
+	return nil, nil
+}
+
+// CollectLogs fetches the services' logs through the Deployer
+// (target.LogCollector); nothing when it cannot.
+func (t *Target) CollectLogs(ctx context.Context, since time.Time) ([]target.Log, error) {
+	if lc, ok := t.deployer.(target.LogCollector); ok {
+		return lc.CollectLogs(ctx, since)
+	}
+	return nil, nil
+}
