@@ -306,8 +306,12 @@ func curveFigures(res *analysis.Result) ([]*figure, error) {
 				p.Add(l)
 				p.Legend.Add(fmt.Sprintf("%s (%d runs)", c.Level, c.Runs), l)
 			}
-			p.Legend.Top = true
-			p.Legend.Left = true
+			// Bottom right: latency rises with the percentile, so that
+			// corner holds no data and the legend covers none.
+			p.Legend.Top = false
+			p.Legend.Left = false
+			// Room right of the last percentile for its tick label.
+			p.X.Max += 0.15 * (p.X.Max - p.X.Min)
 			b, err := renderSVG(p, 14*vg.Centimeter, 9*vg.Centimeter)
 			if err != nil {
 				return nil, err
