@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/cipher"
+	"crypto/tls"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/internal/aesgcm"
 )
@@ -96,5 +100,37 @@ func TestStartCrypto(t *testing.T) {
 				t.Errorf("info %+v; log %q lacks %q", info, log.String(), want)
 			}
 		})
+	}
+}
+
+// A crypto fast gateway leaves a TLS 1.2 client's leg to crypto/tls, counts
+// it in xp_gateway_tls_kept_total and still relays it; TLS 1.3 clients'
+// legs are tlsrec's and not counted.
+func TestFastKeepsTLS12WithCryptoTLS(t *testing.T) {
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: TLS})
+	cfg := gatewayConfig(t, kf, TLS, TLS)
+	cfg.Crypto = CryptoFast
+	g := startGateway(t, cfg)
+	kept := func() string {
+		for _, l := range strings.Split(httpGet(t, g.MetricsURL()), "\n") {
+			if strings.HasPrefix(l, `xp_gateway_tls_kept_total{reason="not_tls13_aesgcm"}`) {
+				return strings.Fields(l)[1]
+			}
+		}
+		return "absent"
+	}
+	produce(t, franzOpts(t, []string{g.Bootstrap()}, TLS), "roundtrip", 5)
+	if k := kept(); k != "0" {
+		t.Fatalf("after TLS 1.3 clients: not_tls13_aesgcm %s, want 0", k)
+	}
+	tls12 := clientTLS(t, TLS)
+	tls12.MaxVersion = tls.VersionTLS12
+	opts := []kgo.Opt{kgo.SeedBrokers(g.Bootstrap()), kgo.DialTLSConfig(tls12), kgo.RetryTimeout(20 * time.Second)}
+	produce(t, opts, "compressed", 5)
+	if got := consume(t, opts, "compressed", 5); len(got) != 5 {
+		t.Fatalf("consumed %d records over TLS 1.2, want 5", len(got))
+	}
+	if k := kept(); k == "0" || k == "absent" {
+		t.Fatalf("after TLS 1.2 clients: not_tls13_aesgcm %s, want at least 1", k)
 	}
 }

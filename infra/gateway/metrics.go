@@ -26,6 +26,18 @@ const (
 
 var closeReasonNames = [closeReasons]string{"normal", "bad_frame", "upstream_dial", "upstream_lost", "client_handshake", "sasl_failed"}
 
+// Reasons counted in xp_gateway_tls_kept_total: why crypto/tls, not
+// tlsrec, carries a TLS leg of a crypto fast gateway.
+const (
+	keptNotTLS13AESGCM = iota // TLS 1.2 or ChaCha20
+	keptNoSecrets             // crypto/tls logged no traffic secrets
+	keptSentUnderKeys         // the guard: records already sent under the application keys
+	keptUntestedGo            // a Go release tlsrec was not tested with
+	keptReasons
+)
+
+var keptReasonNames = [keptReasons]string{"not_tls13_aesgcm", "no_secrets", "sent_under_keys", "untested_go"}
+
 // latencyBuckets are the upper bounds, in seconds, of the time a frame spends
 // inside the gateway.
 var latencyBuckets = [...]float64{5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 0.1, 1}
@@ -62,6 +74,7 @@ type metrics struct {
 	reqBytes  [kmsg.MaxKey + 2]atomic.Uint64
 	respBytes [kmsg.MaxKey + 2]atomic.Uint64
 	latency   [2]histogram
+	tlsKept   [keptReasons]atomic.Uint64
 }
 
 func keyIndex(key int16) int {
@@ -92,6 +105,10 @@ func (m *metrics) write(w io.Writer) error {
 	p("# HELP xp_gateway_connections_closed_total Client connections closed, by reason.\n# TYPE xp_gateway_connections_closed_total counter\n")
 	for i, n := range closeReasonNames {
 		p("xp_gateway_connections_closed_total{reason=%q} %d\n", n, m.closed[i].Load())
+	}
+	p("# HELP xp_gateway_tls_kept_total TLS legs of a crypto fast gateway that crypto/tls carries instead of tlsrec, by reason.\n# TYPE xp_gateway_tls_kept_total counter\n")
+	for i, n := range keptReasonNames {
+		p("xp_gateway_tls_kept_total{reason=%q} %d\n", n, m.tlsKept[i].Load())
 	}
 	type series struct {
 		name, help string

@@ -144,10 +144,16 @@ func (g *Gateway) handshake(ctx context.Context, c net.Conn, cfg *tls.Config, se
 		return tc, nil
 	}
 	o := tlsrec.Options{NewAEAD: g.newAEAD, OnKeep: func(reason string) {
-		level := slog.LevelInfo
-		if reason == tlsrec.KeepSentUnderKeys {
-			level = slog.LevelWarn
+		level, i := slog.LevelInfo, keptUntestedGo
+		switch reason {
+		case tlsrec.KeepNotTLS13AESGCM:
+			i = keptNotTLS13AESGCM
+		case tlsrec.KeepNoSecrets:
+			i = keptNoSecrets
+		case tlsrec.KeepSentUnderKeys:
+			level, i = slog.LevelWarn, keptSentUnderKeys
 		}
+		g.metrics.tlsKept[i].Add(1)
 		g.log.Log(ctx, level, "crypto/tls keeps this connection instead of tlsrec", "reason", reason, "server", server)
 	}}
 	if server {
