@@ -229,6 +229,11 @@ func ParseConfig(b []byte, dir string, exts ...Extension) (*Config, error) {
 		}
 	}
 	root.Content = kept
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k := root.Content[i]; k.Value == "tls" {
+			return nil, &ConfigError{Line: k.Line, Msg: "tls (record_layer) is gone: use crypto: std (crypto/tls, the default) or crypto: fast (xp's record layer and AES-GCM)"}
+		}
+	}
 	var extra []string
 	for _, e := range exts {
 		extra = append(extra, e.Key)

@@ -105,7 +105,7 @@ encrypt: {topics: ["secret-*"]}
 				t.Errorf("crypto %q, want fast", c.Crypto)
 			}
 		}},
-		{"old record_layer key", "tls: {record_layer: go}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", `unknown key "tls"`, nil},
+		{"old record_layer key", "tls: {record_layer: go}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", `:1: tls (record_layer) is gone: use crypto: std (crypto/tls, the default) or crypto: fast`, nil},
 		{"frame limit too small", "limits: {max_frame_bytes: 10}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "limits.max_frame_bytes: 10 is outside", nil},
 		{"wrong type", "limits: {max_in_flight: lots}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "cannot unmarshal", nil},
 		{"not a mapping", "- a\n- b\n", "must be a YAML mapping", nil},
