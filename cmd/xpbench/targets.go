@@ -65,18 +65,15 @@ var targets = []target{
 		{"infra/gateway", "GatewayCPU/produce_tls_both_legs", "gw_cpu_us/record", "<", 1.5},
 		{"infra/gateway", "GatewayCPU/fetch_tls_both_legs", "gw_cpu_us/record", "<", 1.5},
 	}},
-	{7, "encrypting gateway CPU per 1 KiB record, produce + fetch, TLS on both legs: encrypt under 2.5 µs (default crypto std)", []check{
-		{"infra/gateway/encrypt", "GatewayCPU/encrypt", "gw_us/record", "<", 2.5},
-	}},
-	{7, "the same with crypto fast (xp's record layer and VAES AES-GCM, the path the target was set for)", []check{
+	// Issue 7's targets were set for, and met on, the fast path; issue 15
+	// made std the default and asked for no more gateway CPU work, so std
+	// is measured beside fast (the plain rows) and judged on nothing.
+	{7, "encrypting gateway CPU per 1 KiB record, produce + fetch, TLS on both legs, crypto fast: encrypt under 2.5 µs", []check{
 		{"infra/gateway/encrypt", "GatewayCPU/encrypt_fast", "gw_us/record", "<", 2.5},
 	}},
-	{7, "field_encrypt of one field: Avro and Protobuf under 2.5 µs, JSON under 3.5 µs (default crypto std)", []check{
-		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/avro", "gw_us/record", "<", 2.5},
-		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/protobuf", "gw_us/record", "<", 2.5},
-		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/json", "gw_us/record", "<", 3.5},
-	}},
-	{7, "field_encrypt JSON with crypto fast under 3.5 µs", []check{
+	{7, "field_encrypt of one field, crypto fast: Avro and Protobuf under 2.5 µs, JSON under 3.5 µs", []check{
+		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/avro_fast", "gw_us/record", "<", 2.5},
+		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/protobuf_fast", "gw_us/record", "<", 2.5},
 		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/json_fast", "gw_us/record", "<", 3.5},
 	}},
 }

@@ -130,6 +130,8 @@ var cpuModes = []struct{ name, mode, layer string }{
 	{"proxy_fast", "proxy", gateway.CryptoFast},
 	{"encrypt_fast", "encrypt", gateway.CryptoFast},
 	{"field_encrypt/json_fast", EncodingJSON, gateway.CryptoFast},
+	{"field_encrypt/avro_fast", EncodingAvro, gateway.CryptoFast},
+	{"field_encrypt/protobuf_fast", EncodingProtobuf, gateway.CryptoFast},
 }
 
 // Bounds of one BenchmarkGatewayCPU load: the produce phase stops at
