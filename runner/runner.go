@@ -163,7 +163,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, &badInput{err}
 	}
-	tgt, err := openTarget(o.Target, o.Platforms, o.WorkDir, o.DB)
+	campaign := ""
+	if len(p.rows) > 0 {
+		campaign = p.rows[0].Campaign
+	}
+	tgt, err := openTarget(o.Target, o.Platforms, o.WorkDir, o.DB, campaign)
 	if err != nil {
 		return Summary{}, &badInput{err}
 	}

@@ -34,7 +34,7 @@ type openedTarget struct {
 
 // openTarget resolves --target: "local" or a TARGET.yaml path, opened by
 // the platform's opener. Errors are bad input.
-func openTarget(arg string, platforms target.Platforms, workDir, db string) (openedTarget, error) {
+func openTarget(arg string, platforms target.Platforms, workDir, db, campaign string) (openedTarget, error) {
 	if arg == "" || arg == "local" {
 		open, ok := platforms["local"]
 		if !ok {
@@ -57,7 +57,7 @@ func openTarget(arg string, platforms target.Platforms, workDir, db string) (ope
 	if err != nil {
 		return openedTarget{}, err
 	}
-	t, err := platforms[platform](target.Config{Platform: platform, Path: arg, Text: b, WorkDir: workDir, DB: db})
+	t, err := platforms[platform](target.Config{Platform: platform, Path: arg, Text: b, WorkDir: workDir, DB: db, Campaign: campaign})
 	if err != nil {
 		return openedTarget{}, err
 	}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"io"
+
 	"github.com/xp-bench/xp/infra/local/localtarget"
+	"github.com/xp-bench/xp/infra/remote"
 	"github.com/xp-bench/xp/infra/target"
 )
 
 // platforms are the platforms this xp can provision, each with the opener
-// of its target.
-func platforms() target.Platforms {
-	return target.Platforms{"local": localtarget.Open}
+// of its target. The remote ones log to log (the campaign log).
+func platforms(st *state, log io.Writer) target.Platforms {
+	open := remote.Opener(remote.OpenOptions{Log: log, Prices: defaultPrices(), Getenv: st.getenv})
+	return target.Platforms{"local": localtarget.Open, "hosts": open, "aws": open, "azure": open}
 }

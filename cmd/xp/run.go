@@ -47,7 +47,7 @@ rows, 130 interrupted, 1 other failures.`,
 			}
 			o.Plan = args[0]
 			o.Stdout, o.Stderr, o.Terminal, o.Now = st.stdout, st.stderr, st.isTerminal, st.now
-			o.Platforms = platforms()
+			o.Platforms = platforms(st, st.stderr)
 			if err := refuseOverBudget(st, o.Target, o.Plan); err != nil {
 				return err
 			}

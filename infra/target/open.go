@@ -16,6 +16,9 @@ type Config struct {
 	// DB is the campaign database's path; state that must outlive the
 	// process (Terraform's, for one) belongs beside it, not in WorkDir.
 	DB string
+	// Campaign is the plan's campaign name (its rows' `campaign`): remote
+	// targets label machines and name directories on them with it.
+	Campaign string
 }
 
 // Opener opens a target of one platform. Its errors are bad input and name

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/xp-bench/xp/internal/netnstest"
+	"github.com/xp-bench/xp/planner"
+)
+
+const remoteSpec = `campaign: remote-e2e
+seed: 5
+replicates: 2
+treatment: security
+baseline: plaintext
+factors:
+  security: [plaintext, tls, proxy, encrypt]
+fixed:
+  platform: hosts
+  brokers: 1
+  gateways: 1
+  message_size: 128
+  acks: all
+  target_rate: 100
+  warmup_s: 1
+  duration_s: 1
+  drain_timeout_s: 5
+`
+
+// TestRunOnNamespaceHosts is the remote path end to end: namespace hosts
+// described by terraform/hosts as broker, gateway and client machines,
+// kafka.distribution embedded; xp run provisions, deploys, runs every row
+// from the client hosts, samples telemetry on every host and tears down;
+// xp analyse makes the report; no xp process is left on any host.
+func TestRunOnNamespaceHosts(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "xp")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	n := netnstest.New(t, 4)
+	roles := []string{"broker", "gateway", "client", "client"}
+	var machines []string
+	for i, h := range n.Hosts {
+		machines = append(machines, fmt.Sprintf("    - {name: %s-%d, address: %s, role: %s}", roles[i], i, h.Addr, roles[i]))
+	}
+	tpath := writeRunFile(t, dir, "target.yaml", fmt.Sprintf(`platform: hosts
+vars:
+  client_count: 2
+  machines:
+%s
+ssh: {user: %s, private_key: %s, known_hosts: accept-new}
+kafka: {version: 3.9.1, distribution: embedded}
+teardown: always
+`, strings.Join(machines, "\n"), n.User, n.UserKey))
+	s, err := planner.ParseSpec("remote.yaml", []byte(remoteSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := planner.Expand(s, &buf); err != nil {
+		t.Fatal(err)
+	}
+	plan := writeRunFile(t, dir, "remote.jsonl", buf.String())
+	db := filepath.Join(dir, "remote.db")
+
+	st, stdout, stderr := testState()
+	st.getenv = func(k string) string {
+		if k == "XP_AGENT_BINARY" {
+			return bin
+		}
+		return os.Getenv(k)
+	}
+	if code := execute(st, []string{"run", plan, "--target", tpath, "--db", db}); code != exitOK {
+		t.Fatalf("xp run exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, tail(stderr.String(), 6000))
+	}
+	for _, h := range n.Hosts {
+		procs, err := h.Processes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range procs {
+			if p == "xp" {
+				t.Errorf("%s: an xp process is left after the campaign: %v", h.Name, procs)
+			}
+		}
+	}
+
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var done int
+	if err := raw.QueryRow(`SELECT count(*) FROM row WHERE state = 'done'`).Scan(&done); err != nil || done != 8 {
+		t.Errorf("%d rows done (%v), want 8", done, err)
+	}
+	rs, err := raw.Query(`SELECT DISTINCT host FROM telemetry ORDER BY host`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for rs.Next() {
+		var h string
+		rs.Scan(&h)
+		hosts = append(hosts, h)
+	}
+	rs.Close()
+	sort.Strings(hosts)
+	if got := strings.Join(hosts, ","); got != "broker-0,client-2,client-3,gateway-1" {
+		t.Errorf("telemetry of hosts %s, want every host", got)
+	}
+
+	st2, _, stderr2 := testState()
+	out := filepath.Join(dir, "out")
+	if code := execute(st2, []string{"analyse", "--db", db, "--out", out}); code != exitOK {
+		t.Fatalf("xp analyse exit %d: %s", code, stderr2)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
