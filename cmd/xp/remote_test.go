@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -83,15 +85,22 @@ teardown: always
 	if code := execute(st, []string{"run", plan, "--target", tpath, "--db", db}); code != exitOK {
 		t.Fatalf("xp run exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, tail(stderr.String(), 6000))
 	}
+	// The telemetry streams end at their next write once their sessions
+	// are closed: wait for that, within a bound.
 	for _, h := range n.Hosts {
-		procs, err := h.Processes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range procs {
-			if p == "xp" {
-				t.Errorf("%s: an xp process is left after the campaign: %v", h.Name, procs)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			procs, err := h.Processes()
+			if err != nil {
+				t.Fatal(err)
 			}
+			if !slices.Contains(procs, "xp") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: an xp process is left after the campaign: %v", h.Name, procs)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 
