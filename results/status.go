@@ -18,7 +18,9 @@ type Progress struct {
 	Rows       map[State]int // every state present, zero when none
 	Total      int
 	// Attempts counts attempts by outcome; "" counts running ones.
-	Attempts map[Outcome]int
+	// Superseded attempts are counted in Superseded only.
+	Attempts   map[Outcome]int
+	Superseded int
 	// Current is the attempt running now (or left running by a killed
 	// process), nil when none.
 	Current *Attempt
@@ -71,7 +73,7 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 	}
 
 	p.Attempts = map[Outcome]int{}
-	rs, err = s.db.QueryContext(ctx, `SELECT coalesce(outcome, ''), count(*) FROM attempt GROUP BY outcome`)
+	rs, err = s.db.QueryContext(ctx, `SELECT coalesce(outcome, ''), count(*) FROM attempt WHERE superseded = '' GROUP BY outcome`)
 	if err != nil {
 		return p, err
 	}
@@ -86,6 +88,10 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 	}
 	rs.Close()
 	if err := rs.Err(); err != nil {
+		return p, err
+	}
+
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempt WHERE superseded != ''`).Scan(&p.Superseded); err != nil {
 		return p, err
 	}
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -207,7 +208,8 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 		}
 		up, upGroup = true, g
 	rows:
-		for i, row := range rows {
+		for i := 0; i < len(rows); i++ {
+			row := rows[i]
 			for {
 				if err := ctx.Err(); err != nil {
 					return ErrInterrupted
@@ -238,10 +240,68 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 				if err != nil {
 					return err
 				}
+				// The retry runs on a new instance of the services: the
+				// row's matched set runs again whole on it, back to back.
+				again, err := r.rejoin(wctx, row, rows[:i])
+				if err != nil {
+					return err
+				}
+				if len(again) > 0 {
+					rows = slices.Concat(rows[:i], again, rows[i:])
+					i-- // the loop's i++ lands on again[0]
+					continue rows
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// rejoin keeps row's matched set whole after a restart of the services
+// before row's retry: the set's members among earlier (rows run in this
+// group before row) that finished ran on the old instance, so their
+// attempts are superseded, as on resume, and they are returned to run
+// again, in plan order, just before row on the new instance.
+func (r *run) rejoin(wctx context.Context, row planner.Row, earlier []planner.Row) ([]planner.Row, error) {
+	all, err := r.store.Rows(wctx)
+	if err != nil {
+		return nil, err
+	}
+	state := make(map[string]results.State, len(all))
+	for _, x := range all {
+		state[x.Run] = x.State
+	}
+	var again []planner.Row
+	var runs []string
+	seen := map[string]bool{}
+	invalid := 0
+	for _, m := range earlier {
+		if m.Run == row.Run || m.Pair != row.Pair || m.Replicate != row.Replicate || seen[m.Run] {
+			continue
+		}
+		seen[m.Run] = true
+		switch state[m.Run] {
+		case results.Invalid:
+			invalid++
+		case results.Done:
+		default:
+			continue
+		}
+		again = append(again, m)
+		runs = append(runs, m.Run)
+	}
+	if len(again) == 0 {
+		return nil, nil
+	}
+	why := fmt.Sprintf("%s of its matched set was retried on restarted services; run again whole from %s",
+		row.Run, r.o.Now().UTC().Format(time.RFC3339))
+	if _, err := r.store.Supersede(wctx, runs, why); err != nil {
+		return nil, err
+	}
+	r.prog.reopen(len(runs), invalid)
+	r.prog.logf("matched set %s replicate %d: %s ran on the services before the restart; run again with %s on the restarted ones (the earlier attempts are kept, superseded)",
+		row.Pair, row.Replicate, strings.Join(runs, ", "), row.Run)
+	return again, nil
 }
 
 // runRow makes one attempt of a row unless it already failed MaxAttempts

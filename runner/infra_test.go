@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xp-bench/xp/analysis"
 	"github.com/xp-bench/xp/infra/local/localtarget"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
@@ -21,13 +22,14 @@ import (
 // scripted is the real local target with scripted failures at the seam:
 // the first Up calls of the campaign's first group fail with upErrs,
 // Restart fails with restartErr, and the first group's tls loads fail
-// before they start when failTLS. What runs, runs on the real embedded
-// cluster.
+// before they start when failTLS; the first load of each row in failOnce
+// fails. What runs, runs on the real embedded cluster.
 type scripted struct {
 	*localtarget.Target
 	upErrs     []error
 	restartErr error
 	failTLS    bool
+	failOnce   map[string]bool
 
 	mu            sync.Mutex
 	first         *planner.InfraKey
@@ -63,7 +65,8 @@ func (s *scripted) Restart(ctx context.Context, g target.Group) (target.Endpoint
 
 func (s *scripted) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
 	s.mu.Lock()
-	fail := s.failTLS && l.Row.InfraKey() == *s.first && l.Row.Security == "tls"
+	fail := s.failTLS && l.Row.InfraKey() == *s.first && l.Row.Security == "tls" || s.failOnce[l.Row.Run]
+	delete(s.failOnce, l.Row.Run)
 	s.mu.Unlock()
 	if fail {
 		return nil, errors.New("load refused by the test")
@@ -305,5 +308,128 @@ func TestLoadAndTelemetrySeams(t *testing.T) {
 	}
 	if len(counting.loads) != 2 {
 		t.Errorf("the target's LoadRunner ran %v, want both rows", counting.loads)
+	}
+}
+
+// TestRetryAfterRestartRunsSetWhole: a row that fails is retried on
+// restarted services, a new instance of the cluster; members of its
+// matched set that finished on the old instance are superseded and run
+// again with it, back to back on the new one, and analysis pairs only the
+// new attempts. A member that had not run yet simply runs after the retry.
+func TestRetryAfterRestartRunsSetWhole(t *testing.T) {
+	tests := []struct {
+		name string
+		fail int // index in plan order of the row whose first load fails
+		// want: each row's attempts in order, "outcome" or "outcome superseded"
+		want       [2][]string
+		superseded int
+	}{
+		{name: "second member fails after its partner finished: both run again", fail: 1,
+			want: [2][]string{{"done superseded", "done"}, {"failed", "done"}}, superseded: 1},
+		{name: "first member fails before its partner ran: nothing superseded", fail: 0,
+			want: [2][]string{{"failed", "done"}, {"done"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			plan := writePlan(t, dir, "retry", short(smallSpec("retry", []string{"plaintext", "tls"}, 1)))
+			pl, err := readPlan(plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := pl.rows
+			if len(rows) != 2 || rows[0].Pair != rows[1].Pair || rows[0].Replicate != rows[1].Replicate {
+				t.Fatalf("the plan is not one matched set of two rows: %+v", rows)
+			}
+			s := &scripted{Target: localtarget.New(filepath.Join(dir, "work")),
+				failOnce: map[string]bool{rows[tc.fail].Run: true}}
+			var stderr syncBuffer
+			if _, err := Run(context.Background(), Options{Platforms: only(s), Plan: plan, Stderr: &stderr}); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			if s.restarts != 1 {
+				t.Errorf("%d restarts, want 1", s.restarts)
+			}
+			db := DefaultDB(plan)
+			store, err := results.OpenReadOnly(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			atts, err := store.Attempts(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			byRun := map[string][]results.Attempt{}
+			for _, a := range atts {
+				byRun[a.Run] = append(byRun[a.Run], a)
+			}
+			var last [2]results.Attempt
+			for i, row := range rows {
+				var got []string
+				for _, a := range byRun[row.Run] {
+					o := string(a.Outcome)
+					if a.Superseded != "" {
+						o += " superseded"
+					}
+					got = append(got, o)
+				}
+				if !slices.Equal(got, tc.want[i]) {
+					t.Fatalf("attempts of %s: %v, want %v\n%s", row.Run, got, tc.want[i], stderr.String())
+				}
+				last[i] = byRun[row.Run][len(got)-1]
+			}
+			// Back to back on the new instance: the set's final attempts are
+			// consecutive and both started after the restart.
+			if d := last[1].ID - last[0].ID; d != 1 {
+				t.Errorf("the set's final attempts %d and %d are not back to back in plan order", last[0].ID, last[1].ID)
+			}
+			events, _ := store.InfraEvents(context.Background())
+			var restarted time.Time
+			for _, e := range events {
+				if e.Event == "restart" {
+					restarted = e.Time
+				}
+			}
+			if restarted.IsZero() || last[0].Started.Before(restarted) || last[1].Started.Before(restarted) {
+				t.Errorf("the set's final attempts started %v and %v, not after the restart at %v",
+					last[0].Started, last[1].Started, restarted)
+			}
+			if tc.superseded > 0 && !strings.Contains(byRun[rows[0].Run][0].Superseded, "retried on restarted services") {
+				t.Errorf("superseded attempt says %q", byRun[rows[0].Run][0].Superseded)
+			}
+
+			// Status counts superseded attempts apart from their outcome.
+			st, err := ReadStatus(context.Background(), db, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := StatusAttempts{Total: 3 + tc.superseded, Done: 2, Failed: 1, Superseded: tc.superseded}
+			if st.Attempts != want {
+				t.Errorf("status attempts %+v, want %+v", st.Attempts, want)
+			}
+			var text strings.Builder
+			st.WriteText(&text)
+			if has := strings.Contains(text.String(), ", superseded 1"); has != (tc.superseded == 1) {
+				t.Errorf("status text (superseded %d):\n%s", tc.superseded, text.String())
+			}
+
+			// Analysis pairs the final attempts only.
+			d, err := analysis.Load(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, row := range rows {
+				var finals []int
+				for _, r := range d.Runs {
+					if r.Run == row.Run && r.Final {
+						finals = append(finals, r.Attempt)
+					}
+				}
+				if len(finals) != 1 || finals[0] != last[i].Number {
+					t.Errorf("analysis: final attempts of %s %v, want [%d]", row.Run, finals, last[i].Number)
+				}
+			}
+		})
 	}
 }

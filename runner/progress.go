@@ -162,6 +162,15 @@ func (p *progress) rowFailed() {
 	p.failed++
 }
 
+// reopen counts n finished rows (invalid of them invalid) as to run
+// again: their matched set runs again whole.
+func (p *progress) reopen(n, invalid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finished -= n
+	p.invalid -= invalid
+}
+
 // eta estimates the time left from the mean row time.
 func (p *progress) eta() time.Duration {
 	mean := p.estimate

@@ -56,6 +56,9 @@ type StatusAttempts struct {
 	Failed      int `json:"failed"`
 	Interrupted int `json:"interrupted"`
 	Running     int `json:"running"`
+	// Superseded attempts finished but their matched set ran again whole
+	// (after an interrupt or a restart); they count here only.
+	Superseded int `json:"superseded"`
 }
 
 // StatusCurrent is the attempt in flight.
@@ -98,11 +101,11 @@ func ReadStatus(ctx context.Context, db string, now time.Time) (Status, error) {
 			Done: p.Rows[results.Done], Invalid: p.Rows[results.Invalid], Failed: p.Rows[results.Failed]},
 		Attempts: StatusAttempts{Done: p.Attempts[results.OutcomeDone], Invalid: p.Attempts[results.OutcomeInvalid],
 			Failed: p.Attempts[results.OutcomeFailed], Interrupted: p.Attempts[results.OutcomeInterrupted],
-			Running: p.Attempts[""]},
+			Running: p.Attempts[""], Superseded: p.Superseded},
 		Infrastructure: StatusInfra{Up: []StatusGroup{}, CostUSD: p.Cost},
 	}
 	st.Attempts.Total = st.Attempts.Done + st.Attempts.Invalid + st.Attempts.Failed +
-		st.Attempts.Interrupted + st.Attempts.Running
+		st.Attempts.Interrupted + st.Attempts.Running + st.Attempts.Superseded
 	if pid, alive := results.Writer(db); alive {
 		st.Writer = pid
 	}
@@ -163,8 +166,12 @@ func (st Status) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "rows       %d total: %d done, %d invalid, %d failed, %d pending, %d running (%.0f%% finished)\n",
 		r.Total, r.Done, r.Invalid, r.Failed, r.Pending, r.Running, pct)
 	a := st.Attempts
-	fmt.Fprintf(w, "attempts   %d: %d done, %d invalid, %d failed, %d interrupted, %d running\n",
+	fmt.Fprintf(w, "attempts   %d: %d done, %d invalid, %d failed, %d interrupted, %d running",
 		a.Total, a.Done, a.Invalid, a.Failed, a.Interrupted, a.Running)
+	if a.Superseded > 0 {
+		fmt.Fprintf(w, ", superseded %d", a.Superseded)
+	}
+	fmt.Fprintln(w)
 	switch {
 	case st.Current != nil && st.Writer != 0:
 		fmt.Fprintf(w, "current    %s attempt %d, phase %s, since %s (xp pid %d)\n", st.Current.Run,
