@@ -348,6 +348,9 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	started := r.o.Now()
 	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(&row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().String(),
 		XPVersion: r.o.XPVersion, Hosts: ep.Hosts, GatewayCrypto: mode.Crypto}
+	if hd, ok := r.target.(target.HostDescriber); ok {
+		env.Machines = hd.DescribeHosts()
+	}
 	envJSON, _ := json.Marshal(env)
 	a, err := r.store.StartAttempt(wctx, row.Run, started, envJSON)
 	if err != nil {
@@ -499,7 +502,10 @@ type attemptEnv struct {
 	Bootstrap []string `json:"bootstrap"`
 	Group     string   `json:"group"`
 	Hosts     []string `json:"hosts,omitempty"`
-	XPVersion string   `json:"xp_version"`
+	// Machines describes the group's machines where the target can
+	// (target.HostDescriber): instance type, kernel, Java, Kafka.
+	Machines  []target.HostInfo `json:"machines,omitempty"`
+	XPVersion string            `json:"xp_version"`
 	// GatewayCrypto is the record layer and cipher the row's gateway ran
 	// (gateway modes only).
 	GatewayCrypto *gateway.CryptoInfo `json:"gateway_crypto,omitempty"`

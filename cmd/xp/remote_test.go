@@ -113,6 +113,15 @@ teardown: always
 	if err := raw.QueryRow(`SELECT count(*) FROM row WHERE state = 'done'`).Scan(&done); err != nil || done != 8 {
 		t.Errorf("%d rows done (%v), want 8", done, err)
 	}
+	var env string
+	if err := raw.QueryRow(`SELECT environment FROM attempt LIMIT 1`).Scan(&env); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"name":"broker-0"`, `"role":"broker"`, `"instance_type":"own"`, `"kernel":"`, `"kafka":"embedded (kfake)"`} {
+		if !strings.Contains(env, want) {
+			t.Errorf("attempt environment lacks %s: %s", want, env)
+		}
+	}
 	rs, err := raw.Query(`SELECT DISTINCT host FROM telemetry ORDER BY host`)
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,24 @@ var (
 	_ target.LoadRunner      = (*Deployer)(nil)
 	_ target.TelemetrySource = (*Deployer)(nil)
 	_ target.LogCollector    = (*Deployer)(nil)
+	_ target.HostDescriber   = (*Deployer)(nil)
 )
+
+// DescribeHosts describes every machine of the deployment
+// (target.HostDescriber).
+func (d *Deployer) DescribeHosts() []target.HostInfo {
+	dep := d.Deployment()
+	if dep == nil {
+		return nil
+	}
+	var out []target.HostInfo
+	for _, h := range dep.Hosts() {
+		out = append(out, target.HostInfo{Name: h.Name, Role: h.Role, Address: h.Address, InstanceType: h.InstanceType,
+			OS: h.OS, Arch: h.Arch, Kernel: h.Kernel, Distro: h.Distro, CPUs: h.CPUs, MemoryMiB: h.MemoryMiB,
+			Java: h.Java, Kafka: h.Kafka})
+	}
+	return out
+}
 
 // logBound is how much of the end of each service log CollectLogs fetches.
 const logBound = 1 << 20

@@ -149,3 +149,28 @@ func IsTransient(err error) bool {
 	var t interface{ Transient() bool }
 	return errors.As(err, &t) && t.Transient()
 }
+
+// HostDescriber is a Target that can describe the machines of the group
+// that is up. The runner records the description with every attempt.
+type HostDescriber interface {
+	DescribeHosts() []HostInfo
+}
+
+// HostInfo describes one machine of a group.
+type HostInfo struct {
+	Name         string `json:"name"`
+	Role         string `json:"role"`
+	Address      string `json:"address"`
+	InstanceType string `json:"instance_type,omitempty"`
+	OS           string `json:"os,omitempty"`
+	Arch         string `json:"arch,omitempty"`
+	Kernel       string `json:"kernel,omitempty"`
+	Distro       string `json:"distro,omitempty"`
+	CPUs         int    `json:"cpus,omitempty"`
+	MemoryMiB    int64  `json:"memory_mib,omitempty"`
+	// Java is the first line of `java -version` on the machine.
+	Java string `json:"java,omitempty"`
+	// Kafka is the broker software the machine runs, e.g.
+	// "embedded (kfake)".
+	Kafka string `json:"kafka,omitempty"`
+}

@@ -15,7 +15,17 @@ var (
 	_ target.TelemetrySource = (*Target)(nil)
 	_ target.LogCollector    = (*Target)(nil)
 	_ target.Restarter       = (*Target)(nil)
+	_ target.HostDescriber   = (*Target)(nil)
 )
+
+// DescribeHosts describes the group's machines through the Deployer
+// (target.HostDescriber); nothing when it cannot.
+func (t *Target) DescribeHosts() []target.HostInfo {
+	if hd, ok := t.deployer.(target.HostDescriber); ok {
+		return hd.DescribeHosts()
+	}
+	return nil
+}
 
 // RunLoad runs the load on the group's client machines through the
 // Deployer (target.LoadRunner); a Deployer that cannot gets it run in this
