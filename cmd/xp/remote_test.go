@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/results"
 )
 
 const remoteSpec = `campaign: remote-e2e
@@ -38,24 +40,22 @@ fixed:
   drain_timeout_s: 5
 `
 
-// TestRunOnNamespaceHosts is the remote path end to end: namespace hosts
-// described by terraform/hosts as broker, gateway and client machines,
-// kafka.distribution embedded; xp run provisions, deploys, runs every row
-// from the client hosts, samples telemetry on every host and tears down;
-// xp analyse makes the report; no xp process is left on any host.
-func TestRunOnNamespaceHosts(t *testing.T) {
-	dir := t.TempDir()
+// runOnNamespaceHosts runs spec with xp run on four namespace hosts (a
+// broker, a gateway, two clients) described by terraform/hosts, and
+// returns the campaign db, its directory and the hosts.
+func runOnNamespaceHosts(tb testing.TB, spec string) (db, dir string, n *netnstest.Net) {
+	dir = tb.TempDir()
 	bin := filepath.Join(dir, "xp")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		tb.Fatalf("go build: %v\n%s", err, out)
 	}
-	n := netnstest.New(t, 4)
+	n = netnstest.New(tb, 4)
 	roles := []string{"broker", "gateway", "client", "client"}
 	var machines []string
 	for i, h := range n.Hosts {
 		machines = append(machines, fmt.Sprintf("    - {name: %s-%d, address: %s, role: %s}", roles[i], i, h.Addr, roles[i]))
 	}
-	tpath := writeRunFile(t, dir, "target.yaml", fmt.Sprintf(`platform: hosts
+	tpath := writeRunFile(tb, dir, "target.yaml", fmt.Sprintf(`platform: hosts
 vars:
   client_count: 2
   machines:
@@ -64,16 +64,16 @@ ssh: {user: %s, private_key: %s, known_hosts: accept-new}
 kafka: {version: 3.9.1, distribution: embedded}
 teardown: always
 `, strings.Join(machines, "\n"), n.User, n.UserKey))
-	s, err := planner.ParseSpec("remote.yaml", []byte(remoteSpec))
+	s, err := planner.ParseSpec("remote.yaml", []byte(spec))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	var buf bytes.Buffer
 	if _, err := planner.Expand(s, &buf); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	plan := writeRunFile(t, dir, "remote.jsonl", buf.String())
-	db := filepath.Join(dir, "remote.db")
+	plan := writeRunFile(tb, dir, "remote.jsonl", buf.String())
+	db = filepath.Join(dir, "remote.db")
 
 	st, stdout, stderr := testState()
 	st.getenv = func(k string) string {
@@ -83,8 +83,18 @@ teardown: always
 		return os.Getenv(k)
 	}
 	if code := execute(st, []string{"run", plan, "--target", tpath, "--db", db}); code != exitOK {
-		t.Fatalf("xp run exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, tail(stderr.String(), 6000))
+		tb.Fatalf("xp run exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, tail(stderr.String(), 6000))
 	}
+	return db, dir, n
+}
+
+// TestRunOnNamespaceHosts is the remote path end to end: namespace hosts
+// described by terraform/hosts as broker, gateway and client machines,
+// kafka.distribution embedded; xp run provisions, deploys, runs every row
+// from the client hosts, samples telemetry on every host and tears down;
+// xp analyse makes the report; no xp process is left on any host.
+func TestRunOnNamespaceHosts(t *testing.T) {
+	db, dir, n := runOnNamespaceHosts(t, remoteSpec)
 	// The telemetry streams end at their next write once their sessions
 	// are closed: wait for that, within a bound.
 	for _, h := range n.Hosts {
@@ -153,4 +163,39 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// BenchmarkRunOverheadHosts is what the runner adds around each load on
+// the hosts target: per attempt, its wall time minus warm-up, measurement
+// and drain (target < 1 s, as on local), with bring-up reported apart.
+func BenchmarkRunOverheadHosts(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		db, _, _ := runOnNamespaceHosts(b, remoteSpec)
+		ctx := context.Background()
+		r, err := results.OpenReadOnly(ctx, db)
+		if err != nil {
+			b.Fatal(err)
+		}
+		atts, err := r.Attempts(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := r.Campaign(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var sum, worst float64
+		for _, a := range atts {
+			// remoteSpec: warm-up 1 s, measurement 1 s.
+			o := a.Ended.Sub(a.Started).Seconds() - 2 - a.Metrics["drain_s"]
+			sum += o
+			worst = max(worst, o)
+		}
+		if len(atts) > 0 {
+			b.ReportMetric(sum/float64(len(atts)), "overhead_s/row")
+			b.ReportMetric(worst, "overhead_max_s")
+			b.ReportMetric(atts[0].Started.Sub(c.Created).Seconds(), "bringup_s")
+		}
+		r.Close()
+	}
 }

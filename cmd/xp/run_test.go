@@ -84,7 +84,7 @@ func TestRunAndStatusExitCodes(t *testing.T) {
 	}
 }
 
-func writeRunFile(t *testing.T, dir, name, text string) string {
+func writeRunFile(t testing.TB, dir, name, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
