@@ -315,11 +315,14 @@ func TestLoadAndTelemetrySeams(t *testing.T) {
 // restarted services, a new instance of the cluster; members of its
 // matched set that finished on the old instance are superseded and run
 // again with it, back to back on the new one, and analysis pairs only the
-// new attempts. A member that had not run yet simply runs after the retry.
+// new attempts. A member that had not run yet simply runs after the retry,
+// and a retry on a target that cannot restart (the same instance) reruns
+// no partner.
 func TestRetryAfterRestartRunsSetWhole(t *testing.T) {
 	tests := []struct {
-		name string
-		fail int // index in plan order of the row whose first load fails
+		name      string
+		fail      int  // index in plan order of the row whose first load fails
+		noRestart bool // the target has no Restarter
 		// want: each row's attempts in order, "outcome" or "outcome superseded"
 		want       [2][]string
 		superseded int
@@ -328,6 +331,8 @@ func TestRetryAfterRestartRunsSetWhole(t *testing.T) {
 			want: [2][]string{{"done superseded", "done"}, {"failed", "done"}}, superseded: 1},
 		{name: "first member fails before its partner ran: nothing superseded", fail: 0,
 			want: [2][]string{{"failed", "done"}, {"done"}}},
+		{name: "retry without a restart: the same instance, nothing superseded", fail: 1, noRestart: true,
+			want: [2][]string{{"done"}, {"failed", "done"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -343,12 +348,16 @@ func TestRetryAfterRestartRunsSetWhole(t *testing.T) {
 			}
 			s := &scripted{Target: localtarget.New(filepath.Join(dir, "work")),
 				failOnce: map[string]bool{rows[tc.fail].Run: true}}
+			var tg target.Target = s
+			if tc.noRestart {
+				tg = sameInstance{s, s}
+			}
 			var stderr syncBuffer
-			if _, err := Run(context.Background(), Options{Platforms: only(s), Plan: plan, Stderr: &stderr}); err != nil {
+			if _, err := Run(context.Background(), Options{Platforms: only(tg), Plan: plan, Stderr: &stderr}); err != nil {
 				t.Fatalf("run: %v\n%s", err, stderr.String())
 			}
-			if s.restarts != 1 {
-				t.Errorf("%d restarts, want 1", s.restarts)
+			if want := map[bool]int{false: 1, true: 0}[tc.noRestart]; s.restarts != want {
+				t.Errorf("%d restarts, want %d", s.restarts, want)
 			}
 			db := DefaultDB(plan)
 			store, err := results.OpenReadOnly(context.Background(), db)
@@ -379,21 +388,27 @@ func TestRetryAfterRestartRunsSetWhole(t *testing.T) {
 				}
 				last[i] = byRun[row.Run][len(got)-1]
 			}
-			// Back to back on the new instance: the set's final attempts are
-			// consecutive and both started after the restart.
-			if d := last[1].ID - last[0].ID; d != 1 {
-				t.Errorf("the set's final attempts %d and %d are not back to back in plan order", last[0].ID, last[1].ID)
-			}
-			events, _ := store.InfraEvents(context.Background())
-			var restarted time.Time
-			for _, e := range events {
-				if e.Event == "restart" {
-					restarted = e.Time
+			if tc.noRestart {
+				if d := last[1].ID - last[0].ID; d != 2 { // the failed attempt between
+					t.Errorf("final attempts %d and %d: want the failed one alone between them", last[0].ID, last[1].ID)
 				}
-			}
-			if restarted.IsZero() || last[0].Started.Before(restarted) || last[1].Started.Before(restarted) {
-				t.Errorf("the set's final attempts started %v and %v, not after the restart at %v",
-					last[0].Started, last[1].Started, restarted)
+			} else {
+				// Back to back on the new instance: the set's final attempts
+				// are consecutive and both started after the restart.
+				if d := last[1].ID - last[0].ID; d != 1 {
+					t.Errorf("the set's final attempts %d and %d are not back to back in plan order", last[0].ID, last[1].ID)
+				}
+				events, _ := store.InfraEvents(context.Background())
+				var restarted time.Time
+				for _, e := range events {
+					if e.Event == "restart" {
+						restarted = e.Time
+					}
+				}
+				if restarted.IsZero() || last[0].Started.Before(restarted) || last[1].Started.Before(restarted) {
+					t.Errorf("the set's final attempts started %v and %v, not after the restart at %v",
+						last[0].Started, last[1].Started, restarted)
+				}
 			}
 			if tc.superseded > 0 && !strings.Contains(byRun[rows[0].Run][0].Superseded, "retried on restarted services") {
 				t.Errorf("superseded attempt says %q", byRun[rows[0].Run][0].Superseded)
@@ -432,4 +447,11 @@ func TestRetryAfterRestartRunsSetWhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameInstance is a target without a Restarter: a failed row is retried on
+// the same instance of the services.
+type sameInstance struct {
+	target.Target
+	target.LoadRunner
 }
