@@ -11,17 +11,22 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/encrypt"
+	"github.com/xp-bench/xp/infra/remote"
 )
 
 // gatewayExtensions are the config keys handled outside infra/gateway: the
 // encrypting modes' `encrypt:` section.
 var gatewayExtensions = func() []gateway.Extension { return []gateway.Extension{encrypt.Extension()} }
 
+// GatewayReady is what `xp gateway --ready-file` writes.
+type GatewayReady = remote.GatewayReady
+
 func newGatewayCmd(st *state) *cobra.Command {
 	var (
 		configPath string
 		asJSON     bool
 		verbose    bool
+		readyFile  string
 	)
 	cmd := &cobra.Command{
 		Use:   "gateway --config FILE",
@@ -60,6 +65,19 @@ on stdout and serves until interrupted.`,
 				}
 				return err
 			}
+			if readyFile != "" {
+				// Written once it serves: xp's agent waits for it on
+				// remote gateway hosts, and reads the crypto that runs.
+				b, err := json.Marshal(GatewayReady{Bootstrap: g.Bootstrap(), Metrics: g.MetricsURL(), Crypto: g.Crypto()})
+				if err != nil {
+					g.Close()
+					return err
+				}
+				if err := writeFileAtomic(readyFile, append(b, '\n')); err != nil {
+					g.Close()
+					return fmt.Errorf("gateway: --ready-file: %w", err)
+				}
+			}
 			if asJSON {
 				b, _ := json.Marshal(map[string]string{"bootstrap": g.Bootstrap(), "metrics": g.MetricsURL()})
 				fmt.Fprintln(st.stdout, string(b))
@@ -73,6 +91,7 @@ on stdout and serves until interrupted.`,
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config file (YAML)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the addresses as one JSON object")
+	cmd.Flags().StringVar(&readyFile, "ready-file", "", "once serving, write the bootstrap and metrics addresses and the crypto that runs to this file (JSON, 0600)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every connection close")
 	return cmd
 }

@@ -57,26 +57,9 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 	if err != nil {
 		return nil, err
 	}
-	zero := 0
-	cfg := &gateway.Config{
-		Listen:  gateway.Listen{Host: host, BootstrapPort: &zero, NodePortBase: &zero},
-		Client:  gateway.Client{Transport: o.Transport},
-		Metrics: gateway.Metrics{Listen: "127.0.0.1:0"},
-		Upstream: gateway.Upstream{
-			Bootstrap: strings.Split(direct.Bootstrap, ","),
-			Transport: gateway.Plaintext,
-		},
-		Filters: o.Filters,
-		Crypto:  o.Crypto,
-	}
-	if o.Transport != Plaintext {
-		cfg.Client.Cert, cfg.Client.Key = cert, key
-		cfg.Upstream.Transport, cfg.Upstream.CA = gateway.TLS, c.Authority().CAPath()
-	}
-	if o.Transport == MTLS {
-		cfg.Client.CA = c.Authority().CAPath()
-		cfg.Upstream.Transport, cfg.Upstream.Cert, cfg.Upstream.Key = gateway.MTLS, cert, key
-	}
+	cfg := GatewayConfig(GatewaySetup{Host: host, Transport: o.Transport, Upstream: strings.Split(direct.Bootstrap, ","),
+		CA: c.Authority().CAPath(), Cert: cert, Key: key, Crypto: o.Crypto})
+	cfg.Filters = o.Filters
 	var opts []gateway.Option
 	if o.Logger != nil {
 		opts = append(opts, gateway.WithLogger(o.Logger))
@@ -98,4 +81,49 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 		return nil, err
 	}
 	return g, nil
+}
+
+// GatewaySetup is what a gateway in front of a cluster's direct mode needs:
+// the local target and remote gateway hosts render their configs from it.
+type GatewaySetup struct {
+	// Host is the address the gateway listens on and advertises.
+	Host string
+	// Transport is the direct mode fronted (both legs): plaintext, tls,
+	// mtls or sasl_ssl.
+	Transport string
+	// Upstream is that direct mode's bootstrap (the brokers' listener).
+	Upstream []string
+	// CA, Cert and Key: the cluster's CA and the gateway's certificate
+	// (pki.Authority.Gateway), paths as the gateway sees them.
+	CA, Cert, Key string
+	// Crypto is std (default) or fast.
+	Crypto string
+}
+
+// GatewayConfig renders the gateway config for s: ports picked free, the
+// client leg as the direct mode's (its certificate, and the CA verifying
+// client certificates for mtls), the broker leg over TLS verified by the
+// CA unless plaintext (presenting the gateway's certificate for mtls),
+// metrics on a free loopback port.
+func GatewayConfig(s GatewaySetup) *gateway.Config {
+	zero := 0
+	cfg := &gateway.Config{
+		Listen:  gateway.Listen{Host: s.Host, BootstrapPort: &zero, NodePortBase: &zero},
+		Client:  gateway.Client{Transport: s.Transport},
+		Metrics: gateway.Metrics{Listen: "127.0.0.1:0"},
+		Upstream: gateway.Upstream{
+			Bootstrap: s.Upstream,
+			Transport: gateway.Plaintext,
+		},
+		Crypto: s.Crypto,
+	}
+	if s.Transport != Plaintext {
+		cfg.Client.Cert, cfg.Client.Key = s.Cert, s.Key
+		cfg.Upstream.Transport, cfg.Upstream.CA = gateway.TLS, s.CA
+	}
+	if s.Transport == MTLS {
+		cfg.Client.CA = s.CA
+		cfg.Upstream.Transport, cfg.Upstream.Cert, cfg.Upstream.Key = gateway.MTLS, s.Cert, s.Key
+	}
+	return cfg
 }

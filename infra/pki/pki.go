@@ -24,10 +24,13 @@ import (
 	"time"
 )
 
-// File names inside an authority's directory.
+// File names inside an authority's directory: copying both into another
+// directory and opening it with New gives the same authority.
 const (
-	caCertFile = "ca.pem"
-	caKeyFile  = "ca-key.pem"
+	CACertFile = "ca.pem"
+	CAKeyFile  = "ca-key.pem"
+	caCertFile = CACertFile
+	caKeyFile  = CAKeyFile
 )
 
 // Validity is how long issued certificates last; long enough for any

@@ -126,6 +126,15 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	if err != nil {
 		return target.Endpoints{}, err
 	}
+	// With gateway hosts, the rows' gateway modes run there, in front of
+	// the cluster, instead of inside the cluster's process.
+	gws, err := dep.StartGateways(ctx, GatewaySpecs(g.Rows, target.ModeKey), g.Key.Gateways)
+	if err != nil {
+		return target.Endpoints{}, err
+	}
+	for k, m := range gws {
+		modes[k] = m
+	}
 	d.tel = dep.StartTelemetry(context.WithoutCancel(ctx))
 	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
 	for name, m := range modes {

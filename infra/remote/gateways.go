@@ -1,0 +1,306 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/gateway/encrypt"
+	"github.com/xp-bench/xp/infra/gateway/envelope"
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/planner"
+)
+
+// GatewayReady is what `xp gateway --ready-file` writes once it serves.
+type GatewayReady struct {
+	Bootstrap string             `json:"bootstrap"`
+	Metrics   string             `json:"metrics"`
+	Crypto    gateway.CryptoInfo `json:"crypto"`
+}
+
+// GatewaySpec is one gateway mode served from the gateway hosts.
+type GatewaySpec struct {
+	// Key is the mode key (target.ModeKey) it is served under.
+	Key string
+	// Security is proxy, encrypt or field_encrypt; Transport the direct
+	// mode fronted (both legs); Encoding field_encrypt's record encoding
+	// (json); Fields the fields it encrypts (default ssn); Crypto std or
+	// fast.
+	Security, Transport, Encoding string
+	Fields                        []string
+	Crypto                        string
+}
+
+// GatewaySpecs returns the gateway modes rows run through, one per mode
+// key, sorted by key. field_encrypt of avro or protobuf records (which need
+// the load generator's schemas on the gateway host) is left out.
+func GatewaySpecs(rows []planner.Row, modeKey func(*planner.Row) string) []GatewaySpec {
+	seen := map[string]bool{}
+	var out []GatewaySpec
+	for i := range rows {
+		r := &rows[i]
+		if !r.NeedsGateway() {
+			continue
+		}
+		enc := r.Encoding
+		if enc == "" {
+			enc = local.DefaultFieldEncoding
+		}
+		if r.Security == planner.SecurityFieldEncrypt && enc != encrypt.EncodingJSON {
+			continue
+		}
+		k := modeKey(r)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		tr := r.GatewayTransport
+		if tr == "" {
+			tr = local.DefaultGatewayTransport
+		}
+		out = append(out, GatewaySpec{Key: k, Security: r.Security, Transport: tr, Encoding: enc,
+			Fields: r.EncryptFields, Crypto: r.GatewayCrypto})
+	}
+	slices.SortFunc(out, func(a, b GatewaySpec) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+var serviceUnsafe = regexp.MustCompile(`[^a-z0-9._-]`)
+
+// gatewayService is the agent's service name for gateway i of mode key.
+func gatewayService(key string, i int) string {
+	return fmt.Sprintf("gateway-%s-%d", serviceUnsafe.ReplaceAllString(strings.ToLower(key), "-"), i)
+}
+
+// StartGateways runs xp's gateway (`xp gateway --config FILE`, supervised
+// by the agent) on the gateway hosts for every spec, count gateways per
+// mode spread round-robin over the gateway hosts. Each listens on and
+// advertises its host's private address and forwards to the embedded
+// cluster's direct mode on the broker host's private address. The TLS
+// material (the cluster's CA, a certificate for the gateway host issued
+// here from that CA) and one key vault shared by every gateway host are
+// uploaded 0600; the CA's key never leaves this machine's temporary
+// directory, which is removed. Each mode's client config, the fronted
+// direct mode's with the gateways as bootstrap, goes to every client host;
+// the modes replace those of the same keys the embedded cluster serves.
+// Without gateway hosts it does nothing. Call after StartEmbedded.
+func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, count int) (map[string]local.Mode, error) {
+	gws := d.names(RoleGateway)
+	if len(gws) == 0 || len(specs) == 0 {
+		return nil, nil
+	}
+	if d.modes == nil {
+		return nil, errors.New("remote: gateways: no cluster to front (start it first)")
+	}
+	if count < 1 {
+		count = 1
+	}
+	for _, s := range specs {
+		if m, ok := d.modes[s.Transport]; !ok || m.Upstream != nil {
+			return nil, fmt.Errorf("remote: gateway mode %s: transport %q is not a direct mode of the cluster", s.Key, s.Transport)
+		}
+	}
+	b := d.hosts[d.names(RoleBroker)[0]]
+	cdir := path.Join(b.dir, "cluster")
+
+	// The cluster's CA, to issue each gateway host a certificate its
+	// clients trust; and one vault, so that any gateway decrypts what
+	// another encrypted.
+	tmp, err := os.MkdirTemp("", "xp-gwpki-")
+	if err != nil {
+		return nil, fmt.Errorf("remote: gateways: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	cadir := filepath.Join(tmp, "pki")
+	if err := os.Mkdir(cadir, 0o700); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{pki.CACertFile, pki.CAKeyFile} {
+		data, err := b.c.Output(ctx, "cat "+ssh.Quote(path.Join(cdir, "pki", f)))
+		if err != nil {
+			return nil, fmt.Errorf("remote: gateways: the cluster's CA on %s: %w", b.Name, err)
+		}
+		if err := os.WriteFile(filepath.Join(cadir, f), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	ca, err := pki.New(cadir)
+	if err != nil {
+		return nil, err
+	}
+	caPEM, err := os.ReadFile(ca.CAPath())
+	if err != nil {
+		return nil, err
+	}
+	vaultPath := filepath.Join(tmp, "vault.keys")
+	if err := envelope.AddKey(vaultPath, "k1"); err != nil {
+		return nil, fmt.Errorf("remote: gateways: key vault: %w", err)
+	}
+	vault, err := os.ReadFile(vaultPath)
+	if err != nil {
+		return nil, err
+	}
+
+	// Gateway i of every mode runs on gateway host i mod len(gws).
+	type instance struct {
+		spec GatewaySpec
+		i    int
+	}
+	perHost := map[string][]instance{}
+	for _, s := range specs {
+		for i := 0; i < count; i++ {
+			h := gws[i%len(gws)]
+			perHost[h] = append(perHost[h], instance{s, i})
+		}
+	}
+	var mu sync.Mutex
+	bootstraps := map[string][]string{}
+	cryptos := map[string]gateway.CryptoInfo{}
+	hosts := sortedKeys(perHost)
+	err = d.each(ctx, hosts, func(ctx context.Context, h *deployed) error {
+		gdir := path.Join(h.dir, "gateway")
+		certPath, keyPath, err := ca.Gateway("gateway-"+h.Name, h.Private)
+		if err != nil {
+			return err
+		}
+		files := map[string]string{certPath: path.Join(gdir, "pki", "gateway.pem"), keyPath: path.Join(gdir, "pki", "gateway-key.pem")}
+		for src, dst := range files {
+			data, err := os.ReadFile(src)
+			if err != nil {
+				return err
+			}
+			if err := h.c.WriteFile(ctx, dst, data, 0o600); err != nil {
+				return err
+			}
+		}
+		rca := path.Join(gdir, "pki", pki.CACertFile)
+		rvault := path.Join(gdir, "vault.keys")
+		if err := h.c.WriteFile(ctx, rca, caPEM, 0o600); err != nil {
+			return err
+		}
+		if err := h.c.WriteFile(ctx, rvault, vault, 0o600); err != nil {
+			return err
+		}
+		for _, in := range perHost[h.Name] {
+			s := in.spec
+			direct := d.modes[s.Transport]
+			cfg, err := GatewayConfigYAML(local.GatewaySetup{Host: h.Private, Transport: s.Transport,
+				Upstream: strings.Split(direct.Bootstrap, ","), CA: rca, Cert: files[certPath], Key: files[keyPath],
+				Crypto: s.Crypto}, s, rvault)
+			if err != nil {
+				return fmt.Errorf("gateway mode %s: %w", s.Key, err)
+			}
+			svc := gatewayService(s.Key, in.i)
+			cfgPath, ready := path.Join(gdir, svc+".yaml"), path.Join(gdir, svc+".json")
+			if err := h.c.WriteFile(ctx, cfgPath, cfg, 0o600); err != nil {
+				return err
+			}
+			cmd := fmt.Sprintf("rm -f %s && %s agent start --dir %s --name %s --wait-file %s --timeout 30s -- %s gateway --config %s --ready-file %s",
+				ssh.Quote(ready), ssh.Quote(h.xp), ssh.Quote(h.dir), svc, ssh.Quote(ready), ssh.Quote(h.xp), ssh.Quote(cfgPath), ssh.Quote(ready))
+			if _, err := h.c.Output(ctx, cmd); err != nil {
+				return fmt.Errorf("gateway %s: %w", svc, err)
+			}
+			out, err := h.c.Output(ctx, "cat "+ssh.Quote(ready))
+			if err != nil {
+				return err
+			}
+			var r GatewayReady
+			if err := json.Unmarshal(out, &r); err != nil {
+				return fmt.Errorf("gateway %s: %s: %w", svc, ready, err)
+			}
+			mu.Lock()
+			bootstraps[s.Key] = append(bootstraps[s.Key], r.Bootstrap)
+			cryptos[s.Key] = r.Crypto
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// Client configs: the fronted direct mode's, bootstrapping from the
+	// gateways; the CA and client certificate they name are already on
+	// the client hosts (StartEmbedded).
+	modes := map[string]local.Mode{}
+	contents := map[string][]byte{}
+	for _, s := range specs {
+		direct := d.modes[s.Transport]
+		text, err := b.c.Output(ctx, "cat "+ssh.Quote(direct.ClientConfig))
+		if err != nil {
+			return nil, err
+		}
+		props, err := kafkaconf.ParseClientConfig(text)
+		if err != nil {
+			return nil, fmt.Errorf("remote: %s:%s:%w", b.Name, direct.ClientConfig, err)
+		}
+		bs := bootstraps[s.Key]
+		slices.Sort(bs)
+		props[kafkaconf.BootstrapServers] = strings.Join(bs, ",")
+		p := path.Join(cdir, "gateways", serviceUnsafe.ReplaceAllString(strings.ToLower(s.Key), "-")+".properties")
+		contents[p] = kafkaconf.FormatClientConfig(props)
+		up, info := direct, cryptos[s.Key]
+		modes[s.Key] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: p, Upstream: &up, Crypto: &info}
+	}
+	err = d.each(ctx, d.names(RoleClient), func(ctx context.Context, h *deployed) error {
+		for f, data := range contents {
+			if err := h.c.WriteFile(ctx, f, data, 0o600); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k, m := range modes {
+		d.modes[k] = m
+	}
+	fmt.Fprintf(d.o.Log, "remote: %d gateway mode(s) on %s\n", len(specs), strings.Join(hosts, ", "))
+	return modes, nil
+}
+
+// GatewayConfigYAML renders the config file of `xp gateway` for spec on a
+// remote host: local.GatewayConfig for setup and, for encrypt and
+// field_encrypt, the encrypt section on the key vault at vault (created
+// beforehand, never by the gateway).
+func GatewayConfigYAML(setup local.GatewaySetup, spec GatewaySpec, vault string) ([]byte, error) {
+	file := struct {
+		*gateway.Config `yaml:",inline"`
+		Encrypt         *encrypt.Config `yaml:"encrypt,omitempty"`
+	}{Config: local.GatewayConfig(setup)}
+	switch spec.Security {
+	case planner.SecurityProxy:
+	case planner.SecurityEncrypt, planner.SecurityFieldEncrypt:
+		mode := encrypt.ModeEncrypt
+		if spec.Security == planner.SecurityFieldEncrypt {
+			mode = encrypt.ModeFieldEncrypt
+		}
+		cfg, err := encrypt.Preset(mode, vault)
+		if err != nil {
+			return nil, err
+		}
+		cfg.CreateVault = false
+		if spec.Security == planner.SecurityFieldEncrypt && len(spec.Fields) > 0 {
+			cfg.Topics[0].Fields = spec.Fields
+		}
+		file.Encrypt = &cfg
+	default:
+		return nil, fmt.Errorf("%q is not a gateway mode (want one of %v)", spec.Security, planner.GatewayModes())
+	}
+	return yaml.Marshal(file)
+}
