@@ -49,9 +49,10 @@ func TestGatewayBadConfigIsUsageError(t *testing.T) {
 	}
 }
 
-// TestGatewayServesUntilSignal runs `xp gateway --json` in-process in front
-// of a kfake broker: it prints its addresses, relays a produce, and exits 0
-// on the first signal.
+// TestGatewayServesUntilSignal runs `xp gateway --json --ready-file` in-process in front
+// of a kfake broker: it prints its addresses and writes them to the ready
+// file (0600, with the crypto that runs), relays a produce, and exits 0 on
+// the first signal.
 func TestGatewayServesUntilSignal(t *testing.T) {
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	if err != nil {
@@ -69,7 +70,8 @@ func TestGatewayServesUntilSignal(t *testing.T) {
 	sig := make(chan os.Signal, 2)
 	st.signals = func() (<-chan os.Signal, func()) { return sig, func() {} }
 	code := make(chan int, 1)
-	go func() { code <- execute(st, []string{"gateway", "--config", cfg, "--json"}) }()
+	ready := filepath.Join(filepath.Dir(cfg), "ready.json")
+	go func() { code <- execute(st, []string{"gateway", "--config", cfg, "--json", "--ready-file", ready}) }()
 
 	var addrs struct{ Bootstrap, Metrics string }
 	deadline := time.Now().Add(10 * time.Second)
@@ -81,6 +83,15 @@ func TestGatewayServesUntilSignal(t *testing.T) {
 	}
 	if !strings.HasPrefix(addrs.Metrics, "http://127.0.0.1:") {
 		t.Errorf("metrics %q", addrs.Metrics)
+	}
+	// The ready file is written before the addresses are printed.
+	var r GatewayReady
+	b, err := os.ReadFile(ready)
+	if err != nil || json.Unmarshal(b, &r) != nil || r.Bootstrap != addrs.Bootstrap || r.Metrics != addrs.Metrics || r.Crypto.Requested != "std" {
+		t.Errorf("ready file %s (%v), want %+v with crypto std", b, err, addrs)
+	}
+	if fi, err := os.Stat(ready); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("ready file mode %v (%v), want 0600", fi, err)
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs.Bootstrap), kgo.DefaultProduceTopic("t"))
 	if err != nil {

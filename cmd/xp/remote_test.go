@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,6 +93,7 @@ teardown: always
 // described by terraform/hosts as broker, gateway and client machines,
 // kafka.distribution embedded; xp run provisions, deploys, runs every row
 // from the client hosts, samples telemetry on every host and tears down;
+// the proxy and encrypt rows go through xp's gateway on the gateway host;
 // xp analyse makes the report; no xp process is left on any host.
 func TestRunOnNamespaceHosts(t *testing.T) {
 	db, dir, n := runOnNamespaceHosts(t, remoteSpec)
@@ -132,6 +134,60 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 			t.Errorf("attempt environment lacks %s: %s", want, env)
 		}
 	}
+	// The proxy and encrypt rows went through xp's gateway on the gateway
+	// host: their bootstrap is that host's address, and the gateway there
+	// forwarded to the broker host's address, ran under the agent in the
+	// gateway namespace and was stopped at teardown.
+	gw, broker := n.Hosts[1], n.Hosts[0]
+	ers, err := raw.Query(`SELECT environment FROM attempt`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	through := map[string]int{}
+	for ers.Next() {
+		var e struct {
+			Security  string   `json:"security"`
+			Bootstrap []string `json:"bootstrap"`
+		}
+		var text string
+		if err := ers.Scan(&text); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(text), &e); err != nil {
+			t.Fatal(err)
+		}
+		if !planner.NeedsGateway(e.Security) {
+			continue
+		}
+		through[e.Security]++
+		if len(e.Bootstrap) != 1 || !strings.HasPrefix(e.Bootstrap[0], gw.Addr+":") {
+			t.Errorf("%s attempt bootstraps from %v, want the gateway host %s", e.Security, e.Bootstrap, gw.Addr)
+		}
+	}
+	ers.Close()
+	if through["proxy"] != 2 || through["encrypt"] != 2 {
+		t.Errorf("attempts through a gateway: %v, want 2 proxy and 2 encrypt", through)
+	}
+	gdir := filepath.Join(gw.Home(), "xp", "remote-e2e", "gateway-1")
+	for _, svc := range []string{"gateway-proxy-0", "gateway-encrypt-0"} {
+		cfg, err := os.ReadFile(filepath.Join(gdir, "gateway", svc+".yaml"))
+		if err != nil {
+			t.Fatalf("the %s config on the gateway host: %v", svc, err)
+		}
+		if !strings.Contains(string(cfg), "host: "+gw.Addr) || !strings.Contains(string(cfg), "- "+broker.Addr+":") {
+			t.Errorf("%s does not listen on %s and forward to %s:\n%s", svc, gw.Addr, broker.Addr, cfg)
+		}
+		log, err := os.ReadFile(filepath.Join(gdir, "logs", svc+".log"))
+		if err != nil || !strings.Contains(string(log), "gateway stopping") {
+			t.Errorf("%s's log on the gateway host (%v):\n%s", svc, err, log)
+		}
+	}
+	for _, f := range []string{"pki/gateway-key.pem", "vault.keys"} {
+		if fi, err := os.Stat(filepath.Join(gdir, "gateway", f)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s on the gateway host: %v %v, want mode 0600", f, fi, err)
+		}
+	}
+
 	rs, err := raw.Query(`SELECT DISTINCT host FROM telemetry ORDER BY host`)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -81,11 +82,17 @@ teardown: always
 	if got := strings.Join(ep.Hosts, ","); got != "broker-0,gateway-1,client-2,client-3" {
 		t.Errorf("hosts %s", got)
 	}
-	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "proxy", "encrypt"} {
+	// The direct modes and the gateway modes no row needs are the
+	// embedded cluster's, on the broker host; the row's proxy runs on the
+	// gateway host.
+	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "encrypt"} {
 		e := ep.Modes[m]
 		if len(e.Bootstrap) == 0 || !strings.HasPrefix(e.Bootstrap[0], n.Hosts[0].Addr+":") {
 			t.Errorf("mode %s: %+v, want on the broker host", m, e)
 		}
+	}
+	if e := ep.Modes["proxy"]; len(e.Bootstrap) != 1 || !strings.HasPrefix(e.Bootstrap[0], n.Hosts[1].Addr+":") || e.Crypto == nil || e.Crypto.Requested != "std" {
+		t.Errorf("mode proxy: %+v, want on the gateway host with crypto std", e)
 	}
 	recs := dep.Deployment().Hosts()
 	if len(recs) != 4 || recs[0].Name != "broker-0" || recs[0].Kafka != "embedded (kfake)" || recs[0].InstanceType != "own" {
@@ -127,6 +134,9 @@ teardown: always
 	logs, err := tg.CollectLogs(ctx, time.Time{})
 	if err != nil || len(logs) == 0 || logs[0].Name != "broker-0/cluster.log" || !strings.Contains(string(logs[0].Text), "cluster starting") {
 		t.Errorf("logs %v %v", len(logs), err)
+	}
+	if !slices.ContainsFunc(logs, func(l target.Log) bool { return l.Name == "gateway-1/gateway-proxy-0.log" }) {
+		t.Errorf("no gateway log among the logs collected")
 	}
 	ep2, err := tg.Restart(ctx, g)
 	if err != nil || len(ep2.Modes["tls"].Bootstrap) == 0 {
