@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/xp-bench/xp/infra/remote"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/plans"
@@ -165,6 +168,38 @@ func openProvisioner(ctx context.Context, st *state, t *tf.TargetFile, db, campa
 	return p, func() { logf.Close(); store.Close() }, nil
 }
 
+// stopLeftovers stops, over SSH, the services an xp killed before its
+// teardown left on the machines of every group the db records as up.
+// Without kafka.distribution embedded xp deploys no services, so there is
+// nothing to stop.
+func stopLeftovers(ctx context.Context, st *state, t *tf.TargetFile, db string, p *tf.Provisioner) error {
+	invs, err := tf.Inventories(ctx, p.Store)
+	if err != nil || len(invs) == 0 {
+		return err
+	}
+	store, ok := p.Store.(*results.Store)
+	if !ok {
+		return nil
+	}
+	c, err := store.Campaign(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := remote.NewDeployer(remote.DeployerOptions{Campaign: c.Name, SSH: t.SSH, Kafka: t.Kafka,
+		KnownHosts: db + ".known_hosts", Binary: st.getenv(remote.BinaryEnv), Log: p.Log})
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	var errs []error
+	for _, g := range slices.Sorted(maps.Keys(invs)) {
+		if err := d.StopLeftovers(ctx, invs[g]); err != nil {
+			errs = append(errs, fmt.Errorf("group %s: stopping the services left on its hosts: %w", g, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // checkBudget refuses rows whose estimated cost exceeds t's budget.
 func checkBudget(t *tf.TargetFile, rows []planner.Row) (planner.Estimate, error) {
 	est, err := tf.CheckBudget(t, rows, defaultPrices())
@@ -291,7 +326,8 @@ func newInfraDownCmd(st *state) *cobra.Command {
 		Long: `Down destroys, in each group's working directory beside the db, every group
 whose latest recorded event is not "down": up, half-applied by a process that
 was killed, or a failed destroy. The working directories hold the module and
-its variables, so --target is only checked when given.`,
+its variables, so --target is not required; given, down first stops over SSH
+the services a killed xp run left on the group's machines.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -314,9 +350,16 @@ its variables, so --target is only checked when given.`,
 				return err
 			}
 			defer done()
+			var stopErr error
+			if t != nil {
+				stopErr = stopLeftovers(ctx, st, t, db, p)
+			}
 			downed, err := p.DownAll(ctx)
 			if errors.Is(err, tf.ErrNoCredentials) {
 				return usageErr(err)
+			}
+			if stopErr != nil {
+				err = errors.Join(stopErr, err)
 			}
 			for _, g := range downed {
 				fmt.Fprintf(st.stdout, "group %s: destroyed\n", g)

@@ -160,6 +160,12 @@ func (d *Deployment) prepare(ctx context.Context, h *deployed) error {
 	if err := json.Unmarshal(out, &h.info); err != nil {
 		return fmt.Errorf("xp agent info: %w", err)
 	}
+	// Services an xp killed before its teardown left running (a SIGKILL,
+	// a crash) would hold the campaign's ports: this deployment owns the
+	// host's campaign directory, so it stops them.
+	if _, err := c.Output(ctx, fmt.Sprintf("%s agent stop --dir %s --grace 10s", ssh.Quote(h.xp), ssh.Quote(h.dir))); err != nil {
+		return fmt.Errorf("stopping the services a previous xp left: %w", err)
+	}
 	return nil
 }
 

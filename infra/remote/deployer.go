@@ -93,27 +93,8 @@ func Hosts(inv *tf.Inventory) []Host {
 func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory) (target.Endpoints, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	user := d.o.SSH.User
-	if user == "" {
-		user = inv.SSHUser
-	}
-	if d.pool == nil || d.user != user {
-		if d.pool != nil {
-			d.pool.Close()
-		}
-		pol, err := ssh.ParsePolicy(d.o.SSH.KnownHosts)
-		if err != nil {
-			return target.Endpoints{}, err
-		}
-		p, err := ssh.NewPool(ssh.Config{User: user, PrivateKey: d.o.SSH.PrivateKey, KnownHosts: d.o.KnownHosts,
-			Policy: pol, Log: d.o.Log})
-		if err != nil {
-			return target.Endpoints{}, err
-		}
-		d.pool, d.user = p, user
-	}
 	hosts := Hosts(inv)
-	dep, err := Deploy(ctx, Options{Campaign: d.o.Campaign, Hosts: hosts, Pool: d.pool, Binary: d.o.Binary, Log: d.o.Log})
+	dep, err := d.install(ctx, inv)
 	if err != nil {
 		return target.Endpoints{}, err
 	}
@@ -144,6 +125,41 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 		ep.Hosts = append(ep.Hosts, h.Name)
 	}
 	return ep, nil
+}
+
+// install connects to every machine of inv, installs xp and stops the
+// services an earlier xp left running there. d.mu is held.
+func (d *Deployer) install(ctx context.Context, inv *tf.Inventory) (*Deployment, error) {
+	user := d.o.SSH.User
+	if user == "" {
+		user = inv.SSHUser
+	}
+	if d.pool == nil || d.user != user {
+		if d.pool != nil {
+			d.pool.Close()
+		}
+		pol, err := ssh.ParsePolicy(d.o.SSH.KnownHosts)
+		if err != nil {
+			return nil, err
+		}
+		p, err := ssh.NewPool(ssh.Config{User: user, PrivateKey: d.o.SSH.PrivateKey, KnownHosts: d.o.KnownHosts,
+			Policy: pol, Log: d.o.Log})
+		if err != nil {
+			return nil, err
+		}
+		d.pool, d.user = p, user
+	}
+	return Deploy(ctx, Options{Campaign: d.o.Campaign, Hosts: Hosts(inv), Pool: d.pool, Binary: d.o.Binary, Log: d.o.Log})
+}
+
+// StopLeftovers stops every service xp left running on the machines of
+// inv (an xp run killed before its teardown), starting nothing: xp infra
+// down calls it before destroying the machines.
+func (d *Deployer) StopLeftovers(ctx context.Context, inv *tf.Inventory) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, err := d.install(ctx, inv)
+	return err
 }
 
 // Deployment is the deployment of the last Deploy, nil before one.
