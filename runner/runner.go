@@ -268,7 +268,7 @@ func checkRows(ctx context.Context, p *plan, t openedTarget, o Options) error {
 		msg := fmt.Sprintf("%d rows want platform %s (e.g. %s) but the target (--target %s) is platform %s",
 			len(wrong[rp]), rp, wrong[rp][0], o.Target, platform)
 		if o.Platforms[rp] == nil {
-			msg += fmt.Sprintf("; platform %s is not supported yet by this xp", rp)
+			msg += fmt.Sprintf("; platform %s has no target in this xp", rp)
 		}
 		problems = append(problems, msg)
 	}

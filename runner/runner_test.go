@@ -89,7 +89,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"plan not JSON", Options{Platforms: localPlatforms, Plan: notJSON}, "notjson.jsonl:1"},
 		{"missing target file", Options{Platforms: localPlatforms, Plan: good, Target: filepath.Join(dir, "nope.yaml")}, "no such file"},
 		{"malformed target file", Options{Platforms: localPlatforms, Plan: good, Target: malformed}, "malformed.yaml:1: not valid YAML"},
-		{"platform not implemented", Options{Platforms: localPlatforms, Plan: good, Target: aws}, `aws.yaml:1: platform "aws" is not supported yet`},
+		{"platform without a target", Options{Platforms: localPlatforms, Plan: good, Target: aws}, `aws.yaml:1: platform "aws" has no target in this xp`},
 		{"unknown platform", Options{Platforms: localPlatforms, Plan: good, Target: mars}, `mars.yaml:2: platform: unknown platform "mars"`},
 		{"target without platform", Options{Platforms: localPlatforms, Plan: good, Target: noPlatform}, "noplatform.yaml: no platform"},
 		{"target file not a mapping", Options{Platforms: localPlatforms, Plan: good, Target: list}, "list.yaml:1: want a mapping"},

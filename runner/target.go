@@ -95,7 +95,7 @@ func targetPlatform(path string, b []byte, platforms target.Platforms) (string, 
 		return "", fmt.Errorf("%s:%d: platform: unknown platform %q: want one of %s",
 			path, value.Line, value.Value, strings.Join(planner.Platforms, ", "))
 	case platforms[value.Value] == nil:
-		return "", fmt.Errorf("%s:%d: platform %q is not supported yet by this xp (it supports %s); use --target local",
+		return "", fmt.Errorf("%s:%d: platform %q has no target in this xp (it has %s); use --target local",
 			path, value.Line, value.Value, supportedList(platforms))
 	}
 	return value.Value, nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/internal/netnstest"
-	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -42,29 +40,8 @@ type killCampaign struct {
 func newKillCampaign(t *testing.T, agent string, n *netnstest.Net) killCampaign {
 	t.Helper()
 	dir := t.TempDir()
-	roles := []string{"broker", "gateway", "client", "client"}
-	var machines []string
-	for i, h := range n.Hosts {
-		machines = append(machines, fmt.Sprintf("    - {name: %s-%d, address: %s, role: %s}", roles[i], i, h.Addr, roles[i]))
-	}
-	target := writeRunFile(t, dir, "target.yaml", fmt.Sprintf(`platform: hosts
-vars:
-  client_count: 2
-  machines:
-%s
-ssh: {user: %s, private_key: %s, known_hosts: accept-new}
-kafka: {version: 3.9.1, distribution: embedded}
-teardown: always
-`, strings.Join(machines, "\n"), n.User, n.UserKey))
-	s, err := planner.ParseSpec("kill.yaml", []byte(killSpec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := planner.Expand(s, &buf); err != nil {
-		t.Fatal(err)
-	}
-	return killCampaign{dir: dir, plan: writeRunFile(t, dir, "kill.jsonl", buf.String()),
+	target := hostsTarget(t, dir, n)
+	return killCampaign{dir: dir, plan: expandSpec(t, dir, "kill", killSpec),
 		target: target, db: filepath.Join(dir, "kill.db"), agent: agent}
 }
 

@@ -51,29 +51,8 @@ func runOnNamespaceHosts(tb testing.TB, spec string) (db, dir string, n *netnste
 		tb.Fatalf("go build: %v\n%s", err, out)
 	}
 	n = netnstest.New(tb, 4)
-	roles := []string{"broker", "gateway", "client", "client"}
-	var machines []string
-	for i, h := range n.Hosts {
-		machines = append(machines, fmt.Sprintf("    - {name: %s-%d, address: %s, role: %s}", roles[i], i, h.Addr, roles[i]))
-	}
-	tpath := writeRunFile(tb, dir, "target.yaml", fmt.Sprintf(`platform: hosts
-vars:
-  client_count: 2
-  machines:
-%s
-ssh: {user: %s, private_key: %s, known_hosts: accept-new}
-kafka: {version: 3.9.1, distribution: embedded}
-teardown: always
-`, strings.Join(machines, "\n"), n.User, n.UserKey))
-	s, err := planner.ParseSpec("remote.yaml", []byte(spec))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := planner.Expand(s, &buf); err != nil {
-		tb.Fatal(err)
-	}
-	plan := writeRunFile(tb, dir, "remote.jsonl", buf.String())
+	tpath := hostsTarget(tb, dir, n)
+	plan := expandSpec(tb, dir, "remote", spec)
 	db = filepath.Join(dir, "remote.db")
 
 	st, stdout, stderr := testState()
@@ -254,4 +233,38 @@ func BenchmarkRunOverheadHosts(b *testing.B) {
 		}
 		r.Close()
 	}
+}
+
+// hostsTarget writes a TARGET.yaml of platform hosts over n's four hosts
+// (a broker, a gateway and two clients) with the embedded cluster.
+func hostsTarget(tb testing.TB, dir string, n *netnstest.Net) string {
+	tb.Helper()
+	roles := []string{"broker", "gateway", "client", "client"}
+	var machines []string
+	for i, h := range n.Hosts {
+		machines = append(machines, fmt.Sprintf("    - {name: %s-%d, address: %s, role: %s}", roles[i], i, h.Addr, roles[i]))
+	}
+	return writeRunFile(tb, dir, "target.yaml", fmt.Sprintf(`platform: hosts
+vars:
+  client_count: 2
+  machines:
+%s
+ssh: {user: %s, private_key: %s, known_hosts: accept-new}
+kafka: {version: 3.9.1, distribution: embedded}
+teardown: always
+`, strings.Join(machines, "\n"), n.User, n.UserKey))
+}
+
+// expandSpec expands a factor spec into dir/NAME.jsonl.
+func expandSpec(tb testing.TB, dir, name, spec string) string {
+	tb.Helper()
+	s, err := planner.ParseSpec(name+".yaml", []byte(spec))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := planner.Expand(s, &buf); err != nil {
+		tb.Fatal(err)
+	}
+	return writeRunFile(tb, dir, name+".jsonl", buf.String())
 }
