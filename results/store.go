@@ -76,6 +76,9 @@ type Store struct {
 	path     string
 	readOnly bool
 	lock     *os.File
+	// made are the -wal and -shm files a read-only open created (they
+	// did not exist before it); Close has SQLite remove them again.
+	made []string
 }
 
 // Path returns the database file.
@@ -166,11 +169,11 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path, readOnly: true}
 	// Reading a WAL database creates -wal and -shm beside it. A file that
 	// proves not to be a campaign must not gain them: those this open
-	// made are removed again when it fails.
+	// made are removed again when it fails, and by Close otherwise.
 	made := sidecarsAbsent(path)
+	s := &Store{db: db, path: path, readOnly: true, made: made}
 	defer func() {
 		if s != nil || len(made) == 0 {
 			return
@@ -217,14 +220,43 @@ func sidecarsAbsent(path string) []string {
 	return out
 }
 
-// Close closes the database and releases the writer lock.
+// Close closes the database and releases the writer lock. A read-only
+// store that created the -wal and -shm files has them removed again.
 func (s *Store) Close() error {
 	err := s.db.Close()
 	if s.lock != nil {
 		releaseLock(s.lock)
 		s.lock = nil
 	}
+	if s.readOnly && len(s.made) > 0 {
+		tidySidecars(s.path)
+		s.made = nil
+	}
 	return err
+}
+
+// tidySidecars removes the empty -wal and the -shm a reader left beside
+// path. A read-only connection cannot delete them; SQLite itself does when
+// the last connection that may write closes, under its own locks, so a
+// writer that has the database open meanwhile keeps them (no race with
+// `xp run`). Only an empty WAL is handled, so closing checkpoints nothing
+// and the database file is not written. Failures leave the files, which
+// are harmless.
+func tidySidecars(path string) {
+	if fi, err := os.Lstat(path + "-wal"); err != nil || fi.Size() > 0 {
+		return
+	}
+	if _, alive := Writer(path); alive {
+		return
+	}
+	db, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return
+	}
+	db.SetMaxOpenConns(1)
+	var v int
+	db.QueryRow(`PRAGMA schema_version`).Scan(&v)
+	db.Close()
 }
 
 func dsn(path string, readOnly bool) string {

@@ -624,3 +624,67 @@ func TestSupersede(t *testing.T) {
 		t.Fatalf("rows %+v", got)
 	}
 }
+
+// TestReadOnlyLeavesNoSidecars: reading a sound database that had no -wal
+// or -shm (its writer closed cleanly) leaves none behind and does not
+// change the file; while a writer has the database open, a reader's close
+// leaves the writer's -wal and -shm alone.
+func TestReadOnlyLeavesNoSidecars(t *testing.T) {
+	ctx := context.Background()
+	s, path := newStore(t)
+	if _, err := s.Register(ctx, testCampaign("p"), testRows(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	if _, ok := before["c.db-wal"]; ok {
+		t.Fatalf("a clean close left a WAL: %v", before)
+	}
+
+	read := func() {
+		t.Helper()
+		r, err := OpenReadOnly(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := r.Peek(ctx); err != nil || !p.Campaign || p.Rows[Pending] != 2 {
+			t.Fatalf("peek %+v, %v", p, err)
+		}
+		if _, err := os.Stat(path + "-shm"); err != nil {
+			t.Fatalf("the reader made no -shm, so this test shows nothing: %v", err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	if after := snapshot(t, dir); !reflect.DeepEqual(before, after) {
+		t.Fatalf("reading changed the directory:\nbefore %v\nafter  %v", before, after)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, whole) {
+		t.Fatal("reading changed the database file")
+	}
+
+	// A writer is at work: its sidecars stay.
+	w, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Peek(ctx); err != nil {
+		t.Fatal(err)
+	}
+	read()
+	for _, f := range []string{path + "-wal", path + "-shm"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("a reader's close removed the writer's %s: %v", filepath.Base(f), err)
+		}
+	}
+}

@@ -270,14 +270,23 @@ func TestZeroOptionsRefused(t *testing.T) {
 	}
 }
 
-// TestAnalyseCorruptDBLeavesNoSidecars: analysing a file that is not a
-// sound database adds no -wal or -shm beside it.
+// TestAnalyseCorruptDBLeavesNoSidecars: analysing a sound database, or a
+// file that is not one, adds no -wal or -shm beside it.
 func TestAnalyseCorruptDBLeavesNoSidecars(t *testing.T) {
 	dir := t.TempDir()
 	good := analysisWriteFile(t, dir, "g.csv", "mode,lat\nplain,2\ntls,3\n")
 	db := filepath.Join(dir, "g.db")
 	if code, _, stderr := runXP(t, "import", good, "--db", db, "--treatment", "mode", "--metric", "lat"); code != 0 {
 		t.Fatal(stderr)
+	}
+	// A sound db that its writer closed cleanly gains no sidecars either.
+	if code, _, stderr := runXP(t, "analyse", "--db", db, "--out", filepath.Join(t.TempDir(), "out")); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, f := range []string{db + "-wal", db + "-shm"} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("analysing a sound db left %s", filepath.Base(f))
+		}
 	}
 	whole, _ := os.ReadFile(db)
 	cases := []struct{ name, content string }{
