@@ -2,9 +2,11 @@ package tf
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -53,4 +55,19 @@ func (t *Target) CollectLogs(ctx context.Context, since time.Time) ([]target.Log
 		return lc.CollectLogs(ctx, since)
 	}
 	return nil, nil
+}
+
+var _ target.RowChecker = (*Target)(nil)
+
+// CheckRow refuses, before anything is provisioned, gateway rows whose
+// gateway_kind the target file's gateway: section cannot run
+// (target.RowChecker).
+func (t *Target) CheckRow(r *planner.Row) error {
+	if !r.NeedsGateway() {
+		return nil
+	}
+	if why := t.prov.Target.Gateway.CheckGatewayKind(r.GatewayKind, r.Security); why != "" {
+		return fmt.Errorf("%s: %s", t.prov.Target.Path, why)
+	}
+	return nil
 }

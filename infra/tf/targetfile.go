@@ -43,6 +43,9 @@ type TargetFile struct {
 	Vars  map[string]any
 	SSH   SSH
 	Kafka Kafka
+	// Gateway configures the gateway kinds other than builtin that rows
+	// (gateway_kind) may ask for.
+	Gateway Gateway
 	// Teardown is TeardownAlways (default), TeardownOnSuccess or
 	// TeardownNever.
 	Teardown string
@@ -86,7 +89,7 @@ func (e *TargetError) Error() string {
 }
 
 var (
-	targetKeys   = []string{"platform", "module", "vars", "ssh", "kafka", "teardown", "budget_usd"}
+	targetKeys   = []string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}
 	sshKeys      = []string{"user", "private_key", "known_hosts"}
 	kafkaKeys    = []string{"version", "distribution", "sha512"}
 	teardowns    = []string{TeardownAlways, TeardownOnSuccess, TeardownNever}
@@ -113,52 +116,14 @@ func ReadTargetFile(path string, getenv func(string) string) (*TargetFile, error
 // ParseTargetFile is ReadTargetFile of data read from path.
 func ParseTargetFile(path string, data []byte, getenv func(string) string) (*TargetFile, error) {
 	t := &TargetFile{Path: path, Teardown: TeardownAlways, SSH: SSH{KnownHosts: KnownHostsAcceptNew}, Vars: map[string]any{}}
-	var errs []error
-	bad := func(n *yaml.Node, format string, a ...any) {
-		line := 0
-		if n != nil {
-			line = n.Line
-		}
-		errs = append(errs, &TargetError{File: path, Line: line, Msg: fmt.Sprintf(format, a...)})
-	}
+	p := &fileParser{path: path}
+	bad, str, oneOf, mapping := p.bad, p.str, p.oneOf, p.mapping
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &TargetError{File: path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, &TargetError{File: path, Line: 1, Msg: "want a mapping with platform: and the keys of docs/targets.md"}
-	}
-	str := func(n *yaml.Node, what string) string {
-		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			bad(n, "%s: want a string", what)
-			return ""
-		}
-		return n.Value
-	}
-	oneOf := func(n *yaml.Node, what string, v string, allowed []string) {
-		if !slices.Contains(allowed, v) {
-			bad(n, "%s: %q is not one of %s%s", what, v, strings.Join(allowed, ", "), planner.Suggestion(v, allowed))
-		}
-	}
-	mapping := func(n *yaml.Node, what string, keys []string, f func(k string, v *yaml.Node)) {
-		if n.Kind != yaml.MappingNode {
-			bad(n, "%s: want a mapping (keys: %s)", what, strings.Join(keys, ", "))
-			return
-		}
-		seen := map[string]int{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if first, dup := seen[k.Value]; dup {
-				bad(k, "%s%s appears twice (first at line %d)", what, k.Value, first)
-				continue
-			}
-			seen[k.Value] = k.Line
-			if keys != nil && !slices.Contains(keys, k.Value) {
-				bad(k, "unknown key %s%q%s (keys: %s)", what, k.Value, planner.Suggestion(k.Value, keys), strings.Join(keys, ", "))
-				continue
-			}
-			f(k.Value, v)
-		}
 	}
 	var platformNode, moduleNode *yaml.Node
 	mapping(doc.Content[0], "", targetKeys, func(k string, v *yaml.Node) {
@@ -215,6 +180,8 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 			if strings.Contains(t.Kafka.Distribution, "://") && t.Kafka.SHA512 == "" {
 				bad(v, "kafka: a distribution URL needs its sha512")
 			}
+		case "gateway":
+			t.Gateway = p.gateway(v, getenv)
 		case "teardown":
 			t.Teardown = str(v, "teardown")
 			oneOf(v, "teardown", t.Teardown, teardowns)
@@ -227,15 +194,66 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 	if platformNode == nil {
 		bad(nil, "no platform: set `platform:` to one of %s", strings.Join(allPlatforms, ", "))
 	}
-	if len(errs) == 0 && t.Platform != "local" {
+	if len(p.errs) == 0 && t.Platform != "local" {
 		if err := t.resolveModule(); err != nil {
 			bad(moduleNode, "module: %v", err)
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
 	}
 	return t, nil
+}
+
+// fileParser collects the problems of one TARGET.yaml, each at its line.
+type fileParser struct {
+	path string
+	errs []error
+}
+
+func (p *fileParser) bad(n *yaml.Node, format string, a ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	p.errs = append(p.errs, &TargetError{File: p.path, Line: line, Msg: fmt.Sprintf(format, a...)})
+}
+
+func (p *fileParser) str(n *yaml.Node, what string) string {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		p.bad(n, "%s: want a string", what)
+		return ""
+	}
+	return n.Value
+}
+
+func (p *fileParser) oneOf(n *yaml.Node, what string, v string, allowed []string) {
+	if !slices.Contains(allowed, v) {
+		p.bad(n, "%s: %q is not one of %s%s", what, v, strings.Join(allowed, ", "), planner.Suggestion(v, allowed))
+	}
+}
+
+// mapping calls f with each key and value of n, refusing keys not in keys
+// (nil: any key) and keys given twice.
+func (p *fileParser) mapping(n *yaml.Node, what string, keys []string, f func(k string, v *yaml.Node)) {
+	if n.Kind != yaml.MappingNode {
+		p.bad(n, "%s: want a mapping (keys: %s)", what, strings.Join(keys, ", "))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if first, dup := seen[k.Value]; dup {
+			p.bad(k, "%s%s appears twice (first at line %d)", what, k.Value, first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		if keys != nil && !slices.Contains(keys, k.Value) {
+			p.bad(k, "unknown key %s%q%s (keys: %s)", what, k.Value, planner.Suggestion(k.Value, keys), strings.Join(keys, ", "))
+			continue
+		}
+		f(k.Value, v)
+	}
 }
 
 // resolveModule finds the module's directory: relative paths are taken
