@@ -1,14 +1,17 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/hoststat"
+	"github.com/xp-bench/xp/infra/pki"
 )
 
 // newAgentCmd is what xp runs on remote hosts over SSH; people rarely type
@@ -27,17 +30,44 @@ func newAgentCmd(st *state) *cobra.Command {
 func newAgentStartCmd(st *state) *cobra.Command {
 	var (
 		dir, name, waitFile string
+		waitKafka, waitTCP  string
+		tlsCA, tlsCert      string
+		tlsKey              string
 		timeout             time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "start --dir DIR --name NAME [--wait-file FILE] -- COMMAND [ARG...]",
+		Use:   "start --dir DIR --name NAME [--wait-file FILE | --wait-kafka ADDR | --wait-tcp ADDR] -- COMMAND [ARG...]",
 		Short: "Start COMMAND detached as service NAME (pid file DIR/run/NAME.pid, log DIR/logs/NAME.log)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if dir == "" || name == "" {
 				return usageErrf("agent start: --dir and --name are required")
 			}
-			pid, err := agent.Supervisor{Dir: dir}.Start(name, args, agent.StartOptions{WaitFile: waitFile, Timeout: timeout})
+			o := agent.StartOptions{WaitFile: waitFile, Timeout: timeout}
+			if waitKafka != "" && waitTCP != "" {
+				return usageErrf("agent start: --wait-kafka or --wait-tcp, not both")
+			}
+			if addr := waitKafka + waitTCP; addr != "" {
+				if _, _, err := net.SplitHostPort(addr); err != nil {
+					return usageErrf("agent start: %s: want HOST:PORT", addr)
+				}
+				var tlsCfg *tls.Config
+				if tlsCA != "" {
+					var err error
+					if tlsCfg, err = pki.ClientTLS(tlsCA, tlsCert, tlsKey, ""); err != nil {
+						return err
+					}
+				}
+				ctx := c.Context()
+				if waitKafka != "" {
+					o.Ready = func() error { return agent.KafkaReady(ctx, addr, tlsCfg) }
+					o.ReadyWhat = "no Kafka ApiVersions answer on " + addr
+				} else {
+					o.Ready = func() error { return agent.TCPReady(ctx, addr, tlsCfg) }
+					o.ReadyWhat = "no connection accepted on " + addr
+				}
+			}
+			pid, err := agent.Supervisor{Dir: dir}.Start(name, args, o)
 			if err != nil {
 				return err
 			}
@@ -49,7 +79,12 @@ func newAgentStartCmd(st *state) *cobra.Command {
 	f.StringVar(&dir, "dir", "", "the campaign directory on this host")
 	f.StringVar(&name, "name", "", "service name")
 	f.StringVar(&waitFile, "wait-file", "", "return once the service has written this file")
-	f.DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for --wait-file")
+	f.StringVar(&waitKafka, "wait-kafka", "", "return once HOST:PORT answers a Kafka ApiVersions request")
+	f.StringVar(&waitTCP, "wait-tcp", "", "return once HOST:PORT accepts a connection")
+	f.StringVar(&tlsCA, "wait-tls-ca", "", "probe --wait-kafka/--wait-tcp over TLS, verifying the server with this PEM CA")
+	f.StringVar(&tlsCert, "wait-tls-cert", "", "with --wait-tls-ca: the client certificate to present (mTLS)")
+	f.StringVar(&tlsKey, "wait-tls-key", "", "with --wait-tls-cert: its key")
+	f.DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait until ready")
 	return cmd
 }
 

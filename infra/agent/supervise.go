@@ -51,6 +51,13 @@ type StartOptions struct {
 	// Start returns when it exists, or fails when the service exits or
 	// Timeout passes first.
 	WaitFile string
+	// Ready, when set, is polled (every 50ms, after WaitFile exists if
+	// that is set too) until it returns nil: the service is ready; it
+	// fails like WaitFile when the service exits or Timeout passes first.
+	// ReadyWhat describes it in errors ("a Kafka ApiVersions answer on
+	// 198.18.0.2:19192").
+	Ready     func() error
+	ReadyWhat string
 	// Timeout bounds the wait; default 60s.
 	Timeout time.Duration
 }
@@ -105,9 +112,14 @@ func (s Supervisor) Start(name string, argv []string, o StartOptions) (int, erro
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	if o.WaitFile == "" {
+	if o.WaitFile == "" && o.Ready == nil {
 		return pid, nil
 	}
+	what := o.ReadyWhat
+	if o.WaitFile != "" {
+		what = "no " + o.WaitFile
+	}
+	var lastErr error
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
@@ -117,7 +129,16 @@ func (s Supervisor) Start(name string, argv []string, o StartOptions) (int, erro
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if _, err := os.Stat(o.WaitFile); err == nil {
+		ready := true
+		if o.WaitFile != "" {
+			_, err := os.Stat(o.WaitFile)
+			ready = err == nil
+		}
+		if ready && o.Ready != nil {
+			lastErr = o.Ready()
+			ready = lastErr == nil
+		}
+		if ready {
 			return pid, nil
 		}
 		select {
@@ -126,7 +147,10 @@ func (s Supervisor) Start(name string, argv []string, o StartOptions) (int, erro
 			return 0, fmt.Errorf("agent: %s exited before it was ready (%v); the end of %s:\n%s", name, err, s.LogPath(name), tailFile(s.LogPath(name), 2048))
 		case <-deadline.C:
 			s.Stop(10*time.Second, name)
-			return 0, fmt.Errorf("agent: %s not ready after %v (no %s); stopped it; the end of %s:\n%s", name, timeout, o.WaitFile, s.LogPath(name), tailFile(s.LogPath(name), 2048))
+			if lastErr != nil {
+				what = fmt.Sprintf("%s: %v", o.ReadyWhat, lastErr)
+			}
+			return 0, fmt.Errorf("agent: %s not ready after %v (%s); stopped it; the end of %s:\n%s", name, timeout, what, s.LogPath(name), tailFile(s.LogPath(name), 2048))
 		case <-tick.C:
 		}
 	}
