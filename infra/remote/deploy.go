@@ -71,6 +71,8 @@ type Deployment struct {
 	// modes are the embedded cluster's modes; their files live at the same
 	// paths on the broker host and on every client host.
 	modes map[string]local.Mode
+	// brokers is the number of brokers of the cluster started.
+	brokers int
 }
 
 type deployed struct {
@@ -303,7 +305,7 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 	if err != nil {
 		return nil, err
 	}
-	d.modes = cl.Modes
+	d.modes, d.brokers = cl.Modes, brokers
 	return cl.Modes, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/infra/tf"
@@ -26,6 +27,10 @@ type DeployerOptions struct {
 	// SSH and Kafka are the TARGET.yaml's sections.
 	SSH   tf.SSH
 	Kafka tf.Kafka
+	// Gateway is the TARGET.yaml's gateway: section; TargetPath the
+	// file, named in errors about it.
+	Gateway    tf.Gateway
+	TargetPath string
 	// KnownHosts is the campaign's known_hosts file (by convention the
 	// campaign db's path + ".known_hosts").
 	KnownHosts string
@@ -59,6 +64,11 @@ func NewDeployer(o DeployerOptions) (*Deployer, error) {
 	}
 	if o.KnownHosts == "" {
 		return nil, errors.New("remote: no known_hosts file for the campaign")
+	}
+	if c := o.Gateway.Command; c != nil {
+		if err := CheckCommand(c, o.TargetPath); err != nil {
+			return nil, err
+		}
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -109,7 +119,16 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	}
 	// With gateway hosts, the rows' gateway modes run there, in front of
 	// the cluster, instead of inside the cluster's process.
-	gws, err := dep.StartGateways(ctx, GatewaySpecs(g.Rows, target.ModeKey), g.Key.Gateways)
+	specs := GatewaySpecs(g.Rows, target.ModeKey)
+	var gws map[string]local.Mode
+	switch g.Key.GatewayKind {
+	case GatewayCommand:
+		gws, err = dep.StartCommandGateways(ctx, d.o.Gateway.Command, d.o.TargetPath, specs, g.Key.Gateways)
+	case GatewayKroxylicious:
+		err = fmt.Errorf("%s: gateway_kind kroxylicious: this xp cannot deploy Kroxylicious yet; run these rows with gateway_kind builtin or command", d.o.TargetPath)
+	default:
+		gws, err = dep.StartGateways(ctx, specs, g.Key.Gateways)
+	}
 	if err != nil {
 		return target.Endpoints{}, err
 	}

@@ -88,20 +88,105 @@ func gatewayService(key string, i int) string {
 
 // StartGateways runs xp's gateway (`xp gateway --config FILE`, supervised
 // by the agent) on the gateway hosts for every spec, count gateways per
-// mode spread round-robin over the gateway hosts. Each listens on and
-// advertises its host's private address and forwards to the embedded
-// cluster's direct mode on the broker host's private address. The TLS
-// material (the cluster's CA, a certificate for the gateway host issued
-// here from that CA) and one key vault shared by every gateway host are
-// uploaded 0600; the CA's key never leaves this machine's temporary
-// directory, which is removed. Each mode's client config, the fronted
-// direct mode's with the gateways as bootstrap, goes to every client host;
-// the modes replace those of the same keys the embedded cluster serves.
-// Without gateway hosts it does nothing. Call after StartEmbedded.
+// mode spread round-robin over the gateway hosts (startGateways). Each
+// listens on and advertises its host's private address; one key vault
+// shared by every gateway host is uploaded 0600, so that any gateway
+// decrypts what another encrypted. Without gateway hosts it does nothing
+// (the embedded cluster serves the gateway modes). Call after
+// StartEmbedded.
 func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, count int) (map[string]local.Mode, error) {
-	gws := d.names(RoleGateway)
-	if len(gws) == 0 || len(specs) == 0 {
+	if len(d.names(RoleGateway)) == 0 {
 		return nil, nil
+	}
+	tmp, err := os.MkdirTemp("", "xp-gwvault-")
+	if err != nil {
+		return nil, fmt.Errorf("remote: gateways: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	vaultPath := filepath.Join(tmp, "vault.keys")
+	if err := envelope.AddKey(vaultPath, "k1"); err != nil {
+		return nil, fmt.Errorf("remote: gateways: key vault: %w", err)
+	}
+	vault, err := os.ReadFile(vaultPath)
+	if err != nil {
+		return nil, err
+	}
+	return d.startGateways(ctx, specs, count, func(ctx context.Context, h *deployed, in gatewayInstance) (gatewayStarted, error) {
+		s := in.Spec
+		rvault := path.Join(in.Dir, "vault.keys")
+		if err := h.c.WriteFile(ctx, rvault, vault, 0o600); err != nil {
+			return gatewayStarted{}, err
+		}
+		cfg, err := GatewayConfigYAML(local.GatewaySetup{Host: h.Private, Transport: s.Transport,
+			Upstream: in.Upstream, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key, Crypto: s.Crypto}, s, rvault)
+		if err != nil {
+			return gatewayStarted{}, fmt.Errorf("gateway mode %s: %w", s.Key, err)
+		}
+		cfgPath, ready := path.Join(in.Dir, in.Service+".yaml"), path.Join(in.Dir, in.Service+".json")
+		if err := h.c.WriteFile(ctx, cfgPath, cfg, 0o600); err != nil {
+			return gatewayStarted{}, err
+		}
+		cmd := fmt.Sprintf("rm -f %s && %s agent start --dir %s --name %s --wait-file %s --timeout 30s -- %s gateway --config %s --ready-file %s",
+			ssh.Quote(ready), ssh.Quote(h.xp), ssh.Quote(h.dir), in.Service, ssh.Quote(ready), ssh.Quote(h.xp), ssh.Quote(cfgPath), ssh.Quote(ready))
+		if _, err := h.c.Output(ctx, cmd); err != nil {
+			return gatewayStarted{}, fmt.Errorf("gateway %s: %w", in.Service, err)
+		}
+		out, err := h.c.Output(ctx, "cat "+ssh.Quote(ready))
+		if err != nil {
+			return gatewayStarted{}, err
+		}
+		var r GatewayReady
+		if err := json.Unmarshal(out, &r); err != nil {
+			return gatewayStarted{}, fmt.Errorf("gateway %s: %s: %w", in.Service, ready, err)
+		}
+		return gatewayStarted{Bootstrap: r.Bootstrap, Crypto: &r.Crypto}, nil
+	})
+}
+
+// gatewayTLS is the TLS material of a gateway host, as paths on it: the
+// cluster's CA and a certificate (server and client use) for the host's
+// private address, issued from that CA.
+type gatewayTLS struct {
+	CA, Cert, Key string
+}
+
+// gatewayInstance is gateway Index of a mode, the Slot-th gateway of its
+// host.
+type gatewayInstance struct {
+	Spec        GatewaySpec
+	Index, Slot int
+	// Service is its agent service name; Dir the host's gateway directory.
+	Service, Dir string
+	// Upstream is the bootstrap of the direct mode it fronts.
+	Upstream []string
+	TLS      gatewayTLS
+}
+
+// gatewayStarted is a gateway that serves: its bootstrap address and, when
+// it says, the crypto it runs.
+type gatewayStarted struct {
+	Bootstrap string
+	Crypto    *gateway.CryptoInfo
+}
+
+// gatewayStarter starts one gateway instance on host h and returns once it
+// serves.
+type gatewayStarter func(ctx context.Context, h *deployed, in gatewayInstance) (gatewayStarted, error)
+
+// startGateways is what every gateway kind shares: count gateways per spec
+// spread round-robin over the gateway hosts, each host's TLS material
+// uploaded 0600 (the CA's key never leaves this machine's temporary
+// directory, which is removed), every instance started by start; then each
+// mode's client config, the fronted direct mode's with the gateways as
+// bootstrap, goes to every client host, and the modes replace those of
+// the same keys the embedded cluster serves.
+func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, count int, start gatewayStarter) (map[string]local.Mode, error) {
+	gws := d.names(RoleGateway)
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	if len(gws) == 0 {
+		return nil, errors.New("remote: gateways: the group has no gateway host")
 	}
 	if d.modes == nil {
 		return nil, errors.New("remote: gateways: no cluster to front (start it first)")
@@ -118,8 +203,7 @@ func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, cou
 	cdir := path.Join(b.dir, "cluster")
 
 	// The cluster's CA, to issue each gateway host a certificate its
-	// clients trust; and one vault, so that any gateway decrypts what
-	// another encrypted.
+	// clients trust.
 	tmp, err := os.MkdirTemp("", "xp-gwpki-")
 	if err != nil {
 		return nil, fmt.Errorf("remote: gateways: %w", err)
@@ -146,30 +230,19 @@ func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, cou
 	if err != nil {
 		return nil, err
 	}
-	vaultPath := filepath.Join(tmp, "vault.keys")
-	if err := envelope.AddKey(vaultPath, "k1"); err != nil {
-		return nil, fmt.Errorf("remote: gateways: key vault: %w", err)
-	}
-	vault, err := os.ReadFile(vaultPath)
-	if err != nil {
-		return nil, err
-	}
 
 	// Gateway i of every mode runs on gateway host i mod len(gws).
-	type instance struct {
-		spec GatewaySpec
-		i    int
-	}
-	perHost := map[string][]instance{}
+	perHost := map[string][]gatewayInstance{}
 	for _, s := range specs {
 		for i := 0; i < count; i++ {
 			h := gws[i%len(gws)]
-			perHost[h] = append(perHost[h], instance{s, i})
+			perHost[h] = append(perHost[h], gatewayInstance{Spec: s, Index: i, Slot: len(perHost[h]),
+				Service: gatewayService(s.Key, i), Upstream: strings.Split(d.modes[s.Transport].Bootstrap, ",")})
 		}
 	}
 	var mu sync.Mutex
 	bootstraps := map[string][]string{}
-	cryptos := map[string]gateway.CryptoInfo{}
+	cryptos := map[string]*gateway.CryptoInfo{}
 	hosts := sortedKeys(perHost)
 	err = d.each(ctx, hosts, func(ctx context.Context, h *deployed) error {
 		gdir := path.Join(h.dir, "gateway")
@@ -177,8 +250,8 @@ func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, cou
 		if err != nil {
 			return err
 		}
-		files := map[string]string{certPath: path.Join(gdir, "pki", "gateway.pem"), keyPath: path.Join(gdir, "pki", "gateway-key.pem")}
-		for src, dst := range files {
+		tls := gatewayTLS{CA: path.Join(gdir, "pki", pki.CACertFile), Cert: path.Join(gdir, "pki", "gateway.pem"), Key: path.Join(gdir, "pki", "gateway-key.pem")}
+		for src, dst := range map[string]string{certPath: tls.Cert, keyPath: tls.Key} {
 			data, err := os.ReadFile(src)
 			if err != nil {
 				return err
@@ -187,44 +260,18 @@ func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, cou
 				return err
 			}
 		}
-		rca := path.Join(gdir, "pki", pki.CACertFile)
-		rvault := path.Join(gdir, "vault.keys")
-		if err := h.c.WriteFile(ctx, rca, caPEM, 0o600); err != nil {
-			return err
-		}
-		if err := h.c.WriteFile(ctx, rvault, vault, 0o600); err != nil {
+		if err := h.c.WriteFile(ctx, tls.CA, caPEM, 0o600); err != nil {
 			return err
 		}
 		for _, in := range perHost[h.Name] {
-			s := in.spec
-			direct := d.modes[s.Transport]
-			cfg, err := GatewayConfigYAML(local.GatewaySetup{Host: h.Private, Transport: s.Transport,
-				Upstream: strings.Split(direct.Bootstrap, ","), CA: rca, Cert: files[certPath], Key: files[keyPath],
-				Crypto: s.Crypto}, s, rvault)
-			if err != nil {
-				return fmt.Errorf("gateway mode %s: %w", s.Key, err)
-			}
-			svc := gatewayService(s.Key, in.i)
-			cfgPath, ready := path.Join(gdir, svc+".yaml"), path.Join(gdir, svc+".json")
-			if err := h.c.WriteFile(ctx, cfgPath, cfg, 0o600); err != nil {
-				return err
-			}
-			cmd := fmt.Sprintf("rm -f %s && %s agent start --dir %s --name %s --wait-file %s --timeout 30s -- %s gateway --config %s --ready-file %s",
-				ssh.Quote(ready), ssh.Quote(h.xp), ssh.Quote(h.dir), svc, ssh.Quote(ready), ssh.Quote(h.xp), ssh.Quote(cfgPath), ssh.Quote(ready))
-			if _, err := h.c.Output(ctx, cmd); err != nil {
-				return fmt.Errorf("gateway %s: %w", svc, err)
-			}
-			out, err := h.c.Output(ctx, "cat "+ssh.Quote(ready))
+			in.Dir, in.TLS = gdir, tls
+			r, err := start(ctx, h, in)
 			if err != nil {
 				return err
-			}
-			var r GatewayReady
-			if err := json.Unmarshal(out, &r); err != nil {
-				return fmt.Errorf("gateway %s: %s: %w", svc, ready, err)
 			}
 			mu.Lock()
-			bootstraps[s.Key] = append(bootstraps[s.Key], r.Bootstrap)
-			cryptos[s.Key] = r.Crypto
+			bootstraps[in.Spec.Key] = append(bootstraps[in.Spec.Key], r.Bootstrap)
+			cryptos[in.Spec.Key] = r.Crypto
 			mu.Unlock()
 		}
 		return nil
@@ -253,8 +300,8 @@ func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, cou
 		props[kafkaconf.BootstrapServers] = strings.Join(bs, ",")
 		p := path.Join(cdir, "gateways", serviceUnsafe.ReplaceAllString(strings.ToLower(s.Key), "-")+".properties")
 		contents[p] = kafkaconf.FormatClientConfig(props)
-		up, info := direct, cryptos[s.Key]
-		modes[s.Key] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: p, Upstream: &up, Crypto: &info}
+		up := direct
+		modes[s.Key] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: p, Upstream: &up, Crypto: cryptos[s.Key]}
 	}
 	err = d.each(ctx, d.names(RoleClient), func(ctx context.Context, h *deployed) error {
 		for f, data := range contents {

@@ -35,7 +35,7 @@ func Opener(o OpenOptions) target.Opener {
 		if err != nil {
 			return nil, err
 		}
-		dep, err := NewDeployer(DeployerOptions{Campaign: cfg.Campaign, SSH: t.SSH, Kafka: t.Kafka,
+		dep, err := NewDeployer(DeployerOptions{Campaign: cfg.Campaign, SSH: t.SSH, Kafka: t.Kafka, Gateway: t.Gateway, TargetPath: cfg.Path,
 			KnownHosts: cfg.DB + ".known_hosts", Binary: get(BinaryEnv), Log: o.Log})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", cfg.Path, err)
