@@ -29,6 +29,18 @@ func buildXP(t testing.TB) string {
 	return bin
 }
 
+// sshPool is a pool logging in to n's hosts, its known_hosts new.
+func sshPool(t *testing.T, n *netnstest.Net, log io.Writer) *ssh.Pool {
+	t.Helper()
+	pool, err := ssh.NewPool(ssh.Config{User: n.User, PrivateKey: n.UserKey,
+		KnownHosts: filepath.Join(t.TempDir(), "known_hosts"), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return pool
+}
+
 type syncBuf struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -54,12 +66,7 @@ func TestDeployEmbedded(t *testing.T) {
 	bin := buildXP(t)
 	n := netnstest.New(t, 3)
 	log := &syncBuf{}
-	pool, err := ssh.NewPool(ssh.Config{User: n.User, PrivateKey: n.UserKey,
-		KnownHosts: filepath.Join(t.TempDir(), "known_hosts"), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := sshPool(t, n, log)
 	roles := []string{RoleBroker, RoleClient, RoleClient}
 	names := []string{"broker-0", "client-0", "client-1"}
 	var hosts []Host

@@ -112,12 +112,7 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 	bin := buildXP(t)
 	n := netnstest.New(t, 3)
 	log := &syncBuf{}
-	pool, err := ssh.NewPool(ssh.Config{User: n.User, PrivateKey: n.UserKey,
-		KnownHosts: filepath.Join(t.TempDir(), "known_hosts"), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := sshPool(t, n, log)
 	roles := []string{RoleBroker, RoleGateway, RoleClient}
 	var hosts []Host
 	for i, h := range n.Hosts {

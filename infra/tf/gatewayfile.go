@@ -201,10 +201,7 @@ func (p *fileParser) kroxylicious(n *yaml.Node) *Kroxylicious {
 		case "url":
 			k.URL = p.url(v, "gateway.kroxylicious.url")
 		case "sha512":
-			k.SHA512 = strings.ToLower(p.str(v, "gateway.kroxylicious.sha512"))
-			if !isHex(k.SHA512, 128) {
-				p.bad(v, "gateway.kroxylicious.sha512: want the tarball's SHA-512 as 128 hex digits")
-			}
+			k.SHA512 = p.hexSum(v, "gateway.kroxylicious.sha512", "the tarball's SHA-512", 128)
 		case "java":
 			k.Java = p.str(v, "gateway.kroxylicious.java")
 			if !packageRE.MatchString(k.Java) {
@@ -216,10 +213,7 @@ func (p *fileParser) kroxylicious(n *yaml.Node) *Kroxylicious {
 				case "url":
 					k.VaultURL = p.url(v, "gateway.kroxylicious.vault.url")
 				case "sha256":
-					k.VaultSHA256 = strings.ToLower(p.str(v, "gateway.kroxylicious.vault.sha256"))
-					if !isHex(k.VaultSHA256, 64) {
-						p.bad(v, "gateway.kroxylicious.vault.sha256: want the zip's SHA-256 as 64 hex digits")
-					}
+					k.VaultSHA256 = p.hexSum(v, "gateway.kroxylicious.vault.sha256", "the zip's SHA-256", 64)
 				}
 			})
 			if (k.VaultURL == "") != (k.VaultSHA256 == "") {
@@ -239,6 +233,15 @@ func (p *fileParser) kroxylicious(n *yaml.Node) *Kroxylicious {
 		}
 	}
 	return k
+}
+
+// hexSum is a checksum of digits hex digits (any case; returned lower).
+func (p *fileParser) hexSum(n *yaml.Node, what, of string, digits int) string {
+	s := strings.ToLower(p.str(n, what))
+	if !isHex(s, digits) {
+		p.bad(n, "%s: want %s as %d hex digits", what, of, digits)
+	}
+	return s
 }
 
 // url is an http(s) URL with nothing a shell would interpret.

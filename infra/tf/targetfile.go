@@ -171,10 +171,7 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 						bad(v, "kafka.distribution: %q is neither embedded nor a URL of a release tarball", d)
 					}
 				case "sha512":
-					t.Kafka.SHA512 = strings.ToLower(str(v, "kafka.sha512"))
-					if !isHex(t.Kafka.SHA512, 128) {
-						bad(v, "kafka.sha512: want the tarball's SHA-512 as 128 hex digits")
-					}
+					t.Kafka.SHA512 = p.hexSum(v, "kafka.sha512", "the tarball's SHA-512", 128)
 				}
 			})
 			if strings.Contains(t.Kafka.Distribution, "://") && t.Kafka.SHA512 == "" {
