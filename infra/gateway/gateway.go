@@ -191,6 +191,11 @@ func (g *Gateway) MetricsURL() string {
 	return "http://" + g.metricsLn.Addr().String() + "/metrics"
 }
 
+// TLSKept counts the TLS legs crypto/tls has carried instead of tlsrec
+// since the gateway started (xp_gateway_tls_kept_total; always empty
+// unless its record layer is tlsrec).
+func (g *Gateway) TLSKept() TLSKept { return g.metrics.kept() }
+
 // WriteMetrics writes the current metrics in Prometheus text format.
 func (g *Gateway) WriteMetrics(w io.Writer) error { return g.metrics.write(w) }
 

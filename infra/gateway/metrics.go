@@ -38,6 +38,15 @@ const (
 
 var keptReasonNames = [keptReasons]string{"not_tls13_aesgcm", "no_secrets", "sent_under_keys", "untested_go"}
 
+// Legs of a gateway connection, the leg label of xp_gateway_tls_kept_total.
+const (
+	legClient   = iota // client to gateway: the gateway is the TLS server
+	legUpstream        // gateway to broker: the gateway is the TLS client
+	legs
+)
+
+var legNames = [legs]string{LegClient, LegUpstream}
+
 // latencyBuckets are the upper bounds, in seconds, of the time a frame spends
 // inside the gateway.
 var latencyBuckets = [...]float64{5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 0.1, 1}
@@ -74,7 +83,7 @@ type metrics struct {
 	reqBytes  [kmsg.MaxKey + 2]atomic.Uint64
 	respBytes [kmsg.MaxKey + 2]atomic.Uint64
 	latency   [2]histogram
-	tlsKept   [keptReasons]atomic.Uint64
+	tlsKept   [legs][keptReasons]atomic.Uint64
 }
 
 func keyIndex(key int16) int {
@@ -106,9 +115,11 @@ func (m *metrics) write(w io.Writer) error {
 	for i, n := range closeReasonNames {
 		p("xp_gateway_connections_closed_total{reason=%q} %d\n", n, m.closed[i].Load())
 	}
-	p("# HELP xp_gateway_tls_kept_total TLS legs of a crypto fast gateway that crypto/tls carries instead of tlsrec, by reason.\n# TYPE xp_gateway_tls_kept_total counter\n")
-	for i, n := range keptReasonNames {
-		p("xp_gateway_tls_kept_total{reason=%q} %d\n", n, m.tlsKept[i].Load())
+	p("# HELP %s TLS legs of a crypto fast gateway that crypto/tls carries instead of tlsrec, by leg and reason.\n# TYPE %s counter\n", tlsKeptMetric, tlsKeptMetric)
+	for l, leg := range legNames {
+		for i, n := range keptReasonNames {
+			p("%s{leg=%q,reason=%q} %d\n", tlsKeptMetric, leg, n, m.tlsKept[l][i].Load())
+		}
 	}
 	type series struct {
 		name, help string
@@ -163,4 +174,15 @@ func (m *metrics) handler() http.Handler {
 		_ = m.write(w)
 	})
 	return mux
+}
+
+// kept reads the tls_kept counters.
+func (m *metrics) kept() TLSKept {
+	k := TLSKept{}
+	for l, leg := range legNames {
+		for i, reason := range keptReasonNames {
+			k.add(leg, reason, int64(m.tlsKept[l][i].Load()))
+		}
+	}
+	return k
 }

@@ -153,7 +153,11 @@ func (g *Gateway) handshake(ctx context.Context, c net.Conn, cfg *tls.Config, se
 		case tlsrec.KeepSentUnderKeys:
 			level, i = slog.LevelWarn, keptSentUnderKeys
 		}
-		g.metrics.tlsKept[i].Add(1)
+		leg := legUpstream
+		if server {
+			leg = legClient
+		}
+		g.metrics.tlsKept[leg][i].Add(1)
 		g.log.Log(ctx, level, "crypto/tls keeps this connection instead of tlsrec", "reason", reason, "server", server)
 	}}
 	if server {
