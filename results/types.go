@@ -164,6 +164,10 @@ type Evidence struct {
 	Series     []SeriesPoint
 	Telemetry  []Sample
 	Logs       []Log
+	// Environment, when not empty, replaces the environment recorded when
+	// the attempt started, with what became known while it ran (a JSON
+	// object).
+	Environment json.RawMessage
 }
 
 // InfraEvent records infrastructure coming up or going down.

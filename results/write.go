@@ -282,6 +282,14 @@ func finishAttempt(ctx context.Context, tx *sql.Tx, id int64, ev Evidence) error
 	if _, err := tx.ExecContext(ctx, `UPDATE row SET state = ? WHERE run = ?`, string(ev.Outcome.RowState()), run); err != nil {
 		return err
 	}
+	if len(ev.Environment) > 0 {
+		if !json.Valid(ev.Environment) || bytes.TrimSpace(ev.Environment)[0] != '{' {
+			return fmt.Errorf("finish attempt %d: environment is not a JSON object", id)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE attempt SET environment = ? WHERE id = ?`, string(ev.Environment), id); err != nil {
+			return err
+		}
+	}
 	if len(ev.Metrics) > 0 {
 		st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO metric (attempt, name, value) VALUES (?, ?, ?)`)
 		if err != nil {

@@ -76,7 +76,8 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 	}
 	up := direct
 	info := g.Crypto()
-	if err := c.AddMode(o.Name, Mode{Bootstrap: g.Bootstrap(), ClientConfig: path, Upstream: &up, Crypto: &info}); err != nil {
+	if err := c.AddMode(o.Name, Mode{Bootstrap: g.Bootstrap(), ClientConfig: path, Upstream: &up, Crypto: &info,
+		Metrics: g.MetricsURL()}); err != nil {
 		g.Close()
 		return nil, err
 	}

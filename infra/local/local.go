@@ -77,6 +77,9 @@ type Mode struct {
 	// Crypto is what a gateway mode's cryptography runs on; nil for
 	// direct modes.
 	Crypto *gateway.CryptoInfo `json:"crypto,omitempty"`
+	// Metrics is a gateway mode's Prometheus endpoint (on loopback); ""
+	// for direct modes.
+	Metrics string `json:"metrics,omitempty"`
 }
 
 // Cluster is a running embedded cluster.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
@@ -21,6 +22,17 @@ import (
 // since the attempt began.
 type TelemetrySource interface {
 	Sample(ctx context.Context) ([]HostSample, error)
+}
+
+// TLSKeptReader is a Target whose gateways can count the TLS legs that
+// crypto/tls carried instead of tlsrec (gateway_crypto fast: a TLS 1.2
+// peer, an untested Go release, tlsrec's guard firing). The runner reads
+// the counters of a gateway row's mode key before and after each attempt
+// and records the legs kept in between with the attempt.
+type TLSKeptReader interface {
+	// TLSKept sums xp_gateway_tls_kept_total over the gateways serving
+	// modeKey (ModeKey) since they started.
+	TLSKept(ctx context.Context, modeKey string) (gateway.TLSKept, error)
 }
 
 // Host roles in a HostSample.

@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/encrypt"
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/target"
@@ -36,6 +38,9 @@ type Target struct {
 	groupDir string // the running group's files, removed by Down
 	groups   int
 	modes    []string // cached by Modes
+	// metrics lists, per gateway ModeKey of the running group, its
+	// gateways' metrics endpoints (TLSKept).
+	metrics map[string][]string
 }
 
 var (
@@ -46,6 +51,7 @@ var (
 	_ target.LoadRunner      = (*Target)(nil)
 	_ target.LogCollector    = (*Target)(nil)
 	_ target.Restarter       = (*Target)(nil)
+	_ target.TLSKeptReader   = (*Target)(nil)
 )
 
 // New returns the local target; it keeps each group's certificates and
@@ -152,6 +158,7 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 		return err
 	}
 	t.gateways = gp
+	t.metrics = map[string][]string{}
 	for _, key := range keys {
 		var e target.Endpoint
 		for _, name := range names[key] {
@@ -159,6 +166,7 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 			if !ok {
 				return fmt.Errorf("local target: the gateway child did not start %s", name)
 			}
+			t.metrics[key] = append(t.metrics[key], m.Metrics)
 			e.Bootstrap = append(e.Bootstrap, strings.Split(m.Bootstrap, ",")...)
 			if e.Crypto == nil {
 				e.Crypto = m.Crypto // every gateway of a key runs the same binary and CPU
@@ -172,6 +180,29 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 		ep.Modes[key] = e
 	}
 	return nil
+}
+
+// TLSKept sums the tls_kept counters of the gateways serving modeKey,
+// read from their metrics endpoints on loopback.
+func (t *Target) TLSKept(ctx context.Context, modeKey string) (gateway.TLSKept, error) {
+	t.mu.Lock()
+	urls := slices.Clone(t.metrics[modeKey])
+	t.mu.Unlock()
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("local target: no gateway serves %s", modeKey)
+	}
+	sum := gateway.TLSKept{}
+	for _, u := range urls {
+		if u == "" {
+			return nil, fmt.Errorf("local target: a gateway of %s serves no metrics", modeKey)
+		}
+		k, err := gateway.ReadTLSKept(ctx, u)
+		if err != nil {
+			return nil, fmt.Errorf("local target: %s gateway: %w", modeKey, err)
+		}
+		sum.Add(k)
+	}
+	return sum, nil
 }
 
 // writeSchemas puts the load generator's payload schemas where the
@@ -206,6 +237,7 @@ func (t *Target) downLocked() error {
 		errs = append(errs, t.gateways.stop())
 		t.gateways = nil
 	}
+	t.metrics = nil
 	if t.cluster != nil {
 		errs = append(errs, t.cluster.stop())
 		t.cluster = nil
