@@ -267,6 +267,7 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 		}
 		res.Counts = append(res.Counts, cnt)
 	}
+	res.notesTLSKept()
 	if !healthyAny {
 		res.Notes = append(res.Notes, "Partial report: "+ErrNoHealthySet.Error()+". See the excluded sets below for the reasons.")
 		return res, ErrNoHealthySet
@@ -363,6 +364,7 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 	runJobs(jobs, cfg, opt.Workers)
 
 	res.collectEffects(effectJobs)
+	res.noteEffectsTLSKept(sets)
 	res.collectSensitivity(sensJobs, effectJobs)
 	return res, nil
 }

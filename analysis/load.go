@@ -148,7 +148,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 			}
 			run.Reasons = a.Reasons
 			run.Error = a.Error
-			run.GatewayRecordLayer, run.GatewayCipher = gatewayCrypto(a.Environment)
+			run.GatewayRecordLayer, run.GatewayCipher, run.GatewayTLSKept = gatewayCrypto(a.Environment)
 			run.Metrics = a.Metrics
 			run.Histograms = hists[a.ID]
 			for name := range a.Metrics {
@@ -230,19 +230,4 @@ func canonical(v json.RawMessage) string {
 		return c.String()
 	}
 	return string(v)
-}
-
-// gatewayCrypto reads the record layer and cipher an attempt's gateway ran
-// from its environment (runner's gateway_crypto); empty when it has none.
-func gatewayCrypto(env json.RawMessage) (recordLayer, cipher string) {
-	var e struct {
-		GatewayCrypto *struct {
-			RecordLayer string `json:"record_layer"`
-			Cipher      string `json:"cipher"`
-		} `json:"gateway_crypto"`
-	}
-	if json.Unmarshal(env, &e) != nil || e.GatewayCrypto == nil {
-		return "", ""
-	}
-	return e.GatewayCrypto.RecordLayer, e.GatewayCrypto.Cipher
 }

@@ -86,11 +86,18 @@ type Run struct {
 	Reasons []string
 	Error   string
 	// GatewayRecordLayer and GatewayCipher are what the attempt's gateway
-	// ran its cryptography on (crypto/tls or tlsrec; crypto/cipher or
-	// aesgcm-vaes); empty for rows without a gateway.
+	// ran its cryptography on (crypto/tls, tlsrec, or tlsrec+crypto/tls
+	// when crypto/tls kept some legs; crypto/cipher or aesgcm-vaes); empty
+	// for rows without a gateway.
 	GatewayRecordLayer string
 	GatewayCipher      string
-	Metrics            map[string]float64
+	// GatewayTLSKept lists the gateway TLS legs crypto/tls carried instead
+	// of tlsrec during the attempt (gateway_crypto fast), as
+	// leg:reason=legs;... sorted; "" when none (or no tlsrec), or
+	// TLSKeptNotCounted. The record layer of a run with kept legs reads
+	// tlsrec+crypto/tls.
+	GatewayTLSKept string
+	Metrics        map[string]float64
 	// Histograms maps a kind (publish, e2e, send_delay) to the attempt's
 	// whole-run HDR histogram, V2-compressed.
 	Histograms map[string][]byte

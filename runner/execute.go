@@ -347,7 +347,10 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	mode, ok := ep.Modes[target.ModeKey(&row)]
 	started := r.o.Now()
 	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(&row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().String(),
-		XPVersion: r.o.XPVersion, Hosts: ep.Hosts, GatewayCrypto: mode.Crypto}
+		XPVersion: r.o.XPVersion, Hosts: ep.Hosts}
+	if mode.Crypto != nil {
+		env.GatewayCrypto = &attemptCrypto{CryptoInfo: *mode.Crypto}
+	}
 	if hd, ok := r.target.(target.HostDescriber); ok {
 		env.Machines = hd.DescribeHosts()
 	}
@@ -420,8 +423,12 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	} else {
 		// A run that outlives its phases by far is stuck (a broker that
 		// neither answers nor fails): end it as failed, not the campaign.
+		kept := r.startKept(wctx, &env)
 		actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
 		res, lerr := r.runLoad(actx, row, mode, onPhase)
+		if kept != nil {
+			kept(log)
+		}
 		if lerr != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 			lerr = fmt.Errorf("attempt exceeded its time bound of %s: %w", attemptBound(&row), lerr)
 		}
@@ -473,6 +480,9 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	if ev.Outcome == results.OutcomeFailed {
 		ev.Logs = append(ev.Logs, r.collectLogs(wctx, started, log)...)
 	}
+	if env.GatewayCrypto != nil && (env.GatewayCrypto.TLSKept != nil || env.GatewayCrypto.TLSKeptError != "") {
+		ev.Environment, _ = json.Marshal(env)
+	}
 	ev.Ended = r.o.Now()
 	for _, reason := range ev.Reasons {
 		log.printf("unhealthy: %s", reason)
@@ -487,6 +497,42 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	}
 	r.prog.finishRow(row, a.Number, ev, ev.Ended.Sub(started))
 	return ev.Outcome, nil
+}
+
+// keptTimeout bounds one reading of a gateway's tls_kept counters.
+const keptTimeout = 5 * time.Second
+
+// startKept reads the tls_kept counters of env's gateway before its load
+// starts, when tlsrec is its record layer and the target can count them;
+// the function it returns reads them again after the load and records the
+// difference in env. nil when there is nothing to count.
+func (r *run) startKept(wctx context.Context, env *attemptEnv) func(log *attemptLog) {
+	kr, ok := r.target.(target.TLSKeptReader)
+	if !ok || env.GatewayCrypto == nil || env.GatewayCrypto.RecordLayer != gateway.RecordLayerTLSRec {
+		return nil
+	}
+	read := func() (gateway.TLSKept, error) {
+		ctx, cancel := context.WithTimeout(wctx, keptTimeout)
+		defer cancel()
+		return kr.TLSKept(ctx, env.Mode)
+	}
+	before, err := read()
+	return func(log *attemptLog) {
+		var after gateway.TLSKept
+		if err == nil {
+			after, err = read()
+		}
+		if err != nil {
+			env.GatewayCrypto.TLSKeptError = err.Error()
+			log.printf("gateway legs kept on crypto/tls: not counted: %v", err)
+			return
+		}
+		kept := after.Since(before)
+		env.GatewayCrypto.TLSKept = &kept
+		if kept.Total() > 0 {
+			log.printf("gateway legs kept on crypto/tls instead of tlsrec: %s", kept)
+		}
+	}
 }
 
 // attemptBound is the longest an attempt may take: its phases plus two
@@ -508,7 +554,22 @@ type attemptEnv struct {
 	XPVersion string            `json:"xp_version"`
 	// GatewayCrypto is the record layer and cipher the row's gateway ran
 	// (gateway modes only).
-	GatewayCrypto *gateway.CryptoInfo `json:"gateway_crypto,omitempty"`
+	GatewayCrypto *attemptCrypto `json:"gateway_crypto,omitempty"`
+}
+
+// attemptCrypto is what the row's gateway ran its cryptography on and,
+// when tlsrec is its record layer and the target counts them
+// (target.TLSKeptReader), the TLS legs crypto/tls kept instead during the
+// attempt.
+type attemptCrypto struct {
+	gateway.CryptoInfo
+	// TLSKept counts, by leg and reason, the legs crypto/tls kept from
+	// just before the load started until it ended (the legs are made as
+	// the clients connect, before the measured window opens): {} when
+	// none; absent when not counted.
+	TLSKept *gateway.TLSKept `json:"tls_kept,omitempty"`
+	// TLSKeptError says why the legs could not be counted.
+	TLSKeptError string `json:"tls_kept_error,omitempty"`
 }
 
 // attemptLog collects the runner's log lines of one attempt (stored

@@ -60,13 +60,14 @@ func effectsRows(res *analysis.Result) [][]string {
 }
 
 // RunsHeader returns the columns of runs.csv: identity, factors, outcome,
-// reasons, error, the record layer and cipher the gateway ran, then every
+// reasons, error, the record layer and cipher the gateway ran and the TLS
+// legs crypto/tls kept instead of tlsrec, then every
 // metric (the analysed ones first, others by name).
 func RunsHeader(res *analysis.Result) (header, metrics []string) {
 	d := res.Dataset
 	header = []string{"run", "cell", "pair", "replicate", "attempt", "final", "saturating"}
 	header = append(header, d.Factors...)
-	header = append(header, "outcome", "reasons", "error", "gateway_record_layer", "gateway_cipher")
+	header = append(header, "outcome", "reasons", "error", "gateway_record_layer", "gateway_cipher", "gateway_tls_kept")
 	seen := map[string]bool{}
 	for _, m := range d.Metrics {
 		metrics = append(metrics, m.Name)
@@ -99,7 +100,7 @@ func runsRows(res *analysis.Result, metrics []string) [][]string {
 		if outcome == "" {
 			outcome = "pending"
 		}
-		row = append(row, outcome, strings.Join(r.Reasons, "; "), r.Error, r.GatewayRecordLayer, r.GatewayCipher)
+		row = append(row, outcome, strings.Join(r.Reasons, "; "), r.Error, r.GatewayRecordLayer, r.GatewayCipher, r.GatewayTLSKept)
 		for _, m := range metrics {
 			if v, ok := r.Metrics[m]; ok {
 				row = append(row, num(v))

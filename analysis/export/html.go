@@ -350,6 +350,12 @@ func runsTable(res *analysis.Result) *table {
 			if r.GatewayRecordLayer != "" {
 				c = r.GatewayRecordLayer + " + " + r.GatewayCipher
 			}
+			switch {
+			case r.KeptLegs():
+				c += " (legs kept on crypto/tls: " + r.GatewayTLSKept + ")"
+			case r.GatewayTLSKept != "":
+				c += " (legs kept on crypto/tls " + r.GatewayTLSKept + ")"
+			}
 			row = append(row, c)
 		}
 		oc := r.Outcome
