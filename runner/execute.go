@@ -423,7 +423,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	} else {
 		// A run that outlives its phases by far is stuck (a broker that
 		// neither answers nor fails): end it as failed, not the campaign.
-		kept := r.startKept(wctx, &env)
+		kept := r.startKept(wctx, row.Run, &env)
 		actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
 		res, lerr := r.runLoad(actx, row, mode, onPhase)
 		if kept != nil {
@@ -506,7 +506,7 @@ const keptTimeout = 5 * time.Second
 // starts, when tlsrec is its record layer and the target can count them;
 // the function it returns reads them again after the load and records the
 // difference in env. nil when there is nothing to count.
-func (r *run) startKept(wctx context.Context, env *attemptEnv) func(log *attemptLog) {
+func (r *run) startKept(wctx context.Context, run string, env *attemptEnv) func(log *attemptLog) {
 	kr, ok := r.target.(target.TLSKeptReader)
 	if !ok || env.GatewayCrypto == nil || env.GatewayCrypto.RecordLayer != gateway.RecordLayerTLSRec {
 		return nil
@@ -522,15 +522,27 @@ func (r *run) startKept(wctx context.Context, env *attemptEnv) func(log *attempt
 		if err == nil {
 			after, err = read()
 		}
+		var kept gateway.TLSKept
+		if err == nil {
+			kept = after.Since(before)
+		}
+		for _, rs := range kept {
+			for reason, n := range rs {
+				if n < 0 && err == nil {
+					err = fmt.Errorf("the counter of %s went back by %d during the attempt (a restarted gateway?)", reason, -n)
+				}
+			}
+		}
 		if err != nil {
 			env.GatewayCrypto.TLSKeptError = err.Error()
 			log.printf("gateway legs kept on crypto/tls: not counted: %v", err)
+			r.prog.logf("row %s (%s): the gateway TLS legs crypto/tls kept instead of tlsrec were not counted: %v", run, env.Mode, err)
 			return
 		}
-		kept := after.Since(before)
 		env.GatewayCrypto.TLSKept = &kept
 		if kept.Total() > 0 {
 			log.printf("gateway legs kept on crypto/tls instead of tlsrec: %s", kept)
+			r.prog.logf("row %s (%s): crypto/tls, not tlsrec, carried %d of its gateway's TLS legs (%s)", run, env.Mode, kept.Total(), kept)
 		}
 	}
 }

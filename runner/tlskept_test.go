@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,13 +28,27 @@ import (
 // gains, while its load's measured window is open, a TLS 1.2 client: kcat
 // held to TLS 1.2 by OpenSSL's own configuration, asking the gateway for
 // metadata. A crypto fast gateway leaves that client's legs to crypto/tls.
+//
+// Its third replicate's second reading of the gateway's counters fails, as
+// when the gateway's metrics endpoint cannot be reached.
 type tls12Target struct {
 	*localtarget.Target
 	opensslConf string
 	kcat        chan error
+	failNext    atomic.Bool
+}
+
+func (t *tls12Target) TLSKept(ctx context.Context, modeKey string) (gateway.TLSKept, error) {
+	if t.failNext.Swap(false) {
+		return nil, errors.New("the gateway's metrics endpoint went away")
+	}
+	return t.Target.TLSKept(ctx, modeKey)
 }
 
 func (t *tls12Target) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
+	if l.Row.NeedsGateway() && l.Row.Replicate == 3 {
+		defer t.failNext.Store(true)
+	}
 	if !l.Row.NeedsGateway() || l.Row.Replicate != 1 {
 		return t.Target.RunLoad(ctx, l)
 	}
@@ -72,7 +88,8 @@ func (e *kcatError) Error() string { return "kcat: " + e.err.Error() + "\n" + e.
 // A crypto fast gateway row whose TLS 1.2 client's legs crypto/tls kept
 // records them, by leg and reason, in its attempt's environment, and
 // runs.csv shows them; its next replicate, without such a client, records
-// that none were kept and shows nothing.
+// that none were kept and shows nothing; a replicate whose counters could
+// not be read records why and shows "not counted".
 func TestGatewayTLSKeptRecorded(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -89,7 +106,7 @@ MaxProtocol = TLSv1.2
 	}
 	spec := `campaign: kept
 seed: 7
-replicates: 2
+replicates: 3
 treatment: security
 baseline: plaintext
 factors:
@@ -150,9 +167,17 @@ fixed:
 				t.Errorf("%s: a direct row records gateway crypto %s", a.Run, a.Environment)
 			}
 			want[a.Run] = csvWant{}
-		case gc == nil || gc.RecordLayer != gateway.RecordLayerTLSRec || gc.TLSKept == nil:
+		case gc == nil || gc.RecordLayer != gateway.RecordLayerTLSRec:
 			t.Errorf("%s: environment %s: want tlsrec with its tls_kept counted", a.Run, a.Environment)
+		case strings.HasSuffix(a.Run, "-r3"):
+			if gc.TLSKept != nil || !strings.Contains(gc.TLSKeptError, "metrics endpoint went away") {
+				t.Errorf("%s (counters unread): environment %s, want tls_kept_error and no tls_kept", a.Run, a.Environment)
+			}
+			want[a.Run] = csvWant{analysis.TLSKeptNotCounted, "tlsrec"}
 		case strings.HasSuffix(a.Run, "-r1"):
+			if gc.TLSKept == nil {
+				t.Fatalf("%s: environment %s: no tls_kept", a.Run, a.Environment)
+			}
 			k := *gc.TLSKept
 			n := k[gateway.LegClient]["not_tls13_aesgcm"]
 			if n < 1 || k.Total() != n {
@@ -161,14 +186,19 @@ fixed:
 			t.Logf("%s (TLS 1.2 client): tls_kept %s", a.Run, k)
 			want[a.Run] = csvWant{k.String(), "tlsrec+crypto/tls"}
 		default:
-			if len(*gc.TLSKept) != 0 || !strings.Contains(string(a.Environment), `"tls_kept":{}`) {
+			if gc.TLSKept == nil || len(*gc.TLSKept) != 0 || !strings.Contains(string(a.Environment), `"tls_kept":{}`) {
 				t.Errorf("%s (no TLS 1.2 client): environment %s, want tls_kept {}", a.Run, a.Environment)
 			}
 			want[a.Run] = csvWant{"", "tlsrec"}
 		}
 	}
-	if len(want) != 4 {
-		t.Fatalf("attempts of %d runs, want 4", len(want))
+	if len(want) != 6 {
+		t.Fatalf("attempts of %d runs, want 6", len(want))
+	}
+	for _, line := range []string{"crypto/tls, not tlsrec, carried", "were not counted: the gateway's metrics endpoint went away"} {
+		if !strings.Contains(stderr.String(), line) {
+			t.Errorf("stderr lacks %q:\n%s", line, stderr.String())
+		}
 	}
 
 	d, err := analysis.Load(ctx, DefaultDB(plan))
