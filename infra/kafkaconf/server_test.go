@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha512"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,30 +14,13 @@ import (
 	"testing"
 
 	"github.com/xp-bench/xp/infra/pki"
+	goldenfile "github.com/xp-bench/xp/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
+// golden compares got with testdata/name (golden.Check; -update rewrites it).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, name, got)
 }
 
 func addrs(prefix string, n int) []string {

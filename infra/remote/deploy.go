@@ -71,8 +71,10 @@ type Deployment struct {
 	// modes are the embedded cluster's modes; their files live at the same
 	// paths on the broker host and on every client host.
 	modes map[string]local.Mode
-	// brokers is the number of brokers of the cluster started.
-	brokers int
+	// brokers is the number of brokers of the cluster started, their node
+	// ids firstNodeID, firstNodeID+1, ... (0.. for the embedded cluster,
+	// whose kfake brokers count from 0).
+	brokers, firstNodeID int
 }
 
 type deployed struct {

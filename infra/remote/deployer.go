@@ -125,7 +125,7 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	case GatewayCommand:
 		gws, err = dep.StartCommandGateways(ctx, d.o.Gateway.Command, d.o.TargetPath, specs, g.Key.Gateways)
 	case GatewayKroxylicious:
-		err = fmt.Errorf("%s: gateway_kind kroxylicious: this xp cannot deploy Kroxylicious yet; run these rows with gateway_kind builtin or command", d.o.TargetPath)
+		gws, err = dep.StartKroxylicious(ctx, d.o.Gateway.Kroxylicious, d.o.TargetPath, specs, g.Key.Gateways)
 	default:
 		gws, err = dep.StartGateways(ctx, specs, g.Key.Gateways)
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/ssh"
@@ -26,10 +27,11 @@ const (
 	GatewayKroxylicious = "kroxylicious"
 )
 
-// CommandPortBase is the first port xp gives a command gateway: the
-// Slot-th gateway of a host gets the 100 ports from CommandPortBase +
-// 100*Slot (its bootstrap port, then one per broker).
-const CommandPortBase = 19192
+// GatewayPortBase is the first port xp gives a command or Kroxylicious
+// gateway: the Slot-th gateway of a host gets the 100 ports from
+// GatewayPortBase + 100*Slot (its bootstrap port, then one per broker;
+// Kroxylicious's management endpoint on the last, on loopback).
+const GatewayPortBase = 19192
 
 // CommandData is what the templates of a command gateway (gateway.command
 // start and config in the TARGET.yaml) are given, one gateway at a time.
@@ -45,8 +47,9 @@ type CommandData struct {
 	// broker of node id N on NodePortBase+N. Ports up to Port+99 are this
 	// gateway's.
 	NodePortBase int
-	// Brokers is the number of brokers of the cluster.
-	Brokers int
+	// Brokers is the number of brokers of the cluster, their node ids
+	// FirstNodeID, FirstNodeID+1, ...
+	Brokers, FirstNodeID int
 	// Upstream is the bootstrap list (host:port) of the direct mode
 	// fronted; Transport that mode: plaintext, tls, mtls or sasl_ssl. The
 	// gateway serves its clients over the same transport.
@@ -161,8 +164,8 @@ func CheckCommand(c *tf.GatewayCommand, targetPath string) error {
 	for _, f := range c.Files {
 		files[filepath.Base(f)] = "/home/xp/xp/campaign/gateway-0/gateway/gateway-proxy-0/" + filepath.Base(f)
 	}
-	_, _, err = t.render(CommandData{Host: "198.18.0.2", Port: CommandPortBase, Listen: "198.18.0.2:" + strconv.Itoa(CommandPortBase),
-		NodePortBase: CommandPortBase + 1, Brokers: 3, Upstream: []string{"198.18.0.1:9093", "198.18.0.3:9093"}, Transport: "tls",
+	_, _, err = t.render(CommandData{Host: "198.18.0.2", Port: GatewayPortBase, Listen: "198.18.0.2:" + strconv.Itoa(GatewayPortBase),
+		NodePortBase: GatewayPortBase + 1, Brokers: 3, Upstream: []string{"198.18.0.1:9093", "198.18.0.3:9093"}, Transport: "tls",
 		CA: "/p/ca.pem", Cert: "/p/gateway.pem", Key: "/p/gateway-key.pem", Mode: planner.SecurityProxy, ModeKey: "proxy",
 		Service: "gateway-proxy-0", Encoding: "json", Fields: []string{"ssn"}, Crypto: "std", Dir: "/d", CampaignDir: "/c",
 		Config: "/d/gateway.conf", Files: files, XP: "/c/bin/xp"})
@@ -205,10 +208,10 @@ func (d *Deployment) StartCommandGateways(ctx context.Context, c *tf.GatewayComm
 	}
 	return d.startGateways(ctx, specs, count, func(ctx context.Context, h *deployed, in gatewayInstance) (gatewayStarted, error) {
 		s := in.Spec
-		port := CommandPortBase + 100*in.Slot
+		port := GatewayPortBase + 100*in.Slot
 		dir := path.Join(in.Dir, in.Service)
 		data := CommandData{Host: h.Private, Port: port, Listen: net.JoinHostPort(h.Private, strconv.Itoa(port)), NodePortBase: port + 1,
-			Brokers: d.brokers, Upstream: in.Upstream, Transport: s.Transport, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key,
+			Brokers: d.brokers, FirstNodeID: d.firstNodeID, Upstream: in.Upstream, Transport: s.Transport, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key,
 			Mode: s.Security, ModeKey: s.Key, Service: in.Service, Encoding: s.Encoding, Fields: s.Fields, Crypto: s.Crypto,
 			Dir: dir, CampaignDir: h.dir, Files: Files{}, XP: h.xp}
 		if data.Crypto == "" {
@@ -241,16 +244,25 @@ func (d *Deployment) StartCommandGateways(ctx context.Context, c *tf.GatewayComm
 		if c.Ready == tf.ReadyTCP {
 			wait = "--wait-tcp"
 		}
-		args := []string{ssh.Quote(h.xp), "agent", "start", "--dir", ssh.Quote(h.dir), "--name", in.Service,
-			"--timeout", c.ReadyTimeout.String(), wait, ssh.Quote(data.Listen)}
-		args = append(args, probeTLSFlags(s.Transport, in.TLS)...)
-		args = append(args, "--", "sh", "-c", ssh.Quote(start))
-		if _, err := h.c.Output(ctx, strings.Join(args, " ")); err != nil {
+		if err := startProbed(ctx, h, in.Service, c.ReadyTimeout, wait, data.Listen, probeTLSFlags(s.Transport, in.TLS), start); err != nil {
 			return gatewayStarted{}, fmt.Errorf("command gateway %s (mode %s): %w", in.Service, s.Key, err)
 		}
 		fmt.Fprintf(d.o.Log, "remote: %s: command gateway %s serves on %s\n", h.Name, in.Service, data.Listen)
 		return gatewayStarted{Bootstrap: data.Listen}, nil
 	})
+}
+
+// startProbed starts the shell command line start (run by sh) as service
+// on h under the agent, and returns once wait (--wait-kafka or --wait-tcp)
+// sees addr serve, or with the end of its log when it exits first or
+// timeout passes (then the agent has stopped it).
+func startProbed(ctx context.Context, h *deployed, service string, timeout time.Duration, wait, addr string, tlsFlags []string, start string) error {
+	args := []string{ssh.Quote(h.xp), "agent", "start", "--dir", ssh.Quote(h.dir), "--name", service,
+		"--timeout", timeout.String(), wait, ssh.Quote(addr)}
+	args = append(args, tlsFlags...)
+	args = append(args, "--", "sh", "-c", ssh.Quote(start))
+	_, err := h.c.Output(ctx, strings.Join(args, " "))
+	return err
 }
 
 // probeTLSFlags are the agent's TLS flags to probe a gateway whose clients

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -107,7 +108,9 @@ func TestCheckCommand(t *testing.T) {
 // and encrypt loads go through the gateway host (the client config's
 // bootstrap is there, and the gateway's own metrics count the records); a
 // command that exits at once and one that never serves fail the deploy
-// with what the operator needs: host, service, the log's end.
+// with what the operator needs: host, service, the log's end. A
+// kroxylicious group gets as far as the host's install script, which
+// refuses a release with the wrong checksum.
 func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 	bin := buildXP(t)
 	n := netnstest.New(t, 3)
@@ -167,7 +170,27 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 			}
 		})
 	}
-	// Neither left a gateway running.
+	// gateway_kind kroxylicious reaches the gateway host's install script,
+	// which refuses a release whose checksum is not the target file's
+	// (served by the test on the bridge's address in the root namespace).
+	t.Run("kroxylicious release with the wrong checksum", func(t *testing.T) {
+		ln, err := net.Listen("tcp", net.JoinHostPort(n.Gateway, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("not the release")) })}
+		go srv.Serve(ln)
+		defer srv.Shutdown(context.Background())
+		k := &tf.Kroxylicious{Version: "0.13.0", URL: "http://" + ln.Addr().String() + "/kroxylicious-app-0.13.0-bin.tar.gz",
+			SHA512: testKroxySHA, Java: "openjdk-21-jre-headless"}
+		_, err = d.StartKroxylicious(ctx, k, target, proxy, 1)
+		for _, w := range []string{"host gateway-1", "installing kroxylicious", "does not match the sha512 of the target file"} {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("error lacks %q:\n%v", w, err)
+			}
+		}
+	})
+	// Nothing failed left a gateway running.
 	if out, err := d.hosts["gateway-1"].c.Output(ctx, fmt.Sprintf("%s agent status --dir %s", ssh.Quote(d.hosts["gateway-1"].xp), ssh.Quote(d.hosts["gateway-1"].dir))); err != nil || strings.Contains(string(out), `"running":true`) {
 		t.Fatalf("services on the gateway host after the failed starts: %s %v", out, err)
 	}
@@ -183,7 +206,7 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
 	// The hosts' slots: encrypt first (sorted specs), then proxy.
-	wantPort := map[string]int{"encrypt": CommandPortBase, "proxy": CommandPortBase + 100}
+	wantPort := map[string]int{"encrypt": GatewayPortBase, "proxy": GatewayPortBase + 100}
 	for key, port := range wantPort {
 		m := modes[key]
 		if m.Bootstrap != gwAddr+":"+strconv.Itoa(port) || m.Upstream == nil || m.Crypto != nil {

@@ -1,0 +1,273 @@
+package remote
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/xp-bench/xp/internal/golden"
+)
+
+func kroxySetup(mode, transport string, brokers int) KroxyliciousSetup {
+	s := KroxyliciousSetup{Name: "gateway-" + mode + "-0", Host: "198.18.0.21", Port: GatewayPortBase, Brokers: brokers,
+		Transport: transport, CA: "/home/xp/xp/c1/gateway-1/gateway/pki/ca.pem", Cert: "/home/xp/xp/c1/gateway-1/gateway/pki/gateway.pem",
+		Key: "/home/xp/xp/c1/gateway-1/gateway/pki/gateway-key.pem", Mode: mode, ManagementPort: GatewayPortBase + 99}
+	for i := 0; i < brokers; i++ {
+		s.Upstream = append(s.Upstream, net.JoinHostPort("198.18.0.11", []string{"30001", "30002", "30003"}[i]))
+	}
+	if mode == "encrypt" {
+		s.VaultURL, s.VaultKey, s.VaultTokenFile = "http://127.0.0.1:8200", kroxyKEK, "/home/xp/xp/c1/gateway-1/gateway/vault-token"
+	}
+	return s
+}
+
+// TestKroxyliciousConfigGolden: the Kroxylicious config of proxy and
+// encrypt gateways in front of 1 and 3 brokers, over tls and mtls: one
+// virtual cluster whose gateway gives each broker a port of its own
+// (portIdentifiesNode) on the gateway host, TLS on both legs from PEM
+// files, and for encrypt the RecordEncryption filter on Vault's transit
+// engine, refusing records whose key it cannot find.
+func TestKroxyliciousConfigGolden(t *testing.T) {
+	tests := []struct {
+		file, mode, transport string
+		brokers               int
+	}{
+		{"proxy-1.yaml", "proxy", "tls", 1},
+		{"proxy-3.yaml", "proxy", "tls", 3},
+		{"encrypt-1.yaml", "encrypt", "tls", 1},
+		{"encrypt-3.yaml", "encrypt", "tls", 3},
+		{"proxy-3-mtls.yaml", "proxy", "mtls", 3},
+		{"proxy-1-plaintext.yaml", "proxy", "plaintext", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			b, err := KroxyliciousConfig(kroxySetup(tc.mode, tc.transport, tc.brokers))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, "kroxylicious/"+tc.file, b)
+			// What matters, read back as data rather than as text.
+			var cfg struct {
+				VirtualClusters []struct {
+					Name          string `yaml:"name"`
+					TargetCluster struct {
+						BootstrapServers string         `yaml:"bootstrapServers"`
+						TLS              map[string]any `yaml:"tls"`
+					} `yaml:"targetCluster"`
+					Gateways []struct {
+						PortIdentifiesNode struct {
+							BootstrapAddress string `yaml:"bootstrapAddress"`
+							NodeIDRanges     []struct {
+								Start int `yaml:"start"`
+								End   int `yaml:"end"`
+							} `yaml:"nodeIdRanges"`
+						} `yaml:"portIdentifiesNode"`
+						TLS map[string]any `yaml:"tls"`
+					} `yaml:"gateways"`
+				} `yaml:"virtualClusters"`
+				DefaultFilters []string `yaml:"defaultFilters"`
+			}
+			if err := yaml.Unmarshal(b, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			vc := cfg.VirtualClusters[0]
+			gw := vc.Gateways[0].PortIdentifiesNode
+			if gw.BootstrapAddress != "198.18.0.21:19192" || gw.NodeIDRanges[0].Start != 0 || gw.NodeIDRanges[0].End != tc.brokers-1 ||
+				strings.Count(vc.TargetCluster.BootstrapServers, ",") != tc.brokers-1 {
+				t.Errorf("gateway %+v, target %s", gw, vc.TargetCluster.BootstrapServers)
+			}
+			if tls := tc.transport != "plaintext"; (vc.Gateways[0].TLS != nil) != tls || (vc.TargetCluster.TLS != nil) != tls {
+				t.Errorf("TLS on the client leg %v, on the broker leg %v, want %v", vc.Gateways[0].TLS != nil, vc.TargetCluster.TLS != nil, tls)
+			}
+			if got := strings.Join(cfg.DefaultFilters, ","); (tc.mode == "encrypt") != (got == "encrypt") {
+				t.Errorf("default filters %q for mode %s", got, tc.mode)
+			}
+		})
+	}
+}
+
+func TestKroxyliciousConfigRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*KroxyliciousSetup)
+		want string
+	}{
+		{"field_encrypt", func(s *KroxyliciousSetup) { s.Mode = "field_encrypt" }, "Kroxylicious runs proxy and encrypt"},
+		{"encrypt without vault", func(s *KroxyliciousSetup) { s.Mode, s.VaultURL = "encrypt", "" }, "encrypt needs a Vault"},
+		{"unknown transport", func(s *KroxyliciousSetup) { s.Transport = "ssl" }, `transport "ssl"`},
+		{"no brokers", func(s *KroxyliciousSetup) { s.Brokers = 0 }, "with 0 brokers"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := kroxySetup("proxy", "tls", 1)
+			tc.edit(&s)
+			if _, err := KroxyliciousConfig(s); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+var (
+	testKroxySHA  = strings.Repeat("0123456789abcdef", 8)
+	testVaultSHA  = strings.Repeat("fedcba9876543210", 4)
+	testKroxyFrom = "https://github.com/kroxylicious/kroxylicious/releases/download/v0.13.0/kroxylicious-app-0.13.0-bin.tar.gz"
+)
+
+func testKroxyInstall() KroxyliciousInstall {
+	return KroxyliciousInstall{Version: "0.13.0", URL: testKroxyFrom, SHA512: testKroxySHA,
+		Dir: "/home/xp/xp/c1/gateway-1/kroxylicious", Java: "openjdk-21-jre-headless"}
+}
+
+// TestKroxyliciousInstallGolden: the install script, with and without
+// Vault, as golden files that sh parses.
+func TestKroxyliciousInstallGolden(t *testing.T) {
+	withVault := testKroxyInstall()
+	withVault.VaultURL, withVault.VaultSHA256 = "https://releases.hashicorp.com/vault/1.18.3/vault_1.18.3_linux_amd64.zip", testVaultSHA
+	for name, in := range map[string]KroxyliciousInstall{"install.sh": testKroxyInstall(), "install-vault.sh": withVault} {
+		t.Run(name, func(t *testing.T) {
+			b, err := in.Script()
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, "kroxylicious/"+name, b)
+			if !strings.Contains(string(b), testKroxySHA+"  ") || strings.Contains(string(b), "vault") != (in.VaultURL != "") {
+				t.Error("the checksums are not in the script as given")
+			}
+			path := filepath.Join(t.TempDir(), name)
+			os.WriteFile(path, b, 0o700)
+			if out, err := exec.Command("sh", "-n", path).CombinedOutput(); err != nil {
+				t.Fatalf("sh -n: %v: %s", err, out)
+			}
+		})
+	}
+	bad := []struct {
+		name string
+		edit func(*KroxyliciousInstall)
+		want string
+	}{
+		{"short sha", func(i *KroxyliciousInstall) { i.SHA512 = "abc" }, "128 lower-case hex"},
+		{"quote in url", func(i *KroxyliciousInstall) { i.URL = "https://x/k'.tgz" }, "without quotes"},
+		{"shell in url", func(i *KroxyliciousInstall) { i.URL = "https://x/$(id).tgz" }, "without quotes"},
+		{"relative dir", func(i *KroxyliciousInstall) { i.Dir = "xp/c1" }, "absolute path"},
+		{"bad version", func(i *KroxyliciousInstall) { i.Version = "latest" }, "release number"},
+		{"vault sum", func(i *KroxyliciousInstall) { i.VaultURL, i.VaultSHA256 = "https://x/v.zip", "" }, "vault sha256"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			in := testKroxyInstall()
+			tc.edit(&in)
+			if _, err := in.Script(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestKroxyliciousInstallChecksums runs the install script against
+// releases served on loopback: a tarball or a Vault zip whose checksum is
+// not the one given is refused before it is unpacked, saying so, with
+// nothing left behind. (The script's Java step is not reached: this
+// machine's Java is older than 21 and installing one is not a test's
+// business.)
+func TestKroxyliciousInstallChecksums(t *testing.T) {
+	release := tarball(t, map[string]string{"kroxylicious-app-0.13.0/bin/kroxylicious-start.sh": "#!/bin/sh\n"})
+	vault := zipFile(t, "vault", "#!/bin/sh\necho Vault v1.18.3\n")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/kroxylicious.tar.gz":
+			w.Write(release)
+		case "/vault.zip":
+			w.Write(vault)
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	sum512, sum256 := sha512.Sum512(release), sha256.Sum256(vault)
+	tests := []struct {
+		name, sha512, sha256 string
+		want                 string
+		left                 []string // files that must not exist after
+	}{
+		{name: "release", sha512: testKroxySHA, want: "kroxylicious.tgz.part from http://", left: []string{"kroxylicious-0.13.0", "kroxylicious.tgz.part", "kroxylicious-0.13.0.part"}},
+		{name: "vault", sha512: hex.EncodeToString(sum512[:]), sha256: testVaultSHA, want: "vault.zip.part from http://", left: []string{"vault", "vault.zip.part"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := KroxyliciousInstall{Version: "0.13.0", URL: "http://" + ln.Addr().String() + "/kroxylicious.tar.gz", SHA512: tc.sha512,
+				Dir: dir, Java: "openjdk-21-jre-headless", VaultURL: "http://" + ln.Addr().String() + "/vault.zip", VaultSHA256: tc.sha256}
+			if in.VaultSHA256 == "" {
+				in.VaultSHA256 = hex.EncodeToString(sum256[:])
+			}
+			b, err := in.Script()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command("sh", "-c", string(b)).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "does not match the sha") {
+				t.Fatalf("script accepted a download with the wrong checksum: %v\n%s", err, out)
+			}
+			for _, f := range tc.left {
+				if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+					t.Errorf("%s left behind", f)
+				}
+			}
+			if tc.name == "vault" {
+				// The release before it passed its check and is unpacked.
+				if _, err := os.Stat(filepath.Join(dir, "kroxylicious-0.13.0", "bin", "kroxylicious-start.sh")); err != nil {
+					t.Errorf("the release with the right checksum is not unpacked: %v\n%s", err, out)
+				}
+			}
+		})
+	}
+}
+
+func tarball(t *testing.T, files map[string]string) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	tw := tar.NewWriter(zw)
+	for name, text := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(text))}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte(text))
+	}
+	tw.Close()
+	zw.Close()
+	return b.Bytes()
+}
+
+func zipFile(t *testing.T, name, text string) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	h := &zip.FileHeader{Name: name, Method: zip.Deflate}
+	h.SetMode(0o755)
+	w, err := zw.CreateHeader(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(text))
+	zw.Close()
+	return b.Bytes()
+}

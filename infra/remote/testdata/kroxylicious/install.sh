@@ -1,0 +1,54 @@
+#!/bin/sh
+# written by xp: install Kroxylicious 0.13.0 on this gateway host
+set -eu
+dir=/home/xp/xp/c1/gateway-1/kroxylicious
+kroxy="$dir/kroxylicious-0.13.0"
+mkdir -p "$dir"
+sudo=
+if [ "$(id -u)" != 0 ]; then sudo="sudo -n"; fi
+apt() {
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+tools=
+command -v curl >/dev/null 2>&1 || tools="$tools curl"
+if [ -n "$tools" ]; then apt $tools; fi
+
+# The release, checked against its SHA-512 before it is unpacked.
+if [ ! -x "$kroxy/bin/kroxylicious-start.sh" ]; then
+	curl -fsSL --retry 3 -o "$dir/kroxylicious.tgz.part" 'https://github.com/kroxylicious/kroxylicious/releases/download/v0.13.0/kroxylicious-app-0.13.0-bin.tar.gz'
+	echo "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef  $dir/kroxylicious.tgz.part" | sha512sum -c --quiet - || {
+		echo "kroxylicious: $dir/kroxylicious.tgz.part from https://github.com/kroxylicious/kroxylicious/releases/download/v0.13.0/kroxylicious-app-0.13.0-bin.tar.gz does not match the sha512 of the target file" >&2
+		rm -f "$dir/kroxylicious.tgz.part"
+		exit 1
+	}
+	rm -rf "$kroxy.part"
+	mkdir -p "$kroxy.part"
+	tar -xzf "$dir/kroxylicious.tgz.part" -C "$kroxy.part" --strip-components=1
+	rm -f "$dir/kroxylicious.tgz.part"
+	mv "$kroxy.part" "$kroxy"
+fi
+echo "kroxylicious: $kroxy"
+
+# Java 21 or later: the java on PATH or one installed beside it, else the
+# distribution's package; its home is what the gateways start with.
+java_ok() {
+	v=$("$1" -version 2>&1 | sed -n 's/.*version "\([0-9][0-9]*\).*/\1/p' | head -n 1)
+	[ -n "$v" ] && [ "$v" -ge 21 ]
+}
+find_java() {
+	for j in "$(command -v java || true)" /usr/lib/jvm/*/bin/java; do
+		if [ -x "$j" ] && java_ok "$j"; then readlink -f "$j"; return; fi
+	done
+}
+java=$(find_java)
+if [ -z "$java" ]; then
+	apt openjdk-21-jre-headless
+	java=$(find_java)
+	if [ -z "$java" ]; then
+		echo "kroxylicious: no Java 21 or later, even after installing openjdk-21-jre-headless (set gateway.kroxylicious.java)" >&2
+		exit 1
+	fi
+fi
+dirname "$(dirname "$java")" >"$dir/java-home"
+"$java" -version 2>&1 | head -n 1
