@@ -16,6 +16,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway/envelope"
 	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/internal/netnstest"
 )
@@ -54,7 +55,7 @@ encrypt:
 // anything is provisioned; a template error names its file and line.
 func TestCheckCommand(t *testing.T) {
 	dir := t.TempDir()
-	target := filepath.Join(dir, "target.yaml")
+	targetPath := filepath.Join(dir, "target.yaml")
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
@@ -77,12 +78,12 @@ func TestCheckCommand(t *testing.T) {
 			want: []string{filepath.Join(dir, "fn.tmpl") + ":1:", `function "upper" not defined`}},
 		{name: "missing file key", start: "run", config: write("files.tmpl", "\nvault: {{.Files.Path \"vault.keys\"}}\n"),
 			want: []string{filepath.Join(dir, "files.tmpl") + ":2:", `no file "vault.keys" among gateway.command.files`}},
-		{name: "unknown field in start", start: "run --port {{.ListenPort}}", want: []string{target + ":4 gateway.command.start:1:", "ListenPort"}},
-		{name: "start does not parse", start: "run {{.Port", want: []string{target + ":4 gateway.command.start:1:", "unclosed action"}},
+		{name: "unknown field in start", start: "run --port {{.ListenPort}}", want: []string{targetPath + ":4 gateway.command.start:1:", "ListenPort"}},
+		{name: "start does not parse", start: "run {{.Port", want: []string{targetPath + ":4 gateway.command.start:1:", "unclosed action"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckCommand(&tf.GatewayCommand{Start: tc.start, StartLine: 4, Config: tc.config, Modes: []string{"proxy"}}, target)
+			err := CheckCommand(&tf.GatewayCommand{Start: tc.start, StartLine: 4, Config: tc.config, Modes: []string{"proxy"}}, targetPath)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -134,7 +135,7 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	target := filepath.Join(dir, "target.yaml")
+	targetPath := filepath.Join(dir, "target.yaml")
 	config := filepath.Join(dir, "xp-gateway.yaml.tmpl")
 	if err := os.WriteFile(config, []byte(xpGatewayTemplate), 0o600); err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 	for _, tc := range sad {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &tf.GatewayCommand{Start: tc.start, StartLine: 3, Ready: tf.ReadyKafka, ReadyTimeout: tc.ready, Modes: []string{"proxy"}}
-			_, err := d.StartCommandGateways(ctx, c, target, proxy, 1)
+			_, err := d.StartCommandGateways(ctx, c, targetPath, proxy, 1)
 			if err == nil {
 				t.Fatal("the deploy succeeded")
 			}
@@ -183,7 +184,7 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 		defer srv.Shutdown(context.Background())
 		k := &tf.Kroxylicious{Version: "0.13.0", URL: "http://" + ln.Addr().String() + "/kroxylicious-app-0.13.0-bin.tar.gz",
 			SHA512: testKroxySHA, Java: "openjdk-21-jre-headless"}
-		_, err = d.StartKroxylicious(ctx, k, target, proxy, 1)
+		_, err = d.StartKroxylicious(ctx, k, targetPath, proxy, 1)
 		for _, w := range []string{"host gateway-1", "installing kroxylicious", "does not match the sha512 of the target file"} {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("error lacks %q:\n%v", w, err)
@@ -197,11 +198,11 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 
 	c := &tf.GatewayCommand{Start: "exec {{.XP}} gateway --config {{quote .Config}}", StartLine: 3, Config: config, Files: []string{vault},
 		Ready: tf.ReadyKafka, ReadyTimeout: 30 * time.Second, Modes: []string{"proxy", "encrypt"}}
-	if err := CheckCommand(c, target); err != nil {
+	if err := CheckCommand(c, targetPath); err != nil {
 		t.Fatal(err)
 	}
 	specs := []GatewaySpec{{Key: "encrypt", Security: "encrypt", Transport: "tls"}, {Key: "proxy", Security: "proxy", Transport: "tls"}}
-	modes, err := d.StartCommandGateways(ctx, c, target, specs, 1)
+	modes, err := d.StartCommandGateways(ctx, c, targetPath, specs, 1)
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
@@ -247,5 +248,21 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 	}
 	for _, h := range n.Hosts {
 		waitNoXP(t, h)
+	}
+}
+
+// TestOpenerChecksCommandTemplates: opening a hosts target whose command
+// gateway's config template names an unknown field fails at once (before
+// anything is provisioned), naming the template's file and line.
+func TestOpenerChecksCommandTemplates(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gw.yaml.tmpl"), []byte("listen: {{.Listen}}\nupstream: {{.Upsteam}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "target.yaml")
+	text := "platform: hosts\nkafka: {distribution: embedded}\ngateway:\n  command:\n    start: run-gw\n    config: gw.yaml.tmpl\n    modes: [proxy]\n"
+	_, err := Opener(OpenOptions{Getenv: os.Getenv})(target.Config{Platform: "hosts", Path: path, Text: []byte(text), DB: filepath.Join(dir, "c.db"), Campaign: "c1"})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "gw.yaml.tmpl")+":2:") || !strings.Contains(err.Error(), "Upsteam") {
+		t.Fatalf("opening the target: %v", err)
 	}
 }
