@@ -50,6 +50,7 @@ func newClusterLocalCmd(st *state) *cobra.Command {
 		asJSON    bool
 		retention time.Duration
 		host      string
+		direct    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "local",
@@ -65,7 +66,8 @@ fast path (gateway_crypto: fast; docs/gateway.md).
 Writes one librdkafka client config per mode (usable with kcat -F) into --dir
 and, once it serves, the --json line as cluster.json; serves until SIGINT or
 SIGTERM. Records live in memory; --retention bounds
-them for long high-rate loads.`,
+them for long high-rate loads. --direct-only leaves the gateway modes out
+(a remote broker host whose gateway modes run on gateway hosts).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if brokers < 1 || brokers > 9 {
@@ -85,7 +87,11 @@ them for long high-rate loads.`,
 			// for field_encrypt, JSON records with the field ssn; once per
 			// gateway_crypto level, named as the runner's mode keys name
 			// them (".fast" appended for fast).
-			for _, crypto := range []string{planner.GatewayCryptoStd, planner.GatewayCryptoFast} {
+			cryptos := []string{planner.GatewayCryptoStd, planner.GatewayCryptoFast}
+			if direct {
+				cryptos = nil
+			}
+			for _, crypto := range cryptos {
 				for _, security := range planner.GatewayModes() {
 					o := local.GatewayModeOptions{Security: security, Crypto: crypto}
 					if crypto != planner.DefaultGatewayCrypto {
@@ -132,6 +138,7 @@ them for long high-rate loads.`,
 	f.StringVar(&host, "host", "127.0.0.1", "address to listen on and advertise (a remote broker host's private address)")
 	f.StringVar(&dir, "dir", "", "directory for certificates and client configs (default: a temporary directory removed on exit)")
 	f.DurationVar(&retention, "retention", 0, "drop records older than this, e.g. 30s (default: keep every record in memory until its topic is deleted)")
+	f.BoolVar(&direct, "direct-only", false, "serve only the direct modes (plaintext, tls, mtls, sasl_ssl), no gateway")
 	f.BoolVar(&asJSON, "json", false, `print one JSON line {"dir":..., "modes":{...}} on stdout`)
 	return cmd
 }

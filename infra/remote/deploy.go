@@ -246,9 +246,12 @@ const embeddedService = "cluster"
 
 // StartEmbedded runs xp's embedded cluster (kafka.distribution: embedded)
 // with brokers brokers on the first broker host, listening on and
-// advertising its private address, with every direct mode and the gateway
-// modes of `xp cluster local`; then copies each mode's client config and
-// the certificates it names to every client host, at the same paths.
+// advertising its private address, with every direct mode and, when the
+// group has no gateway host, the gateway modes of `xp cluster local` (with
+// gateway hosts those run there, StartGateways, and the broker host serves
+// only the direct modes: `--direct-only`); then copies each mode's client
+// config and the certificates it names to every client host, at the same
+// paths.
 func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string]local.Mode, error) {
 	bs := d.names(RoleBroker)
 	if len(bs) == 0 {
@@ -259,6 +262,9 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 	cmd := fmt.Sprintf("%s agent start --dir %s --name %s --wait-file %s --timeout 60s -- %s cluster local --host %s --brokers %d --dir %s --retention 60s",
 		ssh.Quote(b.xp), ssh.Quote(b.dir), embeddedService, ssh.Quote(path.Join(cdir, "cluster.json")),
 		ssh.Quote(b.xp), ssh.Quote(b.Private), brokers, ssh.Quote(cdir))
+	if len(d.names(RoleGateway)) > 0 {
+		cmd += " --direct-only"
+	}
 	if _, err := b.c.Output(ctx, cmd); err != nil {
 		return nil, fmt.Errorf("remote: embedded cluster on %s: %w", b.Name, err)
 	}

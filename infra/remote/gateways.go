@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
 // GatewayReady is what `xp gateway --ready-file` writes once it serves.
@@ -38,16 +40,15 @@ type GatewaySpec struct {
 	Key string
 	// Security is proxy, encrypt or field_encrypt; Transport the direct
 	// mode fronted (both legs); Encoding field_encrypt's record encoding
-	// (json); Fields the fields it encrypts (default ssn); Crypto std or
-	// fast.
+	// (json, avro or protobuf); Fields the fields it encrypts (default
+	// ssn); Crypto std or fast.
 	Security, Transport, Encoding string
 	Fields                        []string
 	Crypto                        string
 }
 
 // GatewaySpecs returns the gateway modes rows run through, one per mode
-// key, sorted by key. field_encrypt of avro or protobuf records (which need
-// the load generator's schemas on the gateway host) is left out.
+// key, sorted by key.
 func GatewaySpecs(rows []planner.Row, modeKey func(*planner.Row) string) []GatewaySpec {
 	seen := map[string]bool{}
 	var out []GatewaySpec
@@ -59,9 +60,6 @@ func GatewaySpecs(rows []planner.Row, modeKey func(*planner.Row) string) []Gatew
 		enc := r.Encoding
 		if enc == "" {
 			enc = local.DefaultFieldEncoding
-		}
-		if r.Security == planner.SecurityFieldEncrypt && enc != encrypt.EncodingJSON {
-			continue
 		}
 		k := modeKey(r)
 		if seen[k] {
@@ -117,8 +115,14 @@ func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, cou
 		if err := h.c.WriteFile(ctx, rvault, vault, 0o600); err != nil {
 			return gatewayStarted{}, err
 		}
+		rschema := path.Join(in.Dir, "schema")
+		if needsSchema(s) {
+			if err := uploadSchemas(ctx, h, rschema); err != nil {
+				return gatewayStarted{}, err
+			}
+		}
 		cfg, err := GatewayConfigYAML(local.GatewaySetup{Host: h.Private, Transport: s.Transport,
-			Upstream: in.Upstream, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key, Crypto: s.Crypto}, s, rvault)
+			Upstream: in.Upstream, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key, Crypto: s.Crypto}, s, rvault, rschema)
 		if err != nil {
 			return gatewayStarted{}, fmt.Errorf("gateway mode %s: %w", s.Key, err)
 		}
@@ -321,11 +325,38 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 	return modes, nil
 }
 
+// needsSchema says whether the gateway of s reads the load generator's
+// schemas: field_encrypt of avro or protobuf records.
+func needsSchema(s GatewaySpec) bool {
+	return s.Security == planner.SecurityFieldEncrypt && s.Encoding != "" && s.Encoding != encrypt.EncodingJSON
+}
+
+// uploadSchemas writes the load generator's record schemas (record.avsc,
+// the descriptor set record.pb, record.proto) into dir on h, 0600: the
+// avro and protobuf field_encrypt gateways parse records with them.
+func uploadSchemas(ctx context.Context, h *deployed, dir string) error {
+	entries, err := fs.ReadDir(loadgen.Schema, "schema")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		data, err := loadgen.Schema.ReadFile("schema/" + e.Name())
+		if err != nil {
+			return err
+		}
+		if err := h.c.WriteFile(ctx, path.Join(dir, e.Name()), data, 0o600); err != nil {
+			return fmt.Errorf("schema %s: %w", e.Name(), err)
+		}
+	}
+	return nil
+}
+
 // GatewayConfigYAML renders the config file of `xp gateway` for spec on a
 // remote host: local.GatewayConfig for setup and, for encrypt and
 // field_encrypt, the encrypt section on the key vault at vault (created
-// beforehand, never by the gateway).
-func GatewayConfigYAML(setup local.GatewaySetup, spec GatewaySpec, vault string) ([]byte, error) {
+// beforehand, never by the gateway); avro and protobuf field_encrypt read
+// the load generator's schemas from schemaDir (uploadSchemas).
+func GatewayConfigYAML(setup local.GatewaySetup, spec GatewaySpec, vault, schemaDir string) ([]byte, error) {
 	file := struct {
 		*gateway.Config `yaml:",inline"`
 		Encrypt         *encrypt.Config `yaml:"encrypt,omitempty"`
@@ -333,11 +364,17 @@ func GatewayConfigYAML(setup local.GatewaySetup, spec GatewaySpec, vault string)
 	switch spec.Security {
 	case planner.SecurityProxy:
 	case planner.SecurityEncrypt, planner.SecurityFieldEncrypt:
-		mode := encrypt.ModeEncrypt
+		var cfg encrypt.Config
+		var err error
 		if spec.Security == planner.SecurityFieldEncrypt {
-			mode = encrypt.ModeFieldEncrypt
+			enc := spec.Encoding
+			if enc == "" {
+				enc = local.DefaultFieldEncoding
+			}
+			cfg, err = encrypt.FieldPreset(enc, vault, schemaDir)
+		} else {
+			cfg, err = encrypt.Preset(encrypt.ModeEncrypt, vault)
 		}
-		cfg, err := encrypt.Preset(mode, vault)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
 // TestGatewayConfigYAML renders the config of a remote gateway and loads it
@@ -33,23 +35,55 @@ func TestGatewayConfigYAML(t *testing.T) {
 	if err := envelope.AddKey(vault, "k1"); err != nil {
 		t.Fatal(err)
 	}
+	// The schemas as uploadSchemas leaves them on a gateway host.
+	schemaDir := filepath.Join(dir, "schema")
+	if err := os.Mkdir(schemaDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"record.avsc", "record.pb"} {
+		b, err := loadgen.Schema.ReadFile("schema/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(schemaDir, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		name       string
 		spec       GatewaySpec
 		upstream   string
 		wantFilter bool
+		// wantSchema is the schema file the encrypt section names.
+		wantSchema string
 		wantErr    string
+		// noSchemas renders with an empty schema directory.
+		noSchemas bool
 	}{
 		{name: "proxy over tls", spec: GatewaySpec{Key: "proxy", Security: "proxy", Transport: "tls"}, upstream: gateway.TLS},
 		{name: "encrypt over tls", spec: GatewaySpec{Key: "encrypt", Security: "encrypt", Transport: "tls"}, upstream: gateway.TLS, wantFilter: true},
 		{name: "field_encrypt over mtls, fast", spec: GatewaySpec{Key: "field_encrypt.mtls.fast", Security: "field_encrypt", Transport: "mtls", Encoding: "json", Crypto: "fast"}, upstream: gateway.MTLS, wantFilter: true},
+		{name: "field_encrypt of avro over sasl_ssl", spec: GatewaySpec{Key: "field_encrypt.avro.sasl_ssl", Security: "field_encrypt", Transport: "sasl_ssl", Encoding: "avro"},
+			upstream: gateway.TLS, wantFilter: true, wantSchema: "avro_schema: " + filepath.Join(schemaDir, "record.avsc")},
+		{name: "field_encrypt of protobuf over tls", spec: GatewaySpec{Key: "field_encrypt.protobuf", Security: "field_encrypt", Transport: "tls", Encoding: "protobuf"},
+			upstream: gateway.TLS, wantFilter: true, wantSchema: "protobuf_descriptor_set: " + filepath.Join(schemaDir, "record.pb")},
+		{name: "field_encrypt of avro without its schema", spec: GatewaySpec{Key: "field_encrypt.avro", Security: "field_encrypt", Transport: "tls", Encoding: "avro"},
+			wantErr: "record.avsc", noSchemas: true},
 		{name: "proxy over plaintext", spec: GatewaySpec{Key: "proxy.plaintext", Security: "proxy", Transport: "plaintext"}, upstream: gateway.Plaintext},
 		{name: "not a gateway mode", spec: GatewaySpec{Key: "tls", Security: "tls", Transport: "tls"}, wantErr: `"tls" is not a gateway mode`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			sd := schemaDir
+			if tc.noSchemas {
+				sd = t.TempDir()
+			}
 			b, err := GatewayConfigYAML(local.GatewaySetup{Host: "198.18.0.21", Transport: tc.spec.Transport,
-				Upstream: []string{"198.18.0.11:30001"}, CA: ca.CAPath(), Cert: cert, Key: key, Crypto: tc.spec.Crypto}, tc.spec, vault)
+				Upstream: []string{"198.18.0.11:30001"}, CA: ca.CAPath(), Cert: cert, Key: key, Crypto: tc.spec.Crypto}, tc.spec, vault, sd)
+			if err == nil && tc.wantErr != "" {
+				// A missing schema is found when the gateway loads its config.
+				_, err = gateway.ParseConfig(b, dir, encrypt.Extension())
+			}
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
@@ -70,6 +104,9 @@ func TestGatewayConfigYAML(t *testing.T) {
 			if got := len(cfg.Filters) > 0; got != tc.wantFilter {
 				t.Errorf("filters %d, want filter %v", len(cfg.Filters), tc.wantFilter)
 			}
+			if tc.wantSchema != "" && !strings.Contains(string(b), tc.wantSchema) {
+				t.Errorf("the encrypt section lacks %q:\n%s", tc.wantSchema, b)
+			}
 			if tc.wantFilter && (!strings.Contains(string(b), "vault: "+vault) || !strings.Contains(string(b), "create_vault: false")) {
 				t.Errorf("the encrypt section is not on the uploaded vault:\n%s", b)
 			}
@@ -77,8 +114,8 @@ func TestGatewayConfigYAML(t *testing.T) {
 	}
 }
 
-// TestGatewaySpecs: one spec per mode key the rows run through; direct
-// rows and schema-bound field_encrypt encodings are left out.
+// TestGatewaySpecs: one spec per mode key the rows run through, with the
+// record encoding of field_encrypt; direct rows are left out.
 func TestGatewaySpecs(t *testing.T) {
 	rows := []planner.Row{
 		{Security: "plaintext"},
@@ -90,9 +127,9 @@ func TestGatewaySpecs(t *testing.T) {
 	}
 	var keys []string
 	for _, s := range GatewaySpecs(rows, target.ModeKey) {
-		keys = append(keys, s.Key+"/"+s.Transport)
+		keys = append(keys, s.Key+"/"+s.Transport+"/"+s.Encoding)
 	}
-	if got, want := strings.Join(keys, ","), "encrypt.fast/tls,field_encrypt.sasl_ssl/sasl_ssl,proxy/tls"; got != want {
+	if got, want := strings.Join(keys, ","), "encrypt.fast/tls/json,field_encrypt.avro/tls/avro,field_encrypt.sasl_ssl/sasl_ssl/json,proxy/tls/json"; got != want {
 		t.Errorf("specs %s, want %s", got, want)
 	}
 }
