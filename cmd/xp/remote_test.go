@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,11 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hamba/avro/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
 	_ "modernc.org/sqlite"
 
+	"github.com/xp-bench/xp/infra/gateway/envelope"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
 const remoteSpec = `campaign: remote-e2e
@@ -41,10 +46,50 @@ fixed:
   drain_timeout_s: 5
 `
 
+// remoteE2ESpec is remoteSpec's four modes and two more matched sets whose
+// gateway rows go through the gateway host over the other client
+// transports: field_encrypt of Avro records over mtls, and proxy over
+// sasl_ssl (16 rows).
+const remoteE2ESpec = `campaign: remote-e2e
+seed: 5
+replicates: 2
+treatment: security
+baseline: plaintext
+factors:
+  security: [plaintext, tls, proxy, encrypt, field_encrypt]
+  gateway_transport: [tls, mtls, sasl_ssl]
+  encoding: [bytes, avro]
+include:
+  - {gateway_transport: tls, encoding: bytes}
+  - {gateway_transport: mtls, encoding: avro}
+  - {gateway_transport: sasl_ssl, encoding: bytes}
+exclude:
+  - {gateway_transport: mtls, security: tls}
+  - {gateway_transport: mtls, security: proxy}
+  - {gateway_transport: mtls, security: encrypt}
+  - {gateway_transport: sasl_ssl, security: tls}
+  - {gateway_transport: sasl_ssl, security: encrypt}
+fixed:
+  platform: hosts
+  brokers: 1
+  gateways: 1
+  message_size: 128
+  acks: all
+  target_rate: 100
+  warmup_s: 1
+  duration_s: 1
+  drain_timeout_s: 5
+`
+
+// duringRun is work a test does beside a running `xp run` (on the
+// campaign's db, plan and hosts); ctx ends when xp run returns.
+type duringRun func(ctx context.Context, db, plan string, n *netnstest.Net) error
+
 // runOnNamespaceHosts runs spec with xp run on four namespace hosts (a
-// broker, a gateway, two clients) described by terraform/hosts, and
-// returns the campaign db, its directory and the hosts.
-func runOnNamespaceHosts(tb testing.TB, spec string) (db, dir string, n *netnstest.Net) {
+// broker, a gateway, two clients) described by terraform/hosts, each of
+// during beside it, and returns the campaign db, its directory and the
+// hosts.
+func runOnNamespaceHosts(tb testing.TB, spec string, during ...duringRun) (db, dir string, n *netnstest.Net) {
 	dir = tb.TempDir()
 	bin := filepath.Join(dir, "xp")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -54,6 +99,19 @@ func runOnNamespaceHosts(tb testing.TB, spec string) (db, dir string, n *netnste
 	tpath := hostsTarget(tb, dir, n)
 	plan := expandSpec(tb, dir, "remote", spec)
 	db = filepath.Join(dir, "remote.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, len(during))
+	for _, f := range during {
+		go func() { errs <- f(ctx, db, plan, n) }()
+	}
+	defer func() {
+		cancel()
+		for range during {
+			if err := <-errs; err != nil {
+				tb.Error(err)
+			}
+		}
+	}()
 
 	st, stdout, stderr := testState()
 	st.getenv = func(k string) string {
@@ -62,7 +120,10 @@ func runOnNamespaceHosts(tb testing.TB, spec string) (db, dir string, n *netnste
 		}
 		return os.Getenv(k)
 	}
-	if code := execute(st, []string{"run", plan, "--target", tpath, "--db", db}); code != exitOK {
+	start := time.Now()
+	code := execute(st, []string{"run", plan, "--target", tpath, "--db", db})
+	tb.Logf("xp run: %.1fs", time.Since(start).Seconds())
+	if code != exitOK {
 		tb.Fatalf("xp run exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, tail(stderr.String(), 6000))
 	}
 	return db, dir, n
@@ -72,10 +133,17 @@ func runOnNamespaceHosts(tb testing.TB, spec string) (db, dir string, n *netnste
 // described by terraform/hosts as broker, gateway and client machines,
 // kafka.distribution embedded; xp run provisions, deploys, runs every row
 // from the client hosts, samples telemetry on every host and tears down;
-// the proxy and encrypt rows go through xp's gateway on the gateway host;
-// xp analyse makes the report; no xp process is left on any host.
+// every gateway row goes through xp's gateway on the gateway host (proxy
+// and encrypt over tls, proxy over sasl_ssl, field_encrypt of Avro records
+// over mtls, whose records reach the broker with the field sealed) while
+// the broker host serves only the direct modes; a client host whose link
+// goes down mid-run fails that attempt, naming the host, and the row is
+// retried on restarted services with its matched set; xp analyse makes the
+// report; no xp process is left on any host.
 func TestRunOnNamespaceHosts(t *testing.T) {
-	db, dir, n := runOnNamespaceHosts(t, remoteSpec)
+	var down linkDown
+	var sealed sealedRecord
+	db, dir, n := runOnNamespaceHosts(t, remoteE2ESpec, down.run, sealed.run)
 	// The telemetry streams end at their next write once their sessions
 	// are closed: wait for that, within a bound.
 	for _, h := range n.Hosts {
@@ -101,8 +169,8 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 	}
 	defer raw.Close()
 	var done int
-	if err := raw.QueryRow(`SELECT count(*) FROM row WHERE state = 'done'`).Scan(&done); err != nil || done != 8 {
-		t.Errorf("%d rows done (%v), want 8", done, err)
+	if err := raw.QueryRow(`SELECT count(*) FROM row WHERE state = 'done'`).Scan(&done); err != nil || done != 16 {
+		t.Errorf("%d rows done (%v), want 16", done, err)
 	}
 	var env string
 	if err := raw.QueryRow(`SELECT environment FROM attempt LIMIT 1`).Scan(&env); err != nil {
@@ -113,58 +181,130 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 			t.Errorf("attempt environment lacks %s: %s", want, env)
 		}
 	}
-	// The proxy and encrypt rows went through xp's gateway on the gateway
-	// host: their bootstrap is that host's address, and the gateway there
+
+	// The link went down in the measurement of down.run: that attempt
+	// failed naming the client host, the row was retried on restarted
+	// services and its matched set's earlier member ran again with it.
+	type att struct {
+		run, outcome, errText, superseded string
+	}
+	ars, err := raw.Query(`SELECT run, coalesce(outcome, ''), error, superseded FROM attempt ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var atts []att
+	for ars.Next() {
+		var a att
+		if err := ars.Scan(&a.run, &a.outcome, &a.errText, &a.superseded); err != nil {
+			t.Fatal(err)
+		}
+		atts = append(atts, a)
+	}
+	ars.Close()
+	var failed, superseded []att
+	for _, a := range atts {
+		if a.outcome == "failed" {
+			failed = append(failed, a)
+		}
+		if a.superseded != "" {
+			superseded = append(superseded, a)
+		}
+	}
+	if len(failed) != 1 || failed[0].run != down.target || !strings.Contains(failed[0].errText, "client-3") {
+		t.Errorf("failed attempts %+v, want one of %s naming client-3", failed, down.target)
+	}
+	if len(superseded) != 1 || superseded[0].run != down.mate || superseded[0].outcome != "done" {
+		t.Errorf("superseded attempts %+v, want the done attempt of %s (the matched set's earlier member)", superseded, down.mate)
+	}
+	if len(atts) != 16+2 {
+		t.Errorf("%d attempts, want 18 (16 rows, one failed and one superseded)", len(atts))
+	}
+
+	// Every gateway row went through xp's gateway on the gateway host:
+	// its bootstrap is that host's address, and the gateway there
 	// forwarded to the broker host's address, ran under the agent in the
 	// gateway namespace and was stopped at teardown.
 	gw, broker := n.Hosts[1], n.Hosts[0]
-	ers, err := raw.Query(`SELECT environment FROM attempt`)
+	ers, err := raw.Query(`SELECT a.environment, r.plan_row FROM attempt a JOIN row r ON r.run = a.run`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	through := map[string]int{}
 	for ers.Next() {
 		var e struct {
-			Security  string   `json:"security"`
 			Bootstrap []string `json:"bootstrap"`
 		}
-		var text string
-		if err := ers.Scan(&text); err != nil {
+		var row planner.Row
+		var text, plan string
+		if err := ers.Scan(&text, &plan); err != nil {
 			t.Fatal(err)
 		}
 		if err := json.Unmarshal([]byte(text), &e); err != nil {
 			t.Fatal(err)
 		}
-		if !planner.NeedsGateway(e.Security) {
+		if err := json.Unmarshal([]byte(plan), &row); err != nil {
+			t.Fatal(err)
+		}
+		if !row.NeedsGateway() {
 			continue
 		}
-		through[e.Security]++
+		key := planner.GatewayModeName(row.Security, row.GatewayTransport, row.Encoding)
+		through[key]++
 		if len(e.Bootstrap) != 1 || !strings.HasPrefix(e.Bootstrap[0], gw.Addr+":") {
-			t.Errorf("%s attempt bootstraps from %v, want the gateway host %s", e.Security, e.Bootstrap, gw.Addr)
+			t.Errorf("%s attempt bootstraps from %v, want the gateway host %s", key, e.Bootstrap, gw.Addr)
 		}
 	}
 	ers.Close()
-	if through["proxy"] != 2 || through["encrypt"] != 2 {
-		t.Errorf("attempts through a gateway: %v, want 2 proxy and 2 encrypt", through)
+	for _, k := range []string{"proxy", "encrypt", "proxy.sasl_ssl", "field_encrypt.avro.mtls"} {
+		if through[k] < 2 {
+			t.Errorf("attempts through the gateway host: %v, want at least 2 of %s", through, k)
+		}
 	}
 	gdir := filepath.Join(gw.Home(), "xp", "remote-e2e", "gateway-1")
-	for _, svc := range []string{"gateway-proxy-0", "gateway-encrypt-0"} {
+	for svc, transport := range map[string]string{"gateway-proxy-0": "tls", "gateway-encrypt-0": "tls",
+		"gateway-proxy.sasl_ssl-0": "sasl_ssl", "gateway-field_encrypt.avro.mtls-0": "mtls"} {
 		cfg, err := os.ReadFile(filepath.Join(gdir, "gateway", svc+".yaml"))
 		if err != nil {
 			t.Fatalf("the %s config on the gateway host: %v", svc, err)
 		}
-		if !strings.Contains(string(cfg), "host: "+gw.Addr) || !strings.Contains(string(cfg), "- "+broker.Addr+":") {
-			t.Errorf("%s does not listen on %s and forward to %s:\n%s", svc, gw.Addr, broker.Addr, cfg)
+		if !strings.Contains(string(cfg), "host: "+gw.Addr) || !strings.Contains(string(cfg), "- "+broker.Addr+":") ||
+			!strings.Contains(string(cfg), "transport: "+transport) {
+			t.Errorf("%s does not listen on %s over %s and forward to %s:\n%s", svc, gw.Addr, transport, broker.Addr, cfg)
 		}
 		log, err := os.ReadFile(filepath.Join(gdir, "logs", svc+".log"))
 		if err != nil || !strings.Contains(string(log), "gateway stopping") {
 			t.Errorf("%s's log on the gateway host (%v):\n%s", svc, err, log)
 		}
 	}
-	for _, f := range []string{"pki/gateway-key.pem", "vault.keys"} {
+	for _, f := range []string{"pki/gateway-key.pem", "vault.keys", "schema/record.avsc"} {
 		if fi, err := os.Stat(filepath.Join(gdir, "gateway", f)); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s on the gateway host: %v %v, want mode 0600", f, fi, err)
 		}
+	}
+	// The records of the field_encrypt row reached the broker with ssn
+	// sealed in an envelope and the other fields readable.
+	if err := sealed.check(); err != nil {
+		t.Error(err)
+	}
+	// The broker host served only the direct modes: the gateway modes
+	// were the gateway host's.
+	cl, err := os.ReadFile(filepath.Join(broker.Home(), "xp", "remote-e2e", "broker-0", "cluster", ClusterFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cluster struct {
+		Modes map[string]json.RawMessage `json:"modes"`
+	}
+	if err := json.Unmarshal(cl, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	var modes []string
+	for m := range cluster.Modes {
+		modes = append(modes, m)
+	}
+	sort.Strings(modes)
+	if got := strings.Join(modes, ","); got != "mtls,plaintext,sasl_ssl,tls" {
+		t.Errorf("the broker host's cluster serves %s, want only the direct modes", got)
 	}
 
 	rs, err := raw.Query(`SELECT DISTINCT host FROM telemetry ORDER BY host`)
@@ -191,6 +331,161 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// linkDown takes the link of client host client-3 down in the measurement
+// of one attempt and brings it back once that attempt is recorded failed.
+// The row is the second of the first matched set of replicate 2, so that
+// its retry on restarted services runs the set's earlier member again.
+type linkDown struct {
+	// target is the row whose attempt loses the link, mate the member of
+	// its matched set run before it.
+	target, mate string
+}
+
+func (l *linkDown) run(ctx context.Context, db, plan string, n *netnstest.Net) error {
+	text, err := os.ReadFile(plan)
+	if err != nil {
+		return err
+	}
+	var rows []planner.Row
+	for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+		var r planner.Row
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b planner.Row) int { return a.Order - b.Order })
+	for i := 1; i < len(rows) && l.target == ""; i++ {
+		if rows[i].Replicate == 2 && rows[i-1].Replicate == 2 && rows[i].Pair == rows[i-1].Pair {
+			l.target, l.mate = rows[i].Run, rows[i-1].Run
+		}
+	}
+	if l.target == "" {
+		return fmt.Errorf("linkDown: the plan has no matched set of replicate 2")
+	}
+	client := n.Hosts[3]
+	if err := waitDB(ctx, db, `SELECT count(*) FROM attempt WHERE run = ? AND phase = 'measure' AND outcome IS NULL`, l.target); err != nil {
+		return fmt.Errorf("linkDown: %s never measured: %w", l.target, err)
+	}
+	if err := client.LinkDown(); err != nil {
+		return err
+	}
+	err = waitDB(ctx, db, `SELECT count(*) FROM attempt WHERE run = ? AND outcome = 'failed'`, l.target)
+	if uerr := client.LinkUp(); uerr != nil {
+		return uerr
+	}
+	if err != nil {
+		return fmt.Errorf("linkDown: the attempt of %s without %s's link never failed: %w", l.target, client.Name, err)
+	}
+	return nil
+}
+
+// waitDB polls the campaign db until query (a count) is positive, or ctx
+// ends.
+func waitDB(ctx context.Context, db, query string, args ...any) error {
+	for {
+		if _, err := os.Stat(db); err == nil {
+			raw, err := sql.Open("sqlite", "file:"+db+"?mode=ro&_pragma=busy_timeout(2000)")
+			if err != nil {
+				return err
+			}
+			var k int
+			err = raw.QueryRowContext(ctx, query, args...).Scan(&k)
+			raw.Close()
+			if err == nil && k > 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// sealedRecord reads every topic of the broker host's cluster over its
+// plaintext listener, as the broker stores the records, until it finds
+// one that field_encrypt wrote (the xp.enc marker naming its fields).
+type sealedRecord struct {
+	rec *kgo.Record
+}
+
+func (s *sealedRecord) run(ctx context.Context, _, _ string, n *netnstest.Net) error {
+	file := filepath.Join(n.Hosts[0].Home(), "xp", "remote-e2e", "broker-0", "cluster", ClusterFile)
+	var cl struct {
+		Modes map[string]struct {
+			Bootstrap string `json:"bootstrap"`
+		} `json:"modes"`
+	}
+	for {
+		if b, err := os.ReadFile(file); err == nil && json.Unmarshal(b, &cl) == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sealedRecord: no %s on the broker host", file)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	c, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(cl.Modes["plaintext"].Bootstrap, ",")...),
+		kgo.ConsumeRegex(), kgo.ConsumeTopics(".*"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.MetadataMaxAge(100*time.Millisecond), kgo.MetadataMinAge(50*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for ctx.Err() == nil {
+		fs := c.PollFetches(ctx)
+		for it := fs.RecordIter(); !it.Done(); {
+			r := it.Next()
+			for _, h := range r.Headers {
+				if h.Key == "xp.enc" && strings.HasPrefix(string(h.Value), "1:") {
+					s.rec = r
+					return nil
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// check says whether the record found is an Avro record whose ssn is the
+// base64 of an envelope, its other fields plaintext.
+func (s *sealedRecord) check() error {
+	if s.rec == nil {
+		return fmt.Errorf("no record of the field_encrypt row was read from the broker host")
+	}
+	avsc, err := loadgen.Schema.ReadFile("schema/record.avsc")
+	if err != nil {
+		return err
+	}
+	schema, err := avro.Parse(string(avsc))
+	if err != nil {
+		return err
+	}
+	var rec struct {
+		ID     string `avro:"id"`
+		Status string `avro:"status"`
+		SSN    string `avro:"ssn"`
+		Notes  string `avro:"notes"`
+	}
+	if err := avro.Unmarshal(schema, s.rec.Value, &rec); err != nil {
+		return fmt.Errorf("the record of topic %s on the broker is not Avro of record.avsc: %w", s.rec.Topic, err)
+	}
+	env, err := base64.StdEncoding.DecodeString(rec.SSN)
+	if err != nil {
+		return fmt.Errorf("ssn on the broker is %q, not the base64 of an envelope: %w", rec.SSN, err)
+	}
+	if _, err := envelope.HeaderLen(env); err != nil {
+		return fmt.Errorf("ssn on the broker does not hold an envelope: %w", err)
+	}
+	if len(rec.ID) != 36 || !slices.Contains([]string{"ACTIVE", "CLOSED", "FROZEN", "REVIEW"}, rec.Status) {
+		return fmt.Errorf("the fields left in plaintext are not: id %q, status %q", rec.ID, rec.Status)
+	}
+	return nil
 }
 
 func tail(s string, n int) string {
@@ -236,7 +531,8 @@ func BenchmarkRunOverheadHosts(b *testing.B) {
 }
 
 // hostsTarget writes a TARGET.yaml of platform hosts over n's four hosts
-// (a broker, a gateway and two clients) with the embedded cluster.
+// (a broker, a gateway and two clients) with the embedded cluster; a host
+// that leaves SSH keepalives unanswered for 3 s is taken for gone.
 func hostsTarget(tb testing.TB, dir string, n *netnstest.Net) string {
 	tb.Helper()
 	roles := []string{"broker", "gateway", "client", "client"}
@@ -249,7 +545,7 @@ vars:
   client_count: 2
   machines:
 %s
-ssh: {user: %s, private_key: %s, known_hosts: accept-new}
+ssh: {user: %s, private_key: %s, known_hosts: accept-new, keepalive: 1s}
 kafka: {version: 3.9.1, distribution: embedded}
 teardown: always
 `, strings.Join(machines, "\n"), n.User, n.UserKey))

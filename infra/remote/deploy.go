@@ -177,13 +177,20 @@ func (d *Deployment) prepare(ctx context.Context, h *deployed) error {
 // where one broke (a host that dropped off the network and came back).
 func (d *Deployment) Reconnect(ctx context.Context) error {
 	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
-		c, err := d.o.Pool.Client(ctx, h.SSH)
-		if err != nil {
-			return err
-		}
-		h.c = c
-		return nil
+		_, err := d.client(ctx, h)
+		return err
 	})
+}
+
+// client returns a live connection to h, dialling again when the one it
+// had broke (the pool closes a connection whose keepalives go unanswered).
+func (d *Deployment) client(ctx context.Context, h *deployed) (*ssh.Client, error) {
+	c, err := d.o.Pool.Client(ctx, h.SSH)
+	if err != nil {
+		return nil, err
+	}
+	h.c = c
+	return c, nil
 }
 
 // names returns the names of the hosts of role ("" for all), sorted.
@@ -636,13 +643,19 @@ func (p *phaseWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// Teardown stops every service xp started on every host.
+// Teardown stops every service xp started on every host, on a new
+// connection where the last one broke (a host that dropped off the
+// network during a run and came back).
 func (d *Deployment) Teardown(ctx context.Context) error {
 	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
 		if h.c == nil {
 			return nil
 		}
-		_, err := h.c.Output(ctx, fmt.Sprintf("%s agent stop --dir %s --grace 10s", ssh.Quote(h.xp), ssh.Quote(h.dir)))
+		c, err := d.client(ctx, h)
+		if err != nil {
+			return err
+		}
+		_, err = c.Output(ctx, fmt.Sprintf("%s agent stop --dir %s --grace 10s", ssh.Quote(h.xp), ssh.Quote(h.dir)))
 		return err
 	})
 }

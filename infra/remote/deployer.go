@@ -162,7 +162,7 @@ func (d *Deployer) install(ctx context.Context, inv *tf.Inventory) (*Deployment,
 			return nil, err
 		}
 		p, err := ssh.NewPool(ssh.Config{User: user, PrivateKey: d.o.SSH.PrivateKey, KnownHosts: d.o.KnownHosts,
-			Policy: pol, Log: d.o.Log})
+			Policy: pol, KeepaliveInterval: d.o.SSH.Keepalive, Log: d.o.Log})
 		if err != nil {
 			return nil, err
 		}

@@ -77,6 +77,15 @@ type Config struct {
 	// CommandTimeout bounds a command that has no deadline in its context;
 	// default 5 minutes.
 	CommandTimeout time.Duration
+	// KeepaliveInterval is how often each connection asks its host for an
+	// answer (keepalive@openssh.com, as OpenSSH's ServerAliveInterval);
+	// default 5s. A connection whose host leaves one unanswered for
+	// KeepaliveCountMax intervals (default 3, as ServerAliveCountMax) is
+	// closed: its commands fail at once instead of waiting on a dead link
+	// for TCP's retransmission timeout, and the next Client call dials
+	// again.
+	KeepaliveInterval time.Duration
+	KeepaliveCountMax int
 	// Log receives each command line and, unless a call gives its own
 	// writers, each command's output (the campaign log). Nil discards.
 	Log io.Writer
@@ -108,6 +117,12 @@ func (c *Config) setDefaults() error {
 	}
 	if c.CommandTimeout <= 0 {
 		c.CommandTimeout = 5 * time.Minute
+	}
+	if c.KeepaliveInterval <= 0 {
+		c.KeepaliveInterval = 5 * time.Second
+	}
+	if c.KeepaliveCountMax <= 0 {
+		c.KeepaliveCountMax = 3
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
@@ -199,10 +214,48 @@ func (p *Pool) Client(ctx context.Context, addr string) (*Client, error) {
 	}
 	c = &Client{addr: addr, pool: p, c: sc, done: make(chan struct{})}
 	go func() { sc.Wait(); close(c.done) }()
+	go p.keepalive(c)
 	p.mu.Lock()
 	p.clients[addr] = c
 	p.mu.Unlock()
 	return c, nil
+}
+
+// keepalive asks c's host for an answer every KeepaliveInterval and closes
+// the connection once one has been outstanding for KeepaliveCountMax
+// intervals (a host whose link went down). It ends with the connection.
+func (p *Pool) keepalive(c *Client) {
+	every := p.cfg.KeepaliveInterval
+	limit := every * time.Duration(p.cfg.KeepaliveCountMax)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	answered := make(chan struct{}, 1)
+	var asked time.Time // when the outstanding request was sent; zero if none
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-answered:
+			asked = time.Time{}
+		case now := <-t.C:
+			if !asked.IsZero() {
+				if now.Sub(asked) >= limit {
+					fmt.Fprintf(p.cfg.Log, "ssh %s: no answer to keepalives for %v; closing the connection\n", c.addr, now.Sub(asked).Round(time.Second))
+					c.c.Close()
+					return
+				}
+				continue
+			}
+			asked = now
+			go func() {
+				// Any reply, even a refusal of the request, is an answer;
+				// an error means the connection is gone.
+				if _, _, err := c.c.SendRequest("keepalive@openssh.com", true, nil); err == nil {
+					answered <- struct{}{}
+				}
+			}()
+		}
+	}
 }
 
 // Forget closes and drops the connection to addr, so the next Client call

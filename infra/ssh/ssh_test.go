@@ -372,3 +372,61 @@ func TestHostThatStopsAnswering(t *testing.T) {
 		t.Fatalf("%q %v", out, err)
 	}
 }
+
+// TestKeepaliveDropsDeadLink: a command running on a host whose link goes
+// down fails once the host leaves keepalives unanswered for
+// KeepaliveInterval × KeepaliveCountMax, long before the command's own
+// deadline; with the link back the pool dials a new connection.
+func TestKeepaliveDropsDeadLink(t *testing.T) {
+	n := netnstest.New(t, 1)
+	h := n.Hosts[0]
+	log := &syncBuf{}
+	pool, err := ssh.NewPool(ssh.Config{User: n.User, PrivateKey: n.UserKey, KnownHosts: filepath.Join(t.TempDir(), "known_hosts"),
+		DialTimeout: 5 * time.Second, Backoff: 50 * time.Millisecond, KeepaliveInterval: 200 * time.Millisecond, KeepaliveCountMax: 3, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx := context.Background()
+	c, err := pool.Client(ctx, h.SSHAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Answered keepalives keep an idle connection: a command after several
+	// intervals runs on the same one.
+	time.Sleep(time.Second)
+	if c2, err := pool.Client(ctx, h.SSHAddr()); err != nil || c2 != c {
+		t.Fatalf("an idle connection with answered keepalives was replaced (%v)", err)
+	}
+	ran := make(chan error, 1)
+	started := time.Now()
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		ran <- c.Run(cctx, "echo started; sleep 50", ssh.RunOpts{Stdout: log, Stderr: log})
+	}()
+	waitFor(t, func() bool { return strings.Contains(log.String(), "started") }, "the command to start")
+	if err := h.LinkDown(); err != nil {
+		t.Fatal(err)
+	}
+	err = <-ran
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || time.Since(started) > 10*time.Second {
+		t.Fatalf("a command on a dead link: %v after %v, want a closed connection within seconds", err, time.Since(started))
+	}
+	if !strings.Contains(log.String(), "no answer to keepalives") {
+		t.Errorf("the log does not say why the connection closed:\n%s", log.String())
+	}
+	if err := h.LinkUp(); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := pool.Client(ctx, h.SSHAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2 == c {
+		t.Fatal("the closed connection was reused")
+	}
+	if out, err := c2.Output(ctx, "echo back"); err != nil || string(out) != "back\n" {
+		t.Fatalf("%q %v", out, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -62,6 +63,10 @@ type SSH struct {
 	PrivateKey string `json:"private_key,omitempty"`
 	// KnownHosts is KnownHostsAcceptNew (default) or KnownHostsStrict.
 	KnownHosts string `json:"known_hosts"`
+	// Keepalive is how often xp asks each host for an answer; a host that
+	// leaves three unanswered is taken for gone (its commands fail, the
+	// next use dials again). Zero: ssh.Config's default, 5s.
+	Keepalive time.Duration `json:"keepalive,omitempty"`
 }
 
 // Kafka is the Kafka release the machines run.
@@ -90,7 +95,7 @@ func (e *TargetError) Error() string {
 
 var (
 	targetKeys   = []string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}
-	sshKeys      = []string{"user", "private_key", "known_hosts"}
+	sshKeys      = []string{"user", "private_key", "known_hosts", "keepalive"}
 	kafkaKeys    = []string{"version", "distribution", "sha512"}
 	teardowns    = []string{TeardownAlways, TeardownOnSuccess, TeardownNever}
 	knownHosts   = []string{KnownHostsAcceptNew, KnownHostsStrict}
@@ -158,6 +163,12 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 				case "known_hosts":
 					t.SSH.KnownHosts = str(v, "ssh.known_hosts")
 					oneOf(v, "ssh.known_hosts", t.SSH.KnownHosts, knownHosts)
+				case "keepalive":
+					d, err := time.ParseDuration(str(v, "ssh.keepalive"))
+					if err != nil || d < 100*time.Millisecond || d > 10*time.Minute {
+						bad(v, "ssh.keepalive: want a duration from 100ms to 10m, such as 5s")
+					}
+					t.SSH.Keepalive = d
 				}
 			})
 		case "kafka":

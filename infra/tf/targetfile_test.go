@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseTargetFile(t *testing.T) {
@@ -52,6 +53,12 @@ budget_usd: 50
 		{name: "unknown platform", yaml: "platform: gcp\n", want: []string{`target.yaml:1: platform: "gcp" is not one of aws, azure, hosts, local`}},
 		{name: "bad teardown", yaml: "platform: aws\nteardown: onsuccess\n", want: []string{`target.yaml:2: teardown: "onsuccess" is not one of always, on-success, never; did you mean "on-success"?`}},
 		{name: "bad known_hosts", yaml: "platform: aws\nssh: {known_hosts: off}\n", want: []string{"ssh.known_hosts"}},
+		{name: "ssh keepalive", yaml: "platform: hosts\nssh: {keepalive: 2s}\n", check: func(t *testing.T, tf *TargetFile) {
+			if tf.SSH.Keepalive != 2*time.Second {
+				t.Fatalf("keepalive %v, want 2s", tf.SSH.Keepalive)
+			}
+		}},
+		{name: "bad ssh keepalive", yaml: "platform: hosts\nssh:\n  keepalive: 5\n", want: []string{"target.yaml:3: ssh.keepalive: want a duration from 100ms to 10m"}},
 		{name: "url without checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz}\n", want: []string{"target.yaml:2: kafka: a distribution URL needs its sha512"}},
 		{name: "short checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: abc}\n", want: []string{"kafka.sha512: want the tarball's SHA-512 as 128 hex digits"}},
 		{name: "derived var", yaml: "platform: aws\nvars: {broker_count: 3}\n", want: []string{"target.yaml:2: vars.broker_count is set by xp from the plan's rows"}},
