@@ -82,14 +82,17 @@ teardown: always
 	if got := strings.Join(ep.Hosts, ","); got != "broker-0,gateway-1,client-2,client-3" {
 		t.Errorf("hosts %s", got)
 	}
-	// The direct modes and the gateway modes no row needs are the
-	// embedded cluster's, on the broker host; the row's proxy runs on the
-	// gateway host.
-	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "encrypt"} {
+	// The direct modes are the embedded cluster's, on the broker host;
+	// the row's proxy runs on the gateway host, and a gateway mode no row
+	// needs runs nowhere (the broker host serves only the direct modes).
+	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl"} {
 		e := ep.Modes[m]
 		if len(e.Bootstrap) == 0 || !strings.HasPrefix(e.Bootstrap[0], n.Hosts[0].Addr+":") {
 			t.Errorf("mode %s: %+v, want on the broker host", m, e)
 		}
+	}
+	if e, ok := ep.Modes["encrypt"]; ok {
+		t.Errorf("mode encrypt, which no row needs, is served: %+v", e)
 	}
 	if e := ep.Modes["proxy"]; len(e.Bootstrap) != 1 || !strings.HasPrefix(e.Bootstrap[0], n.Hosts[1].Addr+":") || e.Crypto == nil || e.Crypto.Requested != "std" {
 		t.Errorf("mode proxy: %+v, want on the gateway host with crypto std", e)
