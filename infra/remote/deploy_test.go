@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -18,15 +19,39 @@ import (
 	"github.com/xp-bench/xp/internal/netnstest"
 )
 
-// buildXP builds the xp binary the hosts run.
+// xpBuild is the xp binary the hosts run, built once for the package's
+// tests (linking it takes seconds) and removed by TestMain.
+var xpBuild struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// buildXP builds the xp binary the hosts run, once.
 func buildXP(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "xp")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/xp-bench/xp/cmd/xp")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	xpBuild.once.Do(func() {
+		if xpBuild.dir, xpBuild.err = os.MkdirTemp("", "xp-remote-test-"); xpBuild.err != nil {
+			return
+		}
+		xpBuild.path = filepath.Join(xpBuild.dir, "xp")
+		cmd := exec.Command("go", "build", "-o", xpBuild.path, "github.com/xp-bench/xp/cmd/xp")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			xpBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if xpBuild.err != nil {
+		t.Fatal(xpBuild.err)
 	}
-	return bin
+	return xpBuild.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if xpBuild.dir != "" {
+		os.RemoveAll(xpBuild.dir)
+	}
+	os.Exit(code)
 }
 
 // sshPool is a pool logging in to n's hosts, its known_hosts new.

@@ -261,6 +261,9 @@ func startProbed(ctx context.Context, h *deployed, service string, timeout time.
 		"--timeout", timeout.String(), wait, ssh.Quote(addr)}
 	args = append(args, tlsFlags...)
 	args = append(args, "--", "sh", "-c", ssh.Quote(start))
+	// The agent's wait bounds the command, not SSH's default limit.
+	ctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
+	defer cancel()
 	_, err := h.c.Output(ctx, strings.Join(args, " "))
 	return err
 }
