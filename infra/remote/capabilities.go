@@ -69,7 +69,10 @@ func (d *Deployer) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result,
 }
 
 // LoadFlags are the `xp loadgen` flags of c (every setting but the rate,
-// the seed and the client config, which RunLoad sets per client).
+// the seed and the client config, which RunLoad sets per client), so that
+// the remote load generator runs with c exactly: what c leaves zero takes
+// the flag's default, which is Config's, except where zero is a value
+// (warm-up, consumer groups, linger).
 func LoadFlags(c loadgen.Config, bootstrap []string) []string {
 	var f []string
 	add := func(name, v string) { f = append(f, "--"+name, v) }
@@ -87,21 +90,26 @@ func LoadFlags(c loadgen.Config, bootstrap []string) []string {
 		v    int
 	}{{"topics", c.Topics}, {"partitions", c.Partitions}, {"replication-factor", c.ReplicationFactor},
 		{"min-insync-replicas", c.MinInsyncReplicas}, {"message-size", c.MessageSize}, {"concurrency", c.Concurrency},
-		{"producers", c.Producers}, {"consumer-groups", c.ConsumerGroups}, {"consumers-per-group", c.ConsumersPerGroup},
-		{"linger-ms", c.LingerMs}, {"batch-bytes", c.BatchBytes}} {
+		{"producers", c.Producers}, {"consumers-per-group", c.ConsumersPerGroup}, {"batch-bytes", c.BatchBytes}} {
 		if kv.v != 0 {
 			add(kv.name, strconv.Itoa(kv.v))
 		}
 	}
+	// Zero is a value of these (no consumer group, no linger), not their
+	// flags' default (1): they are always given.
+	add("consumer-groups", strconv.Itoa(c.ConsumerGroups))
+	add("linger-ms", strconv.Itoa(c.LingerMs))
 	for _, kv := range []struct{ name, v string }{{"acks", c.Acks}, {"compression", c.Compression}, {"encoding", c.Encoding}} {
 		if kv.v != "" {
 			add(kv.name, kv.v)
 		}
 	}
+	// A zero warm-up is none (a row's warmup_s: 0), not the flag's 10s.
+	add("warmup", c.Warmup.String())
 	for _, kv := range []struct {
 		name string
 		v    time.Duration
-	}{{"warmup", c.Warmup}, {"duration", c.Duration}, {"drain-timeout", c.DrainTimeout}} {
+	}{{"duration", c.Duration}, {"drain-timeout", c.DrainTimeout}} {
 		if kv.v != 0 {
 			add(kv.name, kv.v.String())
 		}

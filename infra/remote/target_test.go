@@ -105,7 +105,7 @@ teardown: always
 	// target's optional interfaces.
 	var phases []string
 	var pmu sync.Mutex
-	lcfg := loadgen.Config{Rate: 200, MessageSize: 128, Partitions: 2, Warmup: time.Second, Duration: 2 * time.Second,
+	lcfg := loadgen.Config{Rate: 200, MessageSize: 128, Partitions: 2, ConsumerGroups: 1, LingerMs: 1, Warmup: time.Second, Duration: 2 * time.Second,
 		DrainTimeout: 10 * time.Second, Seed: 7, OnPhase: func(p string, _ time.Time) {
 			pmu.Lock()
 			phases = append(phases, p)
