@@ -64,9 +64,12 @@ type CommandData struct {
 	// service name of this gateway.
 	Mode, ModeKey, Service string
 	// Encoding and Fields: field_encrypt's record encoding and the fields
-	// it encrypts.
-	Encoding string
-	Fields   []string
+	// it encrypts; SchemaDir, for avro and protobuf records, the directory
+	// on the host holding the load generator's schemas (record.avsc, the
+	// descriptor set record.pb, record.proto), else "".
+	Encoding  string
+	Fields    []string
+	SchemaDir string
 	// Crypto is the row's gateway_crypto (std or fast).
 	Crypto string
 	// Dir is this gateway's directory on the host (its config and files
@@ -167,7 +170,7 @@ func CheckCommand(c *tf.GatewayCommand, targetPath string) error {
 	_, _, err = t.render(CommandData{Host: "198.18.0.2", Port: GatewayPortBase, Listen: "198.18.0.2:" + strconv.Itoa(GatewayPortBase),
 		NodePortBase: GatewayPortBase + 1, Brokers: 3, Upstream: []string{"198.18.0.1:9093", "198.18.0.3:9093"}, Transport: "tls",
 		CA: "/p/ca.pem", Cert: "/p/gateway.pem", Key: "/p/gateway-key.pem", Mode: planner.SecurityProxy, ModeKey: "proxy",
-		Service: "gateway-proxy-0", Encoding: "json", Fields: []string{"ssn"}, Crypto: "std", Dir: "/d", CampaignDir: "/c",
+		Service: "gateway-proxy-0", Encoding: "avro", Fields: []string{"ssn"}, SchemaDir: "/d/schema", Crypto: "std", Dir: "/d", CampaignDir: "/c",
 		Config: "/d/gateway.conf", Files: files, XP: "/c/bin/xp"})
 	return err
 }
@@ -225,6 +228,12 @@ func (d *Deployment) StartCommandGateways(ctx context.Context, c *tf.GatewayComm
 		}
 		for name := range files {
 			data.Files[name] = path.Join(dir, name)
+		}
+		if needsSchema(s) {
+			data.SchemaDir = path.Join(dir, "schema")
+			if err := uploadSchemas(ctx, h, data.SchemaDir); err != nil {
+				return gatewayStarted{}, err
+			}
 		}
 		config, start, err := t.render(data)
 		if err != nil {

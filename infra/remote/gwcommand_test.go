@@ -41,13 +41,18 @@ upstream:
 metrics:
   listen: {{.Host}}:{{add .Port 99}}
 crypto: {{.Crypto}}
-{{- if eq .Mode "encrypt"}}
+{{- if ne .Mode "proxy"}}
 encrypt:
   vault: {{.Files.Path "vault.keys"}}
   create_vault: false
   topics:
     - pattern: '*'
-      mode: encrypt
+      mode: {{.Mode}}
+  {{- if eq .Mode "field_encrypt"}}
+      encoding: {{.Encoding}}
+      fields: [{{join .Fields ", "}}]
+      avro_schema: {{.SchemaDir}}/record.avsc
+  {{- end}}
 {{- end}}
 `
 
@@ -105,8 +110,9 @@ func TestCheckCommand(t *testing.T) {
 // TestCommandGatewayOnNamespaceHosts runs gateway_kind command for real on
 // namespace hosts (a broker, a gateway and a client host, each with its own
 // sshd): the command is `xp gateway`, started from a config template in
-// its format and a start line, as any operator's gateway would be. proxy
-// and encrypt loads go through the gateway host (the client config's
+// its format and a start line, as any operator's gateway would be. proxy,
+// encrypt and field_encrypt (of Avro records, with the schemas xp uploads)
+// loads go through the gateway host (the client config's
 // bootstrap is there, and the gateway's own metrics count the records); a
 // command that exits at once and one that never serves fail the deploy
 // with what the operator needs: host, service, the log's end. A
@@ -197,17 +203,19 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 	}
 
 	c := &tf.GatewayCommand{Start: "exec {{.XP}} gateway --config {{quote .Config}}", StartLine: 3, Config: config, Files: []string{vault},
-		Ready: tf.ReadyKafka, ReadyTimeout: 30 * time.Second, Modes: []string{"proxy", "encrypt"}}
+		Ready: tf.ReadyKafka, ReadyTimeout: 30 * time.Second, Modes: []string{"proxy", "encrypt", "field_encrypt"}}
 	if err := CheckCommand(c, targetPath); err != nil {
 		t.Fatal(err)
 	}
-	specs := []GatewaySpec{{Key: "encrypt", Security: "encrypt", Transport: "tls"}, {Key: "proxy", Security: "proxy", Transport: "tls"}}
+	specs := []GatewaySpec{{Key: "encrypt", Security: "encrypt", Transport: "tls"},
+		{Key: "field_encrypt.avro", Security: "field_encrypt", Transport: "tls", Encoding: "avro"},
+		{Key: "proxy", Security: "proxy", Transport: "tls"}}
 	modes, err := d.StartCommandGateways(ctx, c, targetPath, specs, 1)
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
-	// The hosts' slots: encrypt first (sorted specs), then proxy.
-	wantPort := map[string]int{"encrypt": GatewayPortBase, "proxy": GatewayPortBase + 100}
+	// The host's slots in the specs' order.
+	wantPort := map[string]int{"encrypt": GatewayPortBase, "field_encrypt.avro": GatewayPortBase + 100, "proxy": GatewayPortBase + 200}
 	for key, port := range wantPort {
 		m := modes[key]
 		if m.Bootstrap != gwAddr+":"+strconv.Itoa(port) || m.Upstream == nil || m.Crypto != nil {
@@ -216,9 +224,12 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 	}
 	produced := regexp.MustCompile(`(?m)^xp_gateway_request_bytes_total\{api_key="0",api="Produce"\} (\d+)$`)
 	for key, port := range wantPort {
-		res, _, err := d.RunLoad(ctx, Load{Mode: key, Rate: 200, Timeout: time.Minute,
-			Flags: []string{"--message-size", "128", "--warmup", "1s", "--duration", "2s", "--drain-timeout", "10s", "--partitions", "2"}})
-		if err != nil || !res.Healthy || res.Published < 300 {
+		flags := []string{"--message-size", "128", "--warmup", "1s", "--duration", "1s", "--drain-timeout", "10s", "--partitions", "2"}
+		if key == "field_encrypt.avro" {
+			flags = append(flags, "--encoding", "avro")
+		}
+		res, _, err := d.RunLoad(ctx, Load{Mode: key, Rate: 300, Timeout: time.Minute, Flags: flags})
+		if err != nil || !res.Healthy || res.Published < 200 {
 			t.Fatalf("%s through the command gateway: %v (healthy %v %v, published %d)", key, err, res.Healthy, res.Reasons, res.Published)
 		}
 		resp, err := http.Get(fmt.Sprintf("http://%s:%d/metrics", gwAddr, port+99))
