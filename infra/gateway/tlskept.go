@@ -136,11 +136,17 @@ func ParseTLSKept(r io.Reader) (TLSKept, error) {
 // ReadTLSKept reads xp_gateway_tls_kept_total from a gateway's metrics
 // endpoint (Gateway.MetricsURL).
 func ReadTLSKept(ctx context.Context, url string) (TLSKept, error) {
+	return ReadTLSKeptWith(ctx, http.DefaultClient, url)
+}
+
+// ReadTLSKeptWith is ReadTLSKept through client (e.g. one that dials
+// through an SSH connection).
+func ReadTLSKeptWith(ctx context.Context, client *http.Client, url string) (TLSKept, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

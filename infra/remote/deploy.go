@@ -75,6 +75,9 @@ type Deployment struct {
 	// ids firstNodeID, firstNodeID+1, ... (0.. for the embedded cluster,
 	// whose kfake brokers count from 0).
 	brokers, firstNodeID int
+	// gwMetrics are the metrics endpoints of the gateways on gateway
+	// hosts, per mode key (TLSKept).
+	gwMetrics map[string][]hostMetrics
 }
 
 type deployed struct {

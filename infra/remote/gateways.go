@@ -143,7 +143,7 @@ func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, cou
 		if err := json.Unmarshal(out, &r); err != nil {
 			return gatewayStarted{}, fmt.Errorf("gateway %s: %s: %w", in.Service, ready, err)
 		}
-		return gatewayStarted{Bootstrap: r.Bootstrap, Crypto: &r.Crypto}, nil
+		return gatewayStarted{Bootstrap: r.Bootstrap, Crypto: &r.Crypto, Metrics: r.Metrics}, nil
 	})
 }
 
@@ -171,6 +171,9 @@ type gatewayInstance struct {
 type gatewayStarted struct {
 	Bootstrap string
 	Crypto    *gateway.CryptoInfo
+	// Metrics is xp's gateway's Prometheus endpoint on its host (see
+	// Deployment.TLSKept); "" for other gateways.
+	Metrics string
 }
 
 // gatewayStarter starts one gateway instance on host h and returns once it
@@ -247,6 +250,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 	var mu sync.Mutex
 	bootstraps := map[string][]string{}
 	cryptos := map[string]*gateway.CryptoInfo{}
+	metrics := map[string][]hostMetrics{}
 	hosts := sortedKeys(perHost)
 	err = d.each(ctx, hosts, func(ctx context.Context, h *deployed) error {
 		gdir := path.Join(h.dir, "gateway")
@@ -276,6 +280,9 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 			mu.Lock()
 			bootstraps[in.Spec.Key] = append(bootstraps[in.Spec.Key], r.Bootstrap)
 			cryptos[in.Spec.Key] = r.Crypto
+			if r.Metrics != "" {
+				metrics[in.Spec.Key] = append(metrics[in.Spec.Key], hostMetrics{Host: h.Name, URL: r.Metrics})
+			}
 			mu.Unlock()
 		}
 		return nil
@@ -320,6 +327,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 	}
 	for k, m := range modes {
 		d.modes[k] = m
+		d.setGatewayMetrics(k, metrics[k])
 	}
 	fmt.Fprintf(d.o.Log, "remote: %d gateway mode(s) on %s\n", len(specs), strings.Join(hosts, ", "))
 	return modes, nil

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 
@@ -25,6 +26,17 @@ type Client struct {
 
 // Addr is the host:port this client is connected to.
 func (c *Client) Addr() string { return c.addr }
+
+// DialContext opens a connection from the host to addr (a direct-tcpip
+// channel: the host's sshd dials it), e.g. to an endpoint that listens on
+// the host's loopback only.
+func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := c.c.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: dial %s through ssh: %w", c.addr, addr, err)
+	}
+	return conn, nil
+}
 
 func (c *Client) alive() bool {
 	select {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
@@ -18,7 +19,18 @@ var (
 	_ target.LogCollector    = (*Target)(nil)
 	_ target.Restarter       = (*Target)(nil)
 	_ target.HostDescriber   = (*Target)(nil)
+	_ target.TLSKeptReader   = (*Target)(nil)
 )
+
+// TLSKept reads the gateways' tls_kept counters through the Deployer
+// (target.TLSKeptReader); an error when it cannot, so the attempt records
+// its legs as not counted.
+func (t *Target) TLSKept(ctx context.Context, modeKey string) (gateway.TLSKept, error) {
+	if kr, ok := t.deployer.(target.TLSKeptReader); ok {
+		return kr.TLSKept(ctx, modeKey)
+	}
+	return nil, fmt.Errorf("%T cannot count the gateway TLS legs crypto/tls kept", t.deployer)
+}
 
 // DescribeHosts describes the group's machines through the Deployer
 // (target.HostDescriber); nothing when it cannot.
