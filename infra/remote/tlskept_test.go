@@ -25,68 +25,82 @@ MaxProtocol = TLSv1.2
 
 // Deployment.TLSKept counts, through each host's SSH connection (the
 // gateways' metrics listen on their hosts' loopback), the TLS legs
-// crypto/tls kept in crypto fast gateways, on a gateway host and in the
-// embedded cluster on the broker host: kcat on the client host, held to
-// TLS 1.2, asks each for metadata.
+// crypto/tls kept in crypto fast gateways: in the embedded cluster on the
+// broker host of a group without gateway hosts, then on the gateway host
+// of one with a gateway host. kcat on the client host, held to TLS 1.2,
+// asks the gateway for metadata in between two readings.
 func TestTLSKeptOnNamespaceHosts(t *testing.T) {
 	bin := buildXP(t)
 	n := netnstest.New(t, 3)
 	log := &syncBuf{}
 	pool := sshPool(t, n, log)
-	roles := []string{RoleBroker, RoleGateway, RoleClient}
-	var hosts []Host
-	for i, h := range n.Hosts {
-		hosts = append(hosts, Host{Name: fmt.Sprintf("%s-%d", roles[i], i), Role: roles[i], SSH: h.SSHAddr(), Private: h.Addr})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	d, err := Deploy(ctx, Options{Campaign: "c1", Hosts: hosts, Pool: pool, Binary: bin, Log: log})
-	if err != nil {
-		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	host := func(i int, role string) Host {
+		h := n.Hosts[i]
+		return Host{Name: fmt.Sprintf("%s-%d", role, i), Role: role, SSH: h.SSHAddr(), Private: h.Addr}
 	}
-	defer d.Teardown(context.Background())
-	if _, err := d.StartEmbedded(ctx, 1); err != nil {
-		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	deploy := func(t *testing.T, campaign string, hosts ...Host) *Deployment {
+		d, err := Deploy(ctx, Options{Campaign: campaign, Hosts: hosts, Pool: pool, Binary: bin, Log: log})
+		if err != nil {
+			t.Fatalf("%v\nlog:\n%s", err, log.String())
+		}
+		t.Cleanup(func() { d.Teardown(context.Background()) })
+		if _, err := d.StartEmbedded(ctx, 1); err != nil {
+			t.Fatalf("%v\nlog:\n%s", err, log.String())
+		}
+		return d
 	}
-	// proxy.fast on the gateway host; encrypt.fast stays the embedded
-	// cluster's.
-	modes, err := d.StartGateways(ctx, []GatewaySpec{{Key: "proxy.fast", Security: "proxy", Transport: "tls", Crypto: "fast"}}, 1)
-	if err != nil {
-		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	// kept runs kcat held to TLS 1.2 against key's gateway between two
+	// readings of its counters and checks what they counted.
+	kept := func(t *testing.T, d *Deployment, key string) {
+		client := d.hosts["client-2"]
+		conf := path.Join(client.dir, "openssl-tls12.cnf")
+		if err := client.c.WriteFile(ctx, conf, []byte(opensslTLS12), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		before, err := d.TLSKept(ctx, key)
+		if err != nil {
+			t.Fatalf("%v\nlog:\n%s", err, log.String())
+		}
+		out, err := client.c.Output(ctx, fmt.Sprintf("OPENSSL_CONF=%s /usr/bin/kcat -F %s -L -m 10",
+			ssh.Quote(conf), ssh.Quote(d.modes[key].ClientConfig)))
+		if err != nil {
+			t.Fatalf("kcat on the client host: %v\n%s", err, out)
+		}
+		after, err := d.TLSKept(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := after.Since(before)
+		if n := k[gateway.LegClient]["not_tls13_aesgcm"]; n < 1 || k.Total() != n {
+			t.Errorf("%s: legs kept %v (before %v, after %v), want client:not_tls13_aesgcm >= 1 and nothing else", key, k, before, after)
+		}
 	}
-	if m := modes["proxy.fast"]; !strings.HasPrefix(m.Bootstrap, n.Hosts[1].Addr+":") || m.Crypto == nil || m.Crypto.RecordLayer != gateway.RecordLayerTLSRec {
-		t.Fatalf("proxy.fast: %+v, want tlsrec on the gateway host", m)
-	}
-	client := d.hosts["client-2"]
-	conf := path.Join(client.dir, "openssl-tls12.cnf")
-	if err := client.c.WriteFile(ctx, conf, []byte(opensslTLS12), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{"proxy.fast", "encrypt.fast"} {
-		t.Run(key, func(t *testing.T) {
-			before, err := d.TLSKept(ctx, key)
-			if err != nil {
-				t.Fatalf("%v\nlog:\n%s", err, log.String())
-			}
-			out, err := client.c.Output(ctx, fmt.Sprintf("OPENSSL_CONF=%s /usr/bin/kcat -F %s -L -m 10",
-				ssh.Quote(conf), ssh.Quote(d.modes[key].ClientConfig)))
-			if err != nil {
-				t.Fatalf("kcat on the client host: %v\n%s", err, out)
-			}
-			after, err := d.TLSKept(ctx, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := after.Since(before)
-			if n := k[gateway.LegClient]["not_tls13_aesgcm"]; n < 1 || k.Total() != n {
-				t.Errorf("legs kept %v (before %v, after %v), want client:not_tls13_aesgcm >= 1 and nothing else", k, before, after)
-			}
-		})
-	}
-	if _, err := d.TLSKept(ctx, "proxy"); err != nil {
-		t.Errorf("proxy (std, in the embedded cluster): %v", err)
-	}
-	if _, err := d.TLSKept(ctx, "nope"); err == nil || !strings.Contains(err.Error(), "no xp gateway with metrics serves nope") {
-		t.Errorf("an unknown mode key: %v", err)
-	}
+
+	t.Run("embedded cluster on the broker host", func(t *testing.T) {
+		d := deploy(t, "c1", host(0, RoleBroker), host(2, RoleClient))
+		kept(t, d, "encrypt.fast")
+		if _, err := d.TLSKept(ctx, "proxy"); err != nil {
+			t.Errorf("proxy (std): %v", err)
+		}
+		if _, err := d.TLSKept(ctx, "nope"); err == nil || !strings.Contains(err.Error(), "no xp gateway with metrics serves nope") {
+			t.Errorf("an unknown mode key: %v", err)
+		}
+	})
+	t.Run("gateway host", func(t *testing.T) {
+		d := deploy(t, "c2", host(0, RoleBroker), host(1, RoleGateway), host(2, RoleClient))
+		modes, err := d.StartGateways(ctx, []GatewaySpec{{Key: "proxy.fast", Security: "proxy", Transport: "tls", Crypto: "fast"}}, 1)
+		if err != nil {
+			t.Fatalf("%v\nlog:\n%s", err, log.String())
+		}
+		if m := modes["proxy.fast"]; !strings.HasPrefix(m.Bootstrap, n.Hosts[1].Addr+":") || m.Crypto == nil || m.Crypto.RecordLayer != gateway.RecordLayerTLSRec {
+			t.Fatalf("proxy.fast: %+v, want tlsrec on the gateway host", m)
+		}
+		kept(t, d, "proxy.fast")
+		// The broker host serves only the direct modes here.
+		if _, err := d.TLSKept(ctx, "encrypt.fast"); err == nil {
+			t.Error("encrypt.fast, served nowhere in this group, was read")
+		}
+	})
 }
