@@ -10,11 +10,13 @@ import (
 	"text/template"
 )
 
-// Install describes how one node gets Apache Kafka onto its host and starts
-// it: a Java runtime from the distribution's packages, the release tarball
-// from URL checked against SHA512, storage formatted once, the server
-// started detached with a pid file. The script it renders holds no secret;
-// server.properties (which does) is uploaded beside it, 0600.
+// Install describes how one node gets Apache Kafka onto its host: a Java
+// runtime from the distribution's packages, the release tarball from URL
+// checked against SHA512, storage formatted once. The script it renders
+// installs, verifies and formats only; the server itself runs under xp's
+// agent (ServerCommand), so teardown and `xp infra down` stop it like every
+// other service. The script holds no secret; server.properties (which
+// does) is uploaded beside it, 0600.
 type Install struct {
 	// Version is the Kafka version, e.g. 3.9.1 (the directory name).
 	Version string
@@ -24,7 +26,7 @@ type Install struct {
 	// gives it (spaces and case do not matter).
 	SHA512 string
 	// Dir is the node's directory on the host: server.properties is read
-	// from it; kafka/ (the release), logs/ and kafka.pid are written in it.
+	// from it; kafka/ (the release) and logs/ (LOG_DIR) are written in it.
 	Dir string
 	// LogDirs is log.dirs of the node, formatted when it holds no
 	// meta.properties yet.
@@ -114,9 +116,8 @@ func (in *Install) check() error {
 	return nil
 }
 
-// Script renders the node's install-and-start script (POSIX sh). Running
-// it again is safe: what is installed, formatted or running is left as it
-// is.
+// Script renders the node's install script (POSIX sh). Running it again is
+// safe: what is installed or formatted is left as it is.
 func (in Install) Script() ([]byte, error) {
 	if err := in.check(); err != nil {
 		return nil, err
@@ -128,8 +129,24 @@ func (in Install) Script() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// ServerCommand is the node's server in the foreground, for xp's agent to
+// start and supervise: kafka-server-start.sh with server.properties, its
+// log4j files in Dir/logs (LOG_DIR) and HeapOpts as KAFKA_HEAP_OPTS. The
+// script kafka-server-start.sh execs java, so the agent's pid is the JVM's.
+func (in Install) ServerCommand() ([]string, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	argv := []string{"env", "LOG_DIR=" + in.Dir + "/logs"}
+	if in.HeapOpts != "" {
+		argv = append(argv, "KAFKA_HEAP_OPTS="+in.HeapOpts)
+	}
+	return append(argv, in.Dir+"/kafka/bin/kafka-server-start.sh", in.Dir+"/server.properties"), nil
+}
+
 var installTmpl = template.Must(template.New("install").Parse(`#!/bin/sh
-# written by xp: install Apache Kafka {{.Version}} and start this node
+# written by xp: install Apache Kafka {{.Version}} and format this node's storage;
+# xp's agent starts the server (kafka-server-start.sh) afterwards
 set -eu
 dir={{.Dir}}
 kafka="$dir/kafka"
@@ -147,6 +164,11 @@ if [ ! -x "$kafka/bin/kafka-server-start.sh" ]; then
 	mkdir -p "$kafka.part"
 	tar -xzf "$dir/kafka.tgz.part" -C "$kafka.part" --strip-components=1
 	rm -f "$dir/kafka.tgz.part"
+	if [ ! -x "$kafka.part/bin/kafka-server-start.sh" ] || [ ! -x "$kafka.part/bin/kafka-storage.sh" ]; then
+		echo "kafka: {{.URL}} holds no bin/kafka-server-start.sh and bin/kafka-storage.sh: not a Kafka release" >&2
+		rm -rf "$kafka.part"
+		exit 1
+	fi
 	mv "$kafka.part" "$kafka"
 fi
 
@@ -164,13 +186,5 @@ if [ ! -f "{{.LogDirs}}/meta.properties" ]; then
 	"$kafka/bin/kafka-storage.sh" format --ignore-formatted -t {{.ClusterID}} -c "$dir/server.properties"
 fi
 
-# Start, detached, unless this node already runs.
-if [ -f "$dir/kafka.pid" ] && kill -0 "$(cat "$dir/kafka.pid")" 2>/dev/null; then
-	echo "kafka: already running as pid $(cat "$dir/kafka.pid")"
-	exit 0
-fi
-{{if .HeapOpts}}KAFKA_HEAP_OPTS='{{.HeapOpts}}' {{end}}LOG_DIR="$dir/logs" nohup "$kafka/bin/kafka-server-start.sh" "$dir/server.properties" \
-	>"$dir/logs/kafka.out" 2>&1 </dev/null &
-echo $! >"$dir/kafka.pid"
-echo "kafka: started as pid $!"
+echo "kafka: {{.Version}} installed and formatted in $dir"
 `))

@@ -1,5 +1,6 @@
 #!/bin/sh
-# written by xp: install Apache Kafka 3.9.1 and start this node
+# written by xp: install Apache Kafka 3.9.1 and format this node's storage;
+# xp's agent starts the server (kafka-server-start.sh) afterwards
 set -eu
 dir=/home/ubuntu/xp/c1/kafka-1
 kafka="$dir/kafka"
@@ -17,6 +18,11 @@ if [ ! -x "$kafka/bin/kafka-server-start.sh" ]; then
 	mkdir -p "$kafka.part"
 	tar -xzf "$dir/kafka.tgz.part" -C "$kafka.part" --strip-components=1
 	rm -f "$dir/kafka.tgz.part"
+	if [ ! -x "$kafka.part/bin/kafka-server-start.sh" ] || [ ! -x "$kafka.part/bin/kafka-storage.sh" ]; then
+		echo "kafka: https://downloads.example.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz holds no bin/kafka-server-start.sh and bin/kafka-storage.sh: not a Kafka release" >&2
+		rm -rf "$kafka.part"
+		exit 1
+	fi
 	mv "$kafka.part" "$kafka"
 fi
 
@@ -34,12 +40,4 @@ if [ ! -f "/home/ubuntu/xp/c1/kafka-1/data/meta.properties" ]; then
 	"$kafka/bin/kafka-storage.sh" format --ignore-formatted -t MkU3OEVBNTcwNTJENDM2Qk -c "$dir/server.properties"
 fi
 
-# Start, detached, unless this node already runs.
-if [ -f "$dir/kafka.pid" ] && kill -0 "$(cat "$dir/kafka.pid")" 2>/dev/null; then
-	echo "kafka: already running as pid $(cat "$dir/kafka.pid")"
-	exit 0
-fi
-LOG_DIR="$dir/logs" nohup "$kafka/bin/kafka-server-start.sh" "$dir/server.properties" \
-	>"$dir/logs/kafka.out" 2>&1 </dev/null &
-echo $! >"$dir/kafka.pid"
-echo "kafka: started as pid $!"
+echo "kafka: 3.9.1 installed and formatted in $dir"

@@ -1,0 +1,222 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+)
+
+// KafkaMode is one way into a Kafka cluster: a mode's name (plaintext,
+// tls, mtls, sasl_ssl, ...) and its client properties (librdkafka names,
+// as kafkaconf reads them).
+type KafkaMode struct {
+	Name  string
+	Props map[string]string
+}
+
+// NotReadyError is a cluster that was not ready within the timeout: per
+// mode, the brokers it did not see answer and the last error, if any.
+type NotReadyError struct {
+	Timeout time.Duration
+	Modes   []ModeNotReady
+}
+
+// ModeNotReady is one mode of a NotReadyError.
+type ModeNotReady struct {
+	Mode    string
+	Missing []int32
+	Err     error
+}
+
+func (e *NotReadyError) Error() string {
+	var parts []string
+	for _, m := range e.Modes {
+		s := fmt.Sprintf("mode %s: brokers %s not seen", m.Mode, joinIDs(m.Missing))
+		if m.Err != nil {
+			s += " (" + m.Err.Error() + ")"
+		}
+		parts = append(parts, s)
+	}
+	return fmt.Sprintf("kafka not ready after %v: %s", e.Timeout, strings.Join(parts, "; "))
+}
+
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return strings.Join(s, ", ")
+}
+
+// WaitKafka returns once, through every mode, the cluster's metadata lists
+// every broker of brokers and each of them answers an ApiVersions request
+// on that mode's listener (TLS handshake, client certificate and SASL
+// authentication included). It polls until timeout; then it returns a
+// *NotReadyError naming each mode that was not ready, the brokers missing
+// and the last error. It knows nothing of Apache Kafka beyond the protocol,
+// so any Kafka-protocol cluster can be checked with it.
+func WaitKafka(ctx context.Context, modes []KafkaMode, brokers []int32, timeout time.Duration) error {
+	if len(modes) == 0 || len(brokers) == 0 {
+		return errors.New("agent: kafka readiness needs at least one mode and one broker id")
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var (
+		mu   sync.Mutex
+		bad  []ModeNotReady
+		wg   sync.WaitGroup
+		errs []error
+	)
+	for _, m := range modes {
+		opts, err := kafkaconf.ClientOpts(m.Props)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("agent: mode %s: %w", m.Name, err))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if nr := waitMode(ctx, m.Name, opts, brokers); nr != nil {
+				mu.Lock()
+				bad = append(bad, *nr)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	sort.Slice(bad, func(i, j int) bool { return bad[i].Mode < bad[j].Mode })
+	return &NotReadyError{Timeout: timeout, Modes: bad}
+}
+
+// waitMode polls one mode until it is ready (nil) or ctx ends (what was
+// still missing).
+func waitMode(ctx context.Context, name string, opts []kgo.Opt, brokers []int32) *ModeNotReady {
+	missing := slices.Clone(brokers)
+	cl, err := kgo.NewClient(append(opts, kgo.ClientID("xp-ready"))...)
+	if err != nil {
+		return &ModeNotReady{Mode: name, Missing: missing, Err: err}
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	var last error
+	for {
+		// Each try is bounded so one hung connection cannot use up the
+		// whole timeout without a retry.
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		missing, last = checkMode(tctx, adm, brokers)
+		cancel()
+		if len(missing) == 0 && last == nil {
+			return nil
+		}
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &ModeNotReady{Mode: name, Missing: missing, Err: last}
+		case <-t.C:
+		}
+	}
+}
+
+// checkMode is one try: the brokers not seen answering, and why.
+func checkMode(ctx context.Context, adm *kadm.Client, brokers []int32) ([]int32, error) {
+	md, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		return slices.Clone(brokers), err
+	}
+	seen := map[int32]bool{}
+	for _, b := range md.Brokers {
+		seen[b.NodeID] = true
+	}
+	var missing []int32
+	for _, id := range brokers {
+		if !seen[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return missing, nil
+	}
+	vs, err := adm.ApiVersions(ctx)
+	if err != nil {
+		return slices.Clone(brokers), err
+	}
+	var errs []error
+	for _, id := range brokers {
+		v, ok := vs[id]
+		switch {
+		case !ok:
+			missing = append(missing, id)
+		case v.Err != nil:
+			missing = append(missing, id)
+			errs = append(errs, fmt.Errorf("broker %d: %w", id, v.Err))
+		}
+	}
+	return missing, errors.Join(errs...)
+}
+
+// SCRAMIterations is the iteration count of the SCRAM-SHA-512 credentials
+// UpsertSCRAM creates: 4096, kafka-configs.sh's default (Kafka accepts 4096
+// to 16384).
+const SCRAMIterations = 4096
+
+// UpsertSCRAM creates, or replaces, user's SCRAM-SHA-512 credential through
+// the connection props describe (Kafka's kafka-configs.sh --alter
+// --add-config 'SCRAM-SHA-512=[...]', i.e. AlterUserSCRAMCredentials). The
+// password is salted here; only the salted form travels. It retries until
+// ctx ends, so it may be called as soon as the brokers are starting.
+func UpsertSCRAM(ctx context.Context, props map[string]string, user, password string) error {
+	if user == "" || password == "" {
+		return errors.New("agent: a SCRAM user needs a name and a password")
+	}
+	opts, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		return fmt.Errorf("agent: scram admin connection: %w", err)
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.ClientID("xp-scram"))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	up := []kadm.UpsertSCRAM{{User: user, Mechanism: kadm.ScramSha512, Iterations: SCRAMIterations, Password: password}}
+	var last error
+	for {
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		res, err := adm.AlterUserSCRAMs(tctx, nil, up)
+		cancel()
+		if err == nil {
+			err = res.Error()
+		}
+		if err == nil {
+			return nil
+		}
+		last = err
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("agent: SCRAM-SHA-512 user %s not created: %w", user, last)
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/pki"
+)
+
+// embeddedModes starts xp's embedded cluster (kfake behind a front per
+// security mode) with 3 brokers and returns its modes, SASL PLAIN as a
+// fifth one.
+func embeddedModes(t *testing.T) (*local.Cluster, []KafkaMode) {
+	t.Helper()
+	c, err := local.Start(context.Background(), local.Options{Brokers: 3, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var modes []KafkaMode
+	for _, name := range local.DirectModes {
+		props, err := kafkaconf.ReadClientConfig(c.Modes()[name].ClientConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes = append(modes, KafkaMode{Name: name, Props: props})
+	}
+	plain, err := kafkaconf.ReadClientConfig(c.SASLPlainConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, append(modes, KafkaMode{Name: "sasl_ssl-plain", Props: plain})
+}
+
+func clone(p map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
+
+// TestWaitKafka checks readiness against the embedded cluster through every
+// mode (plaintext, TLS, mTLS, SASL SCRAM-SHA-512 and PLAIN): ready when all
+// is there; within the timeout, an error naming the mode, the brokers
+// missing and the cause when a broker, a listener or the trust is wrong.
+func TestWaitKafka(t *testing.T) {
+	_, modes := embeddedModes(t)
+	byName := map[string]KafkaMode{}
+	for _, m := range modes {
+		byName[m.Name] = m
+	}
+	otherCA, err := pki.New(filepath.Join(t.TempDir(), "other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A port with nothing listening: a mode whose listener is not there.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+
+	wrongCA := clone(byName["tls"].Props)
+	wrongCA[kafkaconf.SSLCALocation] = otherCA.CAPath()
+	noListener := clone(byName["plaintext"].Props)
+	noListener[kafkaconf.BootstrapServers] = closed
+	wrongPassword := clone(byName["sasl_ssl"].Props)
+	wrongPassword[kafkaconf.SASLPassword] = "not-the-password"
+	noCert := clone(byName["mtls"].Props)
+	delete(noCert, kafkaconf.SSLCertificate)
+	delete(noCert, kafkaconf.SSLKey)
+
+	cases := []struct {
+		name    string
+		modes   []KafkaMode
+		brokers []int32
+		// want is "" for ready, else what the error must say.
+		want []string
+	}{
+		{"every mode ready", modes, []int32{0, 1, 2}, nil},
+		{"a broker that is not there", modes[:2], []int32{0, 1, 2, 7},
+			[]string{"mode plaintext: brokers 7 not seen", "mode tls: brokers 7 not seen"}},
+		{"wrong CA", []KafkaMode{byName["plaintext"], {Name: "tls", Props: wrongCA}}, []int32{0, 1, 2},
+			[]string{"mode tls: brokers 0, 1, 2 not seen", "certificate signed by unknown authority"}},
+		{"no listener", []KafkaMode{{Name: "plaintext", Props: noListener}}, []int32{0, 1, 2},
+			[]string{"mode plaintext: brokers 0, 1, 2 not seen", "connection refused"}},
+		{"wrong SASL password", []KafkaMode{{Name: "sasl_ssl", Props: wrongPassword}}, []int32{0, 1, 2},
+			[]string{"mode sasl_ssl: brokers 0, 1, 2 not seen"}},
+		{"mtls without a client certificate", []KafkaMode{{Name: "mtls", Props: noCert}}, []int32{0, 1, 2},
+			[]string{"mode mtls: brokers 0, 1, 2 not seen"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			timeout := 2 * time.Second
+			start := time.Now()
+			err := WaitKafka(context.Background(), tc.modes, tc.brokers, timeout)
+			took := time.Since(start)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var nr *NotReadyError
+			if !errors.As(err, &nr) {
+				t.Fatalf("got %v, want a NotReadyError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if took > timeout+2*time.Second {
+				t.Errorf("took %v with a timeout of %v", took, timeout)
+			}
+			for _, m := range nr.Modes {
+				if m.Mode == "plaintext" && tc.name == "wrong CA" {
+					t.Errorf("the plaintext mode was ready but is reported: %+v", m)
+				}
+			}
+		})
+	}
+}
+
+// TestUpsertSCRAM creates a SCRAM-SHA-512 user through an admin connection
+// on kfake with SASL enabled (the embedded cluster's fronts keep their own
+// user list, so kfake itself is the server that must accept the new
+// credential), then logs in as that user.
+func TestUpsertSCRAM(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "admin-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+	admin := map[string]string{
+		kafkaconf.BootstrapServers: strings.Join(kf.ListenAddrs(), ","),
+		kafkaconf.SecurityProtocol: "sasl_plaintext", kafkaconf.SASLMechanism: "PLAIN",
+		kafkaconf.SASLUsername: "admin", kafkaconf.SASLPassword: "admin-secret",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	login := func(user, pass string) error {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...),
+			kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		lctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+		defer cancel()
+		_, err = kadm.NewClient(cl).BrokerMetadata(lctx)
+		return err
+	}
+	if err := login("xp", "s3cret"); err == nil {
+		t.Fatal("the user logs in before it was created")
+	}
+	if err := UpsertSCRAM(ctx, admin, "xp", "s3cret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := login("xp", "s3cret"); err != nil {
+		t.Fatalf("the created SCRAM-SHA-512 user cannot log in: %v", err)
+	}
+	if err := login("xp", "wrong"); err == nil {
+		t.Error("a wrong password logs in")
+	}
+	// The credential is SCRAM-SHA-512 with xp's iteration count.
+	cl, _ := kgo.NewClient(mustOpts(t, admin)...)
+	defer cl.Close()
+	d, err := kadm.NewClient(cl).DescribeUserSCRAMs(ctx, "xp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d["xp"].CredInfos
+	if len(got) != 1 || got[0].Mechanism != kadm.ScramSha512 || got[0].Iterations != SCRAMIterations {
+		t.Errorf("credentials %+v, want one SCRAM-SHA-512 with %d iterations", got, SCRAMIterations)
+	}
+
+	// An admin connection that is refused fails within the context, saying
+	// which user was not created.
+	bad := clone(admin)
+	bad[kafkaconf.SASLPassword] = "wrong"
+	sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
+	defer scancel()
+	if err := UpsertSCRAM(sctx, bad, "xp2", "pw"); err == nil || !strings.Contains(err.Error(), "SCRAM-SHA-512 user xp2 not created") {
+		t.Errorf("an admin that cannot log in: %v", err)
+	}
+}
+
+func mustOpts(t *testing.T, props map[string]string) []kgo.Opt {
+	t.Helper()
+	opts, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts
+}
