@@ -107,6 +107,10 @@ func WaitKafka(ctx context.Context, modes []KafkaMode, brokers []int32, timeout 
 	return &NotReadyError{Timeout: timeout, Modes: bad}
 }
 
+// tryTimeout bounds one try of a readiness check or SCRAM upsert, so one
+// hung connection cannot use up the whole timeout without a retry.
+var tryTimeout = 5 * time.Second
+
 // waitMode polls one mode until it is ready (nil) or ctx ends (what was
 // still missing).
 func waitMode(ctx context.Context, name string, opts []kgo.Opt, brokers []int32) *ModeNotReady {
@@ -119,9 +123,7 @@ func waitMode(ctx context.Context, name string, opts []kgo.Opt, brokers []int32)
 	adm := kadm.NewClient(cl)
 	var last error
 	for {
-		// Each try is bounded so one hung connection cannot use up the
-		// whole timeout without a retry.
-		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		tctx, cancel := context.WithTimeout(ctx, tryTimeout)
 		missing, last = checkMode(tctx, adm, brokers)
 		cancel()
 		if len(missing) == 0 && last == nil {
@@ -198,10 +200,12 @@ func UpsertSCRAM(ctx context.Context, props map[string]string, user, password st
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	up := []kadm.UpsertSCRAM{{User: user, Mechanism: kadm.ScramSha512, Iterations: SCRAMIterations, Password: password}}
 	var last error
 	for {
-		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		// A fresh request every try: kadm fills in the salt and salted
+		// password in place, and refuses both with a password.
+		up := []kadm.UpsertSCRAM{{User: user, Mechanism: kadm.ScramSha512, Iterations: SCRAMIterations, Password: password}}
+		tctx, cancel := context.WithTimeout(ctx, tryTimeout)
 		res, err := adm.AlterUserSCRAMs(tctx, nil, up)
 		cancel()
 		if err == nil {

@@ -71,6 +71,8 @@ type Deployment struct {
 	// modes are the embedded cluster's modes; their files live at the same
 	// paths on the broker host and on every client host.
 	modes map[string]local.Mode
+	// kafka is "Apache Kafka VERSION" once StartKafka ran.
+	kafka string
 	// brokers is the number of brokers of the cluster started, their node
 	// ids firstNodeID, firstNodeID+1, ... (0.. for the embedded cluster,
 	// whose kfake brokers count from 0).
@@ -232,8 +234,8 @@ type HostRecord struct {
 	Address      string `json:"address"`
 	InstanceType string `json:"instance_type,omitempty"`
 	agent.Info
-	// Kafka is the broker software: "embedded (kfake)" or Apache Kafka's
-	// version.
+	// Kafka is the broker software: "embedded (kfake)" or "Apache Kafka
+	// VERSION" (on broker and controller hosts).
 	Kafka string `json:"kafka,omitempty"`
 }
 
@@ -243,7 +245,10 @@ func (d *Deployment) Hosts() []HostRecord {
 	for _, n := range d.names("") {
 		h := d.hosts[n]
 		r := HostRecord{Name: n, Role: h.Role, Address: h.Private, InstanceType: h.InstanceType, Info: h.info}
-		if h.Role == RoleBroker && d.modes != nil {
+		switch {
+		case d.kafka != "" && (h.Role == RoleBroker || h.Role == RoleController):
+			r.Kafka = d.kafka
+		case h.Role == RoleBroker && d.modes != nil:
 			r.Kafka = "embedded (kfake)"
 		}
 		out = append(out, r)
@@ -578,12 +583,14 @@ func (d *Deployment) Logs(ctx context.Context, maxBytes int64) map[string][]byte
 	return out
 }
 
-// logTails returns the end of every service log on the broker and gateway
-// hosts, keyed HOST/SERVICE.log, and which hosts it could not read.
+// logTails returns the end of every service log on the broker, controller
+// and gateway hosts, keyed HOST/SERVICE.log, and which hosts it could not
+// read. Apache Kafka's log4j files (server.log, controller.log, ...) are
+// there too: its LOG_DIR is the same directory.
 func (d *Deployment) logTails(ctx context.Context, maxBytes int64) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	var mu sync.Mutex
-	names := append(d.names(RoleBroker), d.names(RoleGateway)...)
+	names := append(append(d.names(RoleBroker), d.names(RoleController)...), d.names(RoleGateway)...)
 	err := d.each(ctx, names, func(ctx context.Context, h *deployed) error {
 		// A host that started no service has no logs directory.
 		list, err := h.c.Output(ctx, fmt.Sprintf("if [ -d %[1]s ]; then ls %[1]s; fi", ssh.Quote(path.Join(h.dir, "logs"))))

@@ -3,7 +3,6 @@ package remote
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sort"
@@ -58,9 +57,8 @@ var _ tf.Deployer = (*Deployer)(nil)
 
 // NewDeployer checks the options; it connects to nothing.
 func NewDeployer(o DeployerOptions) (*Deployer, error) {
-	if o.Kafka.Distribution != DistributionEmbedded {
-		return nil, fmt.Errorf("kafka.distribution %q: this xp deploys only the embedded cluster over SSH (kafka.distribution: embedded); "+
-			"installing Apache Kafka from a release tarball is rendered (infra/kafkaconf) but not deployed yet", o.Kafka.Distribution)
+	if err := checkKafka(o.Kafka); err != nil {
+		return nil, err
 	}
 	if o.KnownHosts == "" {
 		return nil, errors.New("remote: no known_hosts file for the campaign")
@@ -113,7 +111,7 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 		d.tel = nil
 	}
 	d.dep = dep
-	modes, err := dep.StartEmbedded(ctx, g.Key.Brokers)
+	modes, err := d.startCluster(ctx, dep, g.Key.Brokers)
 	if err != nil {
 		return target.Endpoints{}, err
 	}

@@ -1,0 +1,377 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/infra/tf"
+)
+
+// KafkaRelease is Apache Kafka installed from a release tarball
+// (TARGET.yaml kafka.distribution a URL, with kafka.version and
+// kafka.sha512).
+type KafkaRelease struct {
+	Version string
+	URL     string
+	SHA512  string
+	// Timeout bounds the install and start of every node, and separately
+	// readiness; default 5 minutes.
+	Timeout time.Duration
+}
+
+// kafkaService is the agent's service name of a KRaft node.
+const kafkaService = "kafka"
+
+// Files of a KRaft node in its host's campaign directory.
+const (
+	kafkaProps   = "server.properties"
+	kafkaScript  = "install-kafka.sh"
+	kafkaPKI     = "kafka-pki"
+	kafkaData    = "data"
+	kafkaClients = "kafka-client"
+)
+
+// kafkaNode is one KRaft process and the host it runs on.
+type kafkaNode struct {
+	h     *deployed
+	node  kafkaconf.Node
+	props []byte
+	// keystore is the PEM key store of a broker (nil for a dedicated
+	// controller, which has no TLS listener).
+	keystore []byte
+}
+
+// kafkaPlan is everything StartKafka renders on this machine before it
+// touches a host: the nodes' files, the client files and the modes.
+type kafkaPlan struct {
+	nodes []*kafkaNode
+	// ca and caKey are the cluster's CA certificate and key (PEM).
+	ca, caKey []byte
+	clusterID string
+	// clientFiles are the files every client host gets, by path.
+	clientFiles map[string][]byte
+	modes       map[string]local.Mode
+	// brokerIDs, readyModes (MODE=FILE) and the SCRAM files are the
+	// arguments of `xp agent kafka-ready`.
+	brokerIDs             string
+	readyModes            []string
+	scramAdmin, scramFrom string
+}
+
+// planKafka lays the cluster out on the broker and controller hosts (node
+// ids 1.. for brokers in name order, 101.. for dedicated controllers;
+// without controller hosts the first brokers are also controllers), makes
+// its PKI in a temporary directory (a CA, a certificate per broker for its
+// private address, a client certificate), a random SASL password, and
+// renders every file. clientDir is where the client files go on every
+// client host.
+func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
+	bs, cs := d.names(RoleBroker), d.names(RoleController)
+	if len(bs) == 0 {
+		return nil, errors.New("remote: no broker host")
+	}
+	var baddr, caddr []string
+	for _, n := range append(append([]string{}, bs...), cs...) {
+		h := d.hosts[n]
+		if net.ParseIP(h.Private) == nil {
+			return nil, fmt.Errorf("remote: host %s: private address %q is not an IP address (Kafka's listeners bind to it)", n, h.Private)
+		}
+		if h.Role == RoleBroker {
+			baddr = append(baddr, h.Private)
+		} else {
+			caddr = append(caddr, h.Private)
+		}
+	}
+	srv := kafkaconf.NewServer(baddr, caddr)
+	hostOf := append(append([]string{}, bs...), cs...)
+
+	tmp, err := os.MkdirTemp("", "xp-kafka-pki-")
+	if err != nil {
+		return nil, fmt.Errorf("remote: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	ca, err := pki.New(tmp)
+	if err != nil {
+		return nil, err
+	}
+	pw := make([]byte, 16)
+	rand.Read(pw)
+	srv.SASLUser, srv.SASLPassword = local.SASLUser, hex.EncodeToString(pw)
+
+	p := &kafkaPlan{clusterID: kafkaconf.NewClusterID(), clientFiles: map[string][]byte{}, modes: map[string]local.Mode{}}
+	if p.ca, err = os.ReadFile(ca.CAPath()); err != nil {
+		return nil, err
+	}
+	if p.caKey, err = os.ReadFile(filepath.Join(tmp, pki.CAKeyFile)); err != nil {
+		return nil, err
+	}
+	for i, node := range srv.Nodes {
+		h := d.hosts[hostOf[i]]
+		kn := &kafkaNode{h: h, node: node}
+		s := *srv
+		s.LogDirs = path.Join(h.dir, kafkaData)
+		s.Keystore = path.Join(h.dir, kafkaPKI, "keystore.pem")
+		s.Truststore = path.Join(h.dir, kafkaPKI, "ca.pem")
+		if kn.props, err = s.Properties(node.ID); err != nil {
+			return nil, err
+		}
+		if h.Role == RoleBroker {
+			if _, _, err := ca.Server(h.Name, h.Private); err != nil {
+				return nil, err
+			}
+			ks, err := ca.Keystore(h.Name)
+			if err != nil {
+				return nil, err
+			}
+			if kn.keystore, err = os.ReadFile(ks); err != nil {
+				return nil, err
+			}
+		}
+		p.nodes = append(p.nodes, kn)
+	}
+
+	cert, key, err := ca.Client("client")
+	if err != nil {
+		return nil, err
+	}
+	caPath, certPath, keyPath := path.Join(clientDir, "ca.pem"), path.Join(clientDir, "client.pem"), path.Join(clientDir, "client-key.pem")
+	p.clientFiles[caPath] = p.ca
+	for f, src := range map[string]string{certPath: cert, keyPath: key} {
+		if p.clientFiles[f], err = os.ReadFile(src); err != nil {
+			return nil, err
+		}
+	}
+	configs := map[string]string{}
+	for _, mode := range local.DirectModes {
+		props, err := srv.ClientProps(mode, caPath, certPath, keyPath, "")
+		if err != nil {
+			return nil, err
+		}
+		f := path.Join(clientDir, mode+".properties")
+		p.clientFiles[f] = kafkaconf.FormatClientConfig(props)
+		p.modes[mode] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: f}
+		configs[mode] = f
+	}
+	plain, err := srv.ClientProps(local.SASLSSL, caPath, certPath, keyPath, local.MechPlain)
+	if err != nil {
+		return nil, err
+	}
+	configs["sasl_ssl-plain"] = path.Join(clientDir, "sasl_ssl-plain.properties")
+	p.clientFiles[configs["sasl_ssl-plain"]] = kafkaconf.FormatClientConfig(plain)
+
+	var ids []string
+	for _, n := range srv.Brokers() {
+		ids = append(ids, strconv.Itoa(n.ID))
+	}
+	p.brokerIDs = strings.Join(ids, ",")
+	for _, m := range sortedKeys(configs) {
+		p.readyModes = append(p.readyModes, m+"="+configs[m])
+	}
+	p.scramAdmin, p.scramFrom = configs[local.Plaintext], configs[local.SASLSSL]
+	return p, nil
+}
+
+// heapOpts is KAFKA_HEAP_OPTS for a host with memMiB of memory: a quarter
+// of it, between 512 MiB and 6 GiB (the rest is the page cache Kafka reads
+// and writes through).
+func heapOpts(memMiB int64) string {
+	heap := min(max(memMiB/4, 512), 6144)
+	return fmt.Sprintf("-Xmx%dm -Xms%dm", heap, heap)
+}
+
+// StartKafka deploys Apache Kafka in KRaft mode from rel on the broker
+// hosts and, when there are any, the controller hosts (dedicated
+// controllers; else the first brokers are also controllers): it renders
+// the PKI, server.properties and client configs here, uploads them 0600
+// with the install script, runs the script (download checked against its
+// SHA-512, Java, storage formatted), starts each node under the agent as
+// service kafka, creates the SCRAM-SHA-512 user over the plaintext
+// listener, and waits until every mode sees every broker from every client
+// host. Every call starts a fresh cluster: a node's data of an earlier
+// deployment is removed first. The modes' client files live at the same
+// paths on every client host.
+func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[string]local.Mode, error) {
+	timeout := rel.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	checkers := d.names(RoleClient)
+	if len(checkers) == 0 {
+		checkers = d.names(RoleBroker)[:min(1, len(d.names(RoleBroker)))]
+	}
+	if len(checkers) == 0 {
+		return nil, errors.New("remote: no broker host")
+	}
+	clientDir := path.Join(path.Dir(d.hosts[checkers[0]].dir), kafkaClients)
+	p, err := d.planKafka(clientDir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	byName := map[string]*kafkaNode{}
+	for _, n := range p.nodes {
+		names = append(names, n.h.Name)
+		byName[n.h.Name] = n
+	}
+	ictx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err = d.each(ictx, names, func(ctx context.Context, h *deployed) error {
+		return d.startNode(ctx, byName[h.Name], rel, p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.kafka = "Apache Kafka " + rel.Version
+
+	// The client files go to every client host; the first broker host
+	// gets them too, with the CA's key, where gateways started in front
+	// of the cluster find them as they find the embedded cluster's.
+	b0 := d.hosts[d.names(RoleBroker)[0]]
+	withCA := map[string][]byte{
+		path.Join(b0.dir, "cluster", "pki", pki.CACertFile): p.ca,
+		path.Join(b0.dir, "cluster", "pki", pki.CAKeyFile):  p.caKey,
+	}
+	targets := slices.Clone(checkers)
+	if !slices.Contains(targets, b0.Name) {
+		targets = append(targets, b0.Name)
+	}
+	err = d.each(ctx, targets, func(ctx context.Context, h *deployed) error {
+		files := p.clientFiles
+		if h == b0 {
+			files = maps.Clone(p.clientFiles)
+			maps.Copy(files, withCA)
+		}
+		for _, f := range sortedKeys(files) {
+			if err := h.c.WriteFile(ctx, f, files[f], 0o600); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The SCRAM user once, from the first checker; then readiness from
+	// every client host, where the load will come from.
+	ready := func(h *deployed, scram bool) error {
+		args := []string{ssh.Quote(h.xp), "agent", "kafka-ready", "--timeout", timeout.String(), "--brokers", p.brokerIDs}
+		if scram {
+			args = append(args, "--scram-admin", ssh.Quote(p.scramAdmin), "--scram-user-from", ssh.Quote(p.scramFrom))
+		}
+		for _, m := range p.readyModes {
+			args = append(args, ssh.Quote(m))
+		}
+		if _, err := h.c.Output(ctx, strings.Join(args, " ")); err != nil {
+			return fmt.Errorf("remote: kafka from %s: %w", h.Name, err)
+		}
+		return nil
+	}
+	if err := ready(d.hosts[checkers[0]], true); err != nil {
+		return nil, err
+	}
+	if err := d.each(ctx, checkers[1:], func(ctx context.Context, h *deployed) error { return ready(h, false) }); err != nil {
+		return nil, err
+	}
+	d.modes, d.brokers, d.firstNodeID = p.modes, len(d.names(RoleBroker)), 1
+	return p.modes, nil
+}
+
+// startNode uploads one node's files, runs its install script and starts
+// it under the agent.
+func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelease, p *kafkaPlan) error {
+	h := n.h
+	in := kafkaconf.Install{Version: rel.Version, URL: rel.URL, SHA512: rel.SHA512, Dir: h.dir,
+		LogDirs: path.Join(h.dir, kafkaData), ClusterID: p.clusterID, HeapOpts: heapOpts(h.info.MemoryMiB)}
+	script, err := in.Script()
+	if err != nil {
+		return err
+	}
+	argv, err := in.ServerCommand()
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		path.Join(h.dir, kafkaProps):  n.props,
+		path.Join(h.dir, kafkaScript): script,
+	}
+	if n.keystore != nil {
+		files[path.Join(h.dir, kafkaPKI, "keystore.pem")] = n.keystore
+		files[path.Join(h.dir, kafkaPKI, "ca.pem")] = p.ca
+	}
+	for _, f := range sortedKeys(files) {
+		if err := h.c.WriteFile(ctx, f, files[f], 0o600); err != nil {
+			return err
+		}
+	}
+	out, err := h.c.Output(ctx, fmt.Sprintf("rm -rf %s && sh %s", ssh.Quote(in.LogDirs), ssh.Quote(path.Join(h.dir, kafkaScript))))
+	fmt.Fprintf(d.o.Log, "remote: %s: %s", h.Name, out)
+	if err != nil {
+		return fmt.Errorf("kafka install script: %w", err)
+	}
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = ssh.Quote(a)
+	}
+	cmd := fmt.Sprintf("%s agent start --dir %s --name %s -- %s", ssh.Quote(h.xp), ssh.Quote(h.dir), kafkaService, strings.Join(q, " "))
+	if _, err := h.c.Output(ctx, cmd); err != nil {
+		return fmt.Errorf("starting kafka node %d: %w", n.node.ID, err)
+	}
+	// Java may have come with the install script.
+	info, err := h.c.Output(ctx, ssh.Quote(h.xp)+" agent info")
+	if err == nil {
+		json.Unmarshal(info, &h.info)
+	}
+	return nil
+}
+
+// checkKafka checks TARGET.yaml's kafka section: embedded, or a release
+// URL with its version and SHA-512.
+func checkKafka(k tf.Kafka) error {
+	if k.Distribution == DistributionEmbedded {
+		return nil
+	}
+	if k.Distribution == "" {
+		return errors.New("kafka.distribution is missing: want embedded or the URL of an Apache Kafka release tarball")
+	}
+	if k.SHA512 == "" {
+		return fmt.Errorf("kafka.distribution %q: a release URL needs kafka.sha512 (the tarball's SHA-512, from the release's .sha512 file)", k.Distribution)
+	}
+	if k.Version == "" {
+		return fmt.Errorf("kafka.distribution %q: a release URL needs kafka.version (e.g. 3.9.1)", k.Distribution)
+	}
+	// The install script's own checks, on placeholder paths.
+	in := kafkaconf.Install{Version: k.Version, URL: k.Distribution, SHA512: k.SHA512, Dir: "/xp", LogDirs: "/xp/data",
+		ClusterID: kafkaconf.NewClusterID()}
+	_, err := in.Script()
+	return err
+}
+
+// startCluster starts the cluster of kafka.distribution: the embedded one,
+// or Apache Kafka with one broker per broker host.
+func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers int) (map[string]local.Mode, error) {
+	k := d.o.Kafka
+	if k.Distribution == DistributionEmbedded {
+		return dep.StartEmbedded(ctx, brokers)
+	}
+	if n := len(dep.names(RoleBroker)); n != brokers {
+		return nil, fmt.Errorf("remote: the rows ask for %d brokers but the machines have %d broker hosts; Apache Kafka runs one broker per broker host", brokers, n)
+	}
+	return dep.StartKafka(ctx, KafkaRelease{Version: k.Version, URL: k.Distribution, SHA512: k.SHA512})
+}
