@@ -181,7 +181,7 @@ func TestStartKafkaOnHosts(t *testing.T) {
 	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("StartKafka took %v with a readiness timeout of 4s", took)
 	}
-	for _, f := range []string{"server.properties", "install-kafka.sh", "kafka-pki/keystore.pem", "kafka-pki/ca.pem"} {
+	for _, f := range []string{"server.properties", "install-kafka.sh", "kafka-pki/keystore.pem", "kafka-pki/ca.pem", "cluster/pki/ca-key.pem"} {
 		if mode := strings.TrimSpace(sh(b, "stat -c %a "+ssh.Quote(path.Join(b.dir, f)))); mode != "600" {
 			t.Errorf("%s is mode %s, want 600", f, mode)
 		}
