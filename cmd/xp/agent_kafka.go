@@ -53,6 +53,9 @@ func newAgentKafkaReadyCmd(st *state) *cobra.Command {
 			ctx, stop := st.interruptible(c.Context())
 			defer stop()
 			start := time.Now()
+			// One budget for the SCRAM user and readiness together.
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
 			if scramOf != "" {
 				admin, err := kafkaconf.ReadClientConfig(scramAdmin)
 				if err != nil {
@@ -64,14 +67,11 @@ func newAgentKafkaReadyCmd(st *state) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				sctx, cancel := context.WithTimeout(ctx, timeout)
-				err = agent.UpsertSCRAM(sctx, admin, user[kafkaconf.SASLUsername], user[kafkaconf.SASLPassword])
-				cancel()
-				if err != nil {
+				if err := agent.UpsertSCRAM(ctx, admin, user[kafkaconf.SASLUsername], user[kafkaconf.SASLPassword]); err != nil {
 					return err
 				}
 			}
-			if err := agent.WaitKafka(ctx, modes, ids, timeout-time.Since(start)); err != nil {
+			if err := agent.WaitKafka(ctx, modes, ids, timeout); err != nil {
 				return err
 			}
 			fmt.Fprintf(st.stderr, "xp agent: kafka ready in %.1fs: brokers %s through %d modes\n", time.Since(start).Seconds(), brokers, len(modes))

@@ -1,0 +1,209 @@
+package remote
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"path"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/tf"
+)
+
+// renderDeployment is a deployment on hosts that are never dialled: enough
+// to render what StartKafka would upload.
+func renderDeployment(brokers, controllers, clients int) *Deployment {
+	d := &Deployment{hosts: map[string]*deployed{}}
+	add := func(role string, n int, net string) {
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("%s-%d", role, i)
+			d.hosts[name] = &deployed{Host: Host{Name: name, Role: role, Private: fmt.Sprintf("%s.%d", net, 10+i)},
+				dir: "/home/u/xp/c1/" + name, xp: "/home/u/xp/c1/" + name + "/bin/xp"}
+		}
+	}
+	add(RoleBroker, brokers, "10.0.1")
+	add(RoleController, controllers, "10.0.2")
+	add(RoleClient, clients, "10.0.3")
+	return d
+}
+
+// TestPlanKafka checks every file StartKafka uploads, for combined and
+// dedicated controllers: server.properties per node with that host's
+// paths and address, a key store only on brokers whose certificate the
+// cluster's CA signed for the broker's private address, one random SASL
+// password shared by the PLAIN JAAS config and the client configs, and a
+// client config per mode bootstrapping from every broker.
+func TestPlanKafka(t *testing.T) {
+	for _, tc := range []struct {
+		brokers, controllers int
+		wantRoles            map[string]string
+	}{
+		{3, 0, map[string]string{"broker-0": "broker,controller", "broker-1": "broker,controller", "broker-2": "broker,controller"}},
+		{2, 3, map[string]string{"broker-0": "broker", "broker-1": "broker", "controller-0": "controller", "controller-1": "controller", "controller-2": "controller"}},
+	} {
+		t.Run(fmt.Sprintf("%db-%dc", tc.brokers, tc.controllers), func(t *testing.T) {
+			d := renderDeployment(tc.brokers, tc.controllers, 2)
+			p, err := d.planKafka("/home/u/xp/c1/kafka-client")
+			if err != nil {
+				t.Fatal(err)
+			}
+			roots := x509.NewCertPool()
+			if !roots.AppendCertsFromPEM(p.ca) {
+				t.Fatal("the CA is not PEM")
+			}
+			if len(p.nodes) != len(tc.wantRoles) {
+				t.Fatalf("%d nodes, want %d", len(p.nodes), len(tc.wantRoles))
+			}
+			var password string
+			for _, n := range p.nodes {
+				h := n.h
+				props, err := kafkaconf.ParseClientConfig(n.props)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if props["process.roles"] != tc.wantRoles[h.Name] {
+					t.Errorf("%s: roles %q, want %q", h.Name, props["process.roles"], tc.wantRoles[h.Name])
+				}
+				if props["log.dirs"] != path.Join(h.dir, "data") {
+					t.Errorf("%s: log.dirs %q", h.Name, props["log.dirs"])
+				}
+				if !strings.Contains(props["listeners"], h.Private+":") {
+					t.Errorf("%s: listeners %q not on %s", h.Name, props["listeners"], h.Private)
+				}
+				if h.Role != RoleBroker {
+					if n.keystore != nil || props["ssl.keystore.location"] != "" {
+						t.Errorf("%s: a dedicated controller gets TLS material", h.Name)
+					}
+					continue
+				}
+				if props["ssl.keystore.location"] != path.Join(h.dir, "kafka-pki/keystore.pem") || props["ssl.truststore.location"] != path.Join(h.dir, "kafka-pki/ca.pem") {
+					t.Errorf("%s: key store %q trust store %q", h.Name, props["ssl.keystore.location"], props["ssl.truststore.location"])
+				}
+				checkKeystore(t, h, n.keystore, roots)
+				m := regexp.MustCompile(`user_xp="([0-9a-f]+)"`).FindStringSubmatch(props["listener.name.sasl_ssl.plain.sasl.jaas.config"])
+				if m == nil || len(m[1]) != 32 || (password != "" && m[1] != password) {
+					t.Errorf("%s: PLAIN JAAS config %q", h.Name, props["listener.name.sasl_ssl.plain.sasl.jaas.config"])
+				} else {
+					password = m[1]
+				}
+			}
+			wantFiles := []string{"ca.pem", "client-key.pem", "client.pem", "mtls.properties", "plaintext.properties",
+				"sasl_ssl-plain.properties", "sasl_ssl.properties", "tls.properties"}
+			var got []string
+			for _, f := range sortedKeys(p.clientFiles) {
+				got = append(got, strings.TrimPrefix(f, "/home/u/xp/c1/kafka-client/"))
+			}
+			if strings.Join(got, " ") != strings.Join(wantFiles, " ") {
+				t.Errorf("client files %v, want %v", got, wantFiles)
+			}
+			var boot []string
+			for i := 0; i < tc.brokers; i++ {
+				boot = append(boot, fmt.Sprintf("10.0.1.%d:9095", 10+i))
+			}
+			for f, mech := range map[string]string{"sasl_ssl.properties": "SCRAM-SHA-512", "sasl_ssl-plain.properties": "PLAIN"} {
+				props, _ := kafkaconf.ParseClientConfig(p.clientFiles["/home/u/xp/c1/kafka-client/"+f])
+				if props[kafkaconf.SASLPassword] != password || props[kafkaconf.SASLMechanism] != mech || props[kafkaconf.BootstrapServers] != strings.Join(boot, ",") {
+					t.Errorf("%s: %v", f, props)
+				}
+			}
+			if p.modes["tls"].ClientConfig != "/home/u/xp/c1/kafka-client/tls.properties" || !strings.HasSuffix(p.modes["tls"].Bootstrap, ":9093") {
+				t.Errorf("tls mode %+v", p.modes["tls"])
+			}
+			wantIDs := []string{"1", "2", "3"}[:tc.brokers]
+			if p.brokerIDs != strings.Join(wantIDs, ",") || len(p.readyModes) != 5 || p.scramAdmin != "/home/u/xp/c1/kafka-client/plaintext.properties" {
+				t.Errorf("readiness: brokers %q modes %v scram admin %q", p.brokerIDs, p.readyModes, p.scramAdmin)
+			}
+		})
+	}
+	// Two plans, two passwords and cluster ids.
+	d := renderDeployment(1, 0, 1)
+	p1, _ := d.planKafka("/c")
+	p2, _ := d.planKafka("/c")
+	if p1.clusterID == p2.clusterID || string(p1.clientFiles["/c/sasl_ssl.properties"]) == string(p2.clientFiles["/c/sasl_ssl.properties"]) {
+		t.Error("two deployments share a cluster id or a password")
+	}
+}
+
+// checkKeystore asserts the broker's PEM key store holds a key, a
+// certificate for the host's private address signed by the CA, and the CA.
+func checkKeystore(t *testing.T, h *deployed, ks []byte, roots *x509.CertPool) {
+	t.Helper()
+	var types []string
+	var leaf *x509.Certificate
+	for rest := ks; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		types = append(types, b.Type)
+		if b.Type == "CERTIFICATE" && leaf == nil {
+			c, err := x509.ParseCertificate(b.Bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaf = c
+		}
+	}
+	if len(types) != 3 || !strings.Contains(types[0], "PRIVATE KEY") || leaf == nil {
+		t.Fatalf("%s: key store holds %v", h.Name, types)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: h.Private, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		t.Errorf("%s: certificate: %v", h.Name, err)
+	}
+	named := false
+	for _, ip := range leaf.IPAddresses {
+		named = named || ip.Equal(net.ParseIP(h.Private))
+	}
+	if !named {
+		t.Errorf("%s: certificate for %v, not for %s", h.Name, leaf.IPAddresses, h.Private)
+	}
+}
+
+func TestPlanKafkaRefuses(t *testing.T) {
+	d := renderDeployment(0, 0, 1)
+	if _, err := d.planKafka("/c"); err == nil || !strings.Contains(err.Error(), "no broker host") {
+		t.Errorf("no broker: %v", err)
+	}
+	d = renderDeployment(1, 0, 0)
+	d.hosts["broker-0"].Private = "broker0.internal"
+	if _, err := d.planKafka("/c"); err == nil || !strings.Contains(err.Error(), `host broker-0: private address "broker0.internal" is not an IP address`) {
+		t.Errorf("a host name as private address: %v", err)
+	}
+}
+
+func TestCheckKafka(t *testing.T) {
+	sum := strings.Repeat("ab", 64)
+	url := "https://downloads.apache.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz"
+	for _, tc := range []struct {
+		name string
+		k    tf.Kafka
+		want string
+	}{
+		{"embedded", tf.Kafka{Distribution: "embedded"}, ""},
+		{"release", tf.Kafka{Version: "3.9.1", Distribution: url, SHA512: sum}, ""},
+		{"no section", tf.Kafka{}, "kafka.distribution is missing"},
+		{"url without sha512", tf.Kafka{Version: "3.9.1", Distribution: url}, "a release URL needs kafka.sha512"},
+		{"url without version", tf.Kafka{Distribution: url, SHA512: sum}, "a release URL needs kafka.version"},
+		{"not a url", tf.Kafka{Version: "3.9.1", Distribution: "kafka.tgz", SHA512: sum}, "want the http(s) URL of a release tarball"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkKafka(tc.k)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestHeapOpts(t *testing.T) {
+	for mem, want := range map[int64]string{1024: "-Xmx512m -Xms512m", 8192: "-Xmx2048m -Xms2048m", 65536: "-Xmx6144m -Xms6144m"} {
+		if got := heapOpts(mem); got != want {
+			t.Errorf("heapOpts(%d) = %q, want %q", mem, got, want)
+		}
+	}
+}
