@@ -278,7 +278,11 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 		for _, m := range p.readyModes {
 			args = append(args, ssh.Quote(m))
 		}
-		if _, err := h.c.Output(ctx, strings.Join(args, " ")); err != nil {
+		// The agent's own budget ends first, so its message is what
+		// comes back, not a killed command.
+		rctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
+		defer cancel()
+		if _, err := h.c.Output(rctx, strings.Join(args, " ")); err != nil {
 			return fmt.Errorf("remote: kafka from %s: %w", h.Name, err)
 		}
 		return nil
@@ -355,6 +359,12 @@ func checkKafka(k tf.Kafka) error {
 	}
 	if k.Version == "" {
 		return fmt.Errorf("kafka.distribution %q: a release URL needs kafka.version (e.g. 3.9.1)", k.Distribution)
+	}
+	// SCRAM credentials in KRaft mode came with Kafka 3.5; the
+	// sasl_ssl listener needs them.
+	var major, minor int
+	if _, err := fmt.Sscanf(k.Version, "%d.%d", &major, &minor); err == nil && (major < 3 || major == 3 && minor < 5) {
+		return fmt.Errorf("kafka.version %s: xp runs Kafka in KRaft mode with SCRAM-SHA-512 on the sasl_ssl listener, which needs Kafka 3.5 or later", k.Version)
 	}
 	// The install script's own checks, on placeholder paths.
 	in := kafkaconf.Install{Version: k.Version, URL: k.Distribution, SHA512: k.SHA512, Dir: "/xp", LogDirs: "/xp/data",

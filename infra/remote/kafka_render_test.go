@@ -189,6 +189,8 @@ func TestCheckKafka(t *testing.T) {
 		{"no section", tf.Kafka{}, "kafka.distribution is missing"},
 		{"url without sha512", tf.Kafka{Version: "3.9.1", Distribution: url}, "a release URL needs kafka.sha512"},
 		{"url without version", tf.Kafka{Distribution: url, SHA512: sum}, "a release URL needs kafka.version"},
+		{"kafka 4", tf.Kafka{Version: "4.1.0", Distribution: url, SHA512: sum}, ""},
+		{"before SCRAM in KRaft", tf.Kafka{Version: "3.4.1", Distribution: url, SHA512: sum}, "needs Kafka 3.5 or later"},
 		{"not a url", tf.Kafka{Version: "3.9.1", Distribution: "kafka.tgz", SHA512: sum}, "want the http(s) URL of a release tarball"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
