@@ -31,9 +31,12 @@ type KafkaRelease struct {
 	Version string
 	URL     string
 	SHA512  string
-	// Timeout bounds the install and start of every node, and separately
-	// readiness; default 5 minutes.
-	Timeout time.Duration
+	// InstallTimeout bounds the install and start of every node (the
+	// download included); default 5 minutes.
+	InstallTimeout time.Duration
+	// ReadyTimeout bounds the SCRAM user and readiness together; default
+	// 5 minutes.
+	ReadyTimeout time.Duration
 }
 
 // kafkaService is the agent's service name of a KRaft node.
@@ -208,7 +211,10 @@ func heapOpts(memMiB int64) string {
 // deployment is removed first. The modes' client files live at the same
 // paths on every client host.
 func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[string]local.Mode, error) {
-	timeout := rel.Timeout
+	installTimeout, timeout := rel.InstallTimeout, rel.ReadyTimeout
+	if installTimeout <= 0 {
+		installTimeout = 5 * time.Minute
+	}
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
@@ -230,7 +236,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 		names = append(names, n.h.Name)
 		byName[n.h.Name] = n
 	}
-	ictx, cancel := context.WithTimeout(ctx, timeout)
+	ictx, cancel := context.WithTimeout(ctx, installTimeout)
 	defer cancel()
 	err = d.each(ictx, names, func(ctx context.Context, h *deployed) error {
 		return d.startNode(ctx, byName[h.Name], rel, p)
