@@ -27,11 +27,18 @@ import (
 // process per gateway with a config rendered here, and for the encrypt
 // mode its RecordEncryption filter on a Vault dev server's transit engine.
 //
-// The config follows the format of Kroxylicious's documentation
-// (virtualClusters as a list with gateways, management endpoints,
-// RecordEncryption with VaultKmsService). None of this has run against a
-// real Kroxylicious or Vault: neither can be downloaded where xp is built
-// and tested; the rendering and the install script are golden-tested.
+// The config follows Kroxylicious's config model as its source defines it
+// at release 0.23.0 (the Jackson records of kroxylicious-runtime, -api, the
+// record encryption filter and the Vault KMS; testdata/kroxylicious/
+// config-model.txt lists them and a test checks every rendered key against
+// that list): virtualClusters as a list with gateways, management
+// endpoints, RecordEncryption with VaultKmsService. Every key xp renders
+// has the same name and meaning in every release from 0.11.0 on, except
+// that 0.22.0 deprecated a virtual cluster's inline targetCluster for a
+// named entry of clusterDefinitions (rendered for 0.22.0 and later).
+// None of this has run against a real Kroxylicious or Vault: neither can
+// be downloaded where xp is built and tested; the rendering and the
+// install script are golden-tested.
 
 // KroxyliciousInstall is what a gateway host needs to run Kroxylicious.
 type KroxyliciousInstall struct {
@@ -170,7 +177,13 @@ dirname "$(dirname "$java")" >"$dir/java-home"
 // KroxyliciousSetup is one Kroxylicious gateway: one virtual cluster in
 // front of one direct mode of the cluster.
 type KroxyliciousSetup struct {
-	// Name names the virtual cluster (the agent's service name).
+	// Version is the Kroxylicious release (tf.KroxyliciousMinVersion or
+	// later): from 0.22.0 on the upstream is a clusterDefinitions entry
+	// the virtual cluster names as its target, before that the virtual
+	// cluster's inline targetCluster (deprecated by 0.22.0).
+	Version string
+	// Name names the virtual cluster (the agent's service name, made a DNS
+	// label as Kroxylicious requires).
 	Name string
 	// Host is the gateway host's private address; Port the bootstrap port
 	// xp chose. Brokers get the ports from Port+1 on (portIdentifiesNode),
@@ -190,13 +203,39 @@ type KroxyliciousSetup struct {
 }
 
 // kroxyKEK is the one Vault transit key every topic's records are
-// encrypted under (TemplateKekSelector with a constant template).
-const kroxyKEK = "KEK_xp"
+// encrypted under (TemplateKekSelector with a constant template). Its
+// KEK- prefix is the naming convention of Kroxylicious's Vault guide, whose
+// least-privilege token policy grants transit/keys/KEK-*.
+const kroxyKEK = "KEK-xp"
+
+// kroxyClusterDefinitions is the release that deprecated a virtual
+// cluster's inline targetCluster for clusterDefinitions and target.cluster.
+const kroxyClusterDefinitions = "0.22.0"
+
+var notDNSLabel = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// kroxyClusterName makes name a DNS label (at most 63 of a-z, 0-9 and -,
+// starting and ending with a letter or digit): Kroxylicious refuses any
+// other virtual cluster name, and service names may hold . and _
+// (gateway-encrypt.fast-0).
+func kroxyClusterName(name string) string {
+	l := strings.Trim(notDNSLabel.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if len(l) > 63 {
+		l = strings.TrimRight(l[:63], "-")
+	}
+	if l == "" {
+		l = "xp"
+	}
+	return l
+}
 
 // KroxyliciousConfig renders the proxy config of s (YAML).
 func KroxyliciousConfig(s KroxyliciousSetup) ([]byte, error) {
 	if s.Brokers < 1 || s.Port < 1 || s.Port+s.Brokers > 65535 {
 		return nil, fmt.Errorf("kroxylicious %s: port %d with %d brokers", s.Name, s.Port, s.Brokers)
+	}
+	if !versionWordRE.MatchString(s.Version) || !tf.ReleaseAtLeast(s.Version, tf.KroxyliciousMinVersion) {
+		return nil, fmt.Errorf("kroxylicious %s: version %q: xp renders the config of Kroxylicious %s or later", s.Name, s.Version, tf.KroxyliciousMinVersion)
 	}
 	type m = map[string]any
 	pemTrust := func() m { return m{"storeFile": s.CA, "storeType": "PEM"} }
@@ -225,13 +264,19 @@ func KroxyliciousConfig(s KroxyliciousSetup) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("kroxylicious %s: transport %q is not one of plaintext, tls, mtls, sasl_ssl", s.Name, s.Transport)
 	}
+	name := kroxyClusterName(s.Name)
+	vc := m{"name": name, "gateways": []m{gw}}
 	cfg := m{
-		"management": m{"bindAddress": "127.0.0.1", "port": s.ManagementPort, "endpoints": m{"prometheus": m{}}},
-		"virtualClusters": []m{{
-			"name":          s.Name,
-			"targetCluster": target,
-			"gateways":      []m{gw},
-		}},
+		// Prometheus text at /metrics of this port, on loopback only.
+		"management":      m{"bindAddress": "127.0.0.1", "port": s.ManagementPort, "endpoints": m{"prometheus": m{}}},
+		"virtualClusters": []m{vc},
+	}
+	if tf.ReleaseAtLeast(s.Version, kroxyClusterDefinitions) {
+		target["name"] = name
+		cfg["clusterDefinitions"] = []m{target}
+		vc["target"] = m{"cluster": name}
+	} else {
+		vc["targetCluster"] = target
 	}
 	switch s.Mode {
 	case planner.SecurityProxy:
@@ -261,7 +306,7 @@ func KroxyliciousConfig(s KroxyliciousSetup) ([]byte, error) {
 		return nil, fmt.Errorf("kroxylicious %s: mode %q: Kroxylicious runs proxy and encrypt", s.Name, s.Mode)
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# written by xp: Kroxylicious %s gateway %s\n", s.Mode, s.Name)
+	fmt.Fprintf(&b, "# written by xp: Kroxylicious %s %s gateway %s\n", s.Version, s.Mode, s.Name)
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(cfg); err != nil {
@@ -357,7 +402,9 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 		if err := startProbed(ctx, v, "vault", 60*time.Second, "--wait-tcp", addr, nil, start); err != nil {
 			return nil, fmt.Errorf("remote: host %s: vault: %w", v.Name, err)
 		}
-		setup := fmt.Sprintf(`export VAULT_ADDR=http://%s VAULT_TOKEN="$(cat %s)"; %s secrets enable transit && %s write -f transit/keys/%s`,
+		// The key type Kroxylicious requires (Vault's default, named
+		// rather than relied on).
+		setup := fmt.Sprintf(`export VAULT_ADDR=http://%s VAULT_TOKEN="$(cat %s)"; %s secrets enable transit && %s write -f transit/keys/%s type=aes256-gcm96`,
 			addr, ssh.Quote(tokenFile(v)), ssh.Quote(bin), ssh.Quote(bin), kroxyKEK)
 		if out, err := v.c.Output(ctx, setup); err != nil {
 			return nil, fmt.Errorf("remote: host %s: vault transit engine: %w\n%s", v.Name, err, out)
@@ -367,7 +414,7 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 	return d.startGateways(ctx, specs, count, func(ctx context.Context, h *deployed, in gatewayInstance) (gatewayStarted, error) {
 		s := in.Spec
 		port := GatewayPortBase + 100*in.Slot
-		setup := KroxyliciousSetup{Name: in.Service, Host: h.Private, Port: port, Brokers: d.brokers, FirstNodeID: d.firstNodeID, Upstream: in.Upstream,
+		setup := KroxyliciousSetup{Version: k.Version, Name: in.Service, Host: h.Private, Port: port, Brokers: d.brokers, FirstNodeID: d.firstNodeID, Upstream: in.Upstream,
 			Transport: s.Transport, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key, Mode: s.Security, ManagementPort: port + 99}
 		if s.Security == planner.SecurityEncrypt {
 			setup.VaultURL, setup.VaultKey, setup.VaultTokenFile = vaultURL, kroxyKEK, tokenFile(h)

@@ -14,16 +14,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/internal/golden"
 )
 
 func kroxySetup(mode, transport string, brokers int) KroxyliciousSetup {
-	s := KroxyliciousSetup{Name: "gateway-" + mode + "-0", Host: "198.18.0.21", Port: GatewayPortBase, Brokers: brokers,
+	s := KroxyliciousSetup{Version: "0.23.0", Name: "gateway-" + mode + "-0", Host: "198.18.0.21", Port: GatewayPortBase, Brokers: brokers,
 		Transport: transport, CA: "/home/xp/xp/c1/gateway-1/gateway/pki/ca.pem", Cert: "/home/xp/xp/c1/gateway-1/gateway/pki/gateway.pem",
 		Key: "/home/xp/xp/c1/gateway-1/gateway/pki/gateway-key.pem", Mode: mode, ManagementPort: GatewayPortBase + 99}
 	for i := 0; i < brokers; i++ {
@@ -40,34 +42,46 @@ func kroxySetup(mode, transport string, brokers int) KroxyliciousSetup {
 // virtual cluster whose gateway gives each broker a port of its own
 // (portIdentifiesNode) on the gateway host, TLS on both legs from PEM
 // files, and for encrypt the RecordEncryption filter on Vault's transit
-// engine, refusing records whose key it cannot find.
+// engine, refusing records whose key it cannot find. From 0.22.0 the
+// upstream is a named clusterDefinitions entry, before it the virtual
+// cluster's inline targetCluster.
 func TestKroxyliciousConfigGolden(t *testing.T) {
 	tests := []struct {
 		file, mode, transport string
 		brokers               int
+		version               string
 	}{
-		{"proxy-1.yaml", "proxy", "tls", 1},
-		{"proxy-3.yaml", "proxy", "tls", 3},
-		{"encrypt-1.yaml", "encrypt", "tls", 1},
-		{"encrypt-3.yaml", "encrypt", "tls", 3},
-		{"proxy-3-mtls.yaml", "proxy", "mtls", 3},
-		{"proxy-1-plaintext.yaml", "proxy", "plaintext", 1},
+		{"proxy-1.yaml", "proxy", "tls", 1, "0.23.0"},
+		{"proxy-3.yaml", "proxy", "tls", 3, "0.23.0"},
+		{"encrypt-1.yaml", "encrypt", "tls", 1, "0.23.0"},
+		{"encrypt-3.yaml", "encrypt", "tls", 3, "0.23.0"},
+		{"proxy-3-mtls.yaml", "proxy", "mtls", 3, "0.23.0"},
+		{"proxy-1-plaintext.yaml", "proxy", "plaintext", 1, "0.23.0"},
+		{"encrypt-3-v0.21.yaml", "encrypt", "tls", 3, "0.21.0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			b, err := KroxyliciousConfig(kroxySetup(tc.mode, tc.transport, tc.brokers))
+			s := kroxySetup(tc.mode, tc.transport, tc.brokers)
+			s.Version = tc.version
+			b, err := KroxyliciousConfig(s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, "kroxylicious/"+tc.file, b)
 			// What matters, read back as data rather than as text.
+			type upstream struct {
+				Name             string         `yaml:"name"`
+				BootstrapServers string         `yaml:"bootstrapServers"`
+				TLS              map[string]any `yaml:"tls"`
+			}
 			var cfg struct {
-				VirtualClusters []struct {
-					Name          string `yaml:"name"`
-					TargetCluster struct {
-						BootstrapServers string         `yaml:"bootstrapServers"`
-						TLS              map[string]any `yaml:"tls"`
-					} `yaml:"targetCluster"`
+				ClusterDefinitions []upstream `yaml:"clusterDefinitions"`
+				VirtualClusters    []struct {
+					Name          string    `yaml:"name"`
+					TargetCluster *upstream `yaml:"targetCluster"`
+					Target        struct {
+						Cluster string `yaml:"cluster"`
+					} `yaml:"target"`
 					Gateways []struct {
 						PortIdentifiesNode struct {
 							BootstrapAddress string `yaml:"bootstrapAddress"`
@@ -85,18 +99,46 @@ func TestKroxyliciousConfigGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			vc := cfg.VirtualClusters[0]
+			up := vc.TargetCluster
+			if tf.ReleaseAtLeast(tc.version, kroxyClusterDefinitions) {
+				if up != nil || len(cfg.ClusterDefinitions) != 1 || vc.Target.Cluster != cfg.ClusterDefinitions[0].Name || vc.Target.Cluster == "" {
+					t.Fatalf("version %s: want the upstream as the clusterDefinitions entry the virtual cluster targets: %+v", tc.version, cfg)
+				}
+				up = &cfg.ClusterDefinitions[0]
+			} else if up == nil || cfg.ClusterDefinitions != nil || vc.Target.Cluster != "" {
+				t.Fatalf("version %s: want the upstream inline as targetCluster: %+v", tc.version, cfg)
+			}
 			gw := vc.Gateways[0].PortIdentifiesNode
 			if gw.BootstrapAddress != "198.18.0.21:19192" || gw.NodeIDRanges[0].Start != 0 || gw.NodeIDRanges[0].End != tc.brokers-1 ||
-				strings.Count(vc.TargetCluster.BootstrapServers, ",") != tc.brokers-1 {
-				t.Errorf("gateway %+v, target %s", gw, vc.TargetCluster.BootstrapServers)
+				strings.Count(up.BootstrapServers, ",") != tc.brokers-1 {
+				t.Errorf("gateway %+v, upstream %s", gw, up.BootstrapServers)
 			}
-			if tls := tc.transport != "plaintext"; (vc.Gateways[0].TLS != nil) != tls || (vc.TargetCluster.TLS != nil) != tls {
-				t.Errorf("TLS on the client leg %v, on the broker leg %v, want %v", vc.Gateways[0].TLS != nil, vc.TargetCluster.TLS != nil, tls)
+			if tls := tc.transport != "plaintext"; (vc.Gateways[0].TLS != nil) != tls || (up.TLS != nil) != tls {
+				t.Errorf("TLS on the client leg %v, on the broker leg %v, want %v", vc.Gateways[0].TLS != nil, up.TLS != nil, tls)
 			}
 			if got := strings.Join(cfg.DefaultFilters, ","); (tc.mode == "encrypt") != (got == "encrypt") {
 				t.Errorf("default filters %q for mode %s", got, tc.mode)
 			}
 		})
+	}
+}
+
+// TestKroxyliciousClusterName: a virtual cluster's name is a DNS label,
+// as Kroxylicious requires, whatever the mode key in the service name.
+func TestKroxyliciousClusterName(t *testing.T) {
+	label := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`) // VirtualCluster.DNS_LABEL_PATTERN
+	tests := []struct{ service, want string }{
+		{"gateway-encrypt-0", "gateway-encrypt-0"},
+		{"gateway-encrypt.fast-1", "gateway-encrypt-fast-1"},
+		{"gateway-proxy_tls-0", "gateway-proxy-tls-0"},
+		{"gateway-" + strings.Repeat("x", 60) + "-0", "gateway-" + strings.Repeat("x", 55)},
+		{"-._", "xp"},
+	}
+	for _, tc := range tests {
+		got := kroxyClusterName(tc.service)
+		if got != tc.want || !label.MatchString(got) || len(got) > 63 {
+			t.Errorf("kroxyClusterName(%q) = %q, want %q (a DNS label)", tc.service, got, tc.want)
+		}
 	}
 }
 
@@ -110,6 +152,8 @@ func TestKroxyliciousConfigRejects(t *testing.T) {
 		{"encrypt without vault", func(s *KroxyliciousSetup) { s.Mode, s.VaultURL = "encrypt", "" }, "encrypt needs a Vault"},
 		{"unknown transport", func(s *KroxyliciousSetup) { s.Transport = "ssl" }, `transport "ssl"`},
 		{"no brokers", func(s *KroxyliciousSetup) { s.Brokers = 0 }, "with 0 brokers"},
+		{"too old", func(s *KroxyliciousSetup) { s.Version = "0.10.0" }, "Kroxylicious 0.11.0 or later"},
+		{"no version", func(s *KroxyliciousSetup) { s.Version = "" }, "Kroxylicious 0.11.0 or later"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +56,37 @@ type GatewayCommand struct {
 // DefaultReadyTimeout bounds a command gateway's start when ready.timeout
 // is not set.
 const DefaultReadyTimeout = 60 * time.Second
+
+// KroxyliciousMinVersion is the oldest Kroxylicious release whose config
+// format xp renders: 0.11.0 made virtualClusters a list with gateways and
+// adminHttp management; older releases want a map and
+// clusterNetworkAddressConfigProvider.
+const KroxyliciousMinVersion = "0.11.0"
+
+// ReleaseAtLeast says whether release number v (MAJOR.MINOR.PATCH with an
+// optional suffix, as releaseRE) is min or later, by its three numbers; a
+// suffix (0.23.0-rc1) is not ordered.
+func ReleaseAtLeast(v, min string) bool {
+	a, b := releaseNumbers(v), releaseNumbers(min)
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return true
+}
+
+func releaseNumbers(v string) [3]int {
+	var n [3]int
+	for i, f := range strings.SplitN(v, ".", 3) {
+		end := 0
+		for end < len(f) && f[end] >= '0' && f[end] <= '9' {
+			end++
+		}
+		n[i], _ = strconv.Atoi(f[:end])
+	}
+	return n
+}
 
 // Kroxylicious is gateway.kroxylicious: the Kroxylicious release the
 // gateway machines install, and for the encrypt mode the Vault release
@@ -195,8 +227,11 @@ func (p *fileParser) kroxylicious(n *yaml.Node) *Kroxylicious {
 		switch key {
 		case "version":
 			k.Version = p.str(v, "gateway.kroxylicious.version")
-			if !releaseRE.MatchString(k.Version) {
-				p.bad(v, "gateway.kroxylicious.version: %q: want a release number such as 0.9.0", k.Version)
+			switch {
+			case !releaseRE.MatchString(k.Version):
+				p.bad(v, "gateway.kroxylicious.version: %q: want a release number such as 0.23.0", k.Version)
+			case !ReleaseAtLeast(k.Version, KroxyliciousMinVersion):
+				p.bad(v, "gateway.kroxylicious.version: %s: xp renders the config of Kroxylicious %s or later (virtualClusters as a list with gateways); use a newer release", k.Version, KroxyliciousMinVersion)
 			}
 		case "url":
 			k.URL = p.url(v, "gateway.kroxylicious.url")

@@ -59,13 +59,13 @@ gateway:
 		{name: "kroxylicious", yaml: `platform: hosts
 gateway:
   kroxylicious:
-    version: 0.9.0
-    url: https://github.com/kroxylicious/kroxylicious/releases/download/v0.9.0/kroxylicious-app-0.9.0-bin.tar.gz
+    version: 0.23.0
+    url: https://github.com/kroxylicious/kroxylicious/releases/download/v0.23.0/kroxylicious-app-0.23.0-bin.tar.gz
     sha512: ` + sha512 + `
     vault: {url: https://releases.hashicorp.com/vault/1.18.3/vault_1.18.3_linux_amd64.zip, sha256: ` + sha256 + `}
 `, check: func(t *testing.T, g Gateway) {
 			k := g.Kroxylicious
-			if k == nil || k.Version != "0.9.0" || k.SHA512 != sha512 || k.Java != "openjdk-21-jre-headless" || k.VaultSHA256 != sha256 {
+			if k == nil || k.Version != "0.23.0" || k.SHA512 != sha512 || k.Java != "openjdk-21-jre-headless" || k.VaultSHA256 != sha256 {
 				t.Fatalf("%+v", k)
 			}
 		}},
@@ -85,12 +85,14 @@ gateway:
 			want: []string{`target.yaml:6: gateway.command.ready.check: "http" is not one of kafka, tcp`}},
 		{name: "bad ready timeout", yaml: "platform: hosts\ngateway:\n  command:\n    start: x\n    modes: [proxy]\n    ready: {timeout: soon}\n",
 			want: []string{"target.yaml:6: gateway.command.ready.timeout: want a duration"}},
-		{name: "kroxylicious incomplete", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.9.0}\n", want: []string{"target.yaml:3: gateway.kroxylicious: no url, sha512"}},
-		{name: "kroxylicious bad sha", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.9.0, url: https://example.org/k.tgz, sha512: abc}\n",
+		{name: "kroxylicious incomplete", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.23.0}\n", want: []string{"target.yaml:3: gateway.kroxylicious: no url, sha512"}},
+		{name: "kroxylicious bad sha", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.23.0, url: https://example.org/k.tgz, sha512: abc}\n",
 			want: []string{"target.yaml:3: gateway.kroxylicious.sha512: want the tarball's SHA-512"}},
-		{name: "kroxylicious url with a quote", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.9.0, url: \"https://example.org/k'.tgz\", sha512: " + sha512 + "}\n",
+		{name: "kroxylicious url with a quote", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.23.0, url: \"https://example.org/k'.tgz\", sha512: " + sha512 + "}\n",
 			want: []string{"gateway.kroxylicious.url: quotes"}},
-		{name: "vault without sum", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.9.0, url: https://example.org/k.tgz, sha512: " + sha512 + ", vault: {url: https://example.org/v.zip}}\n",
+		{name: "kroxylicious too old", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.10.0, url: https://example.org/k.tgz, sha512: " + sha512 + "}\n",
+			want: []string{"target.yaml:3: gateway.kroxylicious.version: 0.10.0: xp renders the config of Kroxylicious 0.11.0 or later"}},
+		{name: "vault without sum", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.23.0, url: https://example.org/k.tgz, sha512: " + sha512 + ", vault: {url: https://example.org/v.zip}}\n",
 			want: []string{"gateway.kroxylicious.vault: give both url and sha256"}},
 	}
 	for _, tc := range tests {
@@ -118,10 +120,31 @@ gateway:
 
 // TestCheckGatewayKind: which gateway rows a target's gateway: section can
 // run, and the fix the refusal names.
+func TestReleaseAtLeast(t *testing.T) {
+	tests := []struct {
+		v, min string
+		want   bool
+	}{
+		{"0.11.0", "0.11.0", true},
+		{"0.23.0", "0.22.0", true},
+		{"0.21.9", "0.22.0", false},
+		{"0.10.0", "0.11.0", false},
+		{"1.0.0", "0.22.0", true},
+		{"0.100.0", "0.22.0", true},
+		{"0.22.0-rc1", "0.22.0", true},
+		{"0.9.10", "0.11.0", false},
+	}
+	for _, tc := range tests {
+		if got := ReleaseAtLeast(tc.v, tc.min); got != tc.want {
+			t.Errorf("ReleaseAtLeast(%s, %s) = %v, want %v", tc.v, tc.min, got, tc.want)
+		}
+	}
+}
+
 func TestCheckGatewayKind(t *testing.T) {
 	full := Gateway{Command: &GatewayCommand{Modes: []string{"proxy", "encrypt"}},
-		Kroxylicious: &Kroxylicious{Version: "0.9.0", VaultURL: "https://example.org/v.zip"}}
-	noVault := Gateway{Kroxylicious: &Kroxylicious{Version: "0.9.0"}}
+		Kroxylicious: &Kroxylicious{Version: "0.23.0", VaultURL: "https://example.org/v.zip"}}
+	noVault := Gateway{Kroxylicious: &Kroxylicious{Version: "0.23.0"}}
 	tests := []struct {
 		name           string
 		g              Gateway
