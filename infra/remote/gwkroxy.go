@@ -320,6 +320,26 @@ func KroxyliciousConfig(s KroxyliciousSetup) ([]byte, error) {
 // host.
 const vaultPort = 8200
 
+// vaultStart is the command line (for sh) of the Vault dev server bin on
+// addr (HOST:PORT), its root token read from tokenFile into the
+// environment (VAULT_DEV_ROOT_TOKEN_ID), never onto a command line;
+// -dev-no-store-token keeps it out of ~/.vault-token. The dev server
+// prints its root token and unseal key: those lines stay out of its log,
+// which failed runs bring home.
+func vaultStart(bin, tokenFile, addr string) string {
+	return fmt.Sprintf(`VAULT_DEV_ROOT_TOKEN_ID="$(cat %s)" %s server -dev -dev-no-store-token -dev-listen-address=%s 2>&1 | grep --line-buffered -v -e 'Root Token:' -e 'Unseal Key:'`,
+		ssh.Quote(tokenFile), ssh.Quote(bin), addr)
+}
+
+// vaultTransit is the command line (for sh) that enables the transit
+// engine of the Vault at addr and creates the key kroxyKEK, of the type
+// Kroxylicious requires (aes256-gcm96, Vault's default, named rather than
+// relied on); the token, read from tokenFile, passes in the environment.
+func vaultTransit(bin, tokenFile, addr string) string {
+	return fmt.Sprintf(`export VAULT_ADDR=http://%s VAULT_TOKEN="$(cat %s)"; %s secrets enable transit && %s write -f transit/keys/%s type=aes256-gcm96`,
+		addr, ssh.Quote(tokenFile), ssh.Quote(bin), ssh.Quote(bin), kroxyKEK)
+}
+
 // StartKroxylicious runs Kroxylicious (gateway_kind kroxylicious) on the
 // gateway hosts for every spec, count per mode, placed and given TLS
 // material as the builtin gateway is (startGateways): each gateway host
@@ -395,18 +415,10 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 			addr = net.JoinHostPort(v.Private, strconv.Itoa(vaultPort))
 		}
 		bin := path.Join(install(v).Dir, "vault")
-		// The dev server prints its root token and unseal key: those lines
-		// stay out of its log, which failed runs bring home.
-		start := fmt.Sprintf(`VAULT_DEV_ROOT_TOKEN_ID="$(cat %s)" %s server -dev -dev-listen-address=%s 2>&1 | grep --line-buffered -v -e 'Root Token:' -e 'Unseal Key:'`,
-			ssh.Quote(tokenFile(v)), ssh.Quote(bin), addr)
-		if err := startProbed(ctx, v, "vault", 60*time.Second, "--wait-tcp", addr, nil, start); err != nil {
+		if err := startProbed(ctx, v, "vault", 60*time.Second, "--wait-tcp", addr, nil, vaultStart(bin, tokenFile(v), addr)); err != nil {
 			return nil, fmt.Errorf("remote: host %s: vault: %w", v.Name, err)
 		}
-		// The key type Kroxylicious requires (Vault's default, named
-		// rather than relied on).
-		setup := fmt.Sprintf(`export VAULT_ADDR=http://%s VAULT_TOKEN="$(cat %s)"; %s secrets enable transit && %s write -f transit/keys/%s type=aes256-gcm96`,
-			addr, ssh.Quote(tokenFile(v)), ssh.Quote(bin), ssh.Quote(bin), kroxyKEK)
-		if out, err := v.c.Output(ctx, setup); err != nil {
+		if out, err := v.c.Output(ctx, vaultTransit(bin, tokenFile(v), addr)); err != nil {
 			return nil, fmt.Errorf("remote: host %s: vault transit engine: %w\n%s", v.Name, err, out)
 		}
 		vaultURL = "http://" + addr

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -314,4 +315,82 @@ func zipFile(t *testing.T, name, text string) []byte {
 	w.Write([]byte(text))
 	zw.Close()
 	return b.Bytes()
+}
+
+// TestVaultCommands runs the Vault command lines xp sends to the gateway
+// host against a stand-in vault executable that records its arguments and
+// environment: the dev server gets -dev, -dev-no-store-token and the
+// listen address, its root token only in VAULT_DEV_ROOT_TOKEN_ID (never
+// an argument), and the lines printing the root token and unseal key never
+// reach its log; the transit engine is enabled, then the key created with
+// the token and address in the environment, and a failed enable stops
+// there.
+func TestVaultCommands(t *testing.T) {
+	dir := t.TempDir()
+	const token = "0123456789abcdef0123456789abcdef0123456789abcdef"
+	tokenFile := filepath.Join(dir, "vault-token")
+	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls := filepath.Join(dir, "calls")
+	bin := filepath.Join(dir, "vault")
+	stub := `#!/bin/sh
+echo "args=$* dev_token=${VAULT_DEV_ROOT_TOKEN_ID:-} addr=${VAULT_ADDR:-} token=${VAULT_TOKEN:-}" >>` + calls + `
+if [ "$1" = server ]; then
+	echo "==> Vault server started! Log data will stream in below:"
+	echo "Unseal Key: c2VjcmV0IHVuc2VhbCBrZXk="
+	echo "Root Token: $VAULT_DEV_ROOT_TOKEN_ID" >&2
+	echo "Development mode should NOT be used in production installations!"
+fi
+if [ "$1" = secrets ] && [ -n "${FAIL_ENABLE:-}" ]; then echo "path is already in use at transit/" >&2; exit 2; fi
+`
+	if err := os.WriteFile(bin, []byte(stub), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	run := func(cmd string, env ...string) (string, error) {
+		c := exec.Command("sh", "-c", cmd)
+		c.Env = append(os.Environ(), env...)
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	readCalls := func() []string {
+		b, _ := os.ReadFile(calls)
+		os.Remove(calls)
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+
+	start := vaultStart(bin, tokenFile, "198.18.0.21:8200")
+	if strings.Contains(start, token) {
+		t.Fatalf("the token is on the command line: %s", start)
+	}
+	log, err := run(start)
+	if err != nil {
+		t.Fatalf("%v: %s", err, log)
+	}
+	if strings.Contains(log, token) || strings.Contains(log, "Root Token:") || strings.Contains(log, "Unseal Key:") ||
+		!strings.Contains(log, "Vault server started!") || !strings.Contains(log, "Development mode") {
+		t.Errorf("the dev server's log:\n%s", log)
+	}
+	if got := readCalls(); len(got) != 1 || got[0] != "args=server -dev -dev-no-store-token -dev-listen-address=198.18.0.21:8200 dev_token="+token+" addr= token=" {
+		t.Errorf("vault started as %q", got)
+	}
+
+	setup := vaultTransit(bin, tokenFile, "198.18.0.21:8200")
+	if strings.Contains(setup, token) {
+		t.Fatalf("the token is on the command line: %s", setup)
+	}
+	if out, err := run(setup); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	env := " dev_token= addr=http://198.18.0.21:8200 token=" + token
+	want := []string{"args=secrets enable transit" + env, "args=write -f transit/keys/KEK-xp type=aes256-gcm96" + env}
+	if got := readCalls(); !slices.Equal(got, want) {
+		t.Errorf("vault called as\n%q\nwant\n%q", got, want)
+	}
+	if out, err := run(setup, "FAIL_ENABLE=1"); err == nil || !strings.Contains(out, "already in use") {
+		t.Errorf("a failed enable did not fail the setup: %v %s", err, out)
+	}
+	if got := readCalls(); len(got) != 1 {
+		t.Errorf("after a failed enable vault was called %q", got)
+	}
 }
