@@ -26,7 +26,9 @@ type Install struct {
 	// gives it (spaces and case do not matter).
 	SHA512 string
 	// Dir is the node's directory on the host: server.properties is read
-	// from it; kafka/ (the release) and logs/ (LOG_DIR) are written in it.
+	// from it; kafka-VERSION/ (the release, one directory per version, so
+	// groups of different kafka_version never run each other's) and logs/
+	// (LOG_DIR) are written in it.
 	Dir string
 	// LogDirs is log.dirs of the node, formatted when it holds no
 	// meta.properties yet.
@@ -141,7 +143,7 @@ func (in Install) ServerCommand() ([]string, error) {
 	if in.HeapOpts != "" {
 		argv = append(argv, "KAFKA_HEAP_OPTS="+in.HeapOpts)
 	}
-	return append(argv, in.Dir+"/kafka/bin/kafka-server-start.sh", in.Dir+"/server.properties"), nil
+	return append(argv, in.Dir+"/kafka-"+in.Version+"/bin/kafka-server-start.sh", in.Dir+"/server.properties"), nil
 }
 
 var installTmpl = template.Must(template.New("install").Parse(`#!/bin/sh
@@ -149,7 +151,7 @@ var installTmpl = template.Must(template.New("install").Parse(`#!/bin/sh
 # xp's agent starts the server (kafka-server-start.sh) afterwards
 set -eu
 dir={{.Dir}}
-kafka="$dir/kafka"
+kafka="$dir/kafka-{{.Version}}"
 mkdir -p "$dir/logs"
 
 # The release, checked against its SHA-512 before it is unpacked.

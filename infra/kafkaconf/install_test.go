@@ -11,9 +11,9 @@ func TestServerCommand(t *testing.T) {
 		want       []string
 	}{
 		{"kafka's heap", "", []string{"env", "LOG_DIR=/home/ubuntu/xp/c1/kafka-1/logs",
-			"/home/ubuntu/xp/c1/kafka-1/kafka/bin/kafka-server-start.sh", "/home/ubuntu/xp/c1/kafka-1/server.properties"}},
+			"/home/ubuntu/xp/c1/kafka-1/kafka-3.9.1/bin/kafka-server-start.sh", "/home/ubuntu/xp/c1/kafka-1/server.properties"}},
 		{"a heap", "-Xmx2048m -Xms2048m", []string{"env", "LOG_DIR=/home/ubuntu/xp/c1/kafka-1/logs", "KAFKA_HEAP_OPTS=-Xmx2048m -Xms2048m",
-			"/home/ubuntu/xp/c1/kafka-1/kafka/bin/kafka-server-start.sh", "/home/ubuntu/xp/c1/kafka-1/server.properties"}},
+			"/home/ubuntu/xp/c1/kafka-1/kafka-3.9.1/bin/kafka-server-start.sh", "/home/ubuntu/xp/c1/kafka-1/server.properties"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := testInstall()

@@ -111,7 +111,7 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 		d.tel = nil
 	}
 	d.dep = dep
-	modes, err := d.startCluster(ctx, dep, g.Key.Brokers)
+	modes, err := d.startCluster(ctx, dep, g.Key.Brokers, g.Key.KafkaVersion)
 	if err != nil {
 		return target.Endpoints{}, err
 	}

@@ -351,43 +351,83 @@ func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelea
 	return nil
 }
 
-// checkKafka checks TARGET.yaml's kafka section: embedded, or a release
-// URL with its version and SHA-512.
+// checkKafka checks TARGET.yaml's kafka section: embedded, or release
+// URLs each with its version and SHA-512.
 func checkKafka(k tf.Kafka) error {
-	if k.Distribution == DistributionEmbedded {
+	if k.Embedded() {
 		return nil
 	}
-	if k.Distribution == "" {
-		return errors.New("kafka.distribution is missing: want embedded or the URL of an Apache Kafka release tarball")
+	rels := k.Releases
+	if len(rels) == 0 {
+		// Options built by hand rather than read from a file.
+		if k.Distribution == "" {
+			return errors.New("kafka.distribution is missing: want embedded or the URL of an Apache Kafka release tarball")
+		}
+		rels = []tf.KafkaRelease{{Version: k.Version, Distribution: k.Distribution, SHA512: k.SHA512}}
 	}
-	if k.SHA512 == "" {
-		return fmt.Errorf("kafka.distribution %q: a release URL needs kafka.sha512 (the tarball's SHA-512, from the release's .sha512 file)", k.Distribution)
+	for _, r := range rels {
+		if err := checkRelease(r); err != nil {
+			return err
+		}
 	}
-	if k.Version == "" {
-		return fmt.Errorf("kafka.distribution %q: a release URL needs kafka.version (e.g. 3.9.1)", k.Distribution)
+	return nil
+}
+
+func checkRelease(r tf.KafkaRelease) error {
+	if r.SHA512 == "" {
+		return fmt.Errorf("kafka.distribution %q: a release URL needs kafka.sha512 (the tarball's SHA-512, from the release's .sha512 file)", r.Distribution)
+	}
+	if r.Version == "" {
+		return fmt.Errorf("kafka.distribution %q: a release URL needs kafka.version (e.g. 3.9.1)", r.Distribution)
 	}
 	// SCRAM credentials in KRaft mode came with Kafka 3.5; the
 	// sasl_ssl listener needs them.
 	var major, minor int
-	if _, err := fmt.Sscanf(k.Version, "%d.%d", &major, &minor); err == nil && (major < 3 || major == 3 && minor < 5) {
-		return fmt.Errorf("kafka.version %s: xp runs Kafka in KRaft mode with SCRAM-SHA-512 on the sasl_ssl listener, which needs Kafka 3.5 or later", k.Version)
+	if _, err := fmt.Sscanf(r.Version, "%d.%d", &major, &minor); err == nil && (major < 3 || major == 3 && minor < 5) {
+		return fmt.Errorf("kafka.version %s: xp runs Kafka in KRaft mode with SCRAM-SHA-512 on the sasl_ssl listener, which needs Kafka 3.5 or later", r.Version)
 	}
 	// The install script's own checks, on placeholder paths.
-	in := kafkaconf.Install{Version: k.Version, URL: k.Distribution, SHA512: k.SHA512, Dir: "/xp", LogDirs: "/xp/data",
+	in := kafkaconf.Install{Version: r.Version, URL: r.Distribution, SHA512: r.SHA512, Dir: "/xp", LogDirs: "/xp/data",
 		ClusterID: kafkaconf.NewClusterID()}
 	_, err := in.Script()
 	return err
 }
 
+// kafkaRelease is the release a group's kafka_version asks for. Rows the
+// target file has no release of are refused before provisioning
+// (tf.Target.CheckRow); this is the Deployer's own guard, so no group ever
+// runs a version other than its rows'.
+func kafkaRelease(k tf.Kafka, target, version string) (KafkaRelease, error) {
+	if len(k.Releases) == 0 && k.Distribution != "" {
+		k.Releases = []tf.KafkaRelease{{Version: k.Version, Distribution: k.Distribution, SHA512: k.SHA512}}
+	}
+	if version == "" {
+		return KafkaRelease{}, errors.New("remote: the group names no kafka_version")
+	}
+	r, ok := k.Release(version)
+	if !ok {
+		if why := k.CheckVersion(target, version); why != "" {
+			return KafkaRelease{}, errors.New(why)
+		}
+		return KafkaRelease{}, fmt.Errorf("remote: no Apache Kafka release of version %s in the target file", version)
+	}
+	return KafkaRelease{Version: r.Version, URL: r.Distribution, SHA512: r.SHA512}, nil
+}
+
 // startCluster starts the cluster of kafka.distribution: the embedded one,
-// or Apache Kafka with one broker per broker host.
-func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers int) (map[string]local.Mode, error) {
+// or Apache Kafka of the group's kafka_version with one broker per broker
+// host.
+func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers int, version string) (map[string]local.Mode, error) {
 	k := d.o.Kafka
-	if k.Distribution == DistributionEmbedded {
+	if k.Embedded() {
 		return dep.StartEmbedded(ctx, brokers)
+	}
+	rel, err := kafkaRelease(k, d.o.TargetPath, version)
+	if err != nil {
+		return nil, err
 	}
 	if n := len(dep.names(RoleBroker)); n != brokers {
 		return nil, fmt.Errorf("remote: the rows ask for %d brokers but the machines have %d broker hosts; Apache Kafka runs one broker per broker host", brokers, n)
 	}
-	return dep.StartKafka(ctx, KafkaRelease{Version: k.Version, URL: k.Distribution, SHA512: k.SHA512})
+	return dep.StartKafka(ctx, rel)
 }

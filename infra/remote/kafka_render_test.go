@@ -192,11 +192,49 @@ func TestCheckKafka(t *testing.T) {
 		{"kafka 4", tf.Kafka{Version: "4.1.0", Distribution: url, SHA512: sum}, ""},
 		{"before SCRAM in KRaft", tf.Kafka{Version: "3.4.1", Distribution: url, SHA512: sum}, "needs Kafka 3.5 or later"},
 		{"not a url", tf.Kafka{Version: "3.9.1", Distribution: "kafka.tgz", SHA512: sum}, "want the http(s) URL of a release tarball"},
+		{"releases", tf.Kafka{Releases: []tf.KafkaRelease{{Version: "3.9.1", Distribution: url, SHA512: sum}, {Version: "4.1.0", Distribution: url, SHA512: sum}}}, ""},
+		{"one release too old", tf.Kafka{Releases: []tf.KafkaRelease{{Version: "3.9.1", Distribution: url, SHA512: sum}, {Version: "3.3.2", Distribution: url, SHA512: sum}}}, "kafka.version 3.3.2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkKafka(tc.k)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestKafkaRelease: a group gets the release of its rows' kafka_version,
+// never another one.
+func TestKafkaRelease(t *testing.T) {
+	sum := strings.Repeat("ab", 64)
+	two := tf.Kafka{Line: 4, Releases: []tf.KafkaRelease{
+		{Version: "3.9.1", Distribution: "https://example.org/3.9.1.tgz", SHA512: sum},
+		{Version: "4.1.0", Distribution: "https://example.org/4.1.0.tgz", SHA512: strings.Repeat("cd", 64)}}}
+	for _, tc := range []struct {
+		name    string
+		k       tf.Kafka
+		version string
+		want    KafkaRelease
+		err     string
+	}{
+		{"first", two, "3.9.1", KafkaRelease{Version: "3.9.1", URL: "https://example.org/3.9.1.tgz", SHA512: sum}, ""},
+		{"second", two, "4.1.0", KafkaRelease{Version: "4.1.0", URL: "https://example.org/4.1.0.tgz", SHA512: strings.Repeat("cd", 64)}, ""},
+		{"unlisted", two, "3.8.1", KafkaRelease{}, "T.yaml:4: kafka: rows ask for kafka_version 3.8.1 but the file has a release of 3.9.1, 4.1.0 only"},
+		{"built by hand", tf.Kafka{Version: "3.9.1", Distribution: "https://example.org/k.tgz", SHA512: sum}, "3.9.1", KafkaRelease{Version: "3.9.1", URL: "https://example.org/k.tgz", SHA512: sum}, ""},
+		{"built by hand, other version", tf.Kafka{Version: "3.9.1", Distribution: "https://example.org/k.tgz", SHA512: sum}, "4.1.0", KafkaRelease{}, "kafka_version 4.1.0"},
+		{"no version", two, "", KafkaRelease{}, "names no kafka_version"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := kafkaRelease(tc.k, "T.yaml", tc.version)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("got %+v, %v; want error %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}

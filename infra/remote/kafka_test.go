@@ -45,7 +45,7 @@ echo "cluster.id=$id" >"$logdirs/meta.properties"
 `
 	standinStart = `#!/bin/sh
 here=$(cd "$(dirname "$0")/.." && pwd)
-echo "args=$* LOG_DIR=$LOG_DIR KAFKA_HEAP_OPTS=$KAFKA_HEAP_OPTS" >>"$here/../start.calls"
+echo "release=$(basename "$here") args=$* LOG_DIR=$LOG_DIR KAFKA_HEAP_OPTS=$KAFKA_HEAP_OPTS" >>"$here/../start.calls"
 echo "stand-in, not Kafka" >"$LOG_DIR/server.log"
 exec "$here/bin/kafka-standin" 300
 `
@@ -164,7 +164,7 @@ func TestStartKafkaOnHosts(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "does not match the sha512 of the target file") || !strings.Contains(err.Error(), "broker-0") {
 		t.Fatalf("a release with the wrong checksum: %v", err)
 	}
-	for _, left := range []string{"kafka", "kafka.part", "kafka.tgz.part", "storage.calls", "start.calls"} {
+	for _, left := range []string{"kafka-9.9.9", "kafka-9.9.9.part", "kafka.tgz.part", "storage.calls", "start.calls"} {
 		if exists(path.Join(b.dir, left)) {
 			t.Errorf("%s left on the host after a checksum mismatch", left)
 		}
@@ -211,7 +211,7 @@ func TestStartKafkaOnHosts(t *testing.T) {
 		t.Errorf("kafka-storage.sh calls:\n%s", calls)
 	}
 	startCalls := sh(b, "cat "+ssh.Quote(path.Join(b.dir, "start.calls")))
-	want := "args=" + path.Join(b.dir, "server.properties") + " LOG_DIR=" + path.Join(b.dir, "logs") + " KAFKA_HEAP_OPTS=" + heapOpts(b.info.MemoryMiB) + "\n"
+	want := "release=kafka-9.9.9 args=" + path.Join(b.dir, "server.properties") + " LOG_DIR=" + path.Join(b.dir, "logs") + " KAFKA_HEAP_OPTS=" + heapOpts(b.info.MemoryMiB) + "\n"
 	if startCalls != want {
 		t.Errorf("kafka-server-start.sh calls:\n%s\nwant\n%s", startCalls, want)
 	}
@@ -252,6 +252,22 @@ func TestStartKafkaOnHosts(t *testing.T) {
 	if procs, _ := n.Hosts[0].Processes(); contains(procs, "kafka-standin") {
 		t.Errorf("kafka-standin still runs after agent stop: %v", procs)
 	}
+
+	// A group of another kafka_version: its release in a directory of its
+	// own, downloaded and started from there, recorded as what ran.
+	_, err = d.StartKafka(ctx, KafkaRelease{Version: "9.9.8", URL: url, SHA512: good, ReadyTimeout: 2 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "SCRAM-SHA-512 user xp not created") {
+		t.Fatalf("a second version against a stand-in: %v\nlog:\n%s", err, log.String())
+	}
+	startCalls = sh(b, "cat "+ssh.Quote(path.Join(b.dir, "start.calls")))
+	if !strings.HasSuffix(startCalls, "\nrelease=kafka-9.9.8 args="+path.Join(b.dir, "server.properties")+" LOG_DIR="+path.Join(b.dir, "logs")+" KAFKA_HEAP_OPTS="+heapOpts(b.info.MemoryMiB)+"\n") ||
+		hits() != 3 || !exists(path.Join(b.dir, "kafka-9.9.9/bin/kafka-server-start.sh")) {
+		t.Errorf("second version: %d downloads (want 3), kafka-server-start.sh calls:\n%s", hits(), startCalls)
+	}
+	if r := d.Hosts()[0]; r.Kafka != "Apache Kafka 9.9.8" {
+		t.Errorf("host record %+v, want Apache Kafka 9.9.8", r)
+	}
+	sh(b, ssh.Quote(b.xp)+" agent stop --dir "+ssh.Quote(b.dir)+" --grace 5s kafka")
 }
 
 func contains(list []string, s string) bool {

@@ -2,6 +2,7 @@ package tf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,15 +72,20 @@ func (t *Target) CollectLogs(ctx context.Context, since time.Time) ([]target.Log
 
 var _ target.RowChecker = (*Target)(nil)
 
-// CheckRow refuses, before anything is provisioned, gateway rows whose
-// gateway_kind the target file's gateway: section cannot run
-// (target.RowChecker).
+// CheckRow refuses, before anything is provisioned, rows the target file
+// cannot run (target.RowChecker): a kafka_version the kafka: section has
+// no release of, and gateway rows whose gateway_kind the gateway: section
+// cannot run.
 func (t *Target) CheckRow(r *planner.Row) error {
+	tf := t.prov.Target
+	if why := tf.Kafka.CheckVersion(tf.Path, r.KafkaVersion); why != "" {
+		return errors.New(why)
+	}
 	if !r.NeedsGateway() {
 		return nil
 	}
-	if why := t.prov.Target.Gateway.CheckGatewayKind(r.GatewayKind, r.Security); why != "" {
-		return fmt.Errorf("%s: %s", t.prov.Target.Path, why)
+	if why := tf.Gateway.CheckGatewayKind(r.GatewayKind, r.Security); why != "" {
+		return fmt.Errorf("%s: %s", tf.Path, why)
 	}
 	return nil
 }

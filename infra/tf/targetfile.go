@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -69,7 +70,11 @@ type SSH struct {
 	Keepalive time.Duration `json:"keepalive,omitempty"`
 }
 
-// Kafka is the Kafka release the machines run.
+// Kafka is the Kafka the machines run: xp's embedded cluster
+// (Distribution "embedded"), or Apache Kafka releases, one per version a
+// row's kafka_version may ask for. The single-release form (version,
+// distribution, sha512 at the top of kafka:) is Releases with one entry;
+// Version, Distribution and SHA512 keep what that form wrote.
 type Kafka struct {
 	Version string `json:"version,omitempty"`
 	// Distribution is the release tarball's URL, or "embedded" for xp's
@@ -77,6 +82,63 @@ type Kafka struct {
 	Distribution string `json:"distribution,omitempty"`
 	// SHA512 is the tarball's checksum (hex), required with a URL.
 	SHA512 string `json:"sha512,omitempty"`
+	// Releases are the Apache Kafka releases, in file order (kafka.releases,
+	// or the single-release form).
+	Releases []KafkaRelease `json:"releases,omitempty"`
+	// Line is the line of kafka: in the file (0 when not read from one).
+	Line int `json:"-"`
+}
+
+// KafkaRelease is one Apache Kafka release tarball.
+type KafkaRelease struct {
+	Version      string `json:"version"`
+	Distribution string `json:"distribution"`
+	SHA512       string `json:"sha512"`
+	// Line is the release's line in the file.
+	Line int `json:"-"`
+}
+
+// Embedded reports whether the machines run xp's embedded cluster.
+func (k Kafka) Embedded() bool { return k.Distribution == "embedded" }
+
+// Release returns the release of version.
+func (k Kafka) Release(version string) (KafkaRelease, bool) {
+	for _, r := range k.Releases {
+		if r.Version == version {
+			return r, true
+		}
+	}
+	return KafkaRelease{}, false
+}
+
+// Versions lists the releases' versions in file order.
+func (k Kafka) Versions() []string {
+	var out []string
+	for _, r := range k.Releases {
+		out = append(out, r.Version)
+	}
+	return out
+}
+
+// CheckVersion says why a row asking for kafka_version cannot run on
+// these machines, naming file, line and the fix; "" when it can. With the
+// embedded cluster any version is accepted (kfake is no Apache Kafka
+// release; the hosts record "embedded (kfake)"), and without a kafka:
+// section the Deployer is what refuses.
+func (k Kafka) CheckVersion(file, version string) string {
+	if k.Embedded() || len(k.Releases) == 0 {
+		return ""
+	}
+	if _, ok := k.Release(version); ok {
+		return ""
+	}
+	where := file
+	if k.Line > 0 {
+		where = fmt.Sprintf("%s:%d", file, k.Line)
+	}
+	return fmt.Sprintf("%s: kafka: rows ask for kafka_version %s but the file has a release of %s only; "+
+		"add {version: %s, distribution: URL, sha512: SUM} under kafka.releases (docs/targets.md), or give the rows one of those versions",
+		where, version, strings.Join(k.Versions(), ", "), version)
 }
 
 // TargetError is one problem of a TARGET.yaml, at a line of it.
@@ -96,7 +158,8 @@ func (e *TargetError) Error() string {
 var (
 	targetKeys   = []string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}
 	sshKeys      = []string{"user", "private_key", "known_hosts", "keepalive"}
-	kafkaKeys    = []string{"version", "distribution", "sha512"}
+	kafkaKeys    = []string{"version", "distribution", "sha512", "releases"}
+	releaseKeys  = []string{"version", "distribution", "sha512"}
 	teardowns    = []string{TeardownAlways, TeardownOnSuccess, TeardownNever}
 	knownHosts   = []string{KnownHostsAcceptNew, KnownHostsStrict}
 	allPlatforms = []string{"aws", "azure", "hosts", "local"}
@@ -172,22 +235,8 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 				}
 			})
 		case "kafka":
-			mapping(v, "kafka.", kafkaKeys, func(k string, v *yaml.Node) {
-				switch k {
-				case "version":
-					t.Kafka.Version = str(v, "kafka.version")
-				case "distribution":
-					t.Kafka.Distribution = str(v, "kafka.distribution")
-					if d := t.Kafka.Distribution; d != "embedded" && !strings.HasPrefix(d, "https://") && !strings.HasPrefix(d, "http://") {
-						bad(v, "kafka.distribution: %q is neither embedded nor a URL of a release tarball", d)
-					}
-				case "sha512":
-					t.Kafka.SHA512 = p.hexSum(v, "kafka.sha512", "the tarball's SHA-512", 128)
-				}
-			})
-			if strings.Contains(t.Kafka.Distribution, "://") && t.Kafka.SHA512 == "" {
-				bad(v, "kafka: a distribution URL needs its sha512")
-			}
+			t.Kafka = p.kafka(v)
+			t.Kafka.Line = keyLine(doc.Content[0], "kafka")
 		case "gateway":
 			t.Gateway = p.gateway(v, getenv)
 		case "teardown":
@@ -212,6 +261,124 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 	}
 	return t, nil
 }
+
+// kafka parses the kafka: section: distribution embedded, one release
+// (version, distribution URL, sha512) or releases: a list of them.
+func (p *fileParser) kafka(n *yaml.Node) Kafka {
+	k := Kafka{Line: n.Line}
+	var releases *yaml.Node
+	var single KafkaRelease
+	p.mapping(n, "kafka.", kafkaKeys, func(key string, v *yaml.Node) {
+		switch key {
+		case "version":
+			single.Version = p.kafkaVersion(v, "kafka.version")
+		case "distribution":
+			single.Distribution = p.str(v, "kafka.distribution")
+			if d := single.Distribution; d != "embedded" && !strings.HasPrefix(d, "https://") && !strings.HasPrefix(d, "http://") {
+				p.bad(v, "kafka.distribution: %q is neither embedded nor a URL of a release tarball", d)
+			}
+		case "sha512":
+			single.SHA512 = p.hexSum(v, "kafka.sha512", "the tarball's SHA-512", 128)
+		case "releases":
+			releases = v
+		}
+	})
+	k.Version, k.Distribution, k.SHA512 = single.Version, single.Distribution, single.SHA512
+	if n.Kind != yaml.MappingNode {
+		return k
+	}
+	if releases != nil {
+		if single != (KafkaRelease{}) {
+			p.bad(n, "kafka: give either releases: or one release's version, distribution and sha512, not both")
+			return k
+		}
+		if releases.Kind != yaml.SequenceNode || len(releases.Content) == 0 {
+			p.bad(releases, "kafka.releases: want a list of {version, distribution, sha512}")
+			return k
+		}
+		seen := map[string]int{}
+		for i, rn := range releases.Content {
+			what := fmt.Sprintf("kafka.releases[%d]", i)
+			r := KafkaRelease{Line: rn.Line}
+			p.mapping(rn, what+".", releaseKeys, func(key string, v *yaml.Node) {
+				switch key {
+				case "version":
+					r.Version = p.kafkaVersion(v, what+".version")
+				case "distribution":
+					r.Distribution = p.str(v, what+".distribution")
+					if d := r.Distribution; !strings.HasPrefix(d, "https://") && !strings.HasPrefix(d, "http://") {
+						p.bad(v, "%s.distribution: %q is not the URL of a release tarball (embedded is a distribution of its own, not a release)", what, d)
+					}
+				case "sha512":
+					r.SHA512 = p.hexSum(v, what+".sha512", "the tarball's SHA-512", 128)
+				}
+			})
+			if rn.Kind != yaml.MappingNode {
+				continue
+			}
+			if missing := missingRelease(r); missing != "" {
+				p.bad(rn, "%s: no %s (a release is version, distribution URL and sha512)", what, missing)
+				continue
+			}
+			if first, dup := seen[r.Version]; dup {
+				p.bad(rn, "%s: version %s is listed twice (first at line %d)", what, r.Version, first)
+				continue
+			}
+			seen[r.Version] = rn.Line
+			k.Releases = append(k.Releases, r)
+		}
+		return k
+	}
+	if single.Distribution == "embedded" || single == (KafkaRelease{}) {
+		return k
+	}
+	if single.Distribution == "" {
+		p.bad(n, "kafka: no distribution (embedded, or a release tarball's URL with its version and sha512)")
+		return k
+	}
+	if single.SHA512 == "" {
+		p.bad(n, "kafka: a distribution URL needs its sha512")
+		return k
+	}
+	if single.Version == "" {
+		p.bad(n, "kafka: a distribution URL needs its version (e.g. 3.9.1, what rows' kafka_version name)")
+		return k
+	}
+	single.Line = n.Line
+	k.Releases = []KafkaRelease{single}
+	return k
+}
+
+// keyLine is the line of key in mapping n.
+func keyLine(n *yaml.Node, key string) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i].Line
+		}
+	}
+	return n.Line
+}
+
+func missingRelease(r KafkaRelease) string {
+	var m []string
+	for _, f := range []struct{ name, v string }{{"version", r.Version}, {"distribution", r.Distribution}, {"sha512", r.SHA512}} {
+		if f.v == "" {
+			m = append(m, f.name)
+		}
+	}
+	return strings.Join(m, ", ")
+}
+
+// kafkaVersion is a Kafka release number, as rows' kafka_version spell it.
+func (p *fileParser) kafkaVersion(n *yaml.Node, what string) string {
+	v := p.str(n, what)
+	if v != "" && !kafkaVersionRE.MatchString(v) {
+		p.bad(n, "%s: %q is not a release number such as 3.9.1", what, v)
+	}
+	return v
+}
+
+var kafkaVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[A-Za-z0-9.-]*$`)
 
 // fileParser collects the problems of one TARGET.yaml, each at its line.
 type fileParser struct {

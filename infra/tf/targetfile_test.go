@@ -61,6 +61,34 @@ budget_usd: 50
 		{name: "bad ssh keepalive", yaml: "platform: hosts\nssh:\n  keepalive: 5\n", want: []string{"target.yaml:3: ssh.keepalive: want a duration from 100ms to 10m"}},
 		{name: "url without checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz}\n", want: []string{"target.yaml:2: kafka: a distribution URL needs its sha512"}},
 		{name: "short checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: abc}\n", want: []string{"kafka.sha512: want the tarball's SHA-512 as 128 hex digits"}},
+		{name: "one release", yaml: "platform: aws\nkafka: {version: 3.9.1, distribution: https://example.org/k.tgz, sha512: " + sha + "}\n", check: func(t *testing.T, tf *TargetFile) {
+			r, ok := tf.Kafka.Release("3.9.1")
+			if len(tf.Kafka.Releases) != 1 || !ok || r.Distribution != "https://example.org/k.tgz" || r.SHA512 != sha || r.Line != 2 || tf.Kafka.Embedded() {
+				t.Fatalf("%+v", tf.Kafka)
+			}
+		}},
+		{name: "releases", yaml: "platform: aws\nkafka:\n  releases:\n    - {version: 3.9.1, distribution: https://example.org/a.tgz, sha512: " + sha + "}\n    - version: 4.1.0\n      distribution: https://example.org/b.tgz\n      sha512: " + strings.ToUpper(sha) + "\n", check: func(t *testing.T, tf *TargetFile) {
+			r, ok := tf.Kafka.Release("4.1.0")
+			if got := strings.Join(tf.Kafka.Versions(), ","); got != "3.9.1,4.1.0" || !ok || r.Distribution != "https://example.org/b.tgz" || r.SHA512 != sha || r.Line != 5 || tf.Kafka.Line != 2 || tf.Kafka.Releases[0].Line != 4 {
+				t.Fatalf("%+v", tf.Kafka)
+			}
+			if _, ok := tf.Kafka.Release("3.8.0"); ok {
+				t.Fatal("3.8.0 has no release")
+			}
+		}},
+		{name: "embedded", yaml: "platform: hosts\nkafka: {distribution: embedded}\n", check: func(t *testing.T, tf *TargetFile) {
+			if !tf.Kafka.Embedded() || len(tf.Kafka.Releases) != 0 {
+				t.Fatalf("%+v", tf.Kafka)
+			}
+		}},
+		{name: "url without version", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: " + sha + "}\n", want: []string{"target.yaml:2: kafka: a distribution URL needs its version"}},
+		{name: "releases and single", yaml: "platform: aws\nkafka:\n  version: 3.9.1\n  releases: [{version: 3.9.1, distribution: https://example.org/a.tgz, sha512: " + sha + "}]\n", want: []string{"target.yaml:3: kafka: give either releases: or one release's"}},
+		{name: "releases not a list", yaml: "platform: aws\nkafka:\n  releases: {version: 3.9.1}\n", want: []string{"target.yaml:3: kafka.releases: want a list"}},
+		{name: "release without sha512", yaml: "platform: aws\nkafka:\n  releases:\n    - {version: 3.9.1, distribution: https://example.org/a.tgz}\n", want: []string{"target.yaml:4: kafka.releases[0]: no sha512"}},
+		{name: "release embedded", yaml: "platform: aws\nkafka:\n  releases:\n    - {version: 3.9.1, distribution: embedded, sha512: " + sha + "}\n", want: []string{"target.yaml:4: kafka.releases[0].distribution: \"embedded\" is not the URL"}},
+		{name: "release version twice", yaml: "platform: aws\nkafka:\n  releases:\n    - {version: 3.9.1, distribution: https://example.org/a.tgz, sha512: " + sha + "}\n    - {version: 3.9.1, distribution: https://example.org/b.tgz, sha512: " + sha + "}\n", want: []string{"target.yaml:5: kafka.releases[1]: version 3.9.1 is listed twice (first at line 4)"}},
+		{name: "release unknown key", yaml: "platform: aws\nkafka:\n  releases:\n    - {version: 3.9.1, url: https://example.org/a.tgz, sha512: " + sha + "}\n", want: []string{`target.yaml:4: unknown key kafka.releases[0]."url"`, "no distribution"}},
+		{name: "bad release version", yaml: "platform: aws\nkafka: {version: latest, distribution: https://example.org/k.tgz, sha512: " + sha + "}\n", want: []string{`target.yaml:2: kafka.version: "latest" is not a release number`}},
 		{name: "derived var", yaml: "platform: aws\nvars: {broker_count: 3}\n", want: []string{"target.yaml:2: vars.broker_count is set by xp from the plan's rows"}},
 		{name: "negative budget", yaml: "platform: aws\nbudget_usd: -1\n", want: []string{"target.yaml:2: budget_usd"}},
 		{name: "duplicate key", yaml: "platform: aws\nplatform: azure\n", want: []string{"platform appears twice (first at line 1)"}},

@@ -3,7 +3,7 @@
 # xp's agent starts the server (kafka-server-start.sh) afterwards
 set -eu
 dir=/home/ubuntu/xp/c1/kafka-1
-kafka="$dir/kafka"
+kafka="$dir/kafka-3.9.1"
 mkdir -p "$dir/logs"
 
 # The release, checked against its SHA-512 before it is unpacked.
