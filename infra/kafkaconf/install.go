@@ -47,17 +47,35 @@ type Install struct {
 var (
 	sha512RE  = regexp.MustCompile(`^[0-9a-f]{128}$`)
 	versionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[A-Za-z0-9.-]*$`)
-	clusterRE = regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`)
+	clusterRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{21}$`)
 	pathRE    = regexp.MustCompile(`^/[A-Za-z0-9._/,-]*$`)
 	heapRE    = regexp.MustCompile(`^[A-Za-z0-9:=. -]*$`)
 )
 
 // NewClusterID returns a random KRaft cluster id (16 bytes, URL-safe
-// base64 without padding, as kafka-storage.sh random-uuid prints).
+// base64 without padding), as Kafka's Uuid.randomUuid makes them for
+// kafka-storage.sh random-uuid: never the reserved all-zero and one ids,
+// and never starting with '-', which `kafka-storage.sh format -t` would
+// take for an option.
 func NewClusterID() string {
 	b := make([]byte, 16)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+	for {
+		rand.Read(b)
+		id := base64.RawURLEncoding.EncodeToString(b)
+		if clusterRE.MatchString(id) && !reservedUUID(b) {
+			return id
+		}
+	}
+}
+
+// reservedUUID reports Kafka's reserved Uuid.ZERO_UUID and Uuid.ONE_UUID.
+func reservedUUID(b []byte) bool {
+	for _, c := range b[:15] {
+		if c != 0 {
+			return false
+		}
+	}
+	return b[15] <= 1
 }
 
 // NormalizeSHA512 lower-cases a hex SHA-512 and drops the spaces the
@@ -99,7 +117,7 @@ func (in *Install) check() error {
 	}
 	in.SHA512 = sum
 	if !clusterRE.MatchString(in.ClusterID) {
-		return fmt.Errorf("kafka cluster id %q: want 22 URL-safe base64 characters (NewClusterID)", in.ClusterID)
+		return fmt.Errorf("kafka cluster id %q: want 22 URL-safe base64 characters, the first not '-' (NewClusterID)", in.ClusterID)
 	}
 	for name, p := range map[string]string{"directory": in.Dir, "log.dirs": in.LogDirs} {
 		if !pathRE.MatchString(p) {

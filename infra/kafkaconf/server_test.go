@@ -3,6 +3,7 @@ package kafkaconf
 import (
 	"context"
 	"crypto/sha512"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -185,6 +186,30 @@ func TestInstallScriptGolden(t *testing.T) {
 	}
 }
 
+// TestNewClusterID: ids decode to Kafka's 16-byte Uuid and never start
+// with '-' (kafka-storage.sh format -t would read one as an option; one
+// random id in 64 would). Without the guard, 4096 draws would all avoid
+// '-' with probability 1e-28, so this fails if the guard goes.
+func TestNewClusterID(t *testing.T) {
+	seen := map[string]bool{}
+	for i := 0; i < 4096; i++ {
+		id := NewClusterID()
+		b, err := base64.RawURLEncoding.DecodeString(id)
+		if err != nil || len(b) != 16 || strings.HasPrefix(id, "-") || seen[id] {
+			t.Fatalf("cluster id %q: %d bytes, %v, seen before %v", id, len(b), err, seen[id])
+		}
+		seen[id] = true
+	}
+	for _, tc := range []struct {
+		b    []byte
+		want bool
+	}{{make([]byte, 16), true}, {append(make([]byte, 15), 1), true}, {append(make([]byte, 15), 2), false}, {append([]byte{1}, make([]byte, 15)...), false}} {
+		if got := reservedUUID(tc.b); got != tc.want {
+			t.Errorf("reservedUUID(%x) = %v, want %v", tc.b, got, tc.want)
+		}
+	}
+}
+
 func TestInstallRejects(t *testing.T) {
 	cases := []struct {
 		name string
@@ -198,6 +223,7 @@ func TestInstallRejects(t *testing.T) {
 		{"relative dir", func(i *Install) { i.Dir = "xp/c1" }, "absolute path"},
 		{"bad version", func(i *Install) { i.Version = "latest" }, "release number"},
 		{"bad cluster id", func(i *Install) { i.ClusterID = "x" }, "22 URL-safe"},
+		{"cluster id taken for an option", func(i *Install) { i.ClusterID = "-kU3OEVBNTcwNTJENDM2Qk" }, "the first not '-'"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
