@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"regexp"
 	"text/template"
+
+	"github.com/xp-bench/xp/internal/shfetch"
 )
 
 // Install describes how one node gets Apache Kafka onto its host: a Java
@@ -164,7 +166,7 @@ func (in Install) ServerCommand() ([]string, error) {
 	return append(argv, in.Dir+"/kafka-"+in.Version+"/bin/kafka-server-start.sh", in.Dir+"/server.properties"), nil
 }
 
-var installTmpl = template.Must(template.New("install").Parse(`#!/bin/sh
+var installTmpl = template.Must(template.New("install").Funcs(shfetch.Funcs).Parse(`#!/bin/sh
 # written by xp: install Apache Kafka {{.Version}} and format this node's storage;
 # xp's agent starts the server (kafka-server-start.sh) afterwards
 set -eu
@@ -174,12 +176,7 @@ mkdir -p "$dir/logs"
 
 # The release, checked against its SHA-512 before it is unpacked.
 if [ ! -x "$kafka/bin/kafka-server-start.sh" ]; then
-	curl -fsSL --retry 3 -o "$dir/kafka.tgz.part" '{{.URL}}'
-	echo "{{.SHA512}}  $dir/kafka.tgz.part" | sha512sum -c --quiet - || {
-		echo "kafka: $dir/kafka.tgz.part from {{.URL}} does not match the sha512 of the target file" >&2
-		rm -f "$dir/kafka.tgz.part"
-		exit 1
-	}
+{{download "kafka" .URL .SHA512 "sha512" "$dir/kafka.tgz.part"}}
 	rm -rf "$kafka.part"
 	mkdir -p "$kafka.part"
 	tar -xzf "$dir/kafka.tgz.part" -C "$kafka.part" --strip-components=1

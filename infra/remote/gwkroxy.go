@@ -19,6 +19,7 @@ import (
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/internal/shfetch"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -99,7 +100,7 @@ func (in KroxyliciousInstall) Script() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-var kroxyInstallTmpl = template.Must(template.New("install").Parse(`#!/bin/sh
+var kroxyInstallTmpl = template.Must(template.New("install").Funcs(shfetch.Funcs).Parse(`#!/bin/sh
 # written by xp: install Kroxylicious {{.Version}}{{if .VaultURL}} and Vault{{end}} on this gateway host
 set -eu
 dir={{.Dir}}
@@ -120,12 +121,7 @@ if [ -n "$tools" ]; then apt $tools; fi
 
 # The release, checked against its SHA-512 before it is unpacked.
 if [ ! -x "$kroxy/bin/kroxylicious-start.sh" ]; then
-	curl -fsSL --retry 3 -o "$dir/kroxylicious.tgz.part" '{{.URL}}'
-	echo "{{.SHA512}}  $dir/kroxylicious.tgz.part" | sha512sum -c --quiet - || {
-		echo "kroxylicious: $dir/kroxylicious.tgz.part from {{.URL}} does not match the sha512 of the target file" >&2
-		rm -f "$dir/kroxylicious.tgz.part"
-		exit 1
-	}
+{{download "kroxylicious" .URL .SHA512 "sha512" "$dir/kroxylicious.tgz.part"}}
 	rm -rf "$kroxy.part"
 	mkdir -p "$kroxy.part"
 	tar -xzf "$dir/kroxylicious.tgz.part" -C "$kroxy.part" --strip-components=1
@@ -138,12 +134,7 @@ echo "kroxylicious: $kroxy"
 # Vault (its dev server holds the record encryption keys), checked against
 # its SHA-256 before it is unpacked.
 if [ ! -x "$dir/vault" ]; then
-	curl -fsSL --retry 3 -o "$dir/vault.zip.part" '{{.VaultURL}}'
-	echo "{{.VaultSHA256}}  $dir/vault.zip.part" | sha256sum -c --quiet - || {
-		echo "vault: $dir/vault.zip.part from {{.VaultURL}} does not match the sha256 of the target file" >&2
-		rm -f "$dir/vault.zip.part"
-		exit 1
-	}
+{{download "vault" .VaultURL .VaultSHA256 "sha256" "$dir/vault.zip.part"}}
 	unzip -o -q "$dir/vault.zip.part" vault -d "$dir"
 	rm -f "$dir/vault.zip.part"
 fi
