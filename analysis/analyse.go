@@ -32,6 +32,9 @@ type Result struct {
 	// runs hold enough samples for (native campaigns; imported evidence
 	// has no sample counts).
 	Percentiles []PercentileSupport
+	// Telemetry summarises the sampled hosts per configuration, level and
+	// role (campaigns with telemetry only).
+	Telemetry []RoleUse
 	// Notes are caveats the report should show (e.g. skipped figures).
 	Notes []string
 }
@@ -268,6 +271,7 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 		res.Counts = append(res.Counts, cnt)
 	}
 	res.notesTLSKept()
+	res.buildTelemetry()
 	if !healthyAny {
 		res.Notes = append(res.Notes, "Partial report: "+ErrNoHealthySet.Error()+". See the excluded sets below for the reasons.")
 		return res, ErrNoHealthySet

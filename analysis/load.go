@@ -52,6 +52,10 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: histograms: %w", path, err)
 	}
+	tel, err := st.AllTelemetry(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: telemetry: %w", path, err)
+	}
 	byRun := map[string][]results.Attempt{}
 	var groups []string
 	for _, a := range atts {
@@ -151,6 +155,11 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 			run.GatewayRecordLayer, run.GatewayCipher, run.GatewayTLSKept = gatewayCrypto(a.Environment)
 			run.Metrics = a.Metrics
 			run.Histograms = hists[a.ID]
+			if samples := tel[a.ID]; len(samples) > 0 && a.Outcome == results.OutcomeDone {
+				if run.Hosts, err = attemptHosts(ctx, st, a, samples); err != nil {
+					return nil, fmt.Errorf("%s: run %s attempt %d: %w", path, r.Run, a.Number, err)
+				}
+			}
 			for name := range a.Metrics {
 				if !metricSeen[name] {
 					metricSeen[name] = true
@@ -230,4 +239,23 @@ func canonical(v json.RawMessage) string {
 		return c.String()
 	}
 	return string(v)
+}
+
+// attemptHosts summarises the hosts sampled during attempt a (a healthy
+// one: the only kind analysed) over its measured window, read from its loadgen.json log; none when the attempt
+// recorded no window.
+func attemptHosts(ctx context.Context, st *results.Store, a results.Attempt, samples []results.Sample) ([]HostUse, error) {
+	logs, err := st.Logs(ctx, a.ID)
+	if err != nil {
+		return nil, fmt.Errorf("logs: %w", err)
+	}
+	for _, l := range logs {
+		if l.Name != "loadgen.json" {
+			continue
+		}
+		if start, end, ok := measuredWindow(l.Text); ok {
+			return summariseHosts(samples, hostRoles(a.Environment), start, end), nil
+		}
+	}
+	return nil, nil
 }

@@ -101,6 +101,10 @@ type Run struct {
 	// Histograms maps a kind (publish, e2e, send_delay) to the attempt's
 	// whole-run HDR histogram, V2-compressed.
 	Histograms map[string][]byte
+	// Hosts is what each host sampled during a healthy attempt did over
+	// its measured window (Load; none for imports or an attempt without a
+	// recorded window).
+	Hosts []HostUse
 	// Series is the attempt's rate series as Save stores it (imports);
 	// Load leaves it empty.
 	Series []SeriesPoint

@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // WholeRunHistograms returns the whole-run histograms (second = WholeRun)
@@ -34,6 +35,28 @@ func (s *Store) WholeRunHistograms(ctx context.Context, kinds ...string) (map[in
 			out[id] = map[string][]byte{}
 		}
 		out[id][kind] = data
+	}
+	return out, rs.Err()
+}
+
+// AllTelemetry returns the telemetry samples of every attempt, keyed by
+// attempt id, each attempt's in time order. One query, for analysis.
+func (s *Store) AllTelemetry(ctx context.Context) (map[int64][]Sample, error) {
+	rs, err := s.db.QueryContext(ctx, `SELECT attempt, host, ts, metric, value FROM telemetry ORDER BY attempt, ts, host, metric`)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	out := map[int64][]Sample{}
+	for rs.Next() {
+		var id int64
+		var m Sample
+		var ts float64
+		if err := rs.Scan(&id, &m.Host, &ts, &m.Metric, &m.Value); err != nil {
+			return nil, err
+		}
+		m.TS = time.Unix(0, int64(ts*1e9))
+		out[id] = append(out[id], m)
 	}
 	return out, rs.Err()
 }

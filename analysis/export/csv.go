@@ -220,6 +220,7 @@ func writeCSVs(dir string, res *analysis.Result) error {
 		{"significance.csv", significanceHeader, significanceRows(res)},
 		{"latency.csv", latencyHeader, latencyRows(res)},
 		{"percentiles.csv", percentilesHeader, percentilesRows(res)},
+		{"telemetry.csv", telemetryHeader, telemetryRows(res)},
 	}
 	for _, f := range files {
 		if err := writeCSV(filepath.Join(dir, f.name), f.header, f.rows); err != nil {
@@ -227,6 +228,21 @@ func writeCSVs(dir string, res *analysis.Result) error {
 		}
 	}
 	return nil
+}
+
+// telemetryHeader is the column list of telemetry.csv: per configuration,
+// treatment level and host role, the role's hosts over the healthy final
+// attempts' measured windows (analysis.RoleUse).
+var telemetryHeader = []string{"pair", "level", "role", "hosts", "attempts", "cpu_cores", "mem_max_mib",
+	"net_rx_mib_s", "net_tx_mib_s", "disk_read_mib_s", "disk_write_mib_s"}
+
+func telemetryRows(res *analysis.Result) [][]string {
+	var rows [][]string
+	for _, u := range res.Telemetry {
+		rows = append(rows, []string{u.Pair, u.Level, u.Role, strings.Join(u.Hosts, ";"), strconv.Itoa(u.Attempts),
+			num(u.CPUCores), num(u.MemMaxMiB), num(u.NetRxMiBs), num(u.NetTxMiBs), num(u.DiskReadMiBs), num(u.DiskWriteMiBs)})
+	}
+	return rows
 }
 
 // percentilesHeader is the column list of percentiles.csv: per

@@ -53,7 +53,7 @@ func TestWriteIsByteIdentical(t *testing.T) {
 		return nil
 	})
 	want := []string{"cells.csv", "effects.csv", "excluded.csv", "latency.csv", "report.html", "runs.csv",
-		"sensitivity.csv", "significance.csv", "tables.tex"}
+		"sensitivity.csv", "significance.csv", "tables.tex", "telemetry.csv"}
 	for _, w := range want {
 		if !slices.Contains(files, w) {
 			t.Errorf("missing %s", w)
@@ -167,7 +167,15 @@ func TestOutputsContent(t *testing.T) {
 			t.Errorf("tables.tex lacks %q", w)
 		}
 	}
+	// A campaign without telemetry (as this synthetic one, or an import)
+	// gets a telemetry.csv of its header only and no table in the report.
+	if tel := readCSV(t, filepath.Join(dir, "telemetry.csv")); len(tel) != 1 || tel[0][0] != "pair" {
+		t.Errorf("telemetry.csv of a campaign without telemetry: %v", tel)
+	}
 	report, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if bytes.Contains(report, []byte("Hosts by role")) || bytes.Contains(report, []byte(`id="telemetry"`)) {
+		t.Error("report.html has a Hosts by role section without telemetry")
+	}
 	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:|//)|@import|url\(\s*["']?https?:`).Find(report); m != nil {
 		t.Errorf("report.html refers to the network: %s", m)
 	}
@@ -190,7 +198,17 @@ func TestOutputsContent(t *testing.T) {
 // filtering from the address).
 func TestReportInChromium(t *testing.T) {
 	dir := t.TempDir()
-	analyseInto(t, testDataset(), dir)
+	d := testDataset()
+	// Telemetry of two broker hosts and a client in every run: the
+	// report's "Hosts by role" table.
+	for i := range d.Runs {
+		d.Runs[i].Hosts = []analysis.HostUse{
+			{Host: "broker-1", Role: "broker", CPUCores: 1.5, MemMaxMiB: 900, NetRxMiBs: 12, NetTxMiBs: 30, DiskReadMiBs: 0, DiskWriteMiBs: 8},
+			{Host: "broker-2", Role: "broker", CPUCores: 2.5, MemMaxMiB: 1000, NetRxMiBs: 14, NetTxMiBs: 32, DiskReadMiBs: 0, DiskWriteMiBs: 10},
+			{Host: "client-1", Role: "client", CPUCores: 0.75, MemMaxMiB: 200, NetRxMiBs: 30, NetTxMiBs: 13, DiskReadMiBs: 0, DiskWriteMiBs: 0},
+		}
+	}
+	analyseInto(t, d, dir)
 	page := "file://" + filepath.Join(dir, "report.html")
 	dump := func(url string) string {
 		profile := t.TempDir()
@@ -206,12 +224,13 @@ func TestReportInChromium(t *testing.T) {
 		return string(out)
 	}
 	dom := dump(page)
-	for _, w := range []string{`data-report="ready"`, `id="fig-forest-all"`, `id="sensitivity"`, `id="excluded"`} {
+	for _, w := range []string{`data-report="ready"`, `id="fig-forest-all"`, `id="sensitivity"`, `id="excluded"`,
+		`<h2>Hosts by role</h2>`, `>CPU (cores busy)</th>`, `<td>broker-1, broker-2</td><td class="n">3</td><td class="n">2.00</td><td class="n">1000</td>`} {
 		if !strings.Contains(dom, w) {
 			t.Errorf("rendered DOM lacks %q", w)
 		}
 	}
-	for _, id := range []string{"effects", "runs", "sensitivity", "excluded", "counts", "significance"} {
+	for _, id := range []string{"effects", "runs", "sensitivity", "excluded", "counts", "significance", "telemetry"} {
 		tag := tableTag(dom, id)
 		if !strings.Contains(tag, `data-interactive="yes"`) {
 			t.Errorf("table %s not made interactive by the script: %s", id, tag)

@@ -278,6 +278,20 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 		b.WriteString("</section>\n")
 	}
 
+	if len(res.Telemetry) > 0 {
+		fmt.Fprintf(&b, "<section id=\"telemetry-section\"><h2>Hosts by role</h2>\n<p>What the hosts of each role did during the measured window of the healthy runs, per configuration and %s: per run the mean over the role's hosts, then the mean over the runs (memory: the largest sample). CPU is in cores kept busy (CPU seconds per second; a process on the local target, the whole machine on a remote one); memory is the resident memory of the process (local) or the machine's used memory (remote). Empty cells were not measured (the local target has no network or disk counters). telemetry.csv has the same numbers unrounded.</p>\n", esc(d.Treatment))
+		tt := &table{id: "telemetry", header: []string{"pair", d.Treatment, "role", "hosts", "runs", "CPU (cores busy)",
+			"memory, largest (MiB)", "network received (MiB/s)", "network sent (MiB/s)", "disk read (MiB/s)", "disk written (MiB/s)"}}
+		tt.rows = telemetryRows(res)
+		for _, r := range tt.rows {
+			r[3] = strings.ReplaceAll(r[3], ";", ", ")
+		}
+		shorten(tt.rows, 5, 6, 7, 8, 9, 10)
+		tt.numeric = numericCols(tt.header, tt.rows)
+		tt.write(&b)
+		b.WriteString("</section>\n")
+	}
+
 	b.WriteString("<section id=\"excluded-section\"><h2>Excluded matched sets</h2>\n")
 	xt := &table{id: "excluded", header: excludedHeader, rows: excludedRows(res)}
 	xt.numeric = numericCols(xt.header, xt.rows)

@@ -10,8 +10,9 @@ import (
 
 // Write writes every output of res into dir (created if missing): runs.csv,
 // effects.csv, sensitivity.csv, cells.csv, significance.csv, excluded.csv,
-// latency.csv, tables.tex, figures/*.svg and report.html. A partial result
-// (no healthy matched set) still gets runs.csv, excluded.csv and the report.
+// latency.csv, percentiles.csv, telemetry.csv, tables.tex, figures/*.svg
+// and report.html. A partial result (no healthy matched set) still gets
+// runs.csv, excluded.csv and the report.
 func Write(dir string, res *analysis.Result) error {
 	if err := os.MkdirAll(filepath.Join(dir, "figures"), 0o755); err != nil {
 		return fmt.Errorf("output directory %s: %w", dir, err)

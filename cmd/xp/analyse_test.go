@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,8 +158,8 @@ func TestAnalyseBadInput(t *testing.T) {
 }
 
 // TestAnalyseNativeCampaign runs a tiny campaign on the embedded cluster
-// (plaintext vs tls, one configuration, two replicates, 2 s runs) and
-// analyses the db the runner wrote.
+// (plaintext vs tls vs proxy, one configuration, two replicates, 2 s runs)
+// and analyses the db the runner wrote.
 func TestAnalyseNativeCampaign(t *testing.T) {
 	dir := t.TempDir()
 	spec := analysisWriteFile(t, dir, "tiny.yaml", `campaign: tiny
@@ -166,7 +168,7 @@ replicates: 2
 treatment: security
 baseline: plaintext
 factors:
-  security: [plaintext, tls]
+  security: [plaintext, tls, proxy]
 fixed:
   brokers: 1
   message_size: 1024
@@ -236,6 +238,75 @@ fixed:
 	figs := analysisListFiles(t, filepath.Join(out, "figures"))
 	if len(figs) != 3 { // forest, publish and e2e curves of the one configuration
 		t.Errorf("figures: %v", figs)
+	}
+	analysisCheckTelemetry(t, out)
+}
+
+// analysisCheckTelemetry checks telemetry.csv and the report's "Hosts by
+// role" table of a local campaign: the cluster and client processes of
+// every level with a healthy run and the gateway of proxy, each with CPU
+// and memory used. The group's gateway process runs beside the direct
+// levels too, idle: sampled, with (almost) no CPU.
+func analysisCheckTelemetry(t *testing.T, out string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, "telemetry.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rows[0], ","); got != "pair,level,role,hosts,attempts,cpu_cores,mem_max_mib,net_rx_mib_s,net_tx_mib_s,disk_read_mib_s,disk_write_mib_s" {
+		t.Fatalf("telemetry.csv header %s", got)
+	}
+	healthy := map[string]int{}
+	runs, err := os.Open(filepath.Join(out, "runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runs.Close()
+	rr, err := csv.NewReader(runs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, outc, final := slices.Index(rr[0], "security"), slices.Index(rr[0], "outcome"), slices.Index(rr[0], "final")
+	for _, r := range rr[1:] {
+		if r[outc] == "done" && r[final] == "true" {
+			healthy[r[sec]]++
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range rows[1:] {
+		level, role := r[1], r[2]
+		seen[level+"/"+role] = true
+		n, _ := strconv.Atoi(r[4])
+		cpu, err1 := strconv.ParseFloat(r[5], 64)
+		mem, err2 := strconv.ParseFloat(r[6], 64)
+		idle := role == "gateway" && level != "proxy"
+		if r[3] != role || n != healthy[level] || err1 != nil || err2 != nil || mem <= 0 || mem > 1<<20 ||
+			(!idle && (cpu <= 0 || cpu > 64)) || (idle && (cpu < 0 || cpu > 0.05)) {
+			t.Errorf("telemetry.csv row %v: want host %s, %d healthy runs, memory used and CPU (idle: %v)", r, role, healthy[level], idle)
+		}
+		if strings.Join(r[7:], "") != "" {
+			t.Errorf("telemetry.csv row %v: network or disk on the local target, which counts neither", r)
+		}
+	}
+	for level, n := range healthy {
+		roles := []string{"cluster", "client"}
+		if level == "proxy" {
+			roles = append(roles, "gateway")
+		}
+		for _, role := range roles {
+			if n > 0 && !seen[level+"/"+role] {
+				t.Errorf("telemetry.csv has no %s row for %s (%d healthy runs): %v", role, level, n, rows)
+			}
+		}
+	}
+	report, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	if !strings.Contains(string(report), `<h2>Hosts by role</h2>`) || !strings.Contains(string(report), `<table id="telemetry"`) {
+		t.Error("report.html has no Hosts by role table")
 	}
 }
 
