@@ -249,28 +249,12 @@ fixed:
 // levels too, idle: sampled, with (almost) no CPU.
 func analysisCheckTelemetry(t *testing.T, out string) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(out, "telemetry.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := analysisReadCSV(t, filepath.Join(out, "telemetry.csv"))
 	if got := strings.Join(rows[0], ","); got != "pair,level,role,hosts,attempts,cpu_cores,mem_max_mib,net_rx_mib_s,net_tx_mib_s,disk_read_mib_s,disk_write_mib_s" {
 		t.Fatalf("telemetry.csv header %s", got)
 	}
 	healthy := map[string]int{}
-	runs, err := os.Open(filepath.Join(out, "runs.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer runs.Close()
-	rr, err := csv.NewReader(runs).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rr := analysisReadCSV(t, filepath.Join(out, "runs.csv"))
 	sec, outc, final := slices.Index(rr[0], "security"), slices.Index(rr[0], "outcome"), slices.Index(rr[0], "final")
 	for _, r := range rr[1:] {
 		if r[outc] == "done" && r[final] == "true" {
@@ -329,4 +313,19 @@ func TestAnalysePercentileMethod(t *testing.T) {
 	if !strings.Contains(string(tex), `90\% intervals`) || !strings.Contains(string(tex), "matched sets percentile bootstrap") {
 		t.Errorf("tables.tex does not state the method and level")
 	}
+}
+
+// analysisReadCSV reads a whole CSV file.
+func analysisReadCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rows
 }

@@ -7,11 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,6 +333,28 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 		t.Fatal(err)
+	}
+	// Hosts by role: each role's machines, whole-machine CPU and memory,
+	// and the network traffic of the namespaces' own links.
+	roles := map[string]string{}
+	for _, r := range analysisReadCSV(t, filepath.Join(out, "telemetry.csv"))[1:] {
+		level, role := r[1], r[2]
+		roles[role] = r[3]
+		v := make([]float64, 6)
+		for i := range v {
+			var err error
+			if v[i], err = strconv.ParseFloat(r[5+i], 64); err != nil || v[i] < 0 {
+				t.Errorf("telemetry.csv row %v: column %d not a measured value", r, 5+i)
+			}
+		}
+		cpu, mem, rx, tx := v[0], v[1], v[2], v[3]
+		through := role != "gateway" || level != "plaintext" && level != "tls"
+		if cpu <= 0 || mem <= 0 || (through && (rx <= 0 || tx <= 0)) {
+			t.Errorf("telemetry.csv row %v: want CPU and memory used, and traffic through the host (%v)", r, through)
+		}
+	}
+	if want := map[string]string{"broker": "broker-0", "client": "client-2;client-3", "gateway": "gateway-1"}; !maps.Equal(roles, want) {
+		t.Errorf("telemetry.csv roles and hosts %v, want %v", roles, want)
 	}
 }
 
