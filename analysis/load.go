@@ -52,7 +52,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: histograms: %w", path, err)
 	}
-	tel, err := st.AllTelemetry(ctx)
+	hosts, err := loadHosts(ctx, st, atts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: telemetry: %w", path, err)
 	}
@@ -155,11 +155,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 			run.GatewayRecordLayer, run.GatewayCipher, run.GatewayTLSKept = gatewayCrypto(a.Environment)
 			run.Metrics = a.Metrics
 			run.Histograms = hists[a.ID]
-			if samples := tel[a.ID]; len(samples) > 0 && a.Outcome == results.OutcomeDone {
-				if run.Hosts, err = attemptHosts(ctx, st, a, samples); err != nil {
-					return nil, fmt.Errorf("%s: run %s attempt %d: %w", path, r.Run, a.Number, err)
-				}
-			}
+			run.Hosts = hosts[a.ID]
 			for name := range a.Metrics {
 				if !metricSeen[name] {
 					metricSeen[name] = true
@@ -241,21 +237,31 @@ func canonical(v json.RawMessage) string {
 	return string(v)
 }
 
-// attemptHosts summarises the hosts sampled during attempt a (a healthy
-// one: the only kind analysed) over its measured window, read from its loadgen.json log; none when the attempt
-// recorded no window.
-func attemptHosts(ctx context.Context, st *results.Store, a results.Attempt, samples []results.Sample) ([]HostUse, error) {
-	logs, err := st.Logs(ctx, a.ID)
+// loadHosts summarises, per healthy attempt with telemetry, what each
+// sampled host did over the attempt's measured window, read from its
+// loadgen.json log; an attempt without a recorded window gets none. The
+// samples are read one attempt at a time.
+func loadHosts(ctx context.Context, st *results.Store, atts []results.Attempt) (map[int64][]HostUse, error) {
+	done := map[int64]*results.Attempt{}
+	for i := range atts {
+		if atts[i].Outcome == results.OutcomeDone {
+			done[atts[i].ID] = &atts[i]
+		}
+	}
+	windows, err := st.NamedLogs(ctx, "loadgen.json")
 	if err != nil {
-		return nil, fmt.Errorf("logs: %w", err)
+		return nil, err
 	}
-	for _, l := range logs {
-		if l.Name != "loadgen.json" {
-			continue
+	out := map[int64][]HostUse{}
+	err = st.EachTelemetry(ctx, func(id int64, samples []results.Sample) error {
+		a := done[id]
+		if a == nil {
+			return nil
 		}
-		if start, end, ok := measuredWindow(l.Text); ok {
-			return summariseHosts(samples, hostRoles(a.Environment), start, end), nil
+		if start, end, ok := measuredWindow(windows[id]); ok {
+			out[id] = summariseHosts(samples, hostRoles(a.Environment), start, end)
 		}
-	}
-	return nil, nil
+		return nil
+	})
+	return out, err
 }

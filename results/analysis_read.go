@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -39,24 +40,65 @@ func (s *Store) WholeRunHistograms(ctx context.Context, kinds ...string) (map[in
 	return out, rs.Err()
 }
 
-// AllTelemetry returns the telemetry samples of every attempt, keyed by
-// attempt id, each attempt's in time order. One query, for analysis.
-func (s *Store) AllTelemetry(ctx context.Context) (map[int64][]Sample, error) {
+// EachTelemetry calls fn with the telemetry samples of every attempt that
+// has any, one attempt at a time in attempt order, each in time order. One
+// query, for analysis: only one attempt's samples are held at a time. fn
+// must not use the store; its error stops the walk and is returned.
+func (s *Store) EachTelemetry(ctx context.Context, fn func(attempt int64, samples []Sample) error) error {
 	rs, err := s.db.QueryContext(ctx, `SELECT attempt, host, ts, metric, value FROM telemetry ORDER BY attempt, ts, host, metric`)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rs.Close()
-	out := map[int64][]Sample{}
+	var cur int64
+	var batch []Sample
 	for rs.Next() {
 		var id int64
 		var m Sample
 		var ts float64
 		if err := rs.Scan(&id, &m.Host, &ts, &m.Metric, &m.Value); err != nil {
-			return nil, err
+			return err
 		}
 		m.TS = time.Unix(0, int64(ts*1e9))
-		out[id] = append(out[id], m)
+		if id != cur && len(batch) > 0 {
+			if err := fn(cur, batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+		cur = id
+		batch = append(batch, m)
+	}
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	if len(batch) > 0 {
+		return fn(cur, batch)
+	}
+	return nil
+}
+
+// NamedLogs returns the decompressed log called name of every attempt
+// that has one, keyed by attempt id. One query, for analysis.
+func (s *Store) NamedLogs(ctx context.Context, name string) (map[int64][]byte, error) {
+	rs, err := s.db.QueryContext(ctx, `SELECT attempt, encoding, data FROM log WHERE name = ? ORDER BY attempt`, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	out := map[int64][]byte{}
+	for rs.Next() {
+		var id int64
+		var enc string
+		var data []byte
+		if err := rs.Scan(&id, &enc, &data); err != nil {
+			return nil, err
+		}
+		text, err := decompress(enc, data)
+		if err != nil {
+			return nil, fmt.Errorf("attempt %d log %s: %w", id, name, err)
+		}
+		out[id] = text
 	}
 	return out, rs.Err()
 }
