@@ -56,6 +56,14 @@ func TestSummariseHosts(t *testing.T) {
 				DiskReadMiBs: nan, DiskWriteMiBs: nan},
 		},
 		{
+			// The store returns samples as written: order is not trusted.
+			name:    "samples out of time order",
+			samples: []results.Sample{sample("client", 18, telCPU, 3), sample("client", 12, telMem, 10), sample("client", 12, telCPU, 0)},
+			start:   10, end: 20,
+			want: HostUse{Host: "client", Role: "client", CPUCores: 0.5, MemMaxMiB: 10, NetRxMiBs: nan, NetTxMiBs: nan,
+				DiskReadMiBs: nan, DiskWriteMiBs: nan},
+		},
+		{
 			name: "disk bytes",
 			samples: []results.Sample{sample("broker-1", 10, telDiskRead, 0), sample("broker-1", 20, telDiskRead, 5*mib),
 				sample("broker-1", 10, telDiskWrite, 0), sample("broker-1", 20, telDiskWrite, 40*mib)},

