@@ -239,8 +239,8 @@ func canonical(v json.RawMessage) string {
 
 // loadHosts summarises, per healthy attempt with telemetry, what each
 // sampled host did over the attempt's measured window, read from its
-// loadgen.json log; an attempt without a recorded window gets none. The
-// samples are read one attempt at a time.
+// loadgen.json log; an attempt without a recorded window gets none. Only
+// the samples that decide the summary are read (results.TelemetryAround).
 func loadHosts(ctx context.Context, st *results.Store, atts []results.Attempt) (map[int64][]HostUse, error) {
 	done := map[int64]*results.Attempt{}
 	for i := range atts {
@@ -253,14 +253,24 @@ func loadHosts(ctx context.Context, st *results.Store, atts []results.Attempt) (
 		return nil, err
 	}
 	out := map[int64][]HostUse{}
-	err = st.EachTelemetry(ctx, func(id int64, samples []results.Sample) error {
-		a := done[id]
-		if a == nil {
-			return nil
-		}
+	ids := make([]int64, 0, len(done))
+	for id := range done {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var ws []results.Window
+	byID := map[int64]results.Window{}
+	for _, id := range ids {
 		if start, end, ok := measuredWindow(windows[id]); ok {
-			out[id] = summariseHosts(samples, hostRoles(a.Environment), start, end)
+			w := results.Window{Attempt: id, Start: start, End: end}
+			ws = append(ws, w)
+			byID[id] = w
 		}
+	}
+	// Memory is the only metric summarised by its largest sample.
+	err = st.TelemetryAround(ctx, ws, []string{telCPU, telMem, telNetIn, telNetOut, telDiskRead, telDiskWrite}, []string{telMem}, func(id int64, samples []results.Sample) error {
+		w := byID[id]
+		out[id] = summariseHosts(samples, hostRoles(done[id].Environment), w.Start, w.End)
 		return nil
 	})
 	return out, err

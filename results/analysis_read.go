@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -79,6 +80,103 @@ func (s *Store) EachTelemetry(ctx context.Context, fn func(attempt int64, sample
 	}
 	return nil
 }
+
+// telemetrySlack is how far (seconds) a sample may lie from a window's
+// end and still be returned: more than a stored timestamp's rounding
+// (float seconds), so the caller, comparing times itself, sees every
+// sample it could place on either side of the end.
+const telemetrySlack = 1e-5
+
+// Window is a measured window of an attempt.
+type Window struct {
+	Attempt    int64
+	Start, End time.Time
+}
+
+// TelemetryAround calls fn, for each window in turn, with the samples of
+// its attempt, of the given metrics, that decide what each host and metric did over [Start, End],
+// in the order they were written: near each end of the window (within
+// telemetrySlack), the last sample before and the first after that zone,
+// and for the metrics named in peak the sample of largest value inside
+// the window (all samples sharing each of those timestamps). Interpolating
+// a counter at the window's ends, clipping the window to the samples'
+// span, and the largest value of a peak metric in the window come out the
+// same from these as from all the attempt's samples. One prepared query;
+// each sample it finds is an index seek (telemetry_series), not a walk of
+// every sample. fn is not called for an attempt without samples; it must
+// not use the store; its error stops the walk and is returned.
+func (s *Store) TelemetryAround(ctx context.Context, windows []Window, metrics, peak []string, fn func(attempt int64, samples []Sample) error) error {
+	pj, err := json.Marshal(peak)
+	if err != nil {
+		return err
+	}
+	mj, err := json.Marshal(metrics)
+	if err != nil {
+		return err
+	}
+	st, err := s.db.PrepareContext(ctx, telemetryAroundQuery)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var out []Sample
+	for _, w := range windows {
+		out = out[:0]
+		a := float64(w.Start.UnixNano()) / 1e9
+		b := float64(w.End.UnixNano()) / 1e9
+		rs, err := st.QueryContext(ctx, w.Attempt, a, b, telemetrySlack, string(pj), string(mj))
+		if err != nil {
+			return err
+		}
+		for rs.Next() {
+			var m Sample
+			var id int64
+			var ts float64
+			if err := rs.Scan(&id, &m.Host, &ts, &m.Metric, &m.Value); err != nil {
+				rs.Close()
+				return err
+			}
+			m.TS = time.Unix(0, int64(ts*1e9))
+			out = append(out, m)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return err
+		}
+		if len(out) > 0 {
+			if err := fn(w.Attempt, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+const telemetryAroundQuery = `
+WITH RECURSIVE h(host) AS (
+	SELECT min(host) FROM telemetry WHERE attempt = ?1
+	UNION ALL
+	SELECT (SELECT min(host) FROM telemetry WHERE attempt = ?1 AND host > h.host) FROM h WHERE h.host IS NOT NULL),
+hm(host, metric) AS (SELECT h.host, m.value FROM h CROSS JOIN json_each(?6) m WHERE h.host IS NOT NULL),
+k(host, metric, t1, t2, t3, t4, tp) AS MATERIALIZED (
+	SELECT host, metric,
+		(SELECT max(ts) FROM telemetry WHERE attempt = ?1 AND host = hm.host AND metric = hm.metric AND ts < ?2 - ?4),
+		(SELECT min(ts) FROM telemetry WHERE attempt = ?1 AND host = hm.host AND metric = hm.metric AND ts > ?2 + ?4),
+		(SELECT max(ts) FROM telemetry WHERE attempt = ?1 AND host = hm.host AND metric = hm.metric AND ts < ?3 - ?4),
+		(SELECT min(ts) FROM telemetry WHERE attempt = ?1 AND host = hm.host AND metric = hm.metric AND ts > ?3 + ?4),
+		CASE WHEN hm.metric IN (SELECT value FROM json_each(?5)) THEN
+		(SELECT ts FROM telemetry WHERE attempt = ?1 AND host = hm.host AND metric = hm.metric
+			AND ts BETWEEN ?2 + ?4 AND ?3 - ?4 ORDER BY value DESC LIMIT 1) END
+	FROM hm)
+SELECT t.rowid, t.host, t.ts, t.metric, t.value FROM k CROSS JOIN telemetry t ON t.attempt = ?1 AND t.host = k.host AND t.metric = k.metric
+	AND t.ts IN (k.t1, k.t2, k.t3, k.t4, k.tp)
+UNION
+SELECT t.rowid, t.host, t.ts, t.metric, t.value FROM k CROSS JOIN telemetry t ON t.attempt = ?1 AND t.host = k.host AND t.metric = k.metric
+	AND t.ts BETWEEN ?2 - ?4 AND ?2 + ?4
+UNION
+SELECT t.rowid, t.host, t.ts, t.metric, t.value FROM k CROSS JOIN telemetry t ON t.attempt = ?1 AND t.host = k.host AND t.metric = k.metric
+	AND t.ts BETWEEN ?3 - ?4 AND ?3 + ?4
+ORDER BY 1`
 
 // NamedLogs returns the decompressed log called name of every attempt
 // that has one, keyed by attempt id. One query, for analysis.

@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the newest schema this build writes and reads. A database
 // written by a newer xp is refused rather than guessed at.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations[i] takes a database from schema version i to i+1. Append only:
 // a released migration is never edited.
@@ -131,6 +131,12 @@ ALTER TABLE infra ADD COLUMN hourly_usd REAL NOT NULL DEFAULT 0;
 	// again whole on one cluster, and analysis pairs only the new attempts.
 	`
 ALTER TABLE attempt ADD COLUMN superseded TEXT NOT NULL DEFAULT '';
+`,
+	// 4 → 5: analysis reads, per attempt, host and metric, only the
+	// samples around the measured window's ends and the window's largest
+	// (TelemetryAround); this covering index makes each a seek.
+	`
+CREATE INDEX telemetry_series ON telemetry (attempt, host, metric, ts, value);
 `,
 }
 

@@ -76,9 +76,9 @@ func benchSetup(b *testing.B) {
 // measured window in the attempt's loadgen.json log: 2,160 samples an
 // attempt, ~11 M for the campaign.
 const (
-	benchTelSeconds             = 45
-	benchWarmup, benchMeasure   = 10, 30
-	benchTelBase        float64 = 1.7e9
+	benchTelSeconds                   = 45
+	benchWarmup, benchMeasure         = 10, 30
+	benchTelBase              float64 = 1.7e9
 )
 
 var benchMachines = []struct{ name, role string }{
