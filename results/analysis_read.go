@@ -3,8 +3,11 @@ package results
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -103,8 +106,11 @@ type Window struct {
 // span, and the largest value of a peak metric in the window come out the
 // same from these as from all the attempt's samples. One prepared query;
 // each sample it finds is an index seek (telemetry_series), not a walk of
-// every sample. fn is not called for an attempt without samples; it must
-// not use the store; its error stops the walk and is returned.
+// every sample. On a read-only store the attempts are read by up to
+// GOMAXPROCS (at most 4) workers, each on its own connection, so fn sees
+// them in no set order, one at a time. fn is not called for an attempt
+// without samples; it must not use the store; its error stops its
+// worker's walk and is returned.
 func (s *Store) TelemetryAround(ctx context.Context, windows []Window, metrics, peak []string, fn func(attempt int64, samples []Sample) error) error {
 	pj, err := json.Marshal(peak)
 	if err != nil {
@@ -114,6 +120,32 @@ func (s *Store) TelemetryAround(ctx context.Context, windows []Window, metrics, 
 	if err != nil {
 		return err
 	}
+	// The attempts are independent: on a read-only store each worker reads
+	// its share on its own connection; fn is called one attempt at a time.
+	workers := 1
+	if s.readOnly {
+		workers = min(runtime.GOMAXPROCS(0), 4, max(len(windows), 1))
+	}
+	var mu sync.Mutex
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for k := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := k*len(windows)/workers, (k+1)*len(windows)/workers
+			errs[k] = s.telemetryAround(ctx, windows[lo:hi], string(mj), string(pj), func(id int64, samples []Sample) error {
+				mu.Lock()
+				defer mu.Unlock()
+				return fn(id, samples)
+			})
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (s *Store) telemetryAround(ctx context.Context, windows []Window, mj, pj string, fn func(attempt int64, samples []Sample) error) error {
 	st, err := s.db.PrepareContext(ctx, telemetryAroundQuery)
 	if err != nil {
 		return err
@@ -124,7 +156,7 @@ func (s *Store) TelemetryAround(ctx context.Context, windows []Window, metrics, 
 		out = out[:0]
 		a := float64(w.Start.UnixNano()) / 1e9
 		b := float64(w.End.UnixNano()) / 1e9
-		rs, err := st.QueryContext(ctx, w.Attempt, a, b, telemetrySlack, string(pj), string(mj))
+		rs, err := st.QueryContext(ctx, w.Attempt, a, b, telemetrySlack, pj, mj)
 		if err != nil {
 			return err
 		}

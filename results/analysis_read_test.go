@@ -2,8 +2,8 @@ package results
 
 import (
 	"context"
-	"math"
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"reflect"
 	"testing"
