@@ -29,6 +29,9 @@ var (
 	ErrLocked = errors.New("campaign database is in use by another xp process")
 	// ErrNewerSchema: the database was written by a newer xp.
 	ErrNewerSchema = errors.New("campaign database has a newer schema than this xp understands")
+	// ErrOlderSchema: a read-only open found a database written by an
+	// older xp, from before ReadableSince.
+	ErrOlderSchema = errors.New("campaign database has an older schema than this xp reads without migrating it")
 	// ErrNoDatabase: a read-only open of a file that does not exist.
 	ErrNoDatabase = errors.New("no campaign database")
 	// ErrNotCampaign: the file is an SQLite database but not an xp campaign.
@@ -64,11 +67,20 @@ type SchemaError struct {
 }
 
 func (e *SchemaError) Error() string {
+	if e.Have < e.Want {
+		return fmt.Sprintf("%s has schema version %d, older than this xp's %d: `xp run PLAN.jsonl --db %s --resume` with this xp migrates it in place, keeping every record",
+			e.Path, e.Have, e.Want, e.Path)
+	}
 	return fmt.Sprintf("%s has schema version %d but this xp knows only up to %d: use a newer xp to read it",
 		e.Path, e.Have, e.Want)
 }
 
-func (e *SchemaError) Unwrap() error { return ErrNewerSchema }
+func (e *SchemaError) Unwrap() error {
+	if e.Have < e.Want {
+		return ErrOlderSchema
+	}
+	return ErrNewerSchema
+}
 
 // Store is an open campaign database.
 type Store struct {
@@ -197,7 +209,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("read campaign database %s: %w", path, err)
 	}
-	if v != SchemaVersion {
+	if v < ReadableSince || v > SchemaVersion {
 		db.Close()
 		s = nil
 		if v == 0 {

@@ -688,3 +688,69 @@ func TestReadOnlyLeavesNoSidecars(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyOlderSchema: a read-only store reads a database of schema
+// ReadableSince (4: without the telemetry index of 5) as it is, leaving it
+// unchanged; an older one is refused with ErrOlderSchema and a message that
+// says how to migrate, and the next writer migrates it.
+func TestReadOnlyOlderSchema(t *testing.T) {
+	ctx := context.Background()
+	s, path := newStore(t)
+	if _, err := s.Register(ctx, testCampaign("p"), testRows(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(stmts ...string) {
+		t.Helper()
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, q := range stmts {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	// Schema 4 is 5 without its index.
+	exec(`DROP INDEX telemetry_series`, `DELETE FROM schema_version WHERE version = 5`)
+	whole, _ := os.ReadFile(path)
+	r, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatalf("schema 4 read-only: %v", err)
+	}
+	if p, err := r.Peek(ctx); err != nil || p.Rows[Pending] != 2 {
+		t.Fatalf("peek %+v, %v", p, err)
+	}
+	if _, err := r.Attempts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, whole) {
+		t.Fatal("reading a schema 4 database changed it")
+	}
+
+	// Schema 3 lacks a column analysis reads.
+	exec(`ALTER TABLE attempt DROP COLUMN superseded`, `DELETE FROM schema_version WHERE version = 4`)
+	_, err = OpenReadOnly(ctx, path)
+	if !errors.Is(err, ErrOlderSchema) || errors.Is(err, ErrNewerSchema) ||
+		!strings.Contains(err.Error(), "schema version 3, older than this xp's 5") || !strings.Contains(err.Error(), "--resume") {
+		t.Fatalf("schema 3 read-only: %v", err)
+	}
+	w, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r, err = OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatalf("after the writer's migration: %v", err)
+	}
+	defer r.Close()
+	if p, err := r.Peek(ctx); err != nil || p.Rows[Pending] != 2 {
+		t.Fatalf("peek after migration %+v, %v", p, err)
+	}
+}

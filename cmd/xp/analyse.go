@@ -57,7 +57,7 @@ is healthy (a partial report is still written).`,
 			d, err := analysis.Load(ctx, db)
 			if err != nil {
 				if errors.Is(err, results.ErrNoDatabase) || errors.Is(err, results.ErrNotCampaign) ||
-					errors.Is(err, results.ErrNoCampaign) || errors.Is(err, results.ErrNewerSchema) {
+					errors.Is(err, results.ErrNoCampaign) || errors.Is(err, results.ErrNewerSchema) || errors.Is(err, results.ErrOlderSchema) {
 					return usageErr(err)
 				}
 				return fmt.Errorf("analyse %s: %w", db, err)

@@ -52,7 +52,7 @@ invalid, failed; default done). Every other column is a factor.`,
 			switch {
 			case errors.As(err, &ie), errors.As(err, &be), errors.Is(err, analysis.ErrDatabaseExists), errors.As(err, &le),
 				errors.Is(err, analysis.ErrImportOption), errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission),
-				errors.Is(err, results.ErrNotCampaign), errors.Is(err, results.ErrNewerSchema):
+				errors.Is(err, results.ErrNotCampaign), errors.Is(err, results.ErrNewerSchema) || errors.Is(err, results.ErrOlderSchema):
 				return usageErr(err)
 			case err != nil:
 				return fmt.Errorf("import: %w", err)

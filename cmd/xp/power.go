@@ -45,7 +45,7 @@ Apply the answer with xp plan expand SPEC --replicates N (docs/analysis.md).`,
 			d, err := analysis.Load(ctx, db)
 			if err != nil {
 				if errors.Is(err, results.ErrNoDatabase) || errors.Is(err, results.ErrNotCampaign) ||
-					errors.Is(err, results.ErrNoCampaign) || errors.Is(err, results.ErrNewerSchema) {
+					errors.Is(err, results.ErrNoCampaign) || errors.Is(err, results.ErrNewerSchema) || errors.Is(err, results.ErrOlderSchema) {
 					return usageErr(err)
 				}
 				return err
