@@ -14,7 +14,7 @@ const SchemaVersion = 5
 // ReadableSince is the oldest schema a read-only store (xp analyse, xp
 // status) reads as it is: version 5 only added an index, which analysis
 // uses for speed, not for its answers. An older database is migrated by
-// the next writer that opens it (xp run --resume, xp import).
+// the next writer that opens it (xp run --resume).
 const ReadableSince = 4
 
 // migrations[i] takes a database from schema version i to i+1. Append only:
