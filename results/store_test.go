@@ -715,8 +715,9 @@ func TestReadOnlyOlderSchema(t *testing.T) {
 			}
 		}
 	}
-	// Schema 4 is 5 without its index.
-	exec(`DROP INDEX telemetry_series`, `DELETE FROM schema_version WHERE version = 5`)
+	// Schema 4 is 5 with telemetry_attempt instead of telemetry_series.
+	exec(`DROP INDEX telemetry_series`, `CREATE INDEX telemetry_attempt ON telemetry (attempt)`,
+		`DELETE FROM schema_version WHERE version = 5`)
 	whole, _ := os.ReadFile(path)
 	r, err := OpenReadOnly(ctx, path)
 	if err != nil {
@@ -750,6 +751,20 @@ func TestReadOnlyOlderSchema(t *testing.T) {
 		t.Fatalf("after the writer's migration: %v", err)
 	}
 	defer r.Close()
+	var idx []string
+	rows, err := r.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'telemetry' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		idx = append(idx, n)
+	}
+	rows.Close()
+	if !reflect.DeepEqual(idx, []string{"telemetry_series"}) {
+		t.Fatalf("telemetry's indexes after migrating: %v, want telemetry_series alone", idx)
+	}
 	if p, err := r.Peek(ctx); err != nil || p.Rows[Pending] != 2 {
 		t.Fatalf("peek after migration %+v, %v", p, err)
 	}
