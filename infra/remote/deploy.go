@@ -227,6 +227,23 @@ func (d *Deployment) each(ctx context.Context, names []string, fn func(context.C
 	return errors.Join(errs...)
 }
 
+// writeAll writes every file of contents (path on the host → bytes), 0600,
+// to each named host, the hosts concurrently.
+func (d *Deployment) writeAll(ctx context.Context, names []string, contents map[string][]byte) error {
+	return d.each(ctx, names, func(ctx context.Context, h *deployed) error { return h.writeFiles(ctx, contents) })
+}
+
+// writeFiles writes every file of files (path on the host → bytes), 0600,
+// in path order.
+func (h *deployed) writeFiles(ctx context.Context, files map[string][]byte) error {
+	for _, f := range sortedKeys(files) {
+		if err := h.c.WriteFile(ctx, f, files[f], 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // HostRecord is what an attempt records about one host.
 type HostRecord struct {
 	Name         string `json:"name"`
@@ -317,15 +334,7 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 			return nil, err
 		}
 	}
-	err = d.each(ctx, d.names(RoleClient), func(ctx context.Context, h *deployed) error {
-		for f, data := range contents {
-			if err := h.c.WriteFile(ctx, f, data, 0o600); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := d.writeAll(ctx, d.names(RoleClient), contents); err != nil {
 		return nil, err
 	}
 	d.modes, d.brokers = cl.Modes, brokers

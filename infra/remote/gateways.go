@@ -314,15 +314,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 		up := direct
 		modes[s.Key] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: p, Upstream: &up, Crypto: cryptos[s.Key]}
 	}
-	err = d.each(ctx, d.names(RoleClient), func(ctx context.Context, h *deployed) error {
-		for f, data := range contents {
-			if err := h.c.WriteFile(ctx, f, data, 0o600); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := d.writeAll(ctx, d.names(RoleClient), contents); err != nil {
 		return nil, err
 	}
 	for k, m := range modes {

@@ -264,12 +264,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 			files = maps.Clone(p.clientFiles)
 			maps.Copy(files, withCA)
 		}
-		for _, f := range sortedKeys(files) {
-			if err := h.c.WriteFile(ctx, f, files[f], 0o600); err != nil {
-				return err
-			}
-		}
-		return nil
+		return h.writeFiles(ctx, files)
 	})
 	if err != nil {
 		return nil, err
@@ -325,10 +320,8 @@ func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelea
 		files[path.Join(h.dir, kafkaPKI, "keystore.pem")] = n.keystore
 		files[path.Join(h.dir, kafkaPKI, "ca.pem")] = p.ca
 	}
-	for _, f := range sortedKeys(files) {
-		if err := h.c.WriteFile(ctx, f, files[f], 0o600); err != nil {
-			return err
-		}
+	if err := h.writeFiles(ctx, files); err != nil {
+		return err
 	}
 	out, err := h.c.Output(ctx, fmt.Sprintf("rm -rf %s && sh %s", ssh.Quote(in.LogDirs), ssh.Quote(path.Join(h.dir, kafkaScript))))
 	fmt.Fprintf(d.o.Log, "remote: %s: %s", h.Name, out)
