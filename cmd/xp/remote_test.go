@@ -148,23 +148,8 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 	var sealed sealedRecord
 	db, dir, n := runOnNamespaceHosts(t, remoteE2ESpec, down.run, sealed.run)
 	// The telemetry streams end at their next write once their sessions
-	// are closed: wait for that, within a bound.
-	for _, h := range n.Hosts {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			procs, err := h.Processes()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Contains(procs, "xp") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: an xp process is left after the campaign: %v", h.Name, procs)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	// are closed: noXPLeft waits for that, within a bound.
+	noXPLeft(t, n)
 
 	raw, err := sql.Open("sqlite", db)
 	if err != nil {
