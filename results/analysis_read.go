@@ -44,46 +44,6 @@ func (s *Store) WholeRunHistograms(ctx context.Context, kinds ...string) (map[in
 	return out, rs.Err()
 }
 
-// EachTelemetry calls fn with the telemetry samples of every attempt that
-// has any, one attempt at a time in attempt order, each attempt's in the
-// order they were written (the runner writes them in time order; sorting
-// here would cost a third of the walk). One query, for analysis: only one
-// attempt's samples are held at a time. fn must not use the store; its
-// error stops the walk and is returned.
-func (s *Store) EachTelemetry(ctx context.Context, fn func(attempt int64, samples []Sample) error) error {
-	rs, err := s.db.QueryContext(ctx, `SELECT attempt, host, ts, metric, value FROM telemetry ORDER BY attempt`)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	var cur int64
-	var batch []Sample
-	for rs.Next() {
-		var id int64
-		var m Sample
-		var ts float64
-		if err := rs.Scan(&id, &m.Host, &ts, &m.Metric, &m.Value); err != nil {
-			return err
-		}
-		m.TS = time.Unix(0, int64(ts*1e9))
-		if id != cur && len(batch) > 0 {
-			if err := fn(cur, batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
-		}
-		cur = id
-		batch = append(batch, m)
-	}
-	if err := rs.Err(); err != nil {
-		return err
-	}
-	if len(batch) > 0 {
-		return fn(cur, batch)
-	}
-	return nil
-}
-
 // telemetrySlack is how far (seconds) a sample may lie from a window's
 // end and still be returned: more than a stored timestamp's rounding
 // (float seconds), so the caller, comparing times itself, sees every
