@@ -1,0 +1,96 @@
+// Package disttest finds, for tests, the releases `make kafka-dist` and
+// `make kroxylicious-dist` assembled into out/dist of the source tree. A
+// release that is not there fails the test, naming the make target that
+// makes it: tests that claim something about Kafka run on Kafka.
+package disttest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/infra/release"
+)
+
+// Dir is out/dist of the source tree the test runs in.
+func Dir(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, "out", "dist")
+		}
+		if filepath.Dir(d) == d {
+			t.Fatalf("disttest: no go.mod above %s", wd)
+		}
+	}
+}
+
+// Release is an archive in out/dist with its digest.
+type Release struct {
+	Path    string
+	Version string
+	SHA512  string
+}
+
+var kafkaRE = regexp.MustCompile(`^kafka_2\.13-([0-9]+)\.([0-9]+)\.([0-9]+)\.tgz$`)
+
+// Kafka is the Kafka release of major version major (4 or 3) in out/dist,
+// the newest there is of it.
+func Kafka(t testing.TB, major int) Release {
+	t.Helper()
+	dir := Dir(t)
+	des, _ := os.ReadDir(dir)
+	type found struct {
+		name string
+		v    [3]int
+	}
+	var all []found
+	for _, de := range des {
+		m := kafkaRE.FindStringSubmatch(de.Name())
+		if m == nil {
+			continue
+		}
+		var f found
+		f.name = de.Name()
+		for i := range 3 {
+			f.v[i], _ = strconv.Atoi(m[i+1])
+		}
+		if f.v[0] == major {
+			all = append(all, f)
+		}
+	}
+	if len(all) == 0 {
+		hint := "make kafka-dist"
+		if major != 4 {
+			hint = "make kafka-dist KAFKA_VERSION=" + strconv.Itoa(major) + ".x.y"
+		}
+		t.Fatalf("disttest: no Kafka %d.x release in %s: run %s (make test does)", major, dir, hint)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i].v, all[j].v
+		for k := range 3 {
+			if a[k] != b[k] {
+				return a[k] > b[k]
+			}
+		}
+		return false
+	})
+	return load(t, filepath.Join(dir, all[0].name), strings.TrimSuffix(strings.TrimPrefix(all[0].name, "kafka_2.13-"), ".tgz"))
+}
+
+func load(t testing.TB, path, version string) Release {
+	t.Helper()
+	sum, err := release.ReadSHA512File(path + ".sha512")
+	if err != nil {
+		t.Fatalf("disttest: %v (run the make target again)", err)
+	}
+	return Release{Path: path, Version: version, SHA512: sum}
+}
