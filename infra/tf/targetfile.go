@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/terraform"
 )
@@ -91,12 +92,22 @@ type Kafka struct {
 
 // KafkaRelease is one Apache Kafka release tarball.
 type KafkaRelease struct {
-	Version      string `json:"version"`
+	Version string `json:"version"`
+	// Distribution is the tarball's http(s) URL, or the absolute path of a
+	// file on this machine (given relative to the TARGET.yaml or
+	// absolute), which ReadTargetFile has checked against SHA512 and found
+	// to hold a Kafka release of Version.
 	Distribution string `json:"distribution"`
 	SHA512       string `json:"sha512"`
 	// Line is the release's line in the file.
 	Line int `json:"-"`
 }
+
+// Local reports whether the release is a file on this machine (uploaded
+// where hosts need it) rather than a URL the hosts download.
+func (r KafkaRelease) Local() bool { return !isURL(r.Distribution) }
+
+func isURL(s string) bool { return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") }
 
 // Embedded reports whether the machines run xp's embedded cluster.
 func (k Kafka) Embedded() bool { return k.Distribution == "embedded" }
@@ -273,10 +284,7 @@ func (p *fileParser) kafka(n *yaml.Node) Kafka {
 		case "version":
 			single.Version = p.kafkaVersion(v, "kafka.version")
 		case "distribution":
-			single.Distribution = p.str(v, "kafka.distribution")
-			if d := single.Distribution; d != "embedded" && !strings.HasPrefix(d, "https://") && !strings.HasPrefix(d, "http://") {
-				p.bad(v, "kafka.distribution: %q is neither embedded nor a URL of a release tarball", d)
-			}
+			single.Distribution = p.distribution(v, "kafka.distribution")
 		case "sha512":
 			single.SHA512 = p.hexSum(v, "kafka.sha512", "the tarball's SHA-512", 128)
 		case "releases":
@@ -305,9 +313,9 @@ func (p *fileParser) kafka(n *yaml.Node) Kafka {
 				case "version":
 					r.Version = p.kafkaVersion(v, what+".version")
 				case "distribution":
-					r.Distribution = p.str(v, what+".distribution")
-					if d := r.Distribution; !strings.HasPrefix(d, "https://") && !strings.HasPrefix(d, "http://") {
-						p.bad(v, "%s.distribution: %q is not the URL of a release tarball (embedded is a distribution of its own, not a release)", what, d)
+					r.Distribution = p.distribution(v, what+".distribution")
+					if r.Distribution == "embedded" {
+						p.bad(v, "%s.distribution: \"embedded\" is not the URL or file of a release tarball (embedded is a distribution of its own, not a release)", what)
 					}
 				case "sha512":
 					r.SHA512 = p.hexSum(v, what+".sha512", "the tarball's SHA-512", 128)
@@ -316,8 +324,7 @@ func (p *fileParser) kafka(n *yaml.Node) Kafka {
 			if rn.Kind != yaml.MappingNode {
 				continue
 			}
-			if missing := missingRelease(r); missing != "" {
-				p.bad(rn, "%s: no %s (a release is version, distribution URL and sha512)", what, missing)
+			if !p.checkRelease(rn, what, &r) {
 				continue
 			}
 			if first, dup := seen[r.Version]; dup {
@@ -333,15 +340,10 @@ func (p *fileParser) kafka(n *yaml.Node) Kafka {
 		return k
 	}
 	if single.Distribution == "" {
-		p.bad(n, "kafka: no distribution (embedded, or a release tarball's URL with its version and sha512)")
+		p.bad(n, "kafka: no distribution (embedded, or a release tarball's URL or file with its sha512)")
 		return k
 	}
-	if single.SHA512 == "" {
-		p.bad(n, "kafka: a distribution URL needs its sha512")
-		return k
-	}
-	if single.Version == "" {
-		p.bad(n, "kafka: a distribution URL needs its version (e.g. 3.9.1, what rows' kafka_version name)")
+	if !p.checkRelease(n, "kafka", &single) {
 		return k
 	}
 	single.Line = n.Line
@@ -359,14 +361,86 @@ func keyLine(n *yaml.Node, key string) int {
 	return n.Line
 }
 
-func missingRelease(r KafkaRelease) string {
-	var m []string
-	for _, f := range []struct{ name, v string }{{"version", r.Version}, {"distribution", r.Distribution}, {"sha512", r.SHA512}} {
-		if f.v == "" {
-			m = append(m, f.name)
-		}
+// distribution reads a release's distribution: embedded, a URL, or a
+// file on this machine, made absolute (relative paths are taken from the
+// TARGET.yaml's directory) and required to exist.
+func (p *fileParser) distribution(n *yaml.Node, what string) string {
+	d := p.str(n, what)
+	if d == "" || d == "embedded" || isURL(d) {
+		return d
 	}
-	return strings.Join(m, ", ")
+	if strings.Contains(d, "://") {
+		p.bad(n, "%s: %q: want an http(s) URL, a file, or embedded", what, d)
+		return ""
+	}
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(filepath.Dir(p.path), d)
+	}
+	abs, err := filepath.Abs(d)
+	if err == nil {
+		_, err = os.Stat(abs)
+	}
+	if err != nil {
+		p.bad(n, "%s: %s: no such release file (make kafka-dist writes out/dist/kafka_2.13-VERSION.tgz; a relative path is taken from this file's directory)", what, d)
+		return ""
+	}
+	return abs
+}
+
+// checkRelease completes a release parsed at n and says whether it is
+// whole: a URL needs version and sha512; a file needs sha512, which its
+// contents must match, and must hold a Kafka release, whose version is the
+// release's (given or not).
+func (p *fileParser) checkRelease(n *yaml.Node, what string, r *KafkaRelease) bool {
+	switch r.Distribution {
+	case "":
+		p.bad(n, "%s: no distribution (a release is a tarball's URL or file, with its sha512)", what)
+		return false
+	case "embedded":
+		return false // refused where it was read
+	}
+	var missing []string
+	if r.SHA512 == "" {
+		missing = append(missing, "sha512")
+	}
+	if r.Version == "" && !r.Local() {
+		missing = append(missing, "version")
+	}
+	if len(missing) > 0 {
+		kind := "a distribution URL"
+		if r.Local() {
+			kind = "a release file"
+		}
+		p.bad(n, "%s: %s needs its %s (version: what rows' kafka_version name, e.g. 4.1.0; sha512: the first word of the release's .sha512 file)",
+			what, kind, strings.Join(missing, " and "))
+		return false
+	}
+	if !r.Local() {
+		return true
+	}
+	sum, err := release.SHA512File(r.Distribution)
+	if err != nil {
+		p.bad(n, "%s.distribution: %v", what, err)
+		return false
+	}
+	if sum != r.SHA512 {
+		p.bad(n, "%s: %s has SHA-512 %s…, not the %s… of %s.sha512: the file is not the release named (download it again, or correct sha512)",
+			what, r.Distribution, sum[:16], r.SHA512[:16], what)
+		return false
+	}
+	rel, err := release.InspectKafka(r.Distribution)
+	if err != nil {
+		p.bad(n, "%s.distribution: %v", what, err)
+		return false
+	}
+	if r.Version == "" {
+		r.Version = rel.Version
+	} else if r.Version != rel.Version {
+		p.bad(n, "%s: version %s, but %s holds Kafka %s (libs/kafka_2.13-%s.jar): correct version, or leave it out for a file",
+			what, r.Version, r.Distribution, rel.Version, rel.Version)
+		return false
+	}
+	return true
 }
 
 // kafkaVersion is a Kafka release number, as rows' kafka_version spell it.
