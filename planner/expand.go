@@ -43,7 +43,7 @@ const (
 	ReasonISROverRF         = "min_insync_replicas > replication_factor"
 	ReasonFieldEncryptBytes = "field_encrypt needs a structured encoding (json, avro, protobuf)"
 	ReasonStructuredTooBig  = "structured encoding larger than message_size"
-	ReasonConcurrencyOpen   = "concurrency > 1 needs target_rate max (closed loop)"
+	ReasonConcurrencyOpen   = "concurrency other than 1 needs target_rate max (closed loop)"
 	ReasonNoBaseline        = "matched set lost its baseline"
 )
 
@@ -65,7 +65,7 @@ func cannotRun(r *Row) string {
 		return ReasonFieldEncryptBytes
 	case MinStructuredSize[r.Encoding] > r.MessageSize:
 		return ReasonStructuredTooBig
-	case r.Concurrency > 1 && !r.TargetRate.IsMax():
+	case r.Concurrency != 1 && !r.TargetRate.IsMax():
 		return ReasonConcurrencyOpen
 	}
 	return ""

@@ -98,6 +98,33 @@ func TestExpandDerivedDefaults(t *testing.T) {
 	}
 }
 
+// A target_rate max row without concurrency saturates through the producer
+// buffer (ConcurrencyBuffer); a fixed-rate row's concurrency stays 1, so its
+// cell is the one it always was; an explicit concurrency is kept.
+func TestExpandConcurrencyDefault(t *testing.T) {
+	rows, _, _ := expandRows(t, "campaign: c\nfactors:\n  security: [tls]\n  target_rate: [100, max]\nfixed: {brokers: 1, message_size: 100, acks: all}\n")
+	got := map[string]int{}
+	for _, r := range rows {
+		got[r.TargetRate.String()] = r.Concurrency
+	}
+	if want := map[string]int{"100": 1, "max": ConcurrencyBuffer}; !maps.Equal(got, want) {
+		t.Fatalf("concurrency by target_rate %v, want %v", got, want)
+	}
+	rows, _, _ = expandRows(t, "campaign: c\nfactors:\n  security: [tls]\nfixed: {brokers: 1, message_size: 100, acks: all, target_rate: max, concurrency: 10}\n")
+	if rows[0].Concurrency != 10 {
+		t.Fatalf("explicit concurrency 10 became %d", rows[0].Concurrency)
+	}
+	before := identities(t, "campaign: c\nfactors:\n  security: [tls, plaintext]\nfixed: {brokers: 1, message_size: 100, acks: all, target_rate: 100}\n")
+	after := identities(t, "campaign: c\nfactors:\n  security: [tls, plaintext]\nfixed: {brokers: 1, message_size: 100, acks: all, target_rate: 100, concurrency: 1}\n")
+	if !maps.Equal(before, after) {
+		t.Fatalf("a fixed-rate row's cell depends on whether concurrency 1 is written: %v vs %v", before, after)
+	}
+	var b bytes.Buffer
+	if _, err := Expand(mustSpec(t, "campaign: c\nfactors:\n  security: [tls]\nfixed: {brokers: 1, message_size: 100, acks: all, target_rate: 100, concurrency: 0}\n"), &b); !errors.Is(err, ErrNoRows) {
+		t.Fatalf("concurrency 0 at a fixed rate: %v, want ErrNoRows (%s)", err, ReasonConcurrencyOpen)
+	}
+}
+
 func TestExpandNoRows(t *testing.T) {
 	var b bytes.Buffer
 	sum, err := Expand(mustSpec(t, "campaign: c\nfactors:\n  security: [tls]\nfixed: {brokers: 1, replication_factor: 3, message_size: 100, acks: all, target_rate: 100}\n"), &b)

@@ -62,6 +62,13 @@ const (
 	GatewayCryptoFast = "fast"
 )
 
+// ConcurrencyBuffer is the concurrency of a target_rate max row that names
+// none: records in flight are bounded by the producer's buffer (Kafka's
+// buffer.memory), so the row saturates as ProducerPerformance
+// --throughput -1 does. A concurrency of 1 or more is the closed-loop
+// users model: that many records in flight per producer.
+const ConcurrencyBuffer = 0
+
 // Defaults of the optional factor fields (DESIGN.md's plan-row table).
 const (
 	DefaultPlatform          = "local"
@@ -70,18 +77,20 @@ const (
 	DefaultProducers         = 1
 	DefaultConsumerGroups    = 1
 	DefaultConsumersPerGroup = 1
-	DefaultConcurrency       = 1
-	DefaultLingerMs          = 1
-	DefaultBatchBytes        = 131072
-	DefaultCompression       = "none"
-	DefaultEncoding          = "bytes"
-	DefaultGateways          = 1
-	DefaultGatewayKind       = "builtin"
-	DefaultGatewayTransport  = "tls"
-	DefaultGatewayCrypto     = GatewayCryptoStd
-	DefaultWarmupS           = 10
-	DefaultDurationS         = 30
-	DefaultDrainTimeoutS     = 30
+	// DefaultConcurrency is a fixed-rate row's concurrency (open loop: it
+	// plays no part); a target_rate max row's default is ConcurrencyBuffer.
+	DefaultConcurrency      = 1
+	DefaultLingerMs         = 1
+	DefaultBatchBytes       = 131072
+	DefaultCompression      = "none"
+	DefaultEncoding         = "bytes"
+	DefaultGateways         = 1
+	DefaultGatewayKind      = "builtin"
+	DefaultGatewayTransport = "tls"
+	DefaultGatewayCrypto    = GatewayCryptoStd
+	DefaultWarmupS          = 10
+	DefaultDurationS        = 30
+	DefaultDrainTimeoutS    = 30
 	// DefaultKafkaVersion is the Apache Kafka release provisioned on cloud
 	// and hosts platforms unless a spec names another.
 	DefaultKafkaVersion = "3.9.1"
@@ -157,7 +166,7 @@ var fields = []fieldDef{
 	intField("producers", 1, 1000, func(r *Row) *int { return &r.Producers }),
 	intField("consumer_groups", 0, 100, func(r *Row) *int { return &r.ConsumerGroups }),
 	intField("consumers_per_group", 1, 1000, func(r *Row) *int { return &r.ConsumersPerGroup }),
-	intField("concurrency", 1, 10000, func(r *Row) *int { return &r.Concurrency }),
+	intField("concurrency", 0, 10000, func(r *Row) *int { return &r.Concurrency }),
 	intField("linger_ms", 0, 60000, func(r *Row) *int { return &r.LingerMs }),
 	intField("batch_bytes", 1024, 16<<20, func(r *Row) *int { return &r.BatchBytes }),
 	enumField("compression", []string{"none", "gzip", "snappy", "lz4", "zstd"}, func(r *Row) *string { return &r.Compression }),
@@ -186,6 +195,7 @@ var (
 	fInstance    = fieldIndex("instance_type")
 	fRF          = fieldIndex("replication_factor")
 	fISR         = fieldIndex("min_insync_replicas")
+	fConcurrency = fieldIndex("concurrency")
 	fEncrypt     = fieldIndex("encrypt_fields")
 	canonicalIdx = sortedFieldIndices()
 )
@@ -318,7 +328,6 @@ func applyDefaults(r *Row, set []bool) {
 	def(fieldIndex("producers"), func() { r.Producers = DefaultProducers })
 	def(fieldIndex("consumer_groups"), func() { r.ConsumerGroups = DefaultConsumerGroups })
 	def(fieldIndex("consumers_per_group"), func() { r.ConsumersPerGroup = DefaultConsumersPerGroup })
-	def(fieldIndex("concurrency"), func() { r.Concurrency = DefaultConcurrency })
 	def(fieldIndex("linger_ms"), func() { r.LingerMs = DefaultLingerMs })
 	def(fieldIndex("batch_bytes"), func() { r.BatchBytes = DefaultBatchBytes })
 	def(fieldIndex("compression"), func() { r.Compression = DefaultCompression })
@@ -346,6 +355,12 @@ func applyDerived(r *Row, set []bool) {
 	if !set[fISR] {
 		r.MinInsyncReplicas = min(2, r.ReplicationFactor)
 	}
+	if !set[fConcurrency] {
+		r.Concurrency = DefaultConcurrency
+		if r.TargetRate.IsMax() {
+			r.Concurrency = ConcurrencyBuffer
+		}
+	}
 }
 
 // derivedFrom names, for a field, the fields whose defaults derive from it.
@@ -353,6 +368,7 @@ var derivedFrom = map[string][]string{
 	"platform":           {"instance_type"},
 	"brokers":            {"replication_factor"},
 	"replication_factor": {"min_insync_replicas"},
+	"target_rate":        {"concurrency"},
 }
 
 // gatewayModes are the security modes served through a gateway.

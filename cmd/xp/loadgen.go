@@ -51,7 +51,7 @@ producer.`,
 			for _, f := range []struct {
 				name string
 				v    int
-			}{{"topics", cfg.Topics}, {"partitions", cfg.Partitions}, {"message-size", cfg.MessageSize}, {"concurrency", cfg.Concurrency},
+			}{{"topics", cfg.Topics}, {"partitions", cfg.Partitions}, {"message-size", cfg.MessageSize},
 				{"producers", cfg.Producers}, {"consumers-per-group", cfg.ConsumersPerGroup}, {"batch-bytes", cfg.BatchBytes}} {
 				if f.v < 1 {
 					return usageErrf("--%s %d: want at least 1", f.name, f.v)
@@ -121,7 +121,7 @@ producer.`,
 	f.IntVar(&cfg.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of a created topic (0: broker default)")
 	f.IntVar(&cfg.MessageSize, "message-size", 1024, "record value size in bytes")
 	f.StringVar(&rate, "rate", "1000", "total target rate in msg/s, or max (closed loop)")
-	f.IntVar(&cfg.Concurrency, "concurrency", 1, "records in flight per producer with --rate max")
+	f.IntVar(&cfg.Concurrency, "concurrency", 0, "records in flight per producer with --rate max (default: as many as a 32 MiB producer buffer holds, as Kafka's buffer.memory)")
 	f.IntVar(&cfg.Producers, "producers", 1, "producer clients")
 	f.IntVar(&cfg.ConsumerGroups, "consumer-groups", 1, "consumer groups, each reading every record")
 	f.IntVar(&cfg.ConsumersPerGroup, "consumers-per-group", 1, "consumers in each group")

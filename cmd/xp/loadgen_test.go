@@ -30,7 +30,7 @@ func TestLoadgenBadFlagsExit2(t *testing.T) {
 		{"duration syntax", []string{"--duration", "30"}, "duration"},
 		{"unknown flag", []string{"--frobs", "3"}, "unknown flag"},
 		{"zero partitions", []string{"--partitions", "0"}, "--partitions 0"},
-		{"zero concurrency", []string{"--rate", "max", "--concurrency", "0"}, "--concurrency 0"},
+		{"negative concurrency", []string{"--rate", "max", "--concurrency", "-1"}, "--concurrency -1"},
 		{"zero topics", []string{"--topics", "0"}, "--topics 0: want at least 1"},
 		{"too many topics", []string{"--topics", "1001"}, "--topics 1001"},
 		{"zero duration", []string{"--duration", "0s"}, "--duration"},

@@ -184,7 +184,8 @@ func BenchmarkRateAccuracy(b *testing.B) {
 }
 
 // BenchmarkCeiling compares, on one embedded cluster, the produce rate of
-// `loadgen --rate max` (1 KiB, no consumers, 10000 in flight), a bare
+// `loadgen --rate max` (1 KiB, no consumers, in flight what the 32 MiB
+// producer buffer holds, as without --concurrency), a bare
 // franz-go produce loop with the same producer settings and no
 // measurement, and kcat -P (librdkafka) as the outside reference. Target:
 // loadgen at least 80% of the bare loop. The two are run alternately,
@@ -198,7 +199,7 @@ func BenchmarkCeiling(b *testing.B) {
 	d := envDuration(b, "XP_BENCH_DURATION", 3*time.Second)
 	var lg, bare, p99, lgCPU, bareCPU []float64
 	for range 3 {
-		cfg := Config{ClientConfig: props, Rate: 0, Concurrency: 10000, MessageSize: 1024, LingerMs: 1,
+		cfg := Config{ClientConfig: props, Rate: 0, MessageSize: 1024, LingerMs: 1,
 			ConsumerGroups: 0, Warmup: time.Second, Duration: d, DrainTimeout: 20 * time.Second, Seed: 1}
 		res := runHelper(b, cfg)
 		lg = append(lg, res.PublishRate)

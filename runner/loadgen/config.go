@@ -56,10 +56,13 @@ type Config struct {
 	// MessageSize is the record value size in bytes; default 1024.
 	MessageSize int
 	// Rate is the total target publish rate in msg/s; 0 means max (closed
-	// loop with Concurrency records in flight per producer).
+	// loop with InFlight records in flight per producer).
 	Rate int64
-	// Concurrency is records in flight per producer in closed loop;
-	// default 1.
+	// Concurrency is records in flight per producer in closed loop, the
+	// closed-loop users model. 0 with Rate max: as many as the producer's
+	// buffer holds (InFlight), which saturates the way Kafka's
+	// ProducerPerformance --throughput -1 does (its records in flight are
+	// bounded by buffer.memory). With a fixed Rate it is 1.
 	Concurrency int
 	// Producers is the number of producer clients; default 1.
 	Producers int
@@ -95,6 +98,21 @@ type Config struct {
 	OnPhase func(phase string, ends time.Time) `json:"-"`
 }
 
+// BufferBytes bounds the bytes of records a producer holds unacknowledged:
+// Kafka's buffer.memory default (32 MiB). With Rate max and no Concurrency
+// it is what bounds the records in flight.
+const BufferBytes = 32 << 20
+
+// InFlight is the records each producer keeps in flight with Rate max:
+// Concurrency, or when that is 0 as many records of MessageSize as
+// BufferBytes holds.
+func (c Config) InFlight() int {
+	if c.Concurrency > 0 {
+		return c.Concurrency
+	}
+	return max(1, BufferBytes/max(1, c.MessageSize))
+}
+
 // Limits of Validate on the topic settings.
 const (
 	maxTopics          = 1000
@@ -115,7 +133,9 @@ func (c Config) WithDefaults() Config {
 	def(&c.Topics, 1)
 	def(&c.Partitions, 6)
 	def(&c.MessageSize, 1024)
-	def(&c.Concurrency, 1)
+	if c.Rate > 0 {
+		def(&c.Concurrency, 1)
+	}
 	def(&c.Producers, 1)
 	def(&c.ConsumersPerGroup, 1)
 	def(&c.BatchBytes, 131072)
@@ -167,8 +187,8 @@ func (c Config) Validate() error {
 		return bad("--message-size %d: want 16..1048576 bytes", c.MessageSize)
 	case c.Rate < 0:
 		return bad("--rate %d: want a positive rate or max", c.Rate)
-	case c.Concurrency < 1 || c.Concurrency > 1_000_000:
-		return bad("--concurrency %d: want 1..1000000", c.Concurrency)
+	case c.Concurrency < 0 || c.Concurrency > 1_000_000:
+		return bad("--concurrency %d: want 1..1000000 (0: as many as the producer buffer holds)", c.Concurrency)
 	case c.Rate > 0 && c.Concurrency != 1:
 		return bad("--concurrency applies to --rate max only (closed loop); a fixed --rate is open loop")
 	case c.Producers < 1 || c.Producers > 1000:

@@ -134,12 +134,12 @@ func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix 
 	}
 }
 
-// closedLoop keeps Concurrency records in flight; the intended send time is
+// closedLoop keeps InFlight records in flight; the intended send time is
 // the moment a slot frees. Records go to the topics in turn, starting at
 // topic tix.
 func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix int) {
 	pctx := ctx
-	win := newWindow(r.cfg.Concurrency)
+	win := newWindow(r.cfg.InFlight())
 	promise := r.newPromise(ctx, win)
 	if !sleepUntil(pctx, r.at(r.t0)) {
 		return

@@ -143,18 +143,21 @@ type ConfigEcho struct {
 	MessageSize       int               `json:"message_size"`
 	Rate              Rate              `json:"rate"`
 	Concurrency       int               `json:"concurrency"`
-	Producers         int               `json:"producers"`
-	ConsumerGroups    int               `json:"consumer_groups"`
-	ConsumersPerGroup int               `json:"consumers_per_group"`
-	Acks              string            `json:"acks"`
-	LingerMs          int               `json:"linger_ms"`
-	BatchBytes        int               `json:"batch_bytes"`
-	Compression       string            `json:"compression"`
-	Encoding          string            `json:"encoding"`
-	WarmupS           float64           `json:"warmup_s"`
-	DurationS         float64           `json:"duration_s"`
-	DrainTimeoutS     float64           `json:"drain_timeout_s"`
-	Seed              int64             `json:"seed"`
+	// InFlight is the records each producer kept in flight with rate max
+	// (Concurrency, or what the producer buffer holds); 0 at a fixed rate.
+	InFlight          int     `json:"in_flight,omitempty"`
+	Producers         int     `json:"producers"`
+	ConsumerGroups    int     `json:"consumer_groups"`
+	ConsumersPerGroup int     `json:"consumers_per_group"`
+	Acks              string  `json:"acks"`
+	LingerMs          int     `json:"linger_ms"`
+	BatchBytes        int     `json:"batch_bytes"`
+	Compression       string  `json:"compression"`
+	Encoding          string  `json:"encoding"`
+	WarmupS           float64 `json:"warmup_s"`
+	DurationS         float64 `json:"duration_s"`
+	DrainTimeoutS     float64 `json:"drain_timeout_s"`
+	Seed              int64   `json:"seed"`
 	// PacerPriority is the scheduling the open loop's pacer threads got:
 	// PacerNiceSlice, PacerSlice or PacerDefault; empty in closed loop.
 	PacerPriority string `json:"pacer_priority,omitempty"`
@@ -168,8 +171,12 @@ func echo(c Config, topic string, bootstrap []string) ConfigEcho {
 		}
 		props[k] = v
 	}
+	inFlight := 0
+	if c.Rate == 0 {
+		inFlight = c.InFlight()
+	}
 	return ConfigEcho{
-		Mode: c.Mode, Bootstrap: bootstrap, ClientConfig: props, Topic: topic, Topics: c.Topics, KeepTopic: c.KeepTopic,
+		InFlight: inFlight, Mode: c.Mode, Bootstrap: bootstrap, ClientConfig: props, Topic: topic, Topics: c.Topics, KeepTopic: c.KeepTopic,
 		Partitions: c.Partitions, ReplicationFactor: c.ReplicationFactor, MinInsyncReplicas: c.MinInsyncReplicas,
 		MessageSize: c.MessageSize, Rate: Rate(c.Rate), Concurrency: c.Concurrency, Producers: c.Producers,
 		ConsumerGroups: c.ConsumerGroups, ConsumersPerGroup: c.ConsumersPerGroup, Acks: c.Acks,

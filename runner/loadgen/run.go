@@ -380,6 +380,10 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 
 	// Producers.
 	codec, _ := compression(cfg.Compression)
+	inFlight := 0
+	if cfg.Rate == 0 {
+		inFlight = cfg.InFlight()
+	}
 	popts := []kgo.Opt{
 		kgo.DefaultProduceTopic(r.topics[0]),
 		kgo.ProducerLinger(time.Duration(cfg.LingerMs) * time.Millisecond),
@@ -388,7 +392,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		// A second of records at the target rate (at least 10000): a broker
 		// hiccup shows as publish latency, and only a longer one blocks the
 		// pacer (and then shows as send delay).
-		kgo.MaxBufferedRecords(max(10000, 2*cfg.Concurrency, int(cfg.Rate)/cfg.Producers)),
+		kgo.MaxBufferedRecords(max(10000, 2*inFlight, int(cfg.Rate)/cfg.Producers)),
 		kgo.RecordDeliveryTimeout(cfg.DrainTimeout),
 	}
 	switch cfg.Acks {

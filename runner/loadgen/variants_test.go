@@ -30,6 +30,12 @@ func TestVariants(t *testing.T) {
 				t.Errorf("closed loop recorded send delay %+v", r.SendDelayMs)
 			}
 		}},
+		{"saturating", local.Plaintext, func(c *Config) { c.Rate = 0; c.Concurrency = 0 }, func(t *testing.T, _ Config, r *Result) {
+			if want := BufferBytes / r.Config.MessageSize; r.Config.InFlight != want || r.Config.Concurrency != 0 {
+				t.Errorf("max without concurrency: in flight %d (concurrency %d), want %d, what a %d-byte buffer holds",
+					r.Config.InFlight, r.Config.Concurrency, want, BufferBytes)
+			}
+		}},
 		{"acks 0", local.Plaintext, func(c *Config) { c.Acks = "0" }, nil},
 		{"acks 1 lz4", local.TLS, func(c *Config) { c.Acks = "1"; c.Compression = "lz4" }, nil},
 		{"zstd json", local.Plaintext, func(c *Config) { c.Compression = "zstd"; c.Encoding = EncodingJSON }, nil},
