@@ -1,0 +1,103 @@
+package kafkaconf
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// WriteJavaClientConfig writes, at path (0600), the Java client's
+// properties for the same connection as props (librdkafka names, as xp's
+// client configs have them), so Kafka's own tools (ProducerPerformance,
+// kafka-console-consumer) connect as xp's clients do: security.protocol;
+// the CA as a PEM truststore; for a client certificate a PEM keystore of
+// key and certificate, written beside path as path+".keystore.pem" (0600;
+// Kafka reads an unencrypted PKCS#8 key there); SASL as sasl.mechanism
+// and sasl.jaas.config. bootstrap.servers is left to the tool's own flag.
+func WriteJavaClientConfig(path string, props map[string]string) error {
+	for k := range props {
+		if !known[k] {
+			return fmt.Errorf("unknown client property %q", k)
+		}
+	}
+	out := map[string]string{}
+	proto := Protocol(props)
+	out["security.protocol"] = strings.ToUpper(proto)
+	if proto == "ssl" || proto == "sasl_ssl" {
+		if ca := props[SSLCALocation]; ca != "" {
+			out["ssl.truststore.type"] = "PEM"
+			out["ssl.truststore.location"] = ca
+		}
+		if strings.EqualFold(props[SSLEndpointIdentAlg], "none") {
+			out["ssl.endpoint.identification.algorithm"] = ""
+		}
+		if cert, key := props[SSLCertificate], props[SSLKey]; cert != "" || key != "" {
+			if cert == "" || key == "" {
+				return fmt.Errorf("a client certificate needs both %s and %s", SSLCertificate, SSLKey)
+			}
+			ks := path + ".keystore.pem"
+			if err := writeKeystorePEM(ks, key, cert); err != nil {
+				return err
+			}
+			out["ssl.keystore.type"] = "PEM"
+			out["ssl.keystore.location"] = ks
+		}
+	}
+	if proto == "sasl_plaintext" || proto == "sasl_ssl" {
+		mech := props[SASLMechanism]
+		if mech == "" {
+			mech = props[SASLMechanisms]
+		}
+		module := map[string]string{
+			"PLAIN":         "org.apache.kafka.common.security.plain.PlainLoginModule",
+			"SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+			"SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+		}[strings.ToUpper(mech)]
+		if module == "" {
+			return fmt.Errorf("%s=%q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", SASLMechanism, mech)
+		}
+		out["sasl.mechanism"] = strings.ToUpper(mech)
+		out["sasl.jaas.config"] = fmt.Sprintf(`%s required username="%s" password="%s";`,
+			module, jaasEscape(props[SASLUsername]), jaasEscape(props[SASLPassword]))
+	}
+	keys := make([]string, 0, len(out))
+	for k := range out {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# written by xp; Java client property names\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, javaPropEscape(out[k]))
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// writeKeystorePEM writes the key and then the certificate chain into one
+// file, the layout of Kafka's PEM keystore.
+func writeKeystorePEM(path, keyPath, certPath string) error {
+	key, err := os.ReadFile(keyPath)
+	if err != nil {
+		return err
+	}
+	cert, err := os.ReadFile(certPath)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(key), "-----BEGIN PRIVATE KEY-----") {
+		return fmt.Errorf("%s: Kafka's PEM keystore wants an unencrypted PKCS#8 key (BEGIN PRIVATE KEY)", keyPath)
+	}
+	b := append(append(append([]byte{}, key...), '\n'), cert...)
+	return os.WriteFile(path, b, 0o600)
+}
+
+// jaasEscape escapes a value inside a JAAS option's double quotes.
+func jaasEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
+}
+
+// javaPropEscape escapes a value for a java.util.Properties file.
+func javaPropEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`).Replace(s)
+}
