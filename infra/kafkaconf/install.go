@@ -7,23 +7,33 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strings"
 	"text/template"
 
+	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/internal/shfetch"
 )
 
 // Install describes how one node gets Apache Kafka onto its host: a Java
-// runtime from the distribution's packages, the release tarball from URL
-// checked against SHA512, storage formatted once. The script it renders
-// installs, verifies and formats only; the server itself runs under xp's
-// agent (ServerCommand), so teardown and `xp infra down` stop it like every
-// other service. The script holds no secret; server.properties (which
-// does) is uploaded beside it, 0600.
+// runtime from the distribution's packages, the release tarball (from URL,
+// or File already on the host) checked against SHA512, storage formatted
+// once. The script it renders installs, verifies and formats only; the
+// server itself runs under xp's agent (ServerCommand), so teardown and `xp
+// infra down` stop it like every other service. Both start Kafka's main
+// classes with `java -cp 'libs/*'`, never the release's bin/ scripts, so an
+// official Apache release and one `make kafka-dist` assembled run the
+// same way. The script holds no secret; server.properties (which does) is
+// uploaded beside it, 0600.
 type Install struct {
 	// Version is the Kafka version, e.g. 3.9.1 (the directory name).
 	Version string
-	// URL is the release tarball (kafka_2.13-VERSION.tgz).
+	// URL is the release tarball (kafka_2.13-VERSION.tgz) the script
+	// downloads; empty when File is given.
 	URL string
+	// File is the release tarball already on the host (xp uploads a
+	// kafka.distribution file there), checked and unpacked instead of a
+	// download, and removed once unpacked.
+	File string
 	// SHA512 is the tarball's hex SHA-512, as the release's .sha512 file
 	// gives it (spaces and case do not matter).
 	SHA512 string
@@ -42,9 +52,21 @@ type Install struct {
 	// on PATH; default openjdk-17-jre-headless (Kafka 3.x and 4.x run on
 	// Java 17; Debian 12 and Ubuntu 22.04/24.04 ship it).
 	JavaPackage string
-	// HeapOpts is KAFKA_HEAP_OPTS; default Kafka's own (-Xmx1G -Xms1G).
+	// HeapOpts are the server's heap flags (KAFKA_HEAP_OPTS); default
+	// kafka-server-start.sh's own, -Xmx1G -Xms1G.
 	HeapOpts string
+	// JVMFlags are the server's other JVM flags (KAFKA_JVM_PERFORMANCE_OPTS);
+	// default DefaultJVMFlags.
+	JVMFlags string
 }
+
+// DefaultJVMFlags are the JVM flags Kafka's kafka-run-class.sh gives a
+// broker unless KAFKA_JVM_PERFORMANCE_OPTS says otherwise.
+const DefaultJVMFlags = "-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 " +
+	"-XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true"
+
+// defaultHeapOpts is kafka-server-start.sh's KAFKA_HEAP_OPTS default.
+const defaultHeapOpts = "-Xmx1G -Xms1G"
 
 var (
 	sha512RE  = regexp.MustCompile(`^[0-9a-f]{128}$`)
@@ -52,6 +74,7 @@ var (
 	clusterRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{21}$`)
 	pathRE    = regexp.MustCompile(`^/[A-Za-z0-9._/,-]*$`)
 	heapRE    = regexp.MustCompile(`^[A-Za-z0-9:=. -]*$`)
+	jvmRE     = regexp.MustCompile(`^[A-Za-z0-9:=.,+/_ -]*$`)
 )
 
 // NewClusterID returns a random KRaft cluster id (16 bytes, URL-safe
@@ -106,12 +129,21 @@ func (in *Install) check() error {
 	if !versionRE.MatchString(in.Version) {
 		return fmt.Errorf("kafka version %q: want a release number such as 3.9.1", in.Version)
 	}
-	u, err := url.Parse(in.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("kafka distribution %q: want the http(s) URL of a release tarball", in.URL)
-	}
-	if bytes.ContainsAny([]byte(in.URL), "'\"\\$` \n") {
-		return fmt.Errorf("kafka distribution %q: quotes, spaces, backslashes, $ and ` are not allowed in the URL", in.URL)
+	switch {
+	case in.File != "" && in.URL != "":
+		return fmt.Errorf("kafka distribution: a URL (%s) or a file (%s), not both", in.URL, in.File)
+	case in.File != "":
+		if !pathRE.MatchString(in.File) {
+			return fmt.Errorf("kafka release file %q: want an absolute path of letters, digits and ._-/", in.File)
+		}
+	default:
+		u, err := url.Parse(in.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("kafka distribution %q: want the http(s) URL of a release tarball", in.URL)
+		}
+		if bytes.ContainsAny([]byte(in.URL), "'\"\\$` \n") {
+			return fmt.Errorf("kafka distribution %q: quotes, spaces, backslashes, $ and ` are not allowed in the URL", in.URL)
+		}
 	}
 	sum, err := NormalizeSHA512(in.SHA512)
 	if err != nil {
@@ -135,7 +167,28 @@ func (in *Install) check() error {
 	if !heapRE.MatchString(in.HeapOpts) {
 		return fmt.Errorf("kafka heap options %q: letters, digits, '-', ':', '=' and '.' only", in.HeapOpts)
 	}
+	if !jvmRE.MatchString(in.JVMFlags) {
+		return fmt.Errorf("kafka JVM flags %q: letters, digits, spaces and -:=.,+/_ only", in.JVMFlags)
+	}
 	return nil
+}
+
+// MinJava is the oldest Java major version the release runs on.
+func (in Install) MinJava() int { return release.KafkaRelease{Version: in.Version}.MinJava() }
+
+// home is the directory the release is unpacked in.
+func (in Install) home() string { return in.Dir + "/kafka-" + in.Version }
+
+// LogConfig is the path of the log configuration the script writes
+// (release.LogConfig: the release's logging dialect, everything to
+// Dir/logs/server.log) and the java property that points the JVM at it.
+func (in Install) LogConfig() (path, property string) {
+	name, _ := release.LogConfig(in.Version)
+	path = in.Dir + "/" + name
+	if name == "log4j.properties" {
+		return path, "-Dlog4j.configuration=file:" + path
+	}
+	return path, "-Dlog4j2.configurationFile=" + path
 }
 
 // Script renders the node's install script (POSIX sh). Running it again is
@@ -144,45 +197,93 @@ func (in Install) Script() ([]byte, error) {
 	if err := in.check(); err != nil {
 		return nil, err
 	}
+	logPath, logProp := in.LogConfig()
+	_, logConf := release.LogConfig(in.Version)
+	data := struct {
+		Install
+		LogPath, LogProperty, LogText, StorageClass string
+		MinJava                                     int
+	}{in, logPath, logProp, string(logConf), release.KafkaStorageClass, in.MinJava()}
 	var b bytes.Buffer
-	if err := installTmpl.Execute(&b, in); err != nil {
+	if err := installTmpl.Execute(&b, data); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
 // ServerCommand is the node's server in the foreground, for xp's agent to
-// start and supervise: kafka-server-start.sh with server.properties, its
-// log4j files in Dir/logs (LOG_DIR) and HeapOpts as KAFKA_HEAP_OPTS. The
-// script kafka-server-start.sh execs java, so the agent's pid is the JVM's.
+// start and supervise: `java -cp 'libs/*' kafka.Kafka server.properties`
+// with the heap and JVM flags, the log configuration the script wrote and
+// kafka.logs.dir Dir/logs, as kafka-server-start.sh would run it. The
+// agent's pid is the JVM's.
 func (in Install) ServerCommand() ([]string, error) {
 	if err := in.check(); err != nil {
 		return nil, err
 	}
-	argv := []string{"env", "LOG_DIR=" + in.Dir + "/logs"}
-	if in.HeapOpts != "" {
-		argv = append(argv, "KAFKA_HEAP_OPTS="+in.HeapOpts)
+	_, logProp := in.LogConfig()
+	return JavaCommand(in.home(), in.heap(), in.jvmFlags(), logProp, in.Dir+"/logs", release.KafkaServerClass, in.Dir+"/server.properties"), nil
+}
+
+// JVMOptions are the heap and other JVM flags ServerCommand runs the
+// server with, as one line (what an attempt records).
+func (in Install) JVMOptions() string { return in.heap() + " " + in.jvmFlags() }
+
+func (in Install) heap() string {
+	if in.HeapOpts == "" {
+		return defaultHeapOpts
 	}
-	return append(argv, in.Dir+"/kafka-"+in.Version+"/bin/kafka-server-start.sh", in.Dir+"/server.properties"), nil
+	return in.HeapOpts
+}
+
+func (in Install) jvmFlags() string {
+	if in.JVMFlags == "" {
+		return DefaultJVMFlags
+	}
+	return in.JVMFlags
+}
+
+// JavaCommand is the command line that runs class of the Kafka release
+// unpacked in home with `java -cp 'HOME/libs/*'` (java expands the
+// wildcard; no shell is involved): heap and jvmFlags (space-separated),
+// logProperty (the second result of Install.LogConfig) and kafka.logs.dir
+// logDir before the class, args after it.
+func JavaCommand(home, heap, jvmFlags, logProperty, logDir, class string, args ...string) []string {
+	argv := append([]string{"java"}, strings.Fields(heap)...)
+	argv = append(argv, strings.Fields(jvmFlags)...)
+	argv = append(argv, logProperty, "-Dkafka.logs.dir="+logDir, "-cp", home+"/libs/*", class)
+	return append(argv, args...)
 }
 
 var installTmpl = template.Must(template.New("install").Funcs(shfetch.Funcs).Parse(`#!/bin/sh
 # written by xp: install Apache Kafka {{.Version}} and format this node's storage;
-# xp's agent starts the server (kafka-server-start.sh) afterwards
+# xp's agent starts the server (java -cp "$kafka/libs/*" kafka.Kafka) afterwards
 set -eu
 dir={{.Dir}}
 kafka="$dir/kafka-{{.Version}}"
 mkdir -p "$dir/logs"
 
-# The release, checked against its SHA-512 before it is unpacked.
-if [ ! -x "$kafka/bin/kafka-server-start.sh" ]; then
+# The release, checked against its SHA-512 before it is unpacked; a
+# release is its libs/ (Kafka's main classes run from there), whatever its
+# bin/ scripts are.
+if [ ! -d "$kafka" ]; then
+{{- if .File}}
+	tgz={{.File}}
+	echo "{{.SHA512}}  $tgz" | sha512sum -c --quiet - || {
+		echo "kafka: $tgz (kafka.distribution, uploaded) does not match the sha512 of the target file" >&2
+		rm -f "$tgz"
+		exit 1
+	}
+{{- else}}
 {{download "kafka" .URL .SHA512 "sha512" "$dir/kafka.tgz.part"}}
+	tgz="$dir/kafka.tgz.part"
+{{- end}}
 	rm -rf "$kafka.part"
 	mkdir -p "$kafka.part"
-	tar -xzf "$dir/kafka.tgz.part" -C "$kafka.part" --strip-components=1
-	rm -f "$dir/kafka.tgz.part"
-	if [ ! -x "$kafka.part/bin/kafka-server-start.sh" ] || [ ! -x "$kafka.part/bin/kafka-storage.sh" ]; then
-		echo "kafka: {{.URL}} holds no bin/kafka-server-start.sh and bin/kafka-storage.sh: not a Kafka release" >&2
+	tar -xzf "$tgz" -C "$kafka.part" --strip-components=1
+	rm -f "$tgz"
+	set -- "$kafka.part"/libs/kafka_2.13-*.jar
+	if [ ! -f "$1" ]; then
+		echo "kafka: {{if .File}}the release file{{else}}{{.URL}}{{end}} holds no libs/kafka_2.13-*.jar: not a Kafka release" >&2
 		rm -rf "$kafka.part"
 		exit 1
 	fi
@@ -197,10 +298,22 @@ if ! command -v java >/dev/null 2>&1; then
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq {{.JavaPackage}} >/dev/null
 fi
 java -version 2>&1 | head -n 1
+# Kafka {{.Version}} runs on Java {{.MinJava}} or later.
+java_version=$(java -version 2>&1 | sed -n 's/.* version "\([^"]*\)".*/\1/p' | head -n 1)
+java_major=$(echo "$java_version" | sed 's/^1\.//; s/[^0-9].*//')
+if [ -z "$java_major" ] || [ "$java_major" -lt {{.MinJava}} ]; then
+	echo "kafka: Kafka {{.Version}} needs Java {{.MinJava}} or later, but $(command -v java) is Java ${java_version:-of an unknown version}: install one ({{.JavaPackage}} or newer) and make it the java on PATH (update-alternatives --config java)" >&2
+	exit 1
+fi
 
-# Storage, formatted once.
+# The log configuration, in the release's dialect: everything to
+# $dir/logs/server.log.
+cat >"{{.LogPath}}" <<'EOF'
+{{.LogText}}EOF
+
+# Storage, formatted once (a static quorum: controller.quorum.voters).
 if [ ! -f "{{.LogDirs}}/meta.properties" ]; then
-	"$kafka/bin/kafka-storage.sh" format --ignore-formatted -t {{.ClusterID}} -c "$dir/server.properties"
+	java -Xmx256m {{.LogProperty}} -Dkafka.logs.dir="$dir/logs" -cp "$kafka/libs/*" {{.StorageClass}} format --ignore-formatted -t {{.ClusterID}} -c "$dir/server.properties"
 fi
 
 echo "kafka: {{.Version}} installed and formatted in $dir"

@@ -179,10 +179,20 @@ func TestInstallScriptGolden(t *testing.T) {
 	if !strings.Contains(string(b), testSHA+"  ") {
 		t.Error("the SHA-512 is not normalised into the script")
 	}
-	path := filepath.Join(t.TempDir(), "install.sh")
-	os.WriteFile(path, b, 0o700)
-	if out, err := exec.Command("sh", "-n", path).CombinedOutput(); err != nil {
-		t.Fatalf("sh -n: %v: %s", err, out)
+	// A release file uploaded to the host, of Kafka 4 (Log4j 2, Java 17).
+	in := testInstall()
+	in.Version, in.URL, in.File = "4.4.0", "", "/home/ubuntu/xp/c1/kafka-1/kafka_2.13-4.4.0.tgz"
+	f, err := in.Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "install/install-file.sh", f)
+	for _, s := range [][]byte{b, f} {
+		path := filepath.Join(t.TempDir(), "install.sh")
+		os.WriteFile(path, s, 0o700)
+		if out, err := exec.Command("sh", "-n", path).CombinedOutput(); err != nil {
+			t.Fatalf("sh -n: %v: %s", err, out)
+		}
 	}
 }
 
@@ -219,6 +229,9 @@ func TestInstallRejects(t *testing.T) {
 		{"short sha", func(i *Install) { i.SHA512 = "abc" }, "3 hex digits, want 128"},
 		{"not hex", func(i *Install) { i.SHA512 = strings.Repeat("z", 128) }, "not hexadecimal"},
 		{"ftp url", func(i *Install) { i.URL = "ftp://x/kafka.tgz" }, "http(s) URL"},
+		{"url and file", func(i *Install) { i.File = "/x/kafka.tgz" }, "not both"},
+		{"relative file", func(i *Install) { i.URL, i.File = "", "x/kafka.tgz" }, "kafka release file"},
+		{"shell in jvm flags", func(i *Install) { i.JVMFlags = "-XX:+UseG1GC; id" }, "kafka JVM flags"},
 		{"shell in url", func(i *Install) { i.URL = "https://x/$(id).tgz" }, "not allowed"},
 		{"relative dir", func(i *Install) { i.Dir = "xp/c1" }, "absolute path"},
 		{"bad version", func(i *Install) { i.Version = "latest" }, "release number"},

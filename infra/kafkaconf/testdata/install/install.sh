@@ -1,25 +1,29 @@
 #!/bin/sh
 # written by xp: install Apache Kafka 3.9.1 and format this node's storage;
-# xp's agent starts the server (kafka-server-start.sh) afterwards
+# xp's agent starts the server (java -cp "$kafka/libs/*" kafka.Kafka) afterwards
 set -eu
 dir=/home/ubuntu/xp/c1/kafka-1
 kafka="$dir/kafka-3.9.1"
 mkdir -p "$dir/logs"
 
-# The release, checked against its SHA-512 before it is unpacked.
-if [ ! -x "$kafka/bin/kafka-server-start.sh" ]; then
+# The release, checked against its SHA-512 before it is unpacked; a
+# release is its libs/ (Kafka's main classes run from there), whatever its
+# bin/ scripts are.
+if [ ! -d "$kafka" ]; then
 	curl -fsSL --retry 3 -o "$dir/kafka.tgz.part" 'https://downloads.example.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz'
 	echo "77b1ffb1b5f884f9498ca1cdcd8756b0fc68525e4b68d5cbb7418334f68149f6ce6fc6a47e3a09f36fdb14109f6f1b0558a8b6e44f0dabb4dbe1f1ab07c43d53  $dir/kafka.tgz.part" | sha512sum -c --quiet - || {
 		echo "kafka: $dir/kafka.tgz.part from https://downloads.example.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz does not match the sha512 of the target file" >&2
 		rm -f "$dir/kafka.tgz.part"
 		exit 1
 	}
+	tgz="$dir/kafka.tgz.part"
 	rm -rf "$kafka.part"
 	mkdir -p "$kafka.part"
-	tar -xzf "$dir/kafka.tgz.part" -C "$kafka.part" --strip-components=1
-	rm -f "$dir/kafka.tgz.part"
-	if [ ! -x "$kafka.part/bin/kafka-server-start.sh" ] || [ ! -x "$kafka.part/bin/kafka-storage.sh" ]; then
-		echo "kafka: https://downloads.example.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz holds no bin/kafka-server-start.sh and bin/kafka-storage.sh: not a Kafka release" >&2
+	tar -xzf "$tgz" -C "$kafka.part" --strip-components=1
+	rm -f "$tgz"
+	set -- "$kafka.part"/libs/kafka_2.13-*.jar
+	if [ ! -f "$1" ]; then
+		echo "kafka: https://downloads.example.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz holds no libs/kafka_2.13-*.jar: not a Kafka release" >&2
 		rm -rf "$kafka.part"
 		exit 1
 	fi
@@ -34,10 +38,30 @@ if ! command -v java >/dev/null 2>&1; then
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
 java -version 2>&1 | head -n 1
+# Kafka 3.9.1 runs on Java 8 or later.
+java_version=$(java -version 2>&1 | sed -n 's/.* version "\([^"]*\)".*/\1/p' | head -n 1)
+java_major=$(echo "$java_version" | sed 's/^1\.//; s/[^0-9].*//')
+if [ -z "$java_major" ] || [ "$java_major" -lt 8 ]; then
+	echo "kafka: Kafka 3.9.1 needs Java 8 or later, but $(command -v java) is Java ${java_version:-of an unknown version}: install one (openjdk-17-jre-headless or newer) and make it the java on PATH (update-alternatives --config java)" >&2
+	exit 1
+fi
 
-# Storage, formatted once.
+# The log configuration, in the release's dialect: everything to
+# $dir/logs/server.log.
+cat >"/home/ubuntu/xp/c1/kafka-1/log4j.properties" <<'EOF'
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File=${kafka.logs.dir}/server.log
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.state.change.logger=WARN
+log4j.logger.org.apache.kafka.controller=INFO
+EOF
+
+# Storage, formatted once (a static quorum: controller.quorum.voters).
 if [ ! -f "/home/ubuntu/xp/c1/kafka-1/data/meta.properties" ]; then
-	"$kafka/bin/kafka-storage.sh" format --ignore-formatted -t MkU3OEVBNTcwNTJENDM2Qk -c "$dir/server.properties"
+	java -Xmx256m -Dlog4j.configuration=file:/home/ubuntu/xp/c1/kafka-1/log4j.properties -Dkafka.logs.dir="$dir/logs" -cp "$kafka/libs/*" kafka.tools.StorageTool format --ignore-formatted -t MkU3OEVBNTcwNTJENDM2Qk -c "$dir/server.properties"
 fi
 
 echo "kafka: 3.9.1 installed and formatted in $dir"
