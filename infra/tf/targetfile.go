@@ -86,6 +86,10 @@ type Kafka struct {
 	// Releases are the Apache Kafka releases, in file order (kafka.releases,
 	// or the single-release form).
 	Releases []KafkaRelease `json:"releases,omitempty"`
+	// Heap and JVMFlags are the JVM settings of Apache Kafka's brokers and
+	// controllers (kafka.heap, kafka.jvm_flags; see KafkaJVM).
+	Heap     string `json:"heap,omitempty"`
+	JVMFlags string `json:"jvm_flags,omitempty"`
 	// Line is the line of kafka: in the file (0 when not read from one).
 	Line int `json:"-"`
 }
@@ -169,7 +173,7 @@ func (e *TargetError) Error() string {
 var (
 	targetKeys   = []string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}
 	sshKeys      = []string{"user", "private_key", "known_hosts", "keepalive"}
-	kafkaKeys    = []string{"version", "distribution", "sha512", "releases"}
+	kafkaKeys    = []string{"version", "distribution", "sha512", "releases", "heap", "jvm_flags"}
 	releaseKeys  = []string{"version", "distribution", "sha512"}
 	teardowns    = []string{TeardownAlways, TeardownOnSuccess, TeardownNever}
 	knownHosts   = []string{KnownHostsAcceptNew, KnownHostsStrict}
@@ -289,9 +293,16 @@ func (p *fileParser) kafka(n *yaml.Node) Kafka {
 			single.SHA512 = p.hexSum(v, "kafka.sha512", "the tarball's SHA-512", 128)
 		case "releases":
 			releases = v
+		case "heap":
+			k.Heap = p.kafkaHeap(v)
+		case "jvm_flags":
+			k.JVMFlags = p.jvmFlags(v)
 		}
 	})
 	k.Version, k.Distribution, k.SHA512 = single.Version, single.Distribution, single.SHA512
+	if k.Embedded() && (k.Heap != "" || k.JVMFlags != "") {
+		p.bad(n, "kafka: heap and jvm_flags are Apache Kafka's JVM settings; the embedded cluster is no JVM (remove them, or give a release)")
+	}
 	if n.Kind != yaml.MappingNode {
 		return k
 	}

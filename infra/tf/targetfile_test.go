@@ -81,6 +81,16 @@ budget_usd: 50
 				t.Fatalf("%+v", tf.Kafka)
 			}
 		}},
+		{name: "heap and jvm flags", yaml: "platform: hosts\nkafka:\n  version: 3.9.1\n  distribution: https://example.org/k.tgz\n  sha512: " + sha + "\n  heap: 2g\n  jvm_flags: -XX:+UseZGC   -XX:+AlwaysPreTouch\n", check: func(t *testing.T, tf *TargetFile) {
+			if tf.Kafka.Heap != "2g" || tf.Kafka.HeapMiB() != 2048 || tf.Kafka.JVMFlags != "-XX:+UseZGC -XX:+AlwaysPreTouch" {
+				t.Fatalf("%+v", tf.Kafka)
+			}
+		}},
+		{name: "heap without unit", yaml: "platform: hosts\nkafka:\n  heap: 512\n", want: []string{`target.yaml:3: kafka.heap: "512": want a size in MiB or GiB`}},
+		{name: "heap too small", yaml: "platform: hosts\nkafka:\n  heap: 64m\n", want: []string{"target.yaml:3: kafka.heap: 64m is less than the 256m"}},
+		{name: "heap in jvm flags", yaml: "platform: hosts\nkafka:\n  jvm_flags: -Xmx1g\n", want: []string{"target.yaml:3: kafka.jvm_flags: -Xmx1g: give the heap as kafka.heap"}},
+		{name: "shell in jvm flags", yaml: "platform: hosts\nkafka:\n  jvm_flags: -XX:+UseG1GC;id\n", want: []string{`target.yaml:3: kafka.jvm_flags: "-XX:+UseG1GC;id": want JVM flags`}},
+		{name: "heap of the embedded cluster", yaml: "platform: hosts\nkafka: {distribution: embedded, heap: 1g}\n", want: []string{"target.yaml:2: kafka: heap and jvm_flags are Apache Kafka's JVM settings"}},
 		{name: "url without version", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: " + sha + "}\n", want: []string{"target.yaml:2: kafka: a distribution URL needs its version"}},
 		{name: "releases and single", yaml: "platform: aws\nkafka:\n  version: 3.9.1\n  releases: [{version: 3.9.1, distribution: https://example.org/a.tgz, sha512: " + sha + "}]\n", want: []string{"target.yaml:3: kafka: give either releases: or one release's"}},
 		{name: "releases not a list", yaml: "platform: aws\nkafka:\n  releases: {version: 3.9.1}\n", want: []string{"target.yaml:3: kafka.releases: want a list"}},
