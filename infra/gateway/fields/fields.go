@@ -43,6 +43,14 @@ type Codec interface {
 	// Decrypt appends to dst the value with every named field (all of
 	// which must be present and encrypted) opened.
 	Decrypt(dst, value []byte, fields []string, topic string, o *envelope.Opener, sc *Scratch) ([]byte, error)
+	// EncryptFormat appends to dst the value with the content of every
+	// named field, which must be a string, encrypted in place by fc,
+	// keeping its length and the class of each character (format.go).
+	// It returns the names found, as Encrypt does.
+	EncryptFormat(dst, value []byte, fields []string, fc *FormatCipher, sc *Scratch) ([]byte, []string, error)
+	// DecryptFormat appends to dst the value with every named field (all
+	// of which must be present) decrypted in place by fc.
+	DecryptFormat(dst, value []byte, fields []string, fc *FormatCipher, sc *Scratch) ([]byte, error)
 }
 
 // Scratch holds reusable buffers for one goroutine.
@@ -62,6 +70,8 @@ type Scratch struct {
 	pbStrings []bool
 	// Base64 of string fields: the constant start of the envelopes.
 	b64 b64Cache
+	// Format-preserving encryption's buffers.
+	format formatScratch
 }
 
 type span struct {
