@@ -103,6 +103,8 @@ type Keyring struct {
 
 	cacheMu sync.RWMutex
 	cache   map[string]*dataKey // envelope header (after the version byte) → key
+
+	format formatKeys // FF1 ciphers of field_cipher fpe (format.go)
 }
 
 // dataKey is one AES-256 data key with its cached AEAD.
@@ -138,6 +140,7 @@ func (k *Keyring) UseCipher(newAEAD func(key []byte) (cipher.AEAD, error)) {
 // envelope whose KEK is still in the new vault keeps opening.
 func (k *Keyring) SetVault(v *Vault) {
 	old := k.vault.Swap(v)
+	k.forgetFormatKeys()
 	if old != nil && old.ActiveID() == v.ActiveID() {
 		return
 	}
