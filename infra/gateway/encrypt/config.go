@@ -53,6 +53,8 @@ const ConfigKey = "encrypt"
 //	      mode: field_encrypt
 //	      encoding: json         # json | avro | protobuf
 //	      fields: [ssn]          # top-level field names; default [ssn]
+//	      cipher: aead           # aead (default): an AES-GCM envelope per field;
+//	                             # fpe: FF1 format-preserving, string fields only
 //	      avro_schema: record.avsc          # avro without framing: one schema
 //	      avro_schemas: {1: record.avsc}    # avro with Confluent framing: schema id → file
 //	      protobuf_descriptor_set: record.pb  # FileDescriptorSet (protoc --descriptor_set_out)
@@ -102,6 +104,9 @@ type TopicRule struct {
 	AvroSchemas           map[uint32]string `yaml:"avro_schemas"`
 	ProtobufDescriptorSet string            `yaml:"protobuf_descriptor_set"`
 	ProtobufMessage       string            `yaml:"protobuf_message"`
+	// Cipher is how field_encrypt encrypts a field: CipherAEAD (default)
+	// or CipherFPE.
+	Cipher string `yaml:"cipher"`
 	// RequireEncryption refuses, on fetch, records of these topics that
 	// carry no envelope (no marker header, or the plaintext marker):
 	// their partition fails with the code of a decrypt failure
@@ -111,6 +116,15 @@ type TopicRule struct {
 	// Default false: such records pass unchanged.
 	RequireEncryption bool `yaml:"require_encryption"`
 }
+
+// Ciphers of field_encrypt (TopicRule.Cipher).
+const (
+	// CipherAEAD seals each field in an AES-256-GCM envelope (default).
+	CipherAEAD = "aead"
+	// CipherFPE encrypts each string field in place with FF1, keeping
+	// its length and character classes (fields/format.go).
+	CipherFPE = "fpe"
+)
 
 // DefaultFields are the fields field_encrypt encrypts when none are named.
 var DefaultFields = []string{"ssn"}
@@ -215,6 +229,8 @@ type rule struct {
 	marker []byte
 	// require refuses fetched records without an envelope.
 	require bool
+	// fpe encrypts the fields with format-preserving FF1.
+	fpe bool
 }
 
 func resolve(dir, p string) string {
@@ -240,8 +256,8 @@ func compileRules(cfg Config, dir string) ([]*rule, error) {
 		r := &rule{pattern: tr.Pattern, require: tr.RequireEncryption}
 		switch tr.Mode {
 		case ModeEncrypt:
-			if tr.Encoding != "" || len(tr.Fields) > 0 {
-				return nil, fmt.Errorf("%s: mode encrypt takes no encoding or fields (use mode field_encrypt)", at)
+			if tr.Encoding != "" || len(tr.Fields) > 0 || tr.Cipher != "" {
+				return nil, fmt.Errorf("%s: mode encrypt takes no encoding, fields or cipher (use mode field_encrypt)", at)
 			}
 			r.key, r.headers = tr.EncryptKey, tr.EncryptHeaders
 			r.marker = wholeMarker(r.key, r.headers)
@@ -252,6 +268,13 @@ func compileRules(cfg Config, dir string) ([]*rule, error) {
 				return nil, fmt.Errorf("%s: encrypt_key and encrypt_headers belong to mode encrypt", at)
 			}
 			r.fields = true
+			switch tr.Cipher {
+			case "", CipherAEAD:
+			case CipherFPE:
+				r.fpe = true
+			default:
+				return nil, fmt.Errorf("%s.cipher %q: want aead or fpe", at, tr.Cipher)
+			}
 		default:
 			return nil, fmt.Errorf("%s.mode %q: want encrypt or field_encrypt", at, tr.Mode)
 		}
@@ -296,7 +319,11 @@ func compileRules(cfg Config, dir string) ([]*rule, error) {
 			default:
 				return nil, fmt.Errorf("%s: encoding avro needs avro_schema (a .avsc file) or avro_schemas (schema id → file)", at)
 			}
-			if err := a.CheckFields(r.names); err != nil {
+			check := a.CheckFields
+			if r.fpe {
+				check = a.CheckStringFields
+			}
+			if err := check(r.names); err != nil {
 				return nil, fmt.Errorf("%s.fields: %v", at, err)
 			}
 			r.codec = a
@@ -312,7 +339,11 @@ func compileRules(cfg Config, dir string) ([]*rule, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", at, err)
 			}
-			if err := p.CheckFields(r.names); err != nil {
+			check := p.CheckFields
+			if r.fpe {
+				check = p.CheckStringFields
+			}
+			if err := check(r.names); err != nil {
 				return nil, fmt.Errorf("%s.fields: %v", at, err)
 			}
 			r.codec = p

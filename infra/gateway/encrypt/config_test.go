@@ -54,7 +54,7 @@ func TestConfigExtension(t *testing.T) {
 		{"encrypt with key and headers", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, encrypt_key: true, encrypt_headers: true}\n", ""},
 		{"require encryption", "  vault: " + vault + "\n  topics:\n    - {pattern: 'pay.*', mode: encrypt, require_encryption: true}\n    - {pattern: '*', mode: field_encrypt, encoding: json, require_encryption: false}\n", ""},
 		{"require encryption not a bool", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, require_encryption: always}\n", "cannot unmarshal"},
-		{"encrypt with fields", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, fields: [ssn]}\n", "takes no encoding or fields"},
+		{"encrypt with fields", "  vault: " + vault + "\n  topics:\n    - {pattern: '*', mode: encrypt, fields: [ssn]}\n", "takes no encoding, fields or cipher"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := gateway.ParseConfig([]byte(head+tc.yaml), dir, Extension())

@@ -292,7 +292,8 @@ func produceError(err error) error {
 		return err
 	case errors.Is(err, records.ErrCorrupt), errors.Is(err, records.ErrCRC), errors.Is(err, records.ErrTruncated), errors.Is(err, records.ErrTooLarge):
 		return fmt.Errorf("%w: %w", err, kerr.CorruptMessage)
-	case errors.Is(err, fields.ErrMalformed), errors.Is(err, fields.ErrFieldType):
+	case errors.Is(err, fields.ErrMalformed), errors.Is(err, fields.ErrFieldType),
+		errors.Is(err, fields.ErrFormatDomain), errors.Is(err, fields.ErrFormatEscape):
 		return fmt.Errorf("%w: %w", err, kerr.InvalidRecord)
 	}
 	return fmt.Errorf("%w: %w", err, kerr.UnknownServerError)
@@ -449,6 +450,10 @@ type call struct {
 	mc     markerCache
 	hv     []byte
 	key    []byte
+	// Format-preserving ciphers (field_cipher fpe) last used to encrypt
+	// and to decrypt, and the KEK named by the record being decrypted.
+	fcSeal, fcOpen formatCiphers
+	kek            string
 
 	// What fill does for the record being rebuilt (records.Record.Fill):
 	// op on src (the record's value as it came) with names, for rec;
@@ -469,7 +474,30 @@ const (
 	sealFields               // field_encrypt: seal the rule's fields
 	openValue                // open the value's envelope
 	openFields               // open the fields named by the marker
+	sealFormat               // field_encrypt, cipher fpe: encrypt the rule's fields in place
+	openFormat               // decrypt in place the fields named by a format marker
 )
+
+// formatCiphers remembers the format-preserving cipher of one topic and
+// KEK, so that a batch derives its key once.
+type formatCiphers struct {
+	topic, kek string
+	fc         *fields.FormatCipher
+}
+
+// formatCipher returns the format-preserving cipher of c's topic under
+// KEK kek, from cache when it is the last one used.
+func (c *call) formatCipher(cache *formatCiphers, kek string) (*fields.FormatCipher, error) {
+	if cache.fc != nil && cache.topic == c.topic && cache.kek == kek {
+		return cache.fc, nil
+	}
+	ff, err := c.f.keys.FormatKeyFor(kek, c.topic)
+	if err != nil {
+		return nil, err
+	}
+	*cache = formatCiphers{topic: c.topic, kek: kek, fc: fields.NewFormatCipher(ff, c.topic)}
+	return cache.fc, nil
+}
 
 // addMarker appends the marker header with value marker to r's headers
 // (copied into c.hdrs, since r's alias the batch).
@@ -495,8 +523,29 @@ func (c *call) fill(dst []byte) ([]byte, error) {
 		return c.opener.Open(dst, c.topic, "", c.src)
 	case openFields:
 		return c.rule.codec.Decrypt(dst, c.src, c.names, c.topic, c.opener, &c.sc)
+	case openFormat:
+		fc, err := c.formatCipher(&c.fcOpen, c.kek)
+		if err != nil {
+			return dst, err
+		}
+		return c.rule.codec.DecryptFormat(dst, c.src, c.names, fc, &c.sc)
 	}
-	out, found, err := c.rule.codec.Encrypt(dst, c.src, c.rule.names, c.sealer, &c.sc)
+	var (
+		out   []byte
+		found []string
+		err   error
+		kek   string
+	)
+	if c.op == sealFormat {
+		kek = c.f.keys.ActiveKEK()
+		fc, ferr := c.formatCipher(&c.fcSeal, kek)
+		if ferr != nil {
+			return dst, ferr
+		}
+		out, found, err = c.rule.codec.EncryptFormat(dst, c.src, c.rule.names, fc, &c.sc)
+	} else {
+		out, found, err = c.rule.codec.Encrypt(dst, c.src, c.rule.names, c.sealer, &c.sc)
+	}
 	if err != nil {
 		return out, err
 	}
@@ -510,7 +559,11 @@ func (c *call) fill(dst []byte) ([]byte, error) {
 		return out, err
 	}
 	marker := c.rule.marker
-	if len(found) != len(c.rule.names) {
+	switch {
+	case c.op == sealFormat:
+		c.marker = appendFormatMarker(c.marker[:0], kek, found)
+		marker = c.marker
+	case len(found) != len(c.rule.names):
 		c.marker = appendMarker(c.marker[:0], found)
 		marker = c.marker
 	}
@@ -529,6 +582,9 @@ func (c *call) begin(topic string, r *rule) {
 // the marker header, and longer length varints.
 func (f *Filter) growth(r *rule) int {
 	g := f.valueGrowth(r) + 16 + len(HeaderKey) + len(r.marker)
+	if r.fpe {
+		g += 3 + len(f.keys.ActiveKEK()) // "f1;KEK" before ":names"
+	}
 	if !r.fields && r.key {
 		g += envelope.Overhead(len(f.keys.ActiveKEK()))
 	}
@@ -538,6 +594,9 @@ func (f *Filter) growth(r *rule) int {
 // valueGrowth is how many bytes a record's value grows by when encrypted
 // under r (at most, for fields).
 func (f *Filter) valueGrowth(r *rule) int {
+	if r.fpe {
+		return 0 // in place
+	}
 	ov := envelope.Overhead(len(f.keys.ActiveKEK()))
 	if r.fields {
 		return len(r.names) * (ov*4/3 + 8)
@@ -556,7 +615,11 @@ func (c *call) encryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 	if c.rule.fields {
 		// Which fields are present, and so the marker (or none), is
 		// known once fill has scanned the value.
-		c.setFill(r, sealFields, len(r.Value)+c.grow)
+		op := sealFields
+		if c.rule.fpe {
+			op = sealFormat
+		}
+		c.setFill(r, op, len(r.Value)+c.grow)
 		return true, nil
 	}
 	c.setFill(r, sealValue, len(r.Value)+c.grow)
@@ -709,7 +772,12 @@ func (c *call) decryptRecord(_ *records.BatchInfo, r *records.Record) (bool, err
 		if c.rule.codec == nil {
 			return false, fmt.Errorf("encrypt: topic %s holds field-encrypted records but its rule is mode encrypt: %w", c.topic, fields.ErrFieldType)
 		}
-		c.setFill(r, openFields, hint)
+		if c.mc.kek != "" {
+			c.setFill(r, openFormat, len(r.Value))
+			c.kek = c.mc.kek
+		} else {
+			c.setFill(r, openFields, hint)
+		}
 		c.names = names
 	}
 	r.Headers, r.NumHeaders = r.Headers[:start], r.NumHeaders-1

@@ -14,6 +14,10 @@ import (
 //	"1;k" "1;h" "1;kh"  ... and the key (k) and/or every other header's
 //	               value (h) is one envelope too (encrypt_key, encrypt_headers)
 //	"1:ssn,email"  the fields ssn and email each hold an envelope (field_encrypt)
+//	"f1;k2:ssn"    the field ssn is encrypted in place with FF1 (field_encrypt,
+//	               cipher fpe) under the topic's key derived from the
+//	               key-encryption key k2: the key id the ciphertext has no
+//	               room for
 //
 //	"0"            nothing is encrypted: only added when the producer's own
 //	               last header is named xp.enc, so that it is never taken
@@ -55,6 +59,26 @@ const (
 	headerField = "header:"
 )
 
+// formatMarkerVersion starts the marker of format-preserving field
+// encryption, "f1;KEK:names".
+const formatMarkerVersion = 'f'
+
+// appendFormatMarker appends the marker of fields encrypted in place
+// under the key derived from KEK kek.
+func appendFormatMarker(dst []byte, kek string, names []string) []byte {
+	dst = append(dst, formatMarkerVersion, '1', ';')
+	dst = append(dst, kek...)
+	for i, n := range names {
+		if i == 0 {
+			dst = append(dst, ':')
+		} else {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, n...)
+	}
+	return dst
+}
+
 func appendMarker(dst []byte, names []string) []byte {
 	dst = append(dst, formatVersion, ':')
 	for i, n := range names {
@@ -74,6 +98,9 @@ type markerCache struct {
 	whole   bool
 	key     bool
 	headers bool
+	// kek is, for a format-preserving marker, the id of the KEK its
+	// fields' key derives from; "" otherwise.
+	kek string
 }
 
 // parse returns whether the marker means a whole value, or else the field
@@ -86,10 +113,13 @@ func (m *markerCache) parse(v []byte) (whole bool, names []string, ok bool) {
 	if m.last != nil && bytes.Equal(v, m.last) {
 		return m.whole, m.names, true
 	}
+	if len(v) > 3 && v[0] == formatMarkerVersion {
+		return m.parseFormat(v)
+	}
 	if len(v) == 0 || v[0] != formatVersion {
 		return false, nil, false
 	}
-	m.key, m.headers = false, false
+	m.key, m.headers, m.kek = false, false, ""
 	switch {
 	case len(v) == 1:
 		m.whole, m.names = true, nil
@@ -120,4 +150,28 @@ func (m *markerCache) parse(v []byte) (whole bool, names []string, ok bool) {
 	}
 	m.last = append(m.last[:0], v...)
 	return m.whole, m.names, true
+}
+
+// parseFormat parses "f1;KEK:names".
+func (m *markerCache) parseFormat(v []byte) (whole bool, names []string, ok bool) {
+	bad := func() (bool, []string, bool) {
+		m.last = nil
+		return false, nil, false
+	}
+	if v[1] != '1' || v[2] != ';' {
+		return bad()
+	}
+	kek, list, found := strings.Cut(string(v[3:]), ":")
+	if !found || kek == "" || list == "" || strings.ContainsAny(kek, ";,") {
+		return bad()
+	}
+	names = strings.Split(list, ",")
+	for _, n := range names {
+		if n == "" {
+			return bad()
+		}
+	}
+	m.whole, m.key, m.headers, m.names, m.kek = false, false, false, names, kek
+	m.last = append(m.last[:0], v...)
+	return false, names, true
 }
