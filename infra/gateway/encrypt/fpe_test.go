@@ -89,7 +89,9 @@ func fieldsAtRest(t *testing.T, enc string, v []byte) payload {
 	if err := proto.Unmarshal(v, m); err != nil {
 		t.Fatalf("not the Protobuf message at rest: %v", err)
 	}
-	get := func(n string) string { return m.ProtoReflect().Get(mt.Descriptor().Fields().ByName(protoreflect.Name(n))).String() }
+	get := func(n string) string {
+		return m.ProtoReflect().Get(mt.Descriptor().Fields().ByName(protoreflect.Name(n))).String()
+	}
 	return payload{get("id"), get("status"), get("ssn"), get("notes")}
 }
 
