@@ -9,8 +9,10 @@ import (
 // Canonical returns the canonical JSON of r's factor fields that `cell`
 // hashes: every factor field, keys sorted, no whitespace, integers as
 // integers, target_rate as an integer or "max", encrypt_fields as a sorted
-// array of strings. Fields named in omit are left out (`pair` omits the
-// treatment field).
+// array of strings; a field added after plans were first written
+// (field_cipher) only when it is not at its default, so that old cells
+// keep their identity. Fields named in omit are left out (`pair` omits
+// the treatment field).
 func Canonical(r *Row, omit ...string) []byte {
 	skip := -1
 	if len(omit) > 1 {
@@ -29,14 +31,18 @@ func appendCanonical(b []byte, r *Row, skip int) []byte {
 		if i == skip {
 			continue
 		}
+		f := &fields[i]
+		v := f.get(r)
+		if f.omitted != "" && v.Str == f.omitted {
+			continue
+		}
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
-		f := &fields[i]
 		b = appendString(b, f.name)
 		b = append(b, ':')
-		b = appendValue(b, f, f.get(r))
+		b = appendValue(b, f, v)
 	}
 	return append(b, '}')
 }

@@ -32,6 +32,9 @@ type Overview struct {
 	Dropped  []Drop       `json:"dropped,omitempty"`
 	Groups   []GroupRows  `json:"infra_groups"`
 	Estimate EstimateJSON `json:"estimate"`
+	// Percentiles say which latency percentiles (p99, p99.9, p99.99) the
+	// runs' length supports, per rate and duration.
+	Percentiles []string `json:"percentiles"`
 	// Warnings name rows whose rate and duration cannot support a latency
 	// percentile the analysis reports.
 	Warnings []string `json:"warnings,omitempty"`
@@ -121,6 +124,7 @@ func Describe(rows []Row, prices *Prices) Overview {
 	for _, k := range groupOrder {
 		o.Groups = append(o.Groups, GroupRows{Key: k.String(), Rows: groups[k]})
 	}
+	o.Percentiles = percentileSupport(rows)
 	o.Warnings = percentileWarnings(rows)
 	est := EstimateRows(rows, prices)
 	o.Estimate = EstimateJSON{
@@ -217,6 +221,9 @@ func (o Overview) WriteText(w io.Writer) error {
 	}
 	if len(e.Unpriced) > 0 {
 		fmt.Fprintf(&b, "  no price for %s: left out of the cost; add it to the price table\n", strings.Join(e.Unpriced, ", "))
+	}
+	for _, p := range o.Percentiles {
+		fmt.Fprintf(&b, "percentiles  %s\n", p)
 	}
 	for _, warn := range o.Warnings {
 		fmt.Fprintf(&b, "warning      %s\n", warn)

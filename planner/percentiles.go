@@ -60,3 +60,62 @@ func percentileWarnings(rows []Row) []string {
 	}
 	return out
 }
+
+// percentileSupport says, per distinct rate and duration of rows, which
+// of TailPercentiles a run can report: for capped rows from rate ×
+// duration; for closed-loop rows (target_rate max), whose samples are
+// the achieved rate × duration, the rate each percentile needs.
+func percentileSupport(rows []Row) []string {
+	type rd struct {
+		rate Rate
+		dur  int
+	}
+	seen := map[rd]int{}
+	var keys []rd
+	for i := range rows {
+		k := rd{rows[i].TargetRate, rows[i].DurationS}
+		if seen[k] == 0 {
+			keys = append(keys, k)
+		}
+		seen[k]++
+	}
+	slices.SortFunc(keys, func(a, b rd) int {
+		if a.dur != b.dur {
+			return a.dur - b.dur
+		}
+		return int(a.rate - b.rate)
+	})
+	var out []string
+	for _, k := range keys {
+		if k.dur <= 0 {
+			continue
+		}
+		if k.rate.IsMax() {
+			var need []string
+			for _, p := range TailPercentiles {
+				need = append(need, fmt.Sprintf("%s needs ≥ %d msg/s", p.Name, (p.Samples+int64(k.dur)-1)/int64(k.dur)))
+			}
+			out = append(out, fmt.Sprintf("%d rows closed loop (target_rate max) for %d s: samples = achieved msg/s × %d s; %s",
+				seen[k], k.dur, k.dur, strings.Join(need, ", ")))
+			continue
+		}
+		samples := int64(k.rate) * int64(k.dur)
+		var ok, short []string
+		for _, p := range TailPercentiles {
+			if samples >= p.Samples {
+				ok = append(ok, p.Name)
+			} else {
+				short = append(short, fmt.Sprintf("%s (needs %d)", p.Name, p.Samples))
+			}
+		}
+		line := fmt.Sprintf("%d rows at %d msg/s for %d s: about %d samples a run", seen[k], k.rate, k.dur, samples)
+		if len(ok) > 0 {
+			line += ", up to " + ok[len(ok)-1]
+		}
+		if len(short) > 0 {
+			line += "; too few for " + strings.Join(short, ", ")
+		}
+		out = append(out, line)
+	}
+	return out
+}

@@ -154,7 +154,9 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 		// The common case: exactly the known fields, each once.
 		for i, raw := range raws {
 			if raw == nil {
-				v.errf(n, rowNames[i], "%s", missingReason(rowNames[i]))
+				if !optionalField(rowNames[i]) {
+					v.errf(n, rowNames[i], "%s", missingReason(rowNames[i]))
+				}
 				continue
 			}
 			v.decodeField(n, &r, rowNames[i], raw)
@@ -181,7 +183,7 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 			v.decodeField(n, &r, key, obj[key])
 		}
 		for _, k := range rowNames {
-			if _, ok := obj[k]; !ok {
+			if _, ok := obj[k]; !ok && !optionalField(k) {
 				v.errf(n, k, "%s", missingReason(k))
 			}
 		}
@@ -191,6 +193,13 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 	}
 	v.checkRow(n, &r)
 	return r, len(v.errs) == before
+}
+
+// optionalField reports whether a row may leave the field out: one
+// stored as "" at its default (fieldDef.omitted).
+func optionalField(name string) bool {
+	i := fieldIndex(name)
+	return i >= 0 && fields[i].omitted != ""
 }
 
 // missingReason says that a field is missing, and for fields added after

@@ -89,14 +89,18 @@ type Row struct {
 	Compression       string   `json:"compression"`
 	Encoding          string   `json:"encoding"`
 	EncryptFields     []string `json:"encrypt_fields"`
-	Gateways          int      `json:"gateways"`
-	GatewayKind       string   `json:"gateway_kind"`
-	GatewayTransport  string   `json:"gateway_transport"`
-	GatewayCrypto     string   `json:"gateway_crypto"`
-	WarmupS           int      `json:"warmup_s"`
-	DurationS         int      `json:"duration_s"`
-	DrainTimeoutS     int      `json:"drain_timeout_s"`
-	KafkaVersion      string   `json:"kafka_version"`
+	// FieldCipher is "fpe", or "" for the default aead: a row at the
+	// default leaves the field out of its JSON and its cell, as rows
+	// written before the field existed do (Get reads it as "aead").
+	FieldCipher      string `json:"field_cipher,omitempty"`
+	Gateways         int    `json:"gateways"`
+	GatewayKind      string `json:"gateway_kind"`
+	GatewayTransport string `json:"gateway_transport"`
+	GatewayCrypto    string `json:"gateway_crypto"`
+	WarmupS          int    `json:"warmup_s"`
+	DurationS        int    `json:"duration_s"`
+	DrainTimeoutS    int    `json:"drain_timeout_s"`
+	KafkaVersion     string `json:"kafka_version"`
 }
 
 // Get returns the text of a factor field's value: integers in decimal,
