@@ -137,11 +137,15 @@ const DefaultFieldEncoding = "json"
 
 // GatewayModeName names the gateway mode security (proxy, encrypt or
 // field_encrypt) with the given client-leg transport and, for
-// field_encrypt, record encoding, as every target and `xp cluster local`
-// name it: the bare security name for the defaults (tls, json), otherwise
-// suffixed, e.g. "proxy.sasl_ssl" or "field_encrypt.avro.mtls".
-func GatewayModeName(security, transport, encoding string) string {
+// field_encrypt, field cipher and record encoding, as every target and
+// `xp cluster local` name it: the bare security name for the defaults
+// (tls, aead, json), otherwise suffixed, e.g. "proxy.sasl_ssl",
+// "field_encrypt.avro.mtls" or "field_encrypt.fpe".
+func GatewayModeName(security, transport, encoding, cipher string) string {
 	name := security
+	if security == SecurityFieldEncrypt && cipher != "" && cipher != DefaultFieldCipher {
+		name += "." + cipher
+	}
 	if security == SecurityFieldEncrypt && encoding != "" && encoding != DefaultFieldEncoding {
 		name += "." + encoding
 	}

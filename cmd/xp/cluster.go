@@ -59,10 +59,12 @@ func newClusterLocalCmd(st *state) *cobra.Command {
 one front listener per security mode and broker: plaintext, tls, mtls (client
 certificate required) and sasl_ssl (SASL PLAIN or SCRAM-SHA-512 over TLS),
 and xp's gateway in front of it: proxy (passthrough), encrypt (whole values)
-and field_encrypt (the field ssn of JSON records), each over TLS with an
-upstream entry naming the direct mode behind it, on the standard crypto
-stack, and again as proxy.fast, encrypt.fast and field_encrypt.fast on xp's
-fast path (gateway_crypto: fast; docs/gateway.md).
+and field_encrypt (the field ssn of JSON records, in an AES-GCM envelope),
+and field_encrypt.fpe (the same field format-preserving: FF1, field_cipher
+fpe), each over TLS with an upstream entry naming the direct mode behind
+it, on the standard crypto stack, and again as proxy.fast, encrypt.fast,
+field_encrypt.fast and field_encrypt.fpe.fast on xp's fast path
+(gateway_crypto: fast; docs/gateway.md).
 Writes one librdkafka client config per mode (usable with kcat -F) into --dir
 and, once it serves, the --json line as cluster.json; serves until SIGINT or
 SIGTERM. Records live in memory; --retention bounds
@@ -84,18 +86,23 @@ them for long high-rate loads. --direct-only leaves the gateway modes out
 			}
 			defer cl.Close()
 			// The gateway modes, each with the default transport (tls) and,
-			// for field_encrypt, JSON records with the field ssn; once per
-			// gateway_crypto level, named as the runner's mode keys name
-			// them (".fast" appended for fast).
+			// for field_encrypt, JSON records with the field ssn, once per
+			// field_cipher; once per gateway_crypto level, named as the
+			// runner's mode keys name them (".fast" appended for fast).
 			cryptos := []string{planner.GatewayCryptoStd, planner.GatewayCryptoFast}
 			if direct {
 				cryptos = nil
 			}
 			for _, crypto := range cryptos {
+				modes := []local.GatewayModeOptions{}
 				for _, security := range planner.GatewayModes() {
-					o := local.GatewayModeOptions{Security: security, Crypto: crypto}
+					modes = append(modes, local.GatewayModeOptions{Security: security})
+				}
+				modes = append(modes, local.GatewayModeOptions{Security: planner.SecurityFieldEncrypt, Cipher: planner.FieldCipherFPE})
+				for _, o := range modes {
+					o.Crypto = crypto
 					if crypto != planner.DefaultGatewayCrypto {
-						o.Name = security + "." + crypto
+						o.Name = planner.GatewayModeName(o.Security, "", "", o.Cipher) + "." + crypto
 					}
 					g, err := local.StartGatewayMode(ctx, cl, o)
 					if err != nil {

@@ -75,7 +75,7 @@ func TestClusterLocalJSONServesUntilSignal(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, ClusterFile)); err != nil || string(b) != out.String() {
 		t.Errorf("%s: %v\n%s\nwant the --json line\n%s", ClusterFile, err, b, out.String())
 	}
-	for _, m := range []string{"proxy", "encrypt", "field_encrypt", "proxy.fast", "encrypt.fast", "field_encrypt.fast"} {
+	for _, m := range []string{"proxy", "encrypt", "field_encrypt", "field_encrypt.fpe", "proxy.fast", "encrypt.fast", "field_encrypt.fast", "field_encrypt.fpe.fast"} {
 		mode, ok := got.Modes[m]
 		if !ok {
 			t.Errorf("gateway mode %s missing", m)

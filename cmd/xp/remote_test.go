@@ -236,7 +236,7 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 		if !row.NeedsGateway() {
 			continue
 		}
-		key := planner.GatewayModeName(row.Security, row.GatewayTransport, row.Encoding)
+		key := planner.GatewayModeName(row.Security, row.GatewayTransport, row.Encoding, row.FieldCipher)
 		through[key]++
 		if len(e.Bootstrap) != 1 || !strings.HasPrefix(e.Bootstrap[0], gw.Addr+":") {
 			t.Errorf("%s attempt bootstraps from %v, want the gateway host %s", key, e.Bootstrap, gw.Addr)

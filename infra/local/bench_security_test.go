@@ -60,7 +60,7 @@ func BenchmarkSecurityModesEndToEnd(b *testing.B) {
 				if tc.security != planner.SecurityFieldEncrypt {
 					enc = ""
 				}
-				name := planner.GatewayModeName(tc.security, TLS, enc)
+				name := planner.GatewayModeName(tc.security, TLS, enc, "")
 				if tc.crypto != "" {
 					name += "." + tc.crypto
 				}

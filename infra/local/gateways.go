@@ -34,6 +34,9 @@ type GatewayModeOptions struct {
 	Encoding string
 	// Fields are the record fields field_encrypt encrypts; default ssn.
 	Fields []string
+	// Cipher is how field_encrypt encrypts them: aead (default) or fpe
+	// (planner.FieldCipherFPE: format-preserving FF1).
+	Cipher string
 	// Name is the mode registered in Modes(); default
 	// planner.GatewayModeName.
 	Name string
@@ -79,7 +82,7 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 	}
 	name := o.Name
 	if name == "" {
-		name = planner.GatewayModeName(o.Security, o.Transport, o.Encoding)
+		name = planner.GatewayModeName(o.Security, o.Transport, o.Encoding, o.Cipher)
 	}
 	gopts := GatewayOptions{Name: name, Transport: o.Transport, Logger: o.Logger, Crypto: o.Crypto}
 	switch o.Security {
@@ -97,6 +100,9 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 			if err == nil && len(o.Fields) > 0 {
 				cfg.Topics[0].Fields = o.Fields
 			}
+			if err == nil && o.Cipher == planner.FieldCipherFPE {
+				cfg.Topics[0].Cipher = encrypt.CipherFPE
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("local: %s: %w", name, err)
@@ -112,6 +118,9 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 		gopts.Filters = []gateway.RecordFilter{f}
 	default:
 		return nil, fmt.Errorf("local: %q is not a gateway mode (want one of %v)", o.Security, planner.GatewayModes())
+	}
+	if o.Cipher != "" && o.Cipher != planner.DefaultFieldCipher && o.Security != planner.SecurityFieldEncrypt {
+		return nil, fmt.Errorf("local: %s: field cipher %s needs field_encrypt", name, o.Cipher)
 	}
 	return StartGateway(ctx, c, gopts)
 }

@@ -51,7 +51,7 @@ func TestEncryptingModesEndToEnd(t *testing.T) {
 		{"field_encrypt", "mtls", "avro"},
 		{"field_encrypt", "tls", "protobuf"},
 	} {
-		name := planner.GatewayModeName(tc.security, tc.transport, tc.encoding)
+		name := planner.GatewayModeName(tc.security, tc.transport, tc.encoding, "")
 		t.Run(name+"/"+tc.encoding, func(t *testing.T) {
 			enc := tc.encoding
 			if tc.security == "encrypt" {

@@ -41,9 +41,10 @@ type GatewaySpec struct {
 	// Security is proxy, encrypt or field_encrypt; Transport the direct
 	// mode fronted (both legs); Encoding field_encrypt's record encoding
 	// (json, avro or protobuf); Fields the fields it encrypts (default
-	// ssn); Crypto std or fast.
+	// ssn); Cipher aead (or "") or fpe; Crypto std or fast.
 	Security, Transport, Encoding string
 	Fields                        []string
+	Cipher                        string
 	Crypto                        string
 }
 
@@ -71,7 +72,7 @@ func GatewaySpecs(rows []planner.Row, modeKey func(*planner.Row) string) []Gatew
 			tr = local.DefaultGatewayTransport
 		}
 		out = append(out, GatewaySpec{Key: k, Security: r.Security, Transport: tr, Encoding: enc,
-			Fields: r.EncryptFields, Crypto: r.GatewayCrypto})
+			Fields: r.EncryptFields, Cipher: r.FieldCipher, Crypto: r.GatewayCrypto})
 	}
 	slices.SortFunc(out, func(a, b GatewaySpec) int { return strings.Compare(a.Key, b.Key) })
 	return out
@@ -381,6 +382,9 @@ func GatewayConfigYAML(setup local.GatewaySetup, spec GatewaySpec, vault, schema
 		cfg.CreateVault = false
 		if spec.Security == planner.SecurityFieldEncrypt && len(spec.Fields) > 0 {
 			cfg.Topics[0].Fields = spec.Fields
+		}
+		if spec.Security == planner.SecurityFieldEncrypt && spec.Cipher == planner.FieldCipherFPE {
+			cfg.Topics[0].Cipher = encrypt.CipherFPE
 		}
 		file.Encrypt = &cfg
 	default:

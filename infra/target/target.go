@@ -71,15 +71,16 @@ type Endpoint struct {
 
 // ModeKey names the endpoint a row runs against in Endpoints.Modes, with
 // the names `xp cluster local` uses: the security mode for direct modes;
-// for gateway modes planner.GatewayModeName, and encrypt_fields other than
+// for gateway modes planner.GatewayModeName (with field_cipher), and encrypt_fields other than
 // the default (ssn) appended with "+" between them, and ".fast" for
 // gateway_crypto fast, e.g. "proxy", "proxy.sasl_ssl",
-// "field_encrypt.avro.mtls", "field_encrypt.ssn+notes", "encrypt.fast".
+// "field_encrypt.avro.mtls", "field_encrypt.ssn+notes", "encrypt.fast",
+// "field_encrypt.fpe.sasl_ssl.ssn+status".
 func ModeKey(r *planner.Row) string {
 	if !r.NeedsGateway() {
 		return r.Security
 	}
-	k := planner.GatewayModeName(r.Security, r.GatewayTransport, r.Encoding)
+	k := planner.GatewayModeName(r.Security, r.GatewayTransport, r.Encoding, r.FieldCipher)
 	if r.Security == planner.SecurityFieldEncrypt && len(r.EncryptFields) > 0 &&
 		!slices.Equal(r.EncryptFields, planner.DefaultEncryptFields) {
 		k += "." + strings.Join(r.EncryptFields, "+")

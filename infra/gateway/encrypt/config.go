@@ -106,7 +106,7 @@ type TopicRule struct {
 	ProtobufMessage       string            `yaml:"protobuf_message"`
 	// Cipher is how field_encrypt encrypts a field: CipherAEAD (default)
 	// or CipherFPE.
-	Cipher string `yaml:"cipher"`
+	Cipher string `yaml:"cipher,omitempty"`
 	// RequireEncryption refuses, on fetch, records of these topics that
 	// carry no envelope (no marker header, or the plaintext marker):
 	// their partition fails with the code of a decrypt failure

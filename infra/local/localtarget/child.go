@@ -52,6 +52,7 @@ type childGateway struct {
 	Transport string   `json:"transport,omitempty"`
 	Encoding  string   `json:"encoding,omitempty"`
 	Fields    []string `json:"fields,omitempty"`
+	Cipher    string   `json:"cipher,omitempty"`
 	SchemaDir string   `json:"schema_dir,omitempty"`
 	Crypto    string   `json:"crypto,omitempty"`
 }
@@ -119,7 +120,7 @@ func serveChild(stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	for _, g := range spec.Gateways {
 		gw, err := local.StartGatewayMode(ctx, c, local.GatewayModeOptions{Name: g.Name, Security: g.Security,
-			Transport: g.Transport, Encoding: g.Encoding, Fields: g.Fields, SchemaDir: g.SchemaDir, Crypto: g.Crypto,
+			Transport: g.Transport, Encoding: g.Encoding, Fields: g.Fields, Cipher: g.Cipher, SchemaDir: g.SchemaDir, Crypto: g.Crypto,
 			Logger: logger})
 		if err != nil {
 			reply(childReply{Error: err.Error()})

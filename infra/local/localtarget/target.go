@@ -139,7 +139,7 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 				name = fmt.Sprintf("%s-%d", name, i)
 			}
 			o := childGateway{Name: name, Security: r.Security, Transport: r.GatewayTransport,
-				Encoding: r.Encoding, Fields: r.EncryptFields, Crypto: r.GatewayCrypto}
+				Encoding: r.Encoding, Fields: r.EncryptFields, Cipher: r.FieldCipher, Crypto: r.GatewayCrypto}
 			if r.Security == planner.SecurityFieldEncrypt {
 				o.SchemaDir = filepath.Join(cluster.Dir, "schema")
 				if err := writeSchemas(o.SchemaDir); err != nil {
