@@ -67,6 +67,8 @@ func TestGatewayConfigYAML(t *testing.T) {
 			upstream: gateway.TLS, wantFilter: true, wantSchema: "avro_schema: " + filepath.Join(schemaDir, "record.avsc")},
 		{name: "field_encrypt of protobuf over tls", spec: GatewaySpec{Key: "field_encrypt.protobuf", Security: "field_encrypt", Transport: "tls", Encoding: "protobuf"},
 			upstream: gateway.TLS, wantFilter: true, wantSchema: "protobuf_descriptor_set: " + filepath.Join(schemaDir, "record.pb")},
+		{name: "field_encrypt fpe of protobuf", spec: GatewaySpec{Key: "field_encrypt.fpe.protobuf", Security: "field_encrypt", Transport: "tls", Encoding: "protobuf", Cipher: "fpe"},
+			upstream: gateway.TLS, wantFilter: true, wantSchema: "cipher: fpe"},
 		{name: "field_encrypt of avro without its schema", spec: GatewaySpec{Key: "field_encrypt.avro", Security: "field_encrypt", Transport: "tls", Encoding: "avro"},
 			wantErr: "record.avsc", noSchemas: true},
 		{name: "proxy over plaintext", spec: GatewaySpec{Key: "proxy.plaintext", Security: "proxy", Transport: "plaintext"}, upstream: gateway.Plaintext},
@@ -124,12 +126,13 @@ func TestGatewaySpecs(t *testing.T) {
 		{Security: "encrypt", GatewayTransport: "tls", GatewayCrypto: "fast"},
 		{Security: "field_encrypt", GatewayTransport: "tls", Encoding: "avro", GatewayCrypto: "std"},
 		{Security: "field_encrypt", GatewayTransport: "sasl_ssl", Encoding: "json", GatewayCrypto: "std"},
+		{Security: "field_encrypt", GatewayTransport: "sasl_ssl", Encoding: "json", FieldCipher: "fpe", GatewayCrypto: "std"},
 	}
 	var keys []string
 	for _, s := range GatewaySpecs(rows, target.ModeKey) {
-		keys = append(keys, s.Key+"/"+s.Transport+"/"+s.Encoding)
+		keys = append(keys, s.Key+"/"+s.Transport+"/"+s.Encoding+s.Cipher)
 	}
-	if got, want := strings.Join(keys, ","), "encrypt.fast/tls/json,field_encrypt.avro/tls/avro,field_encrypt.sasl_ssl/sasl_ssl/json,proxy/tls/json"; got != want {
+	if got, want := strings.Join(keys, ","), "encrypt.fast/tls/json,field_encrypt.avro/tls/avro,field_encrypt.fpe.sasl_ssl/sasl_ssl/jsonfpe,field_encrypt.sasl_ssl/sasl_ssl/json,proxy/tls/json"; got != want {
 		t.Errorf("specs %s, want %s", got, want)
 	}
 }

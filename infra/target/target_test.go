@@ -24,6 +24,11 @@ func TestModeKey(t *testing.T) {
 			"field_encrypt.avro.mtls"},
 		{"field_encrypt other fields", planner.Row{Security: "field_encrypt", GatewayTransport: "tls", Encoding: "json",
 			EncryptFields: []string{"ssn", "notes"}}, "field_encrypt.ssn+notes"},
+		{"field_encrypt fpe", planner.Row{Security: "field_encrypt", GatewayTransport: "tls", Encoding: "json", FieldCipher: "fpe",
+			EncryptFields: []string{"ssn"}}, "field_encrypt.fpe"},
+		{"field_encrypt fpe avro sasl, fields, fast", planner.Row{Security: "field_encrypt", GatewayTransport: "sasl_ssl", Encoding: "avro",
+			FieldCipher: "fpe", EncryptFields: []string{"ssn", "status"}, GatewayCrypto: "fast"}, "field_encrypt.fpe.avro.sasl_ssl.ssn+status.fast"},
+		{"fpe ignored off field_encrypt", planner.Row{Security: "encrypt", GatewayTransport: "tls", FieldCipher: "fpe"}, "encrypt"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
