@@ -20,7 +20,10 @@ func writeDocument(w io.Writer, h header, rows []result) error {
 		"runs are in git history.\n\n"+
 		"Gateway rows run the gateway's default crypto, `std` (crypto/tls and\n"+
 		"crypto/cipher), unless their name says `_fast`: those run `crypto: fast`\n"+
-		"(xp's TLS 1.3 record layer and VAES AES-GCM; docs/gateway.md).\n\n")
+		"(xp's TLS 1.3 record layer and VAES AES-GCM; docs/gateway.md).\n"+
+		"field_encrypt rows seal the field in an AES-GCM envelope (field_cipher\n"+
+		"aead) unless their name says `_fpe`: those encrypt it format-preserving\n"+
+		"(field_cipher fpe: FF1 over AES-256), side by side in the same run.\n\n")
 	fmt.Fprint(b, "| | |\n|---|---|\n")
 	machine := fmt.Sprintf("%s, %d cores", h.CPU, h.Cores)
 	if h.Features != "" {

@@ -31,6 +31,7 @@ import (
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/internal/aesgcm"
+	"github.com/xp-bench/xp/internal/ff1"
 )
 
 // helperEnv makes the test binary run a gateway instead of tests, so its
@@ -50,7 +51,7 @@ type helperSpec struct {
 	CA       string
 	Cert     string
 	Key      string
-	Mode     string // proxy, encrypt, json, avro, protobuf
+	Mode     string // proxy, encrypt, json, avro, protobuf; json_fpe, avro_fpe, protobuf_fpe: cipher fpe
 	Vault    string
 	Schemas  string // directory of the load generator's schemas
 	// Crypto is the gateway's crypto: std (default) or fast.
@@ -74,7 +75,8 @@ func runGatewayHelper(raw string) int {
 		Crypto:   s.Crypto,
 	}
 	var rules []TopicRule
-	switch s.Mode {
+	mode, fpe := strings.CutSuffix(s.Mode, "_fpe")
+	switch mode {
 	case "encrypt":
 		rules = []TopicRule{{Pattern: "*", Mode: ModeEncrypt}}
 	case EncodingJSON:
@@ -83,6 +85,9 @@ func runGatewayHelper(raw string) int {
 		rules = []TopicRule{{Pattern: "*", Mode: ModeFieldEncrypt, Encoding: EncodingAvro, AvroSchema: filepath.Join(s.Schemas, "record.avsc")}}
 	case EncodingProtobuf:
 		rules = []TopicRule{{Pattern: "*", Mode: ModeFieldEncrypt, Encoding: EncodingProtobuf, ProtobufDescriptorSet: filepath.Join(s.Schemas, "record.pb")}}
+	}
+	if fpe {
+		rules[0].Cipher = CipherFPE
 	}
 	if rules != nil {
 		f, err := New(Config{Vault: s.Vault, CreateVault: true, Topics: rules}, ".")
@@ -126,6 +131,11 @@ var cpuModes = []struct{ name, mode, layer string }{
 	{"field_encrypt/json", EncodingJSON, ""},
 	{"field_encrypt/avro", EncodingAvro, ""},
 	{"field_encrypt/protobuf", EncodingProtobuf, ""},
+	// The ssn format-preserving (cipher fpe: FF1) instead of in an
+	// AES-GCM envelope.
+	{"field_encrypt/json_fpe", EncodingJSON + "_fpe", ""},
+	{"field_encrypt/avro_fpe", EncodingAvro + "_fpe", ""},
+	{"field_encrypt/protobuf_fpe", EncodingProtobuf + "_fpe", ""},
 	// The same gateways with crypto fast (tlsrec and VAES AES-GCM).
 	{"proxy_fast", "proxy", gateway.CryptoFast},
 	{"encrypt_fast", "encrypt", gateway.CryptoFast},
@@ -176,7 +186,11 @@ const (
 // default gateway use). The plain rows run the default gateway (crypto
 // std: crypto/tls and crypto/cipher); the *_fast rows the same gateway
 // with crypto fast (xp's TLS 1.3 record layer and VAES AES-GCM, where this
-// binary and CPU allow), side by side in the same rounds.
+// binary and CPU allow), side by side in the same rounds; the *_fpe rows
+// encrypt the ssn format-preserving (field_cipher fpe: FF1 over AES-256,
+// no envelope, the record keeps its size) instead of sealing it in an
+// AES-GCM envelope, with the floor row floor/field_encrypt_fpe: FF1
+// encryption and decryption of the ssn's nine digits plus the TLS legs.
 //
 // Targets (issue 7, set for the fast path before std became the
 // default): encrypt and field_encrypt avro and protobuf under 2.5 µs per
@@ -282,15 +296,25 @@ func BenchmarkGatewayCPU(b *testing.B) {
 		for _, f := range []struct {
 			name string
 			n    int // bytes the gateway encrypts (0: none)
-		}{{"proxy", 0}, {"encrypt", 1024}, {"field_encrypt", 11}} {
+		}{{"proxy", 0}, {"encrypt", 1024}, {"field_encrypt", 11}, {"field_encrypt_fpe", -9}} {
 			b.Run(impl.prefix+"/"+f.name, func(b *testing.B) {
 				tls := newSealOpen(b, impl.aead, 16, 1024)
-				enc := newSealOpen(b, impl.aead, 32, f.n)
+				enc := newSealOpen(b, impl.aead, 32, max(f.n, 0))
+				ff, err := ff1.New(make([]byte, 32))
+				if err != nil {
+					b.Fatal(err)
+				}
+				digits, tweak := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, []byte("cpu-1\x00ssn")
 				for b.Loop() {
 					tls.run(b)
 					tls.run(b)
-					if f.n > 0 {
+					switch {
+					case f.n > 0:
 						enc.run(b)
+					case f.n < 0: // FF1 of the ssn's digits, both ways
+						if ff.Encrypt(digits, 10, tweak) != nil || ff.Decrypt(digits, 10, tweak) != nil {
+							b.Fatal("ff1")
+						}
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N), "gw_us/record")
@@ -394,7 +418,7 @@ func newCPURig(b *testing.B, mode, layer string, spec helperSpec, serverTLS, cli
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...); err != nil {
 		b.Fatal(err)
 	}
-	enc := mode
+	enc := strings.TrimSuffix(mode, "_fpe")
 	if mode == "proxy" || mode == "encrypt" {
 		enc = "bytes"
 	}

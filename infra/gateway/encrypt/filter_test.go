@@ -47,6 +47,10 @@ var benchCases = []benchCase{
 	{"field_encrypt/json", "j-bench", EncodingJSON, records.None},
 	{"field_encrypt/avro", "a-bench", EncodingAvro, records.None},
 	{"field_encrypt/protobuf", "p-bench", EncodingProtobuf, records.None},
+	// The ssn format-preserving (cipher fpe) instead of in an envelope.
+	{"field_encrypt/json_fpe", "fbj-bench", EncodingJSON, records.None},
+	{"field_encrypt/avro_fpe", "fba-bench", EncodingAvro, records.None},
+	{"field_encrypt/protobuf_fpe", "fbp-bench", EncodingProtobuf, records.None},
 	// Compressed batches must be decompressed and recompressed both ways.
 	{"field_encrypt/json+lz4", "j-bench", EncodingJSON, records.LZ4},
 	{"field_encrypt/json+zstd", "j-bench", EncodingJSON, records.Zstd},
@@ -79,7 +83,11 @@ func newRoundTripper(t testing.TB, topic, enc string) *roundTripper {
 }
 
 func newRoundTripperCodec(t testing.TB, topic, enc string, codec records.Codec) *roundTripper {
-	f, err := New(Config{Vault: newVault(t, "k1"), Topics: testRules()}, ".")
+	rules := append(testRules(),
+		TopicRule{Pattern: "fbj-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingJSON},
+		TopicRule{Pattern: "fba-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingAvro, AvroSchema: loadgenAvro},
+		TopicRule{Pattern: "fbp-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingProtobuf, ProtobufDescriptorSet: loadgenProto})
+	f, err := New(Config{Vault: newVault(t, "k1"), Topics: rules}, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
