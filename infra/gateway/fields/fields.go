@@ -12,6 +12,10 @@
 // datum (length and content), for Protobuf the whole field (tag and
 // payload). The field path bound into the envelope's authenticated data is
 // the field name.
+//
+// With format-preserving encryption (EncryptFormat, format.go) a string
+// field's content is encrypted in place with FF1 instead, keeping its
+// length and the class of every character; everything else is copied.
 package fields
 
 import (
