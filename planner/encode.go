@@ -64,9 +64,7 @@ func appendRowJSON(b []byte, r *Row) []byte {
 		}
 		b = append(b, ']')
 	}
-	if r.FieldCipher != "" {
-		str("field_cipher", r.FieldCipher)
-	}
+	str("field_cipher", r.FieldCipher)
 	num("gateways", int64(r.Gateways))
 	str("gateway_kind", r.GatewayKind)
 	str("gateway_transport", r.GatewayTransport)

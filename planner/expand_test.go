@@ -234,6 +234,10 @@ func TestCanonicalForm(t *testing.T) {
 	for _, k := range identityNames {
 		delete(m, k)
 	}
+	if m["field_cipher"] != DefaultFieldCipher {
+		t.Errorf("field_cipher %v, want the default %s", m["field_cipher"], DefaultFieldCipher)
+	}
+	delete(m, "field_cipher") // left out of the cell at its default
 	viaJSON, _ := json.Marshal(m)
 	if string(viaJSON) != want {
 		t.Errorf("json.Marshal of the factor fields\n%s\ndiffers from the canonical form", viaJSON)

@@ -37,13 +37,13 @@ type fieldDef struct {
 	hint     string // what the pattern accepts, for messages
 	required bool
 	infra    bool // part of the infrastructure a row needs
-	// omitted is, for a field added after plans were first written, its
-	// default: a row at that level is stored as "" and leaves the field
-	// out of its JSON and of the canonical form, so the cells of plans
-	// from before the field are unchanged.
-	omitted string
-	get     func(*Row) Value
-	set     func(*Row, Value)
+	// unhashed is, for a field added after cells were first hashed
+	// (field_cipher), its default: at that level the field is left out
+	// of the canonical form, so the cells of plans from before the field
+	// are unchanged, and a plan row without the field has that level.
+	unhashed string
+	get      func(*Row) Value
+	set      func(*Row, Value)
 }
 
 // Security modes.
@@ -190,7 +190,7 @@ var fields = []fieldDef{
 	{name: "encrypt_fields", kind: kindList, enum: RecordFields,
 		get: func(r *Row) Value { return Value{List: r.EncryptFields} },
 		set: func(r *Row, v Value) { r.EncryptFields = v.List }},
-	omittedAtDefault(enumField("field_cipher", []string{FieldCipherAEAD, FieldCipherFPE}, func(r *Row) *string { return &r.FieldCipher }), DefaultFieldCipher),
+	unhashedAt(enumField("field_cipher", []string{FieldCipherAEAD, FieldCipherFPE}, func(r *Row) *string { return &r.FieldCipher }), DefaultFieldCipher),
 	withInfra(intField("gateways", 1, 16, func(r *Row) *int { return &r.Gateways })),
 	withInfra(enumField("gateway_kind", []string{"builtin", "kroxylicious", "command"}, func(r *Row) *string { return &r.GatewayKind })),
 	enumField("gateway_transport", []string{"plaintext", "tls", "mtls", "sasl_ssl"}, func(r *Row) *string { return &r.GatewayTransport }),
@@ -203,27 +203,10 @@ var fields = []fieldDef{
 
 func withReq(f fieldDef) fieldDef { f.required = true; return f }
 
-// omittedAtDefault makes f a field stored as "" at level def (see
-// fieldDef.omitted): its value reads as def, and setting def stores "".
-func omittedAtDefault(f fieldDef, def string) fieldDef {
-	get, set := f.get, f.set
-	f.omitted = def
-	f.get = func(r *Row) Value {
-		v := get(r)
-		if v.Str == "" {
-			v.Str = def
-		}
-		return v
-	}
-	f.set = func(r *Row, v Value) {
-		if v.Str == def {
-			v.Str = ""
-		}
-		set(r, v)
-	}
-	return f
-}
-func withInfra(f fieldDef) fieldDef { f.infra = true; return f }
+// unhashedAt leaves f out of the canonical form at level def (see
+// fieldDef.unhashed).
+func unhashedAt(f fieldDef, def string) fieldDef { f.unhashed = def; return f }
+func withInfra(f fieldDef) fieldDef              { f.infra = true; return f }
 
 // Field indices used by the planner's own logic.
 var (
@@ -375,7 +358,7 @@ func applyDefaults(r *Row, set []bool) {
 	def(fieldIndex("gateway_kind"), func() { r.GatewayKind = DefaultGatewayKind })
 	def(fieldIndex("gateway_transport"), func() { r.GatewayTransport = DefaultGatewayTransport })
 	def(fieldIndex("gateway_crypto"), func() { r.GatewayCrypto = DefaultGatewayCrypto })
-	def(fieldIndex("field_cipher"), func() { r.FieldCipher = "" }) // DefaultFieldCipher, stored as ""
+	def(fieldIndex("field_cipher"), func() { r.FieldCipher = DefaultFieldCipher })
 	def(fieldIndex("warmup_s"), func() { r.WarmupS = DefaultWarmupS })
 	def(fieldIndex("duration_s"), func() { r.DurationS = DefaultDurationS })
 	def(fieldIndex("drain_timeout_s"), func() { r.DrainTimeoutS = DefaultDrainTimeoutS })

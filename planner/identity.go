@@ -9,7 +9,7 @@ import (
 // Canonical returns the canonical JSON of r's factor fields that `cell`
 // hashes: every factor field, keys sorted, no whitespace, integers as
 // integers, target_rate as an integer or "max", encrypt_fields as a sorted
-// array of strings; a field added after plans were first written
+// array of strings; a field added after cells were first hashed
 // (field_cipher) only when it is not at its default, so that old cells
 // keep their identity. Fields named in omit are left out (`pair` omits
 // the treatment field).
@@ -33,7 +33,7 @@ func appendCanonical(b []byte, r *Row, skip int) []byte {
 		}
 		f := &fields[i]
 		v := f.get(r)
-		if f.omitted != "" && v.Str == f.omitted {
+		if f.unhashed != "" && v.Str == f.unhashed {
 			continue
 		}
 		if !first {

@@ -154,7 +154,7 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 		// The common case: exactly the known fields, each once.
 		for i, raw := range raws {
 			if raw == nil {
-				if !optionalField(rowNames[i]) {
+				if !v.defaultFor(&r, rowNames[i]) {
 					v.errf(n, rowNames[i], "%s", missingReason(rowNames[i]))
 				}
 				continue
@@ -183,7 +183,7 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 			v.decodeField(n, &r, key, obj[key])
 		}
 		for _, k := range rowNames {
-			if _, ok := obj[k]; !ok && !optionalField(k) {
+			if _, ok := obj[k]; !ok && !v.defaultFor(&r, k) {
 				v.errf(n, k, "%s", missingReason(k))
 			}
 		}
@@ -195,11 +195,16 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 	return r, len(v.errs) == before
 }
 
-// optionalField reports whether a row may leave the field out: one
-// stored as "" at its default (fieldDef.omitted).
-func optionalField(name string) bool {
+// defaultFor gives r the default of a field a row may leave out (one
+// left out of the cell at its default: plans from before it), reporting
+// whether it is one.
+func (v *planValidator) defaultFor(r *Row, name string) bool {
 	i := fieldIndex(name)
-	return i >= 0 && fields[i].omitted != ""
+	if i < 0 || fields[i].unhashed == "" {
+		return false
+	}
+	fields[i].set(r, Value{Str: fields[i].unhashed})
+	return true
 }
 
 // missingReason says that a field is missing, and for fields added after

@@ -89,10 +89,10 @@ type Row struct {
 	Compression       string   `json:"compression"`
 	Encoding          string   `json:"encoding"`
 	EncryptFields     []string `json:"encrypt_fields"`
-	// FieldCipher is "fpe", or "" for the default aead: a row at the
-	// default leaves the field out of its JSON and its cell, as rows
-	// written before the field existed do (Get reads it as "aead").
-	FieldCipher      string `json:"field_cipher,omitempty"`
+	// FieldCipher is left out of the cell at its default, aead, so that
+	// cells from before the field are unchanged; a row read without it
+	// is aead.
+	FieldCipher      string `json:"field_cipher"`
 	Gateways         int    `json:"gateways"`
 	GatewayKind      string `json:"gateway_kind"`
 	GatewayTransport string `json:"gateway_transport"`
