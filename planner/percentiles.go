@@ -63,7 +63,7 @@ func percentileWarnings(rows []Row) []string {
 
 // percentileSupport says, per distinct rate and duration of rows, which
 // of TailPercentiles a run can report: for capped rows from rate ×
-// duration; for closed-loop rows (target_rate max), whose samples are
+// duration; for saturating rows (target_rate max), whose samples are
 // the achieved rate × duration, the rate each percentile needs.
 func percentileSupport(rows []Row) []string {
 	type rd struct {
@@ -95,7 +95,7 @@ func percentileSupport(rows []Row) []string {
 			for _, p := range TailPercentiles {
 				need = append(need, fmt.Sprintf("%s needs ≥ %d msg/s", p.Name, (p.Samples+int64(k.dur)-1)/int64(k.dur)))
 			}
-			out = append(out, fmt.Sprintf("%d rows closed loop (target_rate max) for %d s: samples = achieved msg/s × %d s; %s",
+			out = append(out, fmt.Sprintf("%d rows at target_rate max for %d s: samples = achieved msg/s × %d s; %s",
 				seen[k], k.dur, k.dur, strings.Join(need, ", ")))
 			continue
 		}

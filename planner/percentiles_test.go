@@ -42,7 +42,7 @@ func TestPercentileSupport(t *testing.T) {
 	want := []string{
 		"1 rows at 1000 msg/s for 3 s: about 3000 samples a run, up to p99; too few for p99.9 (needs 10000), p99.99 (needs 100000)",
 		"1 rows at 10000 msg/s for 30 s: about 300000 samples a run, up to p99.99",
-		"2 rows closed loop (target_rate max) for 60 s: samples = achieved msg/s × 60 s; p99 needs ≥ 17 msg/s, p99.9 needs ≥ 167 msg/s, p99.99 needs ≥ 1667 msg/s",
+		"2 rows at target_rate max for 60 s: samples = achieved msg/s × 60 s; p99 needs ≥ 17 msg/s, p99.9 needs ≥ 167 msg/s, p99.99 needs ≥ 1667 msg/s",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
