@@ -6,7 +6,12 @@
 // when the test ends, also when it fails.
 //
 // The hosts share this machine's file system and users; only the network
-// is theirs. It needs root (CAP_NET_ADMIN) and /usr/sbin/sshd; when either
+// is theirs, and its name service: each host's /etc/hosts names every host
+// of the net, and its resolver has no name server, so a lookup the files
+// do not answer fails at once (a JVM's reverse lookup of a peer's address
+// never waits for a name server the namespace cannot reach). These are
+// the files of /etc/netns/NAMESPACE/, which `ip netns exec` mounts over
+// /etc's, removed with the namespace. It needs root (CAP_NET_ADMIN) and /usr/sbin/sshd; when either
 // is missing the test fails and says so.
 package netnstest
 
@@ -135,6 +140,9 @@ func New(t testing.TB, n int) *Net {
 			t.Fatalf("netnstest: %v", err)
 		}
 		nt.Hosts = append(nt.Hosts, h)
+		if err := h.writeEtc(n); err != nil {
+			t.Fatalf("netnstest: host %s: %v", h.Name, err)
+		}
 		if err := h.makeNamespace(); err != nil {
 			t.Fatalf("netnstest: host %s (namespace %s): %v", h.Name, h.NS, err)
 		}
@@ -160,6 +168,29 @@ func (n *Net) makeBridge() error {
 		}
 	}
 	return nil
+}
+
+// etcDir is where `ip netns exec` finds the files it mounts over /etc's
+// in the host's namespace.
+func (h *Host) etcDir() string { return filepath.Join("/etc/netns", h.NS) }
+
+// writeEtc writes the host's hosts file, naming each of the n hosts of the
+// net by its address, and a resolv.conf whose only name server is the
+// namespace's own loopback, where none listens: a lookup that is not in
+// the hosts file is refused at once.
+func (h *Host) writeEtc(n int) error {
+	var hosts strings.Builder
+	hosts.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&hosts, "%s.%d\thost%d\n", h.n.Prefix, 10+i, i)
+	}
+	if err := os.MkdirAll(h.etcDir(), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(h.etcDir(), "hosts"), []byte(hosts.String()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(h.etcDir(), "resolv.conf"), []byte("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n"), 0o644)
 }
 
 func (h *Host) makeNamespace() error {
@@ -388,6 +419,9 @@ func (n *Net) cleanup() {
 			errs = append(errs, err)
 		}
 		ip("link", "del", h.veth) // gone with the namespace unless moving it failed
+		if err := os.RemoveAll(h.etcDir()); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := ip("link", "del", n.Bridge); err != nil && !strings.Contains(err.Error(), "Cannot find device") {
 		errs = append(errs, err)

@@ -3,6 +3,7 @@ package netnstest
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -29,6 +30,14 @@ func TestHostsAndCleanup(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "SSH-2.0") || !strings.Contains(string(out), h0.Addr+"/24") ||
 			strings.Contains(string(out), n.Gateway+"/") {
 			t.Fatalf("host0 -> host1 sshd: %v\n%s", err, out)
+		}
+		// Names: the hosts file names every host; the resolver's only
+		// name server is the namespace's loopback, so an unknown name is
+		// refused there rather than sent to a server it cannot reach.
+		out, err = h0.Command(context.Background(), "sh", "-c", "getent hosts "+h1.Addr+"; cat /etc/resolv.conf; getent hosts xp-no-such-host.invalid || echo unknown").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), h1.Addr+" ") || !strings.Contains(string(out), "host1") ||
+			!strings.Contains(string(out), "nameserver 127.0.0.1") || !strings.HasSuffix(string(out), "unknown\n") {
+			t.Fatalf("names in host0: %v\n%s", err, out)
 		}
 		sleeper = h1.Command(context.Background(), "sleep", "600")
 		if err := sleeper.Start(); err != nil {
@@ -66,6 +75,11 @@ func TestHostsAndCleanup(t *testing.T) {
 	for _, ns := range namespaces {
 		if strings.Contains(string(out), ns) {
 			t.Errorf("namespace %s left after cleanup", ns)
+		}
+	}
+	for _, ns := range namespaces {
+		if _, err := os.Stat("/etc/netns/" + ns); err == nil {
+			t.Errorf("/etc/netns/%s left after cleanup", ns)
 		}
 	}
 	if err := exec.Command("ip", "link", "show", bridge).Run(); err == nil {
