@@ -32,7 +32,7 @@ func (d *Deployer) DescribeHosts() []target.HostInfo {
 	for _, h := range dep.Hosts() {
 		out = append(out, target.HostInfo{Name: h.Name, Role: h.Role, Address: h.Address, InstanceType: h.InstanceType,
 			OS: h.OS, Arch: h.Arch, Kernel: h.Kernel, Distro: h.Distro, CPUs: h.CPUs, MemoryMiB: h.MemoryMiB,
-			Java: h.Java, Kafka: h.Kafka})
+			Java: h.Java, Kafka: h.Kafka, JVMFlags: h.JVMFlags})
 	}
 	return out
 }
@@ -42,11 +42,17 @@ const logBound = 1 << 20
 
 // RunLoad runs a row's load on the client hosts (target.LoadRunner): the
 // rate split over them, each `xp loadgen` with the row's settings and a
-// seed of its own, the results merged.
+// seed of its own, the results merged. Every service of the cluster and
+// its gateways must run before the load and still run after it: a run
+// during which a broker was gone is a failed attempt (its row is retried
+// on restarted services), not a measurement.
 func (d *Deployer) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
 	dep := d.Deployment()
 	if dep == nil {
 		return nil, errors.New("remote: nothing deployed")
+	}
+	if err := dep.CheckServices(ctx); err != nil {
+		return nil, err
 	}
 	c := l.Config
 	timeout := c.Warmup + c.Duration + c.DrainTimeout + 2*time.Minute
@@ -62,6 +68,12 @@ func (d *Deployer) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result,
 		load.Mode = target.ModeKey(l.Row)
 	}
 	res, _, err := dep.RunLoad(ctx, load)
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	if serr := dep.CheckServices(ctx); serr != nil {
+		return nil, errors.Join(serr, err)
+	}
 	if err != nil {
 		return nil, err
 	}

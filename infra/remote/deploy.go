@@ -71,7 +71,7 @@ type Deployment struct {
 	// modes are the embedded cluster's modes; their files live at the same
 	// paths on the broker host and on every client host.
 	modes map[string]local.Mode
-	// kafka is "Apache Kafka VERSION" once StartKafka ran.
+	// kafka is "apache VERSION" once StartKafka ran.
 	kafka string
 	// brokers is the number of brokers of the cluster started, their node
 	// ids firstNodeID, firstNodeID+1, ... (0.. for the embedded cluster,
@@ -88,6 +88,9 @@ type deployed struct {
 	dir  string
 	xp   string
 	info agent.Info
+	// jvm is the heap and JVM flags of the Kafka node StartKafka started
+	// on the host ("" for none).
+	jvm string
 }
 
 var campaignRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -251,9 +254,11 @@ type HostRecord struct {
 	Address      string `json:"address"`
 	InstanceType string `json:"instance_type,omitempty"`
 	agent.Info
-	// Kafka is the broker software: "embedded (kfake)" or "Apache Kafka
-	// VERSION" (on broker and controller hosts).
-	Kafka string `json:"kafka,omitempty"`
+	// Kafka is the broker software: "embedded (kfake)" or "apache
+	// VERSION" (on broker and controller hosts), and for Apache Kafka
+	// JVMFlags the heap and JVM flags it ran with (Info.Java the runtime).
+	Kafka    string `json:"kafka,omitempty"`
+	JVMFlags string `json:"jvm_flags,omitempty"`
 }
 
 // Hosts describes every host, sorted by name.
@@ -264,7 +269,7 @@ func (d *Deployment) Hosts() []HostRecord {
 		r := HostRecord{Name: n, Role: h.Role, Address: h.Private, InstanceType: h.InstanceType, Info: h.info}
 		switch {
 		case d.kafka != "" && (h.Role == RoleBroker || h.Role == RoleController):
-			r.Kafka = d.kafka
+			r.Kafka, r.JVMFlags = d.kafka, h.jvm
 		case h.Role == RoleBroker && d.modes != nil:
 			r.Kafka = "embedded (kfake)"
 		}

@@ -20,17 +20,26 @@ import (
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/tf"
 )
 
 // KafkaRelease is Apache Kafka installed from a release tarball
-// (TARGET.yaml kafka.distribution a URL, with kafka.version and
+// (TARGET.yaml kafka.distribution a URL or a file, with kafka.version and
 // kafka.sha512).
 type KafkaRelease struct {
 	Version string
-	URL     string
-	SHA512  string
+	// URL is the tarball the hosts download, or File the tarball on this
+	// machine uploaded to them; one of the two.
+	URL, File string
+	SHA512    string
+	// Heap is kafka.heap (e.g. 384m): every node's -Xmx and -Xms; empty:
+	// a quarter of its host's memory (heapOpts).
+	Heap string
+	// JVMFlags is kafka.jvm_flags; empty: Kafka's own
+	// (kafkaconf.DefaultJVMFlags).
+	JVMFlags string
 	// InstallTimeout bounds the install and start of every node (the
 	// download included); default 5 minutes.
 	InstallTimeout time.Duration
@@ -235,6 +244,9 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 	for _, n := range p.nodes {
 		names = append(names, n.h.Name)
 		byName[n.h.Name] = n
+		if err := heapFits(rel.Heap, n.h); err != nil {
+			return nil, err
+		}
 	}
 	ictx, cancel := context.WithTimeout(ctx, installTimeout)
 	defer cancel()
@@ -244,7 +256,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	d.kafka = "Apache Kafka " + rel.Version
+	d.kafka = KafkaApache + " " + rel.Version
 
 	// The client files go to every client host; the first broker host
 	// gets them too, with the CA's key, where gateways started in front
@@ -298,12 +310,47 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 	return p.modes, nil
 }
 
-// startNode uploads one node's files, runs its install script and starts
-// it under the agent.
+// KafkaApache is the word an attempt's host records start their Kafka
+// with when Apache Kafka ran there ("apache 4.4.0").
+const KafkaApache = "apache"
+
+// jvmOverheadMiB is what a JVM takes beyond its heap (metaspace, threads,
+// code cache, direct buffers) that a host must have besides.
+const jvmOverheadMiB = 256
+
+// heapFits says why kafka.heap cannot run on h, nil when it can (or when
+// it is not set: heapOpts then takes a quarter of the host's memory).
+func heapFits(heap string, h *deployed) error {
+	mib := tf.Kafka{Heap: heap}.HeapMiB()
+	if mib == 0 || h.info.MemoryMiB == 0 || mib+jvmOverheadMiB <= h.info.MemoryMiB {
+		return nil
+	}
+	return fmt.Errorf("remote: kafka.heap %s does not fit host %s: %d MiB of heap and about %d MiB the JVM needs besides, but the host has %d MiB of memory; "+
+		"give a smaller kafka.heap, or leave it out for a quarter of each host's memory", heap, h.Name, mib, jvmOverheadMiB, h.info.MemoryMiB)
+}
+
+// nodeInstall is how node n gets rel: the release from its URL, or from
+// the file uploaded beside its directory.
+func nodeInstall(h *deployed, rel KafkaRelease, clusterID string) kafkaconf.Install {
+	in := kafkaconf.Install{Version: rel.Version, URL: rel.URL, SHA512: rel.SHA512, Dir: h.dir,
+		LogDirs: path.Join(h.dir, kafkaData), ClusterID: clusterID, HeapOpts: heapOpts(h.info.MemoryMiB), JVMFlags: rel.JVMFlags}
+	if rel.Heap != "" {
+		in.HeapOpts = "-Xmx" + rel.Heap + " -Xms" + rel.Heap
+	}
+	if rel.File != "" {
+		in.URL, in.File = "", path.Join(h.dir, release.KafkaArchiveName(rel.Version))
+	}
+	return in
+}
+
+// startNode uploads one node's files (and the release, when it is a file
+// and the host has not unpacked it yet), runs its install script and
+// starts it under the agent, returning once a broker answers Kafka
+// requests on its plaintext listener (a dedicated controller: once its
+// controller listener accepts connections).
 func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelease, p *kafkaPlan) error {
 	h := n.h
-	in := kafkaconf.Install{Version: rel.Version, URL: rel.URL, SHA512: rel.SHA512, Dir: h.dir,
-		LogDirs: path.Join(h.dir, kafkaData), ClusterID: p.clusterID, HeapOpts: heapOpts(h.info.MemoryMiB)}
+	in := nodeInstall(h, rel, p.clusterID)
 	script, err := in.Script()
 	if err != nil {
 		return err
@@ -311,6 +358,22 @@ func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelea
 	argv, err := in.ServerCommand()
 	if err != nil {
 		return err
+	}
+	if in.File != "" {
+		// The release is a file here: streamed to the host unless it has
+		// it unpacked (the script checks it against its SHA-512 again and
+		// removes it once unpacked).
+		out, err := h.c.Output(ctx, fmt.Sprintf("if [ -d %s ]; then echo unpacked; fi", ssh.Quote(path.Join(h.dir, "kafka-"+rel.Version))))
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(string(out)) != "unpacked" {
+			start := time.Now()
+			if _, err := h.c.Upload(ctx, rel.File, in.File, 0o644); err != nil {
+				return fmt.Errorf("kafka release %s: %w", rel.File, err)
+			}
+			fmt.Fprintf(d.o.Log, "remote: %s: %s uploaded in %.1fs\n", h.Name, path.Base(rel.File), time.Since(start).Seconds())
+		}
 	}
 	files := map[string][]byte{
 		path.Join(h.dir, kafkaProps):  n.props,
@@ -332,17 +395,29 @@ func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelea
 	for i, a := range argv {
 		q[i] = ssh.Quote(a)
 	}
-	cmd := fmt.Sprintf("%s agent start --dir %s --name %s -- %s", ssh.Quote(h.xp), ssh.Quote(h.dir), kafkaService, strings.Join(q, " "))
+	wait := "--wait-kafka " + ssh.Quote(net.JoinHostPort(h.Private, strconv.Itoa(kafkaconf.DefaultPorts.Plaintext)))
+	if !slices.Contains(n.node.Roles, kafkaconf.RoleBroker) {
+		wait = "--wait-tcp " + ssh.Quote(net.JoinHostPort(h.Private, strconv.Itoa(kafkaconf.DefaultPorts.Controller)))
+	}
+	cmd := fmt.Sprintf("%s agent start --dir %s --name %s %s --timeout %s -- %s", ssh.Quote(h.xp), ssh.Quote(h.dir), kafkaService,
+		wait, nodeStartTimeout, strings.Join(q, " "))
 	if _, err := h.c.Output(ctx, cmd); err != nil {
-		return fmt.Errorf("starting kafka node %d: %w", n.node.ID, err)
+		// Kafka logs to server.log, not to its standard output.
+		tail, _ := h.c.Output(ctx, "tail -c 3000 "+ssh.Quote(path.Join(h.dir, "logs", "server.log"))+" 2>/dev/null || true")
+		return fmt.Errorf("starting kafka node %d: %w\nend of server.log:\n%s", n.node.ID, err, tail)
 	}
 	// Java may have come with the install script.
 	info, err := h.c.Output(ctx, ssh.Quote(h.xp)+" agent info")
 	if err == nil {
 		json.Unmarshal(info, &h.info)
 	}
+	h.jvm = in.JVMOptions()
 	return nil
 }
+
+// nodeStartTimeout bounds a node's start, from its JVM's launch until it
+// serves (a broker waits for the quorum of controllers, started beside it).
+const nodeStartTimeout = 3 * time.Minute
 
 // checkKafka checks TARGET.yaml's kafka section: embedded, or release
 // URLs each with its version and SHA-512.
@@ -368,10 +443,10 @@ func checkKafka(k tf.Kafka) error {
 
 func checkRelease(r tf.KafkaRelease) error {
 	if r.SHA512 == "" {
-		return fmt.Errorf("kafka.distribution %q: a release URL needs kafka.sha512 (the tarball's SHA-512, from the release's .sha512 file)", r.Distribution)
+		return fmt.Errorf("kafka.distribution %q: a release needs kafka.sha512 (the tarball's SHA-512, from the release's .sha512 file)", r.Distribution)
 	}
 	if r.Version == "" {
-		return fmt.Errorf("kafka.distribution %q: a release URL needs kafka.version (e.g. 3.9.1)", r.Distribution)
+		return fmt.Errorf("kafka.distribution %q: a release needs kafka.version (e.g. 3.9.1)", r.Distribution)
 	}
 	// SCRAM credentials in KRaft mode came with Kafka 3.5; the
 	// sasl_ssl listener needs them.
@@ -382,6 +457,14 @@ func checkRelease(r tf.KafkaRelease) error {
 	// The install script's own checks, on placeholder paths.
 	in := kafkaconf.Install{Version: r.Version, URL: r.Distribution, SHA512: r.SHA512, Dir: "/xp", LogDirs: "/xp/data",
 		ClusterID: kafkaconf.NewClusterID()}
+	if r.Local() {
+		// A file on this machine (tf checked it when it read the target
+		// file); the hosts get it as a file in their directory.
+		if !filepath.IsAbs(r.Distribution) {
+			return fmt.Errorf("kafka.distribution %q: want an http(s) URL or the absolute path of a release file", r.Distribution)
+		}
+		in.URL, in.File = "", "/xp/"+release.KafkaArchiveName(r.Version)
+	}
 	_, err := in.Script()
 	return err
 }
@@ -394,6 +477,7 @@ func kafkaRelease(k tf.Kafka, target, version string) (KafkaRelease, error) {
 	if len(k.Releases) == 0 && k.Distribution != "" {
 		k.Releases = []tf.KafkaRelease{{Version: k.Version, Distribution: k.Distribution, SHA512: k.SHA512}}
 	}
+	jvm := KafkaRelease{Heap: k.Heap, JVMFlags: k.JVMFlags}
 	if version == "" {
 		return KafkaRelease{}, errors.New("remote: the group names no kafka_version")
 	}
@@ -404,7 +488,11 @@ func kafkaRelease(k tf.Kafka, target, version string) (KafkaRelease, error) {
 		}
 		return KafkaRelease{}, fmt.Errorf("remote: no Apache Kafka release of version %s in the target file", version)
 	}
-	return KafkaRelease{Version: r.Version, URL: r.Distribution, SHA512: r.SHA512}, nil
+	rel := KafkaRelease{Version: r.Version, URL: r.Distribution, SHA512: r.SHA512, Heap: jvm.Heap, JVMFlags: jvm.JVMFlags}
+	if r.Local() {
+		rel.URL, rel.File = "", r.Distribution
+	}
+	return rel, nil
 }
 
 // startCluster starts the cluster of kafka.distribution: the embedded one,

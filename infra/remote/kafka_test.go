@@ -1,12 +1,9 @@
 package remote
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha512"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net"
@@ -14,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,67 +20,13 @@ import (
 	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/internal/netnstest"
 )
 
-// Stand-ins for the two scripts of a Kafka release the install script and
-// the agent run. They are not Kafka: they record how they were called, the
-// storage one writes meta.properties as `kafka-storage.sh format` does, and
-// the server one stays up (as a process named kafka-standin) until it is
-// stopped. The deployment's readiness check therefore never passes.
-const (
-	standinStorage = `#!/bin/sh
-here=$(cd "$(dirname "$0")/.." && pwd)
-echo "$*" >>"$here/../storage.calls"
-cfg= id=
-while [ $# -gt 0 ]; do
-	case "$1" in -c) cfg=$2; shift ;; -t) id=$2; shift ;; esac
-	shift
-done
-logdirs=$(sed -n 's/^log.dirs=//p' "$cfg")
-mkdir -p "$logdirs"
-echo "cluster.id=$id" >"$logdirs/meta.properties"
-`
-	standinStart = `#!/bin/sh
-here=$(cd "$(dirname "$0")/.." && pwd)
-echo "release=$(basename "$here") args=$* LOG_DIR=$LOG_DIR KAFKA_HEAP_OPTS=$KAFKA_HEAP_OPTS" >>"$here/../start.calls"
-echo "stand-in, not Kafka" >"$LOG_DIR/server.log"
-exec "$here/bin/kafka-standin" 300
-`
-)
-
-// standinRelease is a gzipped tarball laid out like kafka_2.13-VERSION.tgz
-// with the stand-in scripts.
-func standinRelease(t *testing.T) []byte {
-	t.Helper()
-	sleep, err := os.ReadFile("/bin/sleep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for _, f := range []struct {
-		name string
-		body []byte
-	}{
-		{"bin/kafka-storage.sh", []byte(standinStorage)},
-		{"bin/kafka-server-start.sh", []byte(standinStart)},
-		{"bin/kafka-standin", sleep},
-	} {
-		if err := tw.WriteHeader(&tar.Header{Name: "kafka_2.13-9.9.9/" + f.name, Mode: 0o755, Size: int64(len(f.body)), ModTime: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write(f.body)
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
-}
-
-// serveRelease serves body at /kafka.tgz on addr (the test's side of the
-// bridge) and counts the downloads.
-func serveRelease(t *testing.T, addr string, body []byte) (url string, hits func() int) {
+// serveRelease serves the file at file as /kafka.tgz on addr (the test's
+// side of the bridge) and counts the downloads.
+func serveRelease(t *testing.T, addr, file string) (url string, hits func() int) {
 	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
 	if err != nil {
@@ -98,7 +42,7 @@ func serveRelease(t *testing.T, addr string, body []byte) (url string, hits func
 		mu.Lock()
 		n++
 		mu.Unlock()
-		w.Write(body)
+		http.ServeFile(w, r, file)
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -109,23 +53,48 @@ func serveRelease(t *testing.T, addr string, body []byte) (url string, hits func
 	}
 }
 
-// TestStartKafkaOnHosts runs the Apache Kafka path of a deployment on two
-// namespace hosts (a broker and a client) against a stand-in release served
-// over HTTP from the test's side of the bridge: a tarball whose checksum
-// does not match is refused with the install script's message and nothing
-// unpacked; with the right one, every file lands 0600, storage is formatted
-// once (also when the script runs again), the server starts under the agent
-// (status shows it, stop stops it) with LOG_DIR and KAFKA_HEAP_OPTS, and
-// the readiness check run on the client host fails within its timeout
-// naming what it waited for, since a stand-in is not Kafka.
+// javaCmdlines returns the command lines of the java processes in h's
+// namespace.
+func javaCmdlines(t *testing.T, h *netnstest.Host) [][]string {
+	t.Helper()
+	pids, err := h.Pids()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, p := range pids {
+		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/comm")
+		if strings.TrimSpace(string(comm)) != "java" {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+		if err == nil {
+			out = append(out, strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
+		}
+	}
+	return out
+}
+
+// TestStartKafkaOnHosts runs Apache Kafka, the releases make kafka-dist
+// assembled, on two namespace hosts (a broker and a client): the Kafka 4
+// release as a file uploaded to the broker host, the Kafka 3.9 one as a
+// URL served over HTTP from the test's side of the bridge. A file whose
+// checksum is not the target's is refused on the host, nothing left; a
+// heap bigger than the host is refused before anything starts. With the
+// right release every file lands 0600, storage is formatted once, the
+// broker runs under the agent as `java -cp DIR/kafka-VERSION/libs/*
+// kafka.Kafka` with the heap and JVM flags given, the SCRAM user is
+// created and every mode is ready from the client host (`xp agent
+// kafka-ready` against Kafka itself); the host record names `apache
+// VERSION`, the Java runtime and the JVM flags; Kafka's server.log is
+// fetched with the service logs; the agent stops it; a second version
+// runs from a directory of its own.
 func TestStartKafkaOnHosts(t *testing.T) {
 	bin := buildXP(t)
+	rel4, rel3 := disttest.Kafka(t, 4), disttest.Kafka(t, 3)
 	n := netnstest.New(t, 2)
-	release := standinRelease(t)
-	url, hits := serveRelease(t, n.Gateway, release)
-	sum := sha512.Sum512(release)
-	good := hex.EncodeToString(sum[:])
-	wrong := sha512.Sum512([]byte("another release"))
+	url3, hits := serveRelease(t, n.Gateway, rel3.Path)
+	wrong := strings.Repeat("ab", 64)
 
 	log := &syncBuf{}
 	pool, err := ssh.NewPool(ssh.Config{User: n.User, PrivateKey: n.UserKey,
@@ -138,7 +107,7 @@ func TestStartKafkaOnHosts(t *testing.T) {
 		{Name: "broker-0", Role: RoleBroker, SSH: n.Hosts[0].SSHAddr(), Private: n.Hosts[0].Addr},
 		{Name: "client-0", Role: RoleClient, SSH: n.Hosts[1].SSHAddr(), Private: n.Hosts[1].Addr},
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	d, err := Deploy(ctx, Options{Campaign: "k1", Hosts: hosts, Pool: pool, Binary: bin, Log: log})
 	if err != nil {
@@ -157,34 +126,50 @@ func TestStartKafkaOnHosts(t *testing.T) {
 	exists := func(p string) bool {
 		return strings.TrimSpace(sh(b, "if [ -e "+ssh.Quote(p)+" ]; then echo yes; fi")) == "yes"
 	}
+	home4 := path.Join(b.dir, "kafka-"+rel4.Version)
 
-	// A release whose SHA-512 is not the target's: refused, nothing
-	// unpacked, nothing started.
-	_, err = d.StartKafka(ctx, KafkaRelease{Version: "9.9.9", URL: url, SHA512: hex.EncodeToString(wrong[:])})
+	// A heap the host cannot hold: refused before anything is uploaded.
+	_, err = d.StartKafka(ctx, KafkaRelease{Version: rel4.Version, File: rel4.Path, SHA512: rel4.SHA512, Heap: "4096g"})
+	if err == nil || !strings.Contains(err.Error(), "kafka.heap 4096g does not fit host broker-0") || exists(path.Join(b.dir, "server.properties")) {
+		t.Fatalf("a heap bigger than the host: %v", err)
+	}
+
+	// A release file whose SHA-512 is not the target's: uploaded, refused
+	// on the host, removed; nothing unpacked, nothing started.
+	_, err = d.StartKafka(ctx, KafkaRelease{Version: rel4.Version, File: rel4.Path, SHA512: wrong, Heap: "384m"})
 	if err == nil || !strings.Contains(err.Error(), "does not match the sha512 of the target file") || !strings.Contains(err.Error(), "broker-0") {
 		t.Fatalf("a release with the wrong checksum: %v", err)
 	}
-	for _, left := range []string{"kafka-9.9.9", "kafka-9.9.9.part", "kafka.tgz.part", "storage.calls", "start.calls"} {
+	for _, left := range []string{"kafka-" + rel4.Version, "kafka-" + rel4.Version + ".part", "kafka_2.13-" + rel4.Version + ".tgz", "data/meta.properties"} {
 		if exists(path.Join(b.dir, left)) {
 			t.Errorf("%s left on the host after a checksum mismatch", left)
 		}
 	}
-
-	// The right release: installed, formatted, started; readiness from the
-	// client host fails within its timeout, naming what is missing.
-	start := time.Now()
-	_, err = d.StartKafka(ctx, KafkaRelease{Version: "9.9.9", URL: url, SHA512: strings.ToUpper(good), ReadyTimeout: 4 * time.Second})
-	if err == nil || !strings.Contains(err.Error(), "kafka from client-0") || !strings.Contains(err.Error(), "SCRAM-SHA-512 user xp not created") {
-		t.Fatalf("readiness against a stand-in: %v\nlog:\n%s", err, log.String())
+	if js := javaCmdlines(t, n.Hosts[0]); len(js) > 0 {
+		t.Errorf("java runs on the broker host after a refused release: %q", js)
 	}
-	t.Logf("readiness against the stand-in, as expected: %v", err)
-	if took := time.Since(start); took > time.Minute {
-		t.Errorf("StartKafka took %v with a readiness timeout of 4s", took)
+
+	// The right file: uploaded, installed, formatted, started, ready from
+	// the client host with the SCRAM user made.
+	const jvm = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true"
+	start := time.Now()
+	modes, err := d.StartKafka(ctx, KafkaRelease{Version: rel4.Version, File: rel4.Path, SHA512: rel4.SHA512, Heap: "384m", JVMFlags: jvm, ReadyTimeout: 90 * time.Second})
+	if err != nil {
+		t.Fatalf("%v\nserver logs:\n%s", err, serverLogs(d))
+	}
+	t.Logf("Kafka %s from a file: installed, started and ready in %.1fs", rel4.Version, time.Since(start).Seconds())
+	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl"} {
+		if !strings.HasPrefix(modes[m].Bootstrap, b.Private+":") {
+			t.Errorf("mode %s: %+v", m, modes[m])
+		}
 	}
 	for _, f := range []string{"server.properties", "install-kafka.sh", "kafka-pki/keystore.pem", "kafka-pki/ca.pem", "cluster/pki/ca-key.pem"} {
 		if mode := strings.TrimSpace(sh(b, "stat -c %a "+ssh.Quote(path.Join(b.dir, f)))); mode != "600" {
 			t.Errorf("%s is mode %s, want 600", f, mode)
 		}
+	}
+	if exists(path.Join(b.dir, "kafka_2.13-"+rel4.Version+".tgz")) {
+		t.Error("the uploaded release is kept beside the unpacked one")
 	}
 	props := sh(b, "cat "+ssh.Quote(path.Join(b.dir, "server.properties")))
 	for _, want := range []string{"node.id=1\n", "process.roles=broker,controller\n", "PLAINTEXT://" + b.Private + ":9092",
@@ -205,28 +190,36 @@ func TestStartKafkaOnHosts(t *testing.T) {
 			t.Errorf("the SASL password %q is short or in the campaign log", pw)
 		}
 	}
-	calls := sh(b, "cat "+ssh.Quote(path.Join(b.dir, "storage.calls")))
-	if strings.Count(calls, "\n") != 1 || !strings.HasPrefix(calls, "format --ignore-formatted -t ") ||
-		!strings.Contains(calls, "-c "+path.Join(b.dir, "server.properties")) {
-		t.Errorf("kafka-storage.sh calls:\n%s", calls)
+	meta := sh(b, "cat "+ssh.Quote(path.Join(b.dir, "data", "meta.properties")))
+	if !strings.Contains(meta, "node.id=1") {
+		t.Errorf("meta.properties:\n%s", meta)
 	}
-	startCalls := sh(b, "cat "+ssh.Quote(path.Join(b.dir, "start.calls")))
-	want := "release=kafka-9.9.9 args=" + path.Join(b.dir, "server.properties") + " LOG_DIR=" + path.Join(b.dir, "logs") + " KAFKA_HEAP_OPTS=" + heapOpts(b.info.MemoryMiB) + "\n"
-	if startCalls != want {
-		t.Errorf("kafka-server-start.sh calls:\n%s\nwant\n%s", startCalls, want)
-	}
+	// The JVM is the agent's service, started from libs/ with the flags
+	// given, not through a bin/ script.
 	var svc agent.Service
 	if err := json.Unmarshal([]byte(sh(b, ssh.Quote(b.xp)+" agent status --dir "+ssh.Quote(b.dir))), &svc); err != nil || svc.Name != "kafka" || !svc.Running {
 		t.Errorf("agent status: %+v, %v; want kafka running", svc, err)
 	}
-	if procs, _ := n.Hosts[0].Processes(); !contains(procs, "kafka-standin") {
-		t.Errorf("no kafka-standin process on the broker host: %v", procs)
+	js := javaCmdlines(t, n.Hosts[0])
+	if len(js) != 1 {
+		t.Fatalf("java processes on the broker host: %q, want the broker", js)
 	}
-	if r := d.Hosts()[0]; r.Name != "broker-0" || r.Kafka != "Apache Kafka 9.9.9" {
-		t.Errorf("host record %+v, want broker-0 running Apache Kafka 9.9.9", r)
+	cmdline := strings.Join(js[0], " ")
+	for _, want := range []string{"-Xmx384m -Xms384m " + jvm + " -Dlog4j2.configurationFile=" + path.Join(b.dir, "log4j2.properties"),
+		"-cp " + home4 + "/libs/* kafka.Kafka " + path.Join(b.dir, "server.properties")} {
+		if !strings.Contains(cmdline, want) {
+			t.Errorf("the broker's command line lacks %q:\n%s", want, cmdline)
+		}
+	}
+	if svc.PID != 0 && !strings.Contains(sh(b, "cat /proc/"+strconv.Itoa(svc.PID)+"/comm"), "java") {
+		t.Errorf("the agent's pid %d is not the JVM", svc.PID)
+	}
+	r := d.Hosts()[0]
+	if r.Name != "broker-0" || r.Kafka != "apache "+rel4.Version || r.JVMFlags != "-Xmx384m -Xms384m "+jvm || !strings.Contains(r.Java, "version \"") {
+		t.Errorf("host record %+v, want broker-0 running apache %s with its Java and JVM flags", r, rel4.Version)
 	}
 	logs := d.Logs(ctx, 1<<20)
-	for name, want := range map[string]string{"broker-0/kafka.log": "xp agent: kafka starting", "broker-0/server.log": "stand-in, not Kafka"} {
+	for name, want := range map[string]string{"broker-0/kafka.log": "xp agent: kafka starting", "broker-0/server.log": "Kafka Server started"} {
 		zr, err := gzip.NewReader(bytes.NewReader(logs[name]))
 		if err != nil {
 			t.Errorf("%s: %v (have %d logs)", name, err, len(logs))
@@ -234,47 +227,54 @@ func TestStartKafkaOnHosts(t *testing.T) {
 		}
 		text, _ := io.ReadAll(zr)
 		if !strings.Contains(string(text), want) {
-			t.Errorf("%s:\n%s", name, text)
+			t.Errorf("%s lacks %q:\n%s", name, want, text)
 		}
 	}
 
-	// The script again: nothing downloaded, nothing formatted again.
+	// The script again: nothing formatted again.
 	sh(b, "sh "+ssh.Quote(path.Join(b.dir, "install-kafka.sh")))
-	if got := strings.Count(sh(b, "cat "+ssh.Quote(path.Join(b.dir, "storage.calls"))), "\n"); got != 1 || hits() != 2 {
-		t.Errorf("after a second run: %d formats (want 1), %d downloads (want 2: the refused one and the good one)", got, hits())
+	if again := sh(b, "cat "+ssh.Quote(path.Join(b.dir, "data", "meta.properties"))); again != meta {
+		t.Errorf("formatted again:\n%s", again)
 	}
 
 	// The agent stops it, as teardown and xp infra down do.
-	sh(b, ssh.Quote(b.xp)+" agent stop --dir "+ssh.Quote(b.dir)+" --grace 5s kafka")
-	if err := json.Unmarshal([]byte(sh(b, ssh.Quote(b.xp)+" agent status --dir "+ssh.Quote(b.dir))), &svc); err == nil {
-		t.Errorf("agent status after stop: %+v", svc)
-	}
-	if procs, _ := n.Hosts[0].Processes(); contains(procs, "kafka-standin") {
-		t.Errorf("kafka-standin still runs after agent stop: %v", procs)
+	sh(b, ssh.Quote(b.xp)+" agent stop --dir "+ssh.Quote(b.dir)+" --grace 20s kafka")
+	if js := javaCmdlines(t, n.Hosts[0]); len(js) > 0 {
+		t.Errorf("java still runs after agent stop: %q", js)
 	}
 
-	// A group of another kafka_version: its release in a directory of its
-	// own, downloaded and started from there, recorded as what ran.
-	_, err = d.StartKafka(ctx, KafkaRelease{Version: "9.9.8", URL: url, SHA512: good, ReadyTimeout: 2 * time.Second})
-	if err == nil || !strings.Contains(err.Error(), "SCRAM-SHA-512 user xp not created") {
-		t.Fatalf("a second version against a stand-in: %v\nlog:\n%s", err, log.String())
+	// A group of another kafka_version, from a URL: its release in a
+	// directory of its own, downloaded and started from there (reload4j,
+	// Kafka's default heap of the host's size), recorded as what ran.
+	up := strings.Count(log.String(), "uploaded in")
+	if _, err := d.StartKafka(ctx, KafkaRelease{Version: rel3.Version, URL: url3, SHA512: rel3.SHA512, Heap: "384m", ReadyTimeout: 90 * time.Second}); err != nil {
+		t.Fatalf("Kafka %s from a URL: %v\nserver logs:\n%s", rel3.Version, err, serverLogs(d))
 	}
-	startCalls = sh(b, "cat "+ssh.Quote(path.Join(b.dir, "start.calls")))
-	if !strings.HasSuffix(startCalls, "\nrelease=kafka-9.9.8 args="+path.Join(b.dir, "server.properties")+" LOG_DIR="+path.Join(b.dir, "logs")+" KAFKA_HEAP_OPTS="+heapOpts(b.info.MemoryMiB)+"\n") ||
-		hits() != 3 || !exists(path.Join(b.dir, "kafka-9.9.9/bin/kafka-server-start.sh")) {
-		t.Errorf("second version: %d downloads (want 3), kafka-server-start.sh calls:\n%s", hits(), startCalls)
+	js = javaCmdlines(t, n.Hosts[0])
+	if len(js) != 1 || !strings.Contains(strings.Join(js[0], " "), "-Dlog4j.configuration=file:"+path.Join(b.dir, "log4j.properties")+" -Dkafka.logs.dir="+path.Join(b.dir, "logs")+" -cp "+path.Join(b.dir, "kafka-"+rel3.Version)+"/libs/* kafka.Kafka") {
+		t.Errorf("java processes after the second version: %q", js)
 	}
-	if r := d.Hosts()[0]; r.Kafka != "Apache Kafka 9.9.8" {
-		t.Errorf("host record %+v, want Apache Kafka 9.9.8", r)
+	if hits() != 1 || !exists(home4) || strings.Count(log.String(), "uploaded in") != up {
+		t.Errorf("second version: %d downloads (want 1), %s kept %v, files uploaded again %v", hits(), home4, exists(home4), strings.Count(log.String(), "uploaded in") != up)
 	}
-	sh(b, ssh.Quote(b.xp)+" agent stop --dir "+ssh.Quote(b.dir)+" --grace 5s kafka")
+	if r := d.Hosts()[0]; r.Kafka != "apache "+rel3.Version || !strings.HasPrefix(r.JVMFlags, "-Xmx384m -Xms384m "+kafkaconf.DefaultJVMFlags) {
+		t.Errorf("host record %+v, want apache %s with Kafka's own JVM flags", r, rel3.Version)
+	}
+	sh(b, ssh.Quote(b.xp)+" agent stop --dir "+ssh.Quote(b.dir)+" --grace 20s kafka")
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// serverLogs is the end of every Kafka server.log of d, for a test that
+// failed to say why.
+func serverLogs(d *Deployment) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tails, _ := d.logTails(ctx, 8<<10)
+	var b strings.Builder
+	for _, name := range sortedKeys(tails) {
+		if strings.HasSuffix(name, "/server.log") || strings.HasSuffix(name, "/kafka.log") {
+			b.WriteString("== " + name + "\n")
+			b.Write(tails[name])
 		}
 	}
-	return false
+	return b.String()
 }

@@ -183,6 +183,9 @@ type HostInfo struct {
 	// Java is the first line of `java -version` on the machine.
 	Java string `json:"java,omitempty"`
 	// Kafka is the broker software the machine runs, e.g.
-	// "embedded (kfake)".
+	// "embedded (kfake)" or "apache 4.4.0".
 	Kafka string `json:"kafka,omitempty"`
+	// JVMFlags are the heap and JVM flags Apache Kafka runs with on the
+	// machine (Java is the runtime).
+	JVMFlags string `json:"jvm_flags,omitempty"`
 }
