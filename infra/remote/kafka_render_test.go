@@ -187,11 +187,12 @@ func TestCheckKafka(t *testing.T) {
 		{"embedded", tf.Kafka{Distribution: "embedded"}, ""},
 		{"release", tf.Kafka{Version: "3.9.1", Distribution: url, SHA512: sum}, ""},
 		{"no section", tf.Kafka{}, "kafka.distribution is missing"},
-		{"url without sha512", tf.Kafka{Version: "3.9.1", Distribution: url}, "a release URL needs kafka.sha512"},
-		{"url without version", tf.Kafka{Distribution: url, SHA512: sum}, "a release URL needs kafka.version"},
+		{"url without sha512", tf.Kafka{Version: "3.9.1", Distribution: url}, "a release needs kafka.sha512"},
+		{"url without version", tf.Kafka{Distribution: url, SHA512: sum}, "a release needs kafka.version"},
 		{"kafka 4", tf.Kafka{Version: "4.1.0", Distribution: url, SHA512: sum}, ""},
 		{"before SCRAM in KRaft", tf.Kafka{Version: "3.4.1", Distribution: url, SHA512: sum}, "needs Kafka 3.5 or later"},
-		{"not a url", tf.Kafka{Version: "3.9.1", Distribution: "kafka.tgz", SHA512: sum}, "want the http(s) URL of a release tarball"},
+		{"not a url", tf.Kafka{Version: "3.9.1", Distribution: "kafka.tgz", SHA512: sum}, "want an http(s) URL or the absolute path of a release file"},
+		{"a file", tf.Kafka{Version: "4.4.0", Distribution: "/opt/dist/kafka_2.13-4.4.0.tgz", SHA512: sum}, ""},
 		{"releases", tf.Kafka{Releases: []tf.KafkaRelease{{Version: "3.9.1", Distribution: url, SHA512: sum}, {Version: "4.1.0", Distribution: url, SHA512: sum}}}, ""},
 		{"one release too old", tf.Kafka{Releases: []tf.KafkaRelease{{Version: "3.9.1", Distribution: url, SHA512: sum}, {Version: "3.3.2", Distribution: url, SHA512: sum}}}, "kafka.version 3.3.2"},
 	} {
@@ -224,6 +225,8 @@ func TestKafkaRelease(t *testing.T) {
 		{"built by hand", tf.Kafka{Version: "3.9.1", Distribution: "https://example.org/k.tgz", SHA512: sum}, "3.9.1", KafkaRelease{Version: "3.9.1", URL: "https://example.org/k.tgz", SHA512: sum}, ""},
 		{"built by hand, other version", tf.Kafka{Version: "3.9.1", Distribution: "https://example.org/k.tgz", SHA512: sum}, "4.1.0", KafkaRelease{}, "kafka_version 4.1.0"},
 		{"no version", two, "", KafkaRelease{}, "names no kafka_version"},
+		{"a file, heap and flags", tf.Kafka{Heap: "384m", JVMFlags: "-XX:+UseZGC", Releases: []tf.KafkaRelease{{Version: "4.4.0", Distribution: "/opt/dist/k.tgz", SHA512: sum}}}, "4.4.0",
+			KafkaRelease{Version: "4.4.0", File: "/opt/dist/k.tgz", SHA512: sum, Heap: "384m", JVMFlags: "-XX:+UseZGC"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := kafkaRelease(tc.k, "T.yaml", tc.version)
