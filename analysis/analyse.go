@@ -117,11 +117,16 @@ type FactorModel struct {
 }
 
 // Curve is a latency percentile curve: one level, one cell, one kind,
-// merged over the cell's healthy replicates.
+// merged over the cell's healthy replicates. Its points stop at the
+// highest percentile every one of those runs supports (ten samples beyond
+// it, as for the percentile metrics).
 type Curve struct {
 	Pair, Kind, Level string
 	Runs              int
-	Points            []CurvePoint
+	// MinSamples is the fewest samples of a merged run; -1 when the runs
+	// carry no sample count (imported evidence), whose curves are whole.
+	MinSamples int
+	Points     []CurvePoint
 }
 
 // CurvePoint is one percentile (0..100) and its latency in ms.

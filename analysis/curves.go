@@ -15,6 +15,17 @@ import (
 // CurveKinds are the histogram kinds drawn as percentile curves.
 var CurveKinds = []string{"publish", "e2e"}
 
+// curveSamples names, per curve kind, the run metric that counts its
+// samples (as samplesMetric does for the percentile metrics).
+var curveSamples = map[string]string{"publish": "published", "e2e": "consumed"}
+
+// percentileSupported says whether a run of n samples supports percentile
+// p (0..100): ten samples or more lie beyond it, the rule the percentile
+// metrics follow (n >= 10/(1-q)).
+func percentileSupported(p float64, n int) bool {
+	return float64(n)*(1-p/100) >= 10*(1-1e-9)
+}
+
 // HistogramError names an attempt whose stored histogram cannot be read.
 type HistogramError struct {
 	Run     string
@@ -30,7 +41,7 @@ func (e *HistogramError) Error() string {
 func (e *HistogramError) Unwrap() error { return e.Err }
 
 // curvePercentiles are the points of a percentile curve: evenly spaced in
-// -log10(1-p), from p0 to p99.99.
+// -log10(1-p), from p0 to p99.99; a curve keeps those its runs support.
 func curvePercentiles() []float64 {
 	var ps []float64
 	for i := 0; i <= 40; i++ {
@@ -113,8 +124,16 @@ func (res *Result) buildCurves() error {
 							errs[ci] = err
 							break
 						}
-						cv := Curve{Pair: c.Pair, Kind: kind, Level: lv, Runs: len(runs)}
+						cv := Curve{Pair: c.Pair, Kind: kind, Level: lv, Runs: len(runs), MinSamples: -1}
+						for _, r := range runs {
+							if n, ok := r.Metrics[curveSamples[kind]]; ok && (cv.MinSamples < 0 || int(n) < cv.MinSamples) {
+								cv.MinSamples = int(n)
+							}
+						}
 						for _, p := range ps {
+							if cv.MinSamples >= 0 && !percentileSupported(p, cv.MinSamples) {
+								break
+							}
 							cv.Points = append(cv.Points, CurvePoint{Percentile: p, Ms: float64(h.ValueAtQuantile(p)) / 1000})
 						}
 						curves[ci] = append(curves[ci], cv)

@@ -180,12 +180,9 @@ func TestOutputsContent(t *testing.T) {
 		t.Errorf("report.html refers to the network: %s", m)
 	}
 	svg, _ := os.ReadFile(filepath.Join(dir, "figures", "forest-all.svg"))
-	if !bytes.Contains(svg, []byte("@font-face")) || !bytes.Contains(svg, []byte("data:font/ttf;charset=utf-8;base64,")) {
-		t.Error("forest-all.svg does not embed its fonts")
-	}
-	// One panel per metric family, metrics in words, treatments on the
-	// axis.
-	for _, w := range []string{">Latency<", ">CPU<", ">Publish latency p99 (ms)   mtls<", ">tls<"} {
+	// One panel per metric family, metrics in words on lines of their
+	// own, treatments beside the data.
+	for _, w := range []string{">Latency<", ">CPU<", ">Publish latency p99<", ">mtls<", ">tls<"} {
 		if !bytes.Contains(svg, []byte(w)) {
 			t.Errorf("forest-all.svg lacks %s", w)
 		}
@@ -238,9 +235,6 @@ func TestReportInChromium(t *testing.T) {
 	}
 	if n := strings.Count(dom, "<svg"); n != 11 {
 		t.Errorf("%d inline SVG figures, want 11", n)
-	}
-	if strings.Count(dom, "@font-face") == 0 {
-		t.Error("report embeds no font")
 	}
 
 	// Filtering and sorting from the address.

@@ -132,23 +132,11 @@ func numericCols(header []string, rows [][]string) []bool {
 	return num
 }
 
-// inlineSVG turns an SVG file into markup for the page: no XML prolog, and
-// font definitions already present in the page are dropped, so each font is
-// embedded once.
-func inlineSVG(svg []byte, seen map[string]bool) string {
+// inlineSVG turns an SVG file into markup for the page: no XML prolog.
+func inlineSVG(svg []byte) string {
 	s := string(svg)
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:]
-	}
-	const open, close = "<defs>\n\t<style>\n", "\t</style>\n</defs>\n"
-	if i := strings.Index(s, open); i >= 0 {
-		if j := strings.Index(s[i:], close); j >= 0 {
-			block := s[i : i+j+len(close)]
-			if seen[block] {
-				s = s[:i] + s[i+j+len(close):]
-			}
-			seen[block] = true
-		}
 	}
 	return s
 }
@@ -222,10 +210,9 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	b.WriteString("</section>\n")
 
 	b.WriteString("<section id=\"figures\"><h2>Figures</h2>\n")
-	seen := map[string]bool{}
 	for _, f := range figs {
 		fmt.Fprintf(&b, "<figure id=\"fig-%s\">\n%s<figcaption>%s (figures/%s)</figcaption>\n</figure>\n",
-			esc(strings.TrimSuffix(f.Name, ".svg")), inlineSVG(f.SVG, seen), esc(f.Caption), esc(f.Name))
+			esc(strings.TrimSuffix(f.Name, ".svg")), inlineSVG(f.SVG), esc(f.Caption), esc(f.Name))
 	}
 	if len(res.Curves) > 0 {
 		fmt.Fprintf(&b, "<p>Latency curves are drawn for the first %d configurations; latency.csv holds every configuration's curves.</p>\n", MaxCurveFigures)

@@ -6,9 +6,25 @@ import (
 	"github.com/xp-bench/xp/analysis"
 )
 
-// metricWords names a metric in words with its unit, as a table or figure
-// shows it: "publish_ms_p99" is "Publish latency p99 (ms)".
+// metricWords names a metric in words with its unit, as a table shows
+// it: "publish_ms_p99" is "Publish latency p99 (ms)".
 func metricWords(name string) string {
+	w, unit := metricParts(name)
+	if unit == "" {
+		return w
+	}
+	return w + " (" + unit + ")"
+}
+
+// metricName names a metric in words without its unit, for a heading over
+// penalties (percent whatever the metric's unit).
+func metricName(name string) string {
+	w, _ := metricParts(name)
+	return w
+}
+
+// metricParts are a metric's words and unit ("" when it has none).
+func metricParts(name string) (words, unit string) {
 	pct := func(p string) string {
 		switch p {
 		case "p999":
@@ -22,33 +38,65 @@ func metricWords(name string) string {
 		{"publish_ms_", "Publish latency"}, {"e2e_ms_", "End-to-end latency"}, {"send_delay_ms_", "Send delay"},
 	} {
 		if p, ok := strings.CutPrefix(name, k.prefix); ok {
-			return k.words + " " + pct(p) + " (ms)"
+			return k.words + " " + pct(p), "ms"
 		}
 	}
 	switch name {
 	case "publish_rate":
-		return "Throughput (msg/s)"
+		return "Throughput", "msg/s"
 	case "client_cpu_us_per_msg":
-		return "Client CPU (µs/msg)"
+		return "Client CPU", "µs/msg"
 	case "gateway_cpu_us_per_msg":
-		return "Gateway CPU (µs/msg)"
+		return "Gateway CPU", "µs/msg"
 	}
 	if rest, ok := strings.CutPrefix(name, "host_cpu_"); ok {
 		if h, ok := strings.CutSuffix(rest, "_us_per_msg"); ok {
-			return "CPU of " + strings.ReplaceAll(h, "_", " ") + " (µs/msg)"
+			return "CPU of " + strings.ReplaceAll(h, "_", " "), "µs/msg"
 		}
-		return "CPU of " + strings.ReplaceAll(rest, "_", " ")
+		return "CPU of " + strings.ReplaceAll(rest, "_", " "), ""
 	}
 	w := strings.ReplaceAll(name, "_", " ")
 	if w != "" {
 		w = strings.ToUpper(w[:1]) + w[1:]
 	}
-	return w
+	return w, ""
+}
+
+// factorUnits are the units of the plan row's numeric factors.
+var factorUnits = map[string]string{
+	"message_size": "bytes", "target_rate": "msg/s", "linger_ms": "ms", "batch_bytes": "bytes",
+	"warmup_s": "s", "duration_s": "s", "drain_timeout_s": "s",
+}
+
+// factorWords names a factor (or factors combined with "/") in words with
+// its unit: "message_size" is "Message size (bytes)".
+func factorWords(f string) string {
+	var parts []string
+	for _, p := range strings.Split(f, "/") {
+		name := p
+		for _, suf := range []string{"_ms", "_bytes", "_s"} {
+			if factorUnits[p] != "" {
+				name = strings.TrimSuffix(name, suf)
+			}
+		}
+		w := strings.ReplaceAll(name, "_", " ")
+		if u := factorUnits[p]; u != "" {
+			w += " (" + u + ")"
+		}
+		parts = append(parts, w)
+	}
+	s := strings.Join(parts, " / ")
+	if s != "" {
+		s = strings.ToUpper(s[:1]) + s[1:]
+	}
+	return s
 }
 
 // metricFamily groups metrics into the forest plot's panels.
 func metricFamily(m analysis.MetricDef) string {
 	switch {
+	case strings.HasPrefix(m.Name, "send_delay_"):
+		return "Send delay"
 	case m.Unit == "ms":
 		return "Latency"
 	case m.Unit == "msg/s":

@@ -1,18 +1,17 @@
 package export
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/xp-bench/xp/analysis"
 )
@@ -27,72 +26,18 @@ type figure struct {
 	SVG           []byte
 }
 
-// renderSVG draws p on a canvas that embeds its fonts, so the file renders
-// the same on a machine without them.
-func renderSVG(p *plot.Plot, w, h vg.Length) ([]byte, error) {
-	c := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
-	p.Draw(draw.New(c))
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// interval is an XYer/XErrorer of estimates with their intervals.
-type interval struct {
-	xs, ys, lo, hi []float64
-}
-
-func (iv *interval) add(x, y, lo, hi float64) {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		lo, hi = x, x
-	}
-	iv.xs, iv.ys = append(iv.xs, x), append(iv.ys, y)
-	iv.lo, iv.hi = append(iv.lo, x-lo), append(iv.hi, hi-x)
-}
-func (iv *interval) Len() int                        { return len(iv.xs) }
-func (iv *interval) XY(i int) (float64, float64)     { return iv.xs[i], iv.ys[i] }
-func (iv *interval) XError(i int) (float64, float64) { return iv.lo[i], iv.hi[i] }
-
-func addIntervals(p *plot.Plot, iv *interval, i int, label string) error {
-	if iv.Len() == 0 {
-		return nil
-	}
-	bars, err := plotter.NewXErrorBars(iv)
-	if err != nil {
-		return err
-	}
-	bars.Color = plotutil.Color(i)
-	sc, err := plotter.NewScatter(iv)
-	if err != nil {
-		return err
-	}
-	sc.Color = plotutil.Color(i)
-	sc.Shape = plotutil.Shape(i)
-	p.Add(bars, sc)
-	if label != "" {
-		p.Legend.Add(label, sc)
-	}
-	return nil
-}
-
-func zeroLine(p *plot.Plot, n int) {
-	l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: -0.5}, {X: 0, Y: float64(n) - 0.5}})
-	if err == nil {
-		l.Color = color.Gray{Y: 160}
-		l.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-		p.Add(l)
-	}
-}
-
 // forestFamilies orders the forest plot's panels.
-var forestFamilies = []string{"Latency", "Throughput", "CPU", "Other"}
+var forestFamilies = []string{"Latency", "Send delay", "Throughput", "CPU", "Other"}
+
+// penaltyAxis labels a penalty axis with its unit.
+func penaltyAxis(res *analysis.Result) string {
+	return fmt.Sprintf("mean penalty (%%) against %s; positive is worse; bars: %g%% interval", res.Levels[0], res.Options.Confidence*100)
+}
 
 // forestFigure draws the pooled mean penalties of scope: one panel per
-// metric family (latency, throughput, CPU) with its own scale, one row per
-// metric and treatment, the treatment named on the axis (no legend over
-// the data), a dashed line at zero. 16 cm wide: an A4 text width.
+// kind of metric (latency, send delay, throughput, CPU) with its own
+// scale, each metric under a heading line, one row per treatment, a dashed
+// line at zero. 16 cm wide: an A4 text width.
 func forestFigure(res *analysis.Result, scope string) (*figure, error) {
 	metrics := metricsWithScope(res, scope)
 	if len(metrics) == 0 {
@@ -102,149 +47,125 @@ func forestFigure(res *analysis.Result, scope string) (*figure, error) {
 	for _, m := range res.Dataset.Metrics {
 		def[m.Name] = m
 	}
-	type panel struct {
-		p    *plot.Plot
-		rows int
-	}
-	var panels []panel
+	ch := &dotChart{axis: penaltyAxis(res), width: 16 * vg.Centimeter}
 	for _, fam := range forestFamilies {
-		var names []string
-		ivs := make([]*interval, len(res.Treatments))
-		for i := range ivs {
-			ivs[i] = &interval{}
-		}
-		type row struct {
-			label string
-			ti    int
-			e     analysis.Effect
-		}
-		var rows []row
-		var groupEnds []int // rows after which a metric's group ends
+		pn := dotPanel{title: fam}
 		for _, m := range metrics {
 			if metricFamily(def[m]) != fam {
 				continue
 			}
-			first := true
-			for ti, tr := range res.Treatments {
+			g := dotGroup{heading: metricName(m)}
+			for _, tr := range res.Treatments {
 				if e, ok := headline(res, tr, m, scope); ok {
-					// The metric is named on its first row; the rest of its
-					// rows name the treatment only, like a table.
-					label := tr
-					if first {
-						label = metricWords(m) + "   " + tr
-						first = false
-					}
-					rows = append(rows, row{label, ti, e})
+					g.rows = append(g.rows, dotRow{label: tr, level: levelIndex(res, tr), est: e.Estimate, lo: e.Low, hi: e.High})
 				}
 			}
-			groupEnds = append(groupEnds, len(rows))
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		// Top to bottom in metric order.
-		names = make([]string, len(rows))
-		for i, r := range rows {
-			y := float64(len(rows) - 1 - i)
-			names[len(rows)-1-i] = r.label
-			ivs[r.ti].add(r.e.Estimate, y, r.e.Low, r.e.High)
-		}
-		p := plot.New()
-		p.Title.Text = fam
-		p.X.Label.Text = fmt.Sprintf("mean penalty %% against %s (positive is worse), %g%% interval", res.Levels[0], res.Options.Confidence*100)
-		// The scale: every interval, and zero, so the line it is compared
-		// with is drawn.
-		xmin, xmax := 0.0, 0.0
-		for _, iv := range ivs {
-			for i := range iv.xs {
-				xmin, xmax = math.Min(xmin, iv.xs[i]-iv.lo[i]), math.Max(xmax, iv.xs[i]+iv.hi[i])
+			if len(g.rows) > 0 {
+				pn.groups = append(pn.groups, g)
 			}
 		}
-		pad := (xmax - xmin) * 0.05
-		xmin, xmax = xmin-pad, xmax+pad
-		zeroLine(p, len(rows))
-		for _, g := range groupEnds[:len(groupEnds)-1] {
-			// A faint rule between metrics.
-			y := float64(len(rows)-g) - 0.5
-			if l, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: y}, {X: xmax, Y: y}}); err == nil {
-				l.Color = color.Gray{Y: 215}
-				p.Add(l)
-			}
+		if len(pn.groups) > 0 {
+			ch.panels = append(ch.panels, pn)
 		}
-		for ti := range res.Treatments {
-			if err := addIntervals(p, ivs[ti], ti, ""); err != nil {
-				return nil, err
-			}
-		}
-		p.NominalY(names...)
-		p.X.Min, p.X.Max = xmin, xmax
-		panels = append(panels, panel{p, len(rows)})
 	}
-	const rowH, chrome = 0.5 * vg.Centimeter, 2.6 * vg.Centimeter
-	width := 16 * vg.Centimeter
-	var height vg.Length
-	for _, pn := range panels {
-		height += chrome + vg.Length(pn.rows)*rowH
-	}
-	c := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
-	dc := draw.New(c)
-	top := height
-	for _, pn := range panels {
-		h := chrome + vg.Length(pn.rows)*rowH
-		sub := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: 0, Y: top - h}, Max: vg.Point{X: width, Y: top}}}
-		pn.p.Draw(sub)
-		top -= h
-	}
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
+	b, err := ch.render()
+	if err != nil {
 		return nil, err
 	}
-	return &figure{Name: "forest-" + scope + ".svg", SVG: b.Bytes(),
-		Caption: fmt.Sprintf("Forest plot: mean penalty of each level against %s, %s, one panel per kind of metric; a marker without a bar has no interval (too few matched sets).", res.Levels[0], scopeText(scope))}, nil
+	return &figure{Name: "forest-" + scope + ".svg", SVG: b,
+		Caption: fmt.Sprintf("Forest plot: mean penalty of each level against %s, %s, one panel per kind of metric, each with its own scale; a marker without a bar has no interval (too few matched sets).", res.Levels[0], scopeText(scope))}, nil
+}
+
+// levelIndex is the index of a treatment level in res.Levels (its colour
+// and marker).
+func levelIndex(res *analysis.Result, level string) int {
+	return max(0, slices.Index(res.Levels, level))
 }
 
 func sensitivityFigure(res *analysis.Result, tr, scope, metric string) (*figure, error) {
-	var rows []analysis.LevelEffect
+	pn := dotPanel{title: fmt.Sprintf("%s: penalty of %s by factor level", metricName(metric), tr)}
 	for _, s := range res.Sensitivity {
-		if s.Treatment == tr && s.Scope == scope && s.Metric == metric {
-			rows = append(rows, s)
+		if s.Treatment != tr || s.Scope != scope || s.Metric != metric {
+			continue
 		}
+		h := factorWords(s.Factor)
+		if len(pn.groups) == 0 || pn.groups[len(pn.groups)-1].heading != h {
+			pn.groups = append(pn.groups, dotGroup{heading: h})
+		}
+		g := &pn.groups[len(pn.groups)-1]
+		g.rows = append(g.rows, dotRow{label: s.Level, level: levelIndex(res, tr), est: s.Mean, lo: s.Low, hi: s.High})
 	}
-	if len(rows) == 0 {
+	if len(pn.groups) == 0 {
 		return nil, nil
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: penalty of %s against %s by factor level", metricWords(metric), tr, res.Levels[0])
-	p.X.Label.Text = "mean penalty % with interval"
-	names := make([]string, len(rows))
-	iv := &interval{}
-	for i, s := range rows {
-		y := float64(len(rows) - 1 - i)
-		names[len(rows)-1-i] = s.Factor + "=" + s.Level
-		iv.add(s.Mean, y, s.Low, s.High)
-	}
-	zeroLine(p, len(rows))
-	if err := addIntervals(p, iv, 0, ""); err != nil {
-		return nil, err
-	}
-	p.NominalY(names...)
-	b, err := renderSVG(p, 16*vg.Centimeter, vg.Length(3+0.6*float64(len(rows)))*vg.Centimeter)
+	ch := &dotChart{panels: []dotPanel{pn}, axis: penaltyAxis(res), width: 16 * vg.Centimeter}
+	b, err := ch.render()
 	if err != nil {
 		return nil, err
 	}
 	return &figure{Name: fmt.Sprintf("sensitivity-%s-%s.svg", safeName(tr), scope), SVG: b,
-		Caption: fmt.Sprintf("Penalty by factor level: %s of %s against %s, %s.", metric, tr, res.Levels[0], scopeText(scope))}, nil
+		Caption: fmt.Sprintf("Penalty by factor level: %s of %s against %s, %s.", metricWords(metric), tr, res.Levels[0], scopeText(scope))}, nil
 }
 
-// nines ticks the x axis of percentile curves, x = -log10(1 - p/100).
-type nines struct{}
+// kindWords names a latency curve's kind.
+func kindWords(kind string) string {
+	switch kind {
+	case "publish":
+		return "Publish"
+	case "e2e":
+		return "End-to-end"
+	}
+	return kind
+}
 
-func (nines) Ticks(min, max float64) []plot.Tick {
-	labels := []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%"}
+// varyingSettings describes a configuration by the factors that vary
+// between the campaign's configurations ("message_size=1024, acks=all"),
+// or "" when there is one configuration.
+func varyingSettings(res *analysis.Result, pair string) string {
+	var cell *analysis.Cell
+	for i := range res.Cells {
+		if res.Cells[i].Pair == pair {
+			cell = &res.Cells[i]
+		}
+	}
+	if cell == nil {
+		return ""
+	}
+	var parts []string
+	for fi, f := range res.CellFactors {
+		for _, c := range res.Cells {
+			if fi < len(c.Factors) && fi < len(cell.Factors) && c.Factors[fi] != cell.Factors[fi] {
+				parts = append(parts, f+"="+cell.Factors[fi])
+				break
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// logTicks ticks a log axis: labelled at 1, 2 and 5 times the powers of
+// ten over three decades or less, at the powers of ten over more; minor
+// ticks at the other multiples.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !(max > min) {
+		return nil
+	}
+	wide := math.Log10(max/min) > 3
 	var t []plot.Tick
-	for i, l := range labels {
-		if float64(i) >= min-1e-9 && float64(i) <= max+1e-9 {
-			t = append(t, plot.Tick{Value: float64(i), Label: l})
+	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+		p := math.Pow(10, e)
+		for m := 1.0; m < 10; m++ {
+			v := m * p
+			if v < min*(1-1e-9) || v > max*(1+1e-9) {
+				continue
+			}
+			label := ""
+			if m == 1 || (!wide && (m == 2 || m == 5)) {
+				label = strconv.FormatFloat(v, 'g', 3, 64)
+			}
+			t = append(t, plot.Tick{Value: v, Label: label})
 		}
 	}
 	return t
@@ -261,20 +182,20 @@ func curveFigures(res *analysis.Result) ([]*figure, error) {
 			pairs = append(pairs, c.Pair)
 		}
 	}
+	const width, height = 14 * vg.Centimeter, 9 * vg.Centimeter
 	for _, pair := range pairs {
 		for _, kind := range analysis.CurveKinds {
 			var curves []analysis.Curve
 			for _, c := range res.Curves {
-				if c.Pair == pair && c.Kind == kind {
+				if c.Pair == pair && c.Kind == kind && len(c.Points) > 0 {
 					curves = append(curves, c)
 				}
 			}
 			if len(curves) == 0 {
 				continue
 			}
-			p := plot.New()
-			p.Title.Text = fmt.Sprintf("%s latency, configuration %s", kind, pair)
-			p.X.Label.Text = "percentile"
+			p := sansPlot()
+			p.X.Label.Text = "percentile (%)"
 			p.Y.Label.Text = "latency (ms, log scale)"
 			p.X.Tick.Marker = nines{}
 			positive := true
@@ -287,11 +208,17 @@ func curveFigures(res *analysis.Result) ([]*figure, error) {
 			}
 			if positive {
 				p.Y.Scale = plot.LogScale{}
-				p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+				p.Y.Tick.Marker = logTicks{}
 			} else {
 				p.Y.Label.Text = "latency (ms)"
+				p.Y.Tick.Marker = zeroTicks{}
 			}
-			for i, c := range curves {
+			type entry struct {
+				label string
+				style draw.LineStyle
+			}
+			var legend []entry
+			for _, c := range curves {
 				xys := make(plotter.XYs, len(c.Points))
 				for k, pt := range c.Points {
 					xys[k] = plotter.XY{X: -math.Log10(1 - pt.Percentile/100), Y: pt.Ms}
@@ -300,24 +227,55 @@ func curveFigures(res *analysis.Result) ([]*figure, error) {
 				if err != nil {
 					return nil, err
 				}
-				l.Color = plotutil.Color(i)
-				l.Dashes = plotutil.Dashes(i)
-				l.Width = vg.Points(1.5)
+				li := levelIndex(res, c.Level)
+				l.LineStyle = draw.LineStyle{Color: levelColor(li), Dashes: levelDashes(li), Width: vg.Points(1.5)}
 				p.Add(l)
-				p.Legend.Add(fmt.Sprintf("%s (%d runs)", c.Level, c.Runs), l)
+				legend = append(legend, entry{fmt.Sprintf("%s (%d runs)", c.Level, c.Runs), l.LineStyle})
 			}
-			// Bottom right: latency rises with the percentile, so that
-			// corner holds no data and the legend covers none.
-			p.Legend.Top = false
-			p.Legend.Left = false
-			// Room right of the last percentile for its tick label.
-			p.X.Max += 0.15 * (p.X.Max - p.X.Min)
-			b, err := renderSVG(p, 14*vg.Centimeter, 9*vg.Centimeter)
+			p.X.Min = 0
+
+			// The title, wrapped to the width, over the plot and the
+			// legend beside it, right of the data.
+			title := fmt.Sprintf("%s latency percentiles by %s", kindWords(kind), res.Dataset.Treatment)
+			if v := varyingSettings(res, pair); v != "" {
+				title += ": " + v
+			}
+			c := newSVG(width, height)
+			dc := draw.New(c)
+			dc.SetColor(color.White)
+			dc.Fill(dc.Rectangle.Path())
+			tsty := textStyle(10, true)
+			tsty.YAlign = draw.YTop
+			lines := wrapText(tsty, title, width-2*dotPad)
+			y := height - dotPad
+			for _, l := range lines {
+				dc.FillText(tsty, vg.Point{X: dotPad, Y: y}, l)
+				y -= tsty.Height("M")
+			}
+			lsty := textStyle(8, false)
+			lsty.YAlign = draw.YCenter
+			const thumb = 18
+			var legendW vg.Length
+			for _, e := range legend {
+				legendW = max(legendW, lsty.Width(e.label))
+			}
+			legendW += thumb + 4 + dotPad
+			lx := width - legendW
+			ly := y - 8
+			for _, e := range legend {
+				dc.StrokeLine2(e.style, lx, ly, lx+thumb, ly)
+				dc.FillText(lsty, vg.Point{X: lx + thumb + 4, Y: ly}, e.label)
+				ly -= 11
+			}
+			area := draw.Crop(dc, dotPad, -(legendW + 8), dotPad, -(height - y + 6))
+			p.BackgroundColor = nil
+			p.Draw(area)
+			b, err := finishSVG(c)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, &figure{Name: fmt.Sprintf("latency-%s-%s.svg", safeName(pair), kind), SVG: b,
-				Caption: fmt.Sprintf("%s latency percentiles of configuration %s, histograms merged over its healthy replicates, per level.", kind, pair)})
+			cap := fmt.Sprintf("%s latency percentiles of configuration %s, histograms merged over its healthy replicates, per level; each curve stops at the highest percentile all its runs support (ten samples beyond it).", kindWords(kind), pair)
+			out = append(out, &figure{Name: fmt.Sprintf("latency-%s-%s.svg", safeName(pair), kind), SVG: b, Caption: cap})
 		}
 	}
 	return out, nil

@@ -1,0 +1,187 @@
+package export
+
+import (
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// dotChart is a forest plot: panels stacked top to bottom, each with its
+// own scale and x axis, their zero lines at one x; in a panel, groups of
+// rows under a heading line; a row is an estimate with its interval,
+// coloured and shaped by its treatment level. The labels sit in a column
+// left of the data, so no text crosses the data.
+type dotChart struct {
+	panels []dotPanel
+	// axis labels every panel's x axis, with its unit.
+	axis  string
+	width vg.Length
+}
+
+type dotPanel struct {
+	title  string
+	groups []dotGroup
+}
+
+type dotGroup struct {
+	heading string
+	rows    []dotRow
+}
+
+// dotRow is one estimate; lo and hi NaN when it has no interval.
+type dotRow struct {
+	label       string
+	level       int
+	est, lo, hi float64
+}
+
+// Layout of a dot chart, in points.
+const (
+	dotPad       = 6
+	dotRowH      = 11
+	dotTitleH    = 17
+	dotIndent    = 10
+	dotLabelGap  = 8
+	dotRightPad  = 16
+	dotTickLen   = 3
+	dotPanelGap  = 14
+	dotMarkerR   = 2.8
+	dotCapHeight = 5
+)
+
+var (
+	dotTitleStyle   = textStyle(10.5, true)
+	dotHeadingStyle = textStyle(8.5, true)
+	dotLabelStyle   = textStyle(8, false)
+	dotTickStyle    = textStyle(8, false)
+	dotAxisStyle    = textStyle(8.5, false)
+)
+
+// render draws the chart as SVG.
+func (ch *dotChart) render() ([]byte, error) {
+	// The label column fits the widest heading and indented label.
+	var labelW vg.Length
+	for _, p := range ch.panels {
+		for _, g := range p.groups {
+			labelW = max(labelW, dotHeadingStyle.Width(g.heading))
+			for _, r := range g.rows {
+				labelW = max(labelW, dotIndent+dotLabelStyle.Width(r.label))
+			}
+		}
+	}
+	x0 := dotPad + labelW + dotLabelGap
+	x1 := ch.width - dotPad - dotRightPad
+	axisLines := wrapText(dotAxisStyle, ch.axis, x1-x0+dotRightPad)
+
+	// Each panel's range holds its intervals and zero; then the ranges
+	// are widened so that zero falls at one fraction of the width in all.
+	type scale struct{ min, max float64 }
+	scales := make([]scale, len(ch.panels))
+	f := 0.0
+	for i, p := range ch.panels {
+		lo, hi := 0.0, 0.0
+		for _, g := range p.groups {
+			for _, r := range g.rows {
+				for _, v := range []float64{r.est, r.lo, r.hi} {
+					if !math.IsNaN(v) && !math.IsInf(v, 0) {
+						lo, hi = math.Min(lo, v), math.Max(hi, v)
+					}
+				}
+			}
+		}
+		if hi-lo == 0 {
+			lo, hi = -1, 1
+		}
+		pad := (hi - lo) * 0.04
+		lo, hi = lo-pad, hi+pad
+		scales[i] = scale{lo, hi}
+		f = math.Max(f, -lo/(hi-lo))
+	}
+	for i, s := range scales {
+		if -s.min/(s.max-s.min) < f {
+			scales[i].min = -f / (1 - f) * s.max
+		}
+	}
+
+	axisH := dotTickLen + 2 + dotTickStyle.Height("0") + 3 + vg.Length(len(axisLines))*dotAxisStyle.Height("M")
+	var height vg.Length = 2 * dotPad
+	for i, p := range ch.panels {
+		rows := 0
+		for _, g := range p.groups {
+			rows += 1 + len(g.rows)
+		}
+		height += dotTitleH + vg.Length(rows)*dotRowH + axisH
+		if i > 0 {
+			height += dotPanelGap
+		}
+	}
+
+	c := newSVG(ch.width, height)
+	dc := draw.New(c)
+	grey := color.Gray{Y: 120}
+	rule := draw.LineStyle{Color: color.Gray{Y: 215}, Width: vg.Points(0.5)}
+	y := height - dotPad
+	for i, p := range ch.panels {
+		if i > 0 {
+			y -= dotPanelGap
+		}
+		s := scales[i]
+		xOf := func(v float64) vg.Length { return x0 + vg.Length((v-s.min)/(s.max-s.min))*(x1-x0) }
+		left := func(sty text.Style) text.Style { sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter; return sty }
+
+		dc.FillText(func() text.Style { st := dotTitleStyle; st.YAlign = draw.YTop; return st }(), vg.Point{X: dotPad, Y: y}, p.title)
+		y -= dotTitleH
+		top := y
+		for gi, g := range p.groups {
+			if gi > 0 {
+				dc.StrokeLine2(rule, dotPad, y, x1, y)
+			}
+			dc.FillText(left(dotHeadingStyle), vg.Point{X: dotPad, Y: y - dotRowH/2}, g.heading)
+			y -= dotRowH
+			for _, r := range g.rows {
+				cy := y - dotRowH/2
+				dc.FillText(left(dotLabelStyle), vg.Point{X: dotPad + dotIndent, Y: cy}, r.label)
+				col := levelColor(r.level)
+				if !math.IsNaN(r.lo) && !math.IsNaN(r.hi) {
+					ls := draw.LineStyle{Color: col, Width: vg.Points(1)}
+					dc.StrokeLine2(ls, xOf(r.lo), cy, xOf(r.hi), cy)
+					dc.StrokeLine2(ls, xOf(r.lo), cy-dotCapHeight/2, xOf(r.lo), cy+dotCapHeight/2)
+					dc.StrokeLine2(ls, xOf(r.hi), cy-dotCapHeight/2, xOf(r.hi), cy+dotCapHeight/2)
+				}
+				if !math.IsNaN(r.est) {
+					dc.DrawGlyphNoClip(draw.GlyphStyle{Color: col, Radius: dotMarkerR, Shape: levelShape(r.level)}, vg.Point{X: xOf(r.est), Y: cy})
+				}
+				y -= dotRowH
+			}
+		}
+		// Zero, dashed, under nothing but above the rules.
+		dc.StrokeLine2(draw.LineStyle{Color: grey, Width: vg.Points(0.6), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}},
+			xOf(0), top, xOf(0), y)
+
+		// The x axis: a line, ticks, labels, and the axis label.
+		axis := draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)}
+		dc.StrokeLine2(axis, x0, y, x1, y)
+		tickSty := dotTickStyle
+		tickSty.XAlign, tickSty.YAlign = draw.XCenter, draw.YTop
+		for _, t := range (zeroTicks{}).Ticks(s.min, s.max) {
+			x := xOf(t.Value)
+			if t.IsMinor() {
+				dc.StrokeLine2(axis, x, y, x, y-dotTickLen/2)
+				continue
+			}
+			dc.StrokeLine2(axis, x, y, x, y-dotTickLen)
+			dc.FillText(tickSty, vg.Point{X: x, Y: y - dotTickLen - 2}, t.Label)
+		}
+		y -= dotTickLen + 2 + dotTickStyle.Height("0") + 3
+		axSty := dotAxisStyle
+		axSty.XAlign, axSty.YAlign = draw.XCenter, draw.YTop
+		for _, l := range axisLines {
+			dc.FillText(axSty, vg.Point{X: (x0 + x1 + dotRightPad) / 2, Y: y}, l)
+			y -= dotAxisStyle.Height("M")
+		}
+	}
+	return finishSVG(c)
+}
