@@ -153,7 +153,7 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, support, notes := supportedPercentiles(d)
+	d, support, notes := supportedPercentiles(withoutIdleGateway(d))
 	res := &Result{Dataset: d, Options: opt, Percentiles: support, Notes: notes}
 	ti := slices.Index(d.Factors, d.Treatment)
 	level := func(r *Run) string {

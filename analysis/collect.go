@@ -146,7 +146,7 @@ func (res *Result) collectSensitivity(sens, effects []*plannedJob) {
 		for si, mi := range p.metrics {
 			res.Sensitivity = append(res.Sensitivity, LevelEffect{
 				Treatment: p.treatment, Metric: d.Metrics[mi].Name, Scope: p.scope,
-				Factor: p.factor, Level: p.level, N: len(j.samples[si].t), Cells: len(j.clusters),
+				Factor: p.factor, Level: p.level, N: len(j.samples[si].t), Cells: distinctCells(p.sets[si]),
 				Mean: j.est[si][statMeanPenalty], Low: j.low[si][statMeanPenalty], High: j.high[si][statMeanPenalty],
 				Method: methodLabel(j.used[si][statMeanPenalty], true), Note: j.note[si][statMeanPenalty],
 			})
@@ -247,4 +247,13 @@ func sortLevels(l []string) { slices.SortFunc(l, compareLevels) }
 func parseNum(s string) (float64, bool) {
 	f, err := strconv.ParseFloat(s, 64)
 	return f, err == nil
+}
+
+// distinctCells counts the configurations among matched sets.
+func distinctCells(sets []matchedSet) int {
+	seen := map[int]bool{}
+	for _, s := range sets {
+		seen[s.cell] = true
+	}
+	return len(seen)
 }

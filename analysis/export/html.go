@@ -81,8 +81,8 @@ const reportScript = `(function () {
 const reportStyle = `body{font-family:"Liberation Sans",Arial,Helvetica,sans-serif;margin:2em auto;max-width:78em;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}th,td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}
-td.n{text-align:right;font-variant-numeric:tabular-nums}th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}
-.scroll{max-height:40em;overflow:auto;border:1px solid #ddd}input.filter{margin:.4em 0;padding:.3em;width:20em}
+th,td{overflow-wrap:anywhere}td.n{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal;white-space:nowrap}th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}
+.scroll{max-height:40em;overflow:auto;border:1px solid #ddd}.scroll.whole{max-height:none}input.filter{margin:.4em 0;padding:.3em;width:20em}
 figure{margin:1.5em 0}figcaption{font-size:.9em;color:#444}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
 dt{font-weight:bold}dd{margin:0;white-space:pre-wrap;font-family:monospace;font-size:.85em;max-height:12em;overflow:auto}
 .note{background:#fff4e0;border-left:4px solid #e0a030;padding:.5em 1em}`
@@ -92,10 +92,16 @@ type table struct {
 	header  []string
 	numeric []bool
 	rows    [][]string
+	// whole shows every row: no box of bounded height around the table.
+	whole bool
 }
 
 func (t *table) write(b *bytes.Buffer) {
-	fmt.Fprintf(b, "<div class=\"scroll\"><table id=\"%s\" class=\"sortable\">\n<thead><tr>", t.id)
+	box := "scroll"
+	if t.whole {
+		box = "scroll whole"
+	}
+	fmt.Fprintf(b, "<div class=\"%s\"><table id=\"%s\" class=\"sortable\">\n<thead><tr>", box, t.id)
 	for _, h := range t.header {
 		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
 	}
@@ -185,27 +191,7 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	}
 	for _, scope := range scopes {
 		fmt.Fprintf(&b, "<h3>%s</h3>\n", esc(scopeText(scope)))
-		ht := &table{id: "headline-" + scope, header: []string{"metric"}}
-		for _, tr := range res.Treatments {
-			ht.header = append(ht.header, tr+" penalty %", tr+" interval", tr+" n", tr+" method")
-		}
-		for _, m := range metricsWithScope(res, scope) {
-			row := []string{metricWords(m)}
-			for _, tr := range res.Treatments {
-				if e, ok := headline(res, tr, m, scope); ok {
-					iv := "[" + short(e.Low) + ", " + short(e.High) + "]"
-					if math.IsNaN(e.Low) {
-						iv = "none: " + e.Note
-					}
-					row = append(row, short(e.Estimate), iv, strconv.Itoa(e.N), e.Method)
-				} else {
-					row = append(row, "", "", "", "")
-				}
-			}
-			ht.rows = append(ht.rows, row)
-		}
-		ht.numeric = numericCols(ht.header, ht.rows)
-		ht.write(&b)
+		headlineTable(res, scope).write(&b)
 	}
 	b.WriteString("</section>\n")
 
@@ -232,10 +218,14 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	b.WriteString("</section>\n")
 
 	b.WriteString("<section id=\"sensitivity-section\"><h2>Factor sensitivity</h2>\n")
-	st := &table{id: "sensitivity", header: SensitivityHeader, rows: sensitivityRows(res)}
-	shorten(st.rows, 8, 9, 10, 12, 16, 17, 18, 19, 20)
-	st.numeric = numericCols(st.header, st.rows)
-	st.write(&b)
+	if why := noSensitivity(res); why != "" {
+		fmt.Fprintf(&b, "<p>%s</p>\n", esc(why))
+	} else {
+		st := &table{id: "sensitivity", header: SensitivityHeader, rows: sensitivityRows(res)}
+		shorten(st.rows, 8, 9, 10, 12, 16, 17, 18, 19, 20)
+		st.numeric = numericCols(st.header, st.rows)
+		st.write(&b)
+	}
 	b.WriteString("</section>\n")
 
 	hm := headlineMetric(res)
@@ -287,6 +277,50 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 
 	fmt.Fprintf(&b, "<script>\n%s\n</script>\n</body>\n</html>\n", reportScript)
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// headlineTable is the pooled mean penalties of scope, one row per metric
+// and treatment (long form), so that the table keeps its width however
+// many treatments there are, and shows every row without scrolling.
+func headlineTable(res *analysis.Result, scope string) *table {
+	ht := &table{id: "headline-" + scope, whole: true,
+		header: []string{"metric", res.Dataset.Treatment, "mean penalty %", "interval", "n", "method"}}
+	for _, m := range metricsWithScope(res, scope) {
+		for _, tr := range res.Treatments {
+			e, ok := headline(res, tr, m, scope)
+			if !ok {
+				continue
+			}
+			iv := "[" + short(e.Low) + ", " + short(e.High) + "]"
+			if math.IsNaN(e.Low) {
+				iv = "none: " + e.Note
+			}
+			ht.rows = append(ht.rows, []string{metricWords(m), tr, short(e.Estimate), iv, strconv.Itoa(e.N), e.Method})
+		}
+	}
+	ht.numeric = numericCols(ht.header, ht.rows)
+	return ht
+}
+
+// noSensitivity says why a result has no factor sensitivity, or "" when
+// it has some.
+func noSensitivity(res *analysis.Result) string {
+	if len(res.Sensitivity) > 0 {
+		return ""
+	}
+	var varying []string
+	for fi, f := range res.CellFactors {
+		for _, c := range res.Cells {
+			if fi < len(c.Factors) && fi < len(res.Cells[0].Factors) && c.Factors[fi] != res.Cells[0].Factors[fi] {
+				varying = append(varying, f)
+				break
+			}
+		}
+	}
+	if len(varying) == 0 {
+		return fmt.Sprintf("No factor but %s varies between the configurations, so there is no other factor the penalty could depend on; sensitivity.csv has its header only.", res.Dataset.Treatment)
+	}
+	return fmt.Sprintf("%s vary between the configurations, but no level of them has a healthy matched set beside another level's, so there is no sensitivity to estimate; sensitivity.csv has its header only.", strings.Join(varying, ", "))
 }
 
 // runsTable keeps the report's run table readable: identity, factors that

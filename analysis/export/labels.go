@@ -120,6 +120,15 @@ var methodShort = map[string]string{
 	string(analysis.MethodNone):           "--",
 }
 
-// methodLegend spells out the abbreviations of methodShort.
-const methodLegend = "Methods: t, Student-t on the paired penalties; ts, Student-t over configurations as strata; " +
-	"B, BCa bootstrap; Bc, BCa two-level cluster bootstrap; P and Pc, the percentile bootstrap likewise; --, no interval (too few matched sets)."
+// methodLegendOrder spells out the abbreviations of methodShort, in the
+// order a caption lists them.
+var methodLegendOrder = []struct{ short, words string }{
+	{"t", "t, Student-t on the paired penalties"},
+	{"ts", "ts, Student-t over configurations as strata"},
+	{"os", "os, the interval between two order statistics"},
+	{"B", "B, BCa bootstrap"},
+	{"Bc", "Bc, BCa two-level cluster bootstrap"},
+	{"P", "P, percentile bootstrap"},
+	{"Pc", "Pc, percentile two-level cluster bootstrap"},
+	{"--", "--, no interval (too few matched sets)"},
+}

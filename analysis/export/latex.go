@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/xp-bench/xp/analysis"
@@ -29,6 +30,70 @@ func short(v float64) string {
 		return fmt.Sprintf("%.2f", v)
 	}
 	return fmt.Sprintf("%.3f", v)
+}
+
+// intervalDecimals is the decimals an estimate with this interval is
+// written to: the interval's half-width to two significant figures (at
+// most six decimals); -1 without an interval.
+func intervalDecimals(lo, hi float64) int {
+	half := (hi - lo) / 2
+	if math.IsNaN(half) || math.IsInf(half, 0) {
+		return -1
+	}
+	if half <= 0 {
+		return 3
+	}
+	return min(6, max(0, 1-int(math.Floor(math.Log10(half)))))
+}
+
+// fixed formats v with dec decimals, or as short does when dec < 0.
+func fixed(v float64, dec int) string {
+	if dec < 0 || math.IsNaN(v) {
+		return short(v)
+	}
+	s := strconv.FormatFloat(v, 'f', dec, 64)
+	if strings.Trim(s, "-0.") == "" {
+		s = strings.TrimPrefix(s, "-") // no "-0.0"
+	}
+	return s
+}
+
+// texNumber typesets a formatted number: a minus sign, not a hyphen, and
+// a small p-value as an inequality.
+func texNumber(s string) string {
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		return "$-$" + rest
+	}
+	return s
+}
+
+// texP typesets a p-value: three significant figures, below 0.001 as
+// "$<$0.001".
+func texP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return ""
+	case p < 0.001:
+		return "$<$0.001"
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64)
+}
+
+// methodsLegend spells out the abbreviations of the methods used.
+func methodsLegend(used []string) string {
+	var parts []string
+	for _, m := range methodLegendOrder {
+		if slices.Contains(used, m.short) {
+			parts = append(parts, m.words)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if len(parts) == 1 {
+		return "Method: " + parts[0] + "."
+	}
+	return "Methods: " + strings.Join(parts, "; ") + "."
 }
 
 var texEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, `_`, `\_`, `%`, `\%`, `&`, `\&`, `#`, `\#`,
@@ -129,14 +194,11 @@ func writeLaTeX(path string, res *analysis.Result) error {
 				part = fmt.Sprintf(" (part %d of %d)", gi+1, len(groups))
 				label = fmt.Sprintf("%s-%d", scope, gi+1)
 			}
-			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n")
-			fmt.Fprintf(&b, "\\caption{Mean penalty against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets. %s. %s}\n",
-				tex(res.Levels[0]), tex(scopeText(scope)), part, o.Confidence*100, strings.Join(counts, "; "), tex(methodLegend))
-			fmt.Fprintf(&b, "\\label{tab:xp-headline-%s}\n", label)
-			fmt.Fprintf(&b, "\\begin{tabular}{llrrrl}\n\\toprule\nMetric & Treatment & Penalty & Interval & n & Method \\\\\n\\midrule\n")
+			var body bytes.Buffer
+			var used []string
 			for mi, m := range group {
 				if mi > 0 {
-					fmt.Fprintf(&b, "\\addlinespace\n")
+					fmt.Fprintf(&body, "\\addlinespace\n")
 				}
 				first := true
 				for _, tr := range res.Treatments {
@@ -146,20 +208,28 @@ func writeLaTeX(path string, res *analysis.Result) error {
 					}
 					label := ""
 					if first {
-						label = tex(metricWords(m))
+						// The penalty is in percent whatever the
+						// metric's unit: the metric without it.
+						label = tex(metricName(m))
 						first = false
 					}
-					iv := "--"
-					if !math.IsNaN(e.Low) {
-						iv = fmt.Sprintf("[%s, %s]", short(e.Low), short(e.High))
-					}
+					est, iv := texEstimate(e.Estimate, e.Low, e.High)
 					method := methodShort[e.Method]
 					if method == "" {
 						method = e.Method
 					}
-					fmt.Fprintf(&b, "%s & %s & %s & %s & %d & %s \\\\\n", label, tex(tr), short(e.Estimate), iv, e.N, tex(method))
+					if !slices.Contains(used, method) {
+						used = append(used, method)
+					}
+					fmt.Fprintf(&body, "%s & %s & %s & %s & %d & %s \\\\\n", label, tex(tr), est, iv, e.N, tex(method))
 				}
 			}
+			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n")
+			fmt.Fprintf(&b, "\\caption{Mean penalty against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets; each estimate to the decimals its interval supports. %s. %s}\n",
+				tex(res.Levels[0]), tex(scopeText(scope)), part, o.Confidence*100, strings.Join(counts, "; "), tex(methodsLegend(used)))
+			fmt.Fprintf(&b, "\\label{tab:xp-headline-%s}\n", label)
+			fmt.Fprintf(&b, "\\begin{tabular}{llrrrl}\n\\toprule\nMetric & Treatment & Penalty (\\%%) & Interval & n & Method \\\\\n\\midrule\n")
+			b.Write(body.Bytes())
 			fmt.Fprintf(&b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
 		}
 	}
@@ -192,34 +262,42 @@ func writeLaTeX(path string, res *analysis.Result) error {
 			slices.SortStableFunc(rows, func(a, b analysis.LevelEffect) int { return cmp.Compare(rank(a.Factor), rank(b.Factor)) })
 			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n")
 			fmt.Fprintf(&b, "\\caption{Sensitivity of the %s penalty of %s against %s (%s): mean penalty in percent at each factor level with %g\\%% intervals; F-test of each factor in a main-effects model and its share of the penalty's variance; factors by share.}\n",
-				tex(metricWords(hm)), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), o.Confidence*100)
+				tex(metricName(hm)), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), o.Confidence*100)
 			fmt.Fprintf(&b, "\\label{tab:xp-sensitivity-%s-%s}\n", safeName(tr), scope)
-			fmt.Fprintf(&b, "\\small\n\\begin{tabular}{lrrrrr}\n\\toprule\nLevel & Mean penalty & Interval & Share & F & p \\\\\n\\midrule\n")
+			fmt.Fprintf(&b, "\\small\n\\begin{tabular}{lrrrrr}\n\\toprule\nLevel & Mean penalty (\\%%) & Interval & Share & F & p \\\\\n\\midrule\n")
 			prev := ""
 			for _, s := range rows {
 				share, F, p := "", "", ""
 				if s.Factor != prev {
 					if t, ok := terms[s.Factor]; ok {
-						share, F, p = short(t.Share), short(t.F), short(t.P)
+						share, F, p = texNumber(short(t.Share)), texNumber(short(t.F)), texP(t.P)
 					}
 					if prev != "" {
 						fmt.Fprintf(&b, "\\addlinespace\n")
 					}
 					// The factor on a line of its own: names of combined
 					// factors are long.
-					fmt.Fprintf(&b, "\\multicolumn{6}{l}{\\textit{%s}} \\\\\n", texBreakable(s.Factor))
+					fmt.Fprintf(&b, "\\multicolumn{6}{l}{\\textit{%s}} \\\\\n", texBreakable(factorWords(s.Factor)))
 				}
 				prev = s.Factor
-				iv := "--"
-				if !math.IsNaN(s.Low) {
-					iv = fmt.Sprintf("[%s, %s]", short(s.Low), short(s.High))
-				}
-				fmt.Fprintf(&b, "\\quad %s & %s & %s & %s & %s & %s \\\\\n", tex(s.Level), short(s.Mean), iv, share, F, p)
+				est, iv := texEstimate(s.Mean, s.Low, s.High)
+				fmt.Fprintf(&b, "\\quad %s & %s & %s & %s & %s & %s \\\\\n", tex(s.Level), est, iv, share, F, p)
 			}
 			fmt.Fprintf(&b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
 		}
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// texEstimate typesets an estimate and its interval ("--" without one),
+// to the decimals the interval supports.
+func texEstimate(est, lo, hi float64) (string, string) {
+	dec := intervalDecimals(lo, hi)
+	iv := "--"
+	if !math.IsNaN(lo) && !math.IsNaN(hi) {
+		iv = "[" + texNumber(fixed(lo, dec)) + ", " + texNumber(fixed(hi, dec)) + "]"
+	}
+	return texNumber(fixed(est, dec)), iv
 }
 
 func metricsWithScope(res *analysis.Result, scope string) []string {

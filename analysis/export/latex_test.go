@@ -61,14 +61,16 @@ func TestTablesCompile(t *testing.T) {
 				if e.Scope != analysis.ScopeAll || e.Statistic != "mean_penalty" {
 					continue
 				}
-				for _, v := range []float64{e.Estimate, e.Low, e.High} {
-					if !strings.Contains(text, short(v)) {
-						t.Errorf("the PDF lacks %s %s %s", e.Treatment, e.Metric, short(v))
+				est, iv := texEstimate(e.Estimate, e.Low, e.High)
+				for _, v := range []string{est, iv} {
+					v = strings.ReplaceAll(v, "$-$", "−")
+					if !strings.Contains(text, v) {
+						t.Errorf("the PDF lacks %s %s %s", e.Treatment, e.Metric, v)
 					}
 				}
 				found++
 			}
-			if found == 0 || !strings.Contains(text, "Publish latency p99 (ms)") {
+			if found == 0 || !strings.Contains(text, "Publish latency p99") {
 				t.Errorf("the PDF has no headline table:\n%s", text)
 			}
 		})
