@@ -13,11 +13,11 @@ import (
 type reportLayout struct {
 	PageWidth int `json:"pageWidth"`
 	Tables    []struct {
-		ID                        string
-		ScrollW, ClientW          int
-		ScrollH, ClientH          int
-		FirstColumnLines          int `json:"firstColumnLines"`
-		Rows                      int
+		ID               string
+		ScrollW, ClientW int
+		ScrollH, ClientH int
+		FirstColumnLines int `json:"firstColumnLines"`
+		Rows             int
 	} `json:"tables"`
 	Notes       []string `json:"notes"`
 	Sensitivity string   `json:"sensitivity"`
