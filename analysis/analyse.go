@@ -37,6 +37,9 @@ type Result struct {
 	Telemetry []RoleUse
 	// Notes are caveats the report should show (e.g. skipped figures).
 	Notes []string
+	// MatchedSets counts the campaign's matched sets (pair and replicate),
+	// Unfinished those with a run not finished yet (see SetCount).
+	MatchedSets, Unfinished int
 }
 
 // Cell is one matched configuration: its factors without the treatment.
@@ -52,9 +55,13 @@ type Cell struct {
 // SetCount counts a treatment's matched sets.
 type SetCount struct {
 	Treatment string
-	Sets      int // matched sets with a baseline and this treatment
+	Sets      int // finished matched sets with a baseline and this treatment
 	Healthy   int // both runs healthy: the sets analysed
 	Excluded  int
+	// Unfinished counts the sets with a run not finished yet (pending,
+	// running or interrupted, in a campaign still running or stopped):
+	// left out, and not counted in Sets or Excluded.
+	Unfinished int
 }
 
 // ExcludedSet is a matched set left out, with why.
@@ -238,6 +245,7 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 		return cmp.Or(cmp.Compare(a.pair, b.pair), cmp.Compare(a.rep, b.rep))
 	})
 	sets := map[string][]matchedSet{}
+	unfinishedSets := map[setKey]bool{}
 	healthyAny := false
 	for i := range res.Cells {
 		res.Cells[i].Healthy = make([]int, len(res.Treatments))
@@ -258,6 +266,11 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 				}
 				continue
 			}
+			if unfinished(b) || unfinished(t) {
+				cnt.Unfinished++
+				unfinishedSets[k] = true
+				continue
+			}
 			cnt.Sets++
 			if b.Outcome == OutcomeDone && t.Outcome == OutcomeDone {
 				cnt.Healthy++
@@ -274,6 +287,11 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 			healthyAny = true
 		}
 		res.Counts = append(res.Counts, cnt)
+	}
+	res.MatchedSets, res.Unfinished = len(keys), len(unfinishedSets)
+	if n := len(unfinishedSets); n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("Partial analysis: %d of %d matched sets have a run not finished yet (pending, running or interrupted); they are left out, not counted as excluded.",
+			n, len(keys)))
 	}
 	res.notesTLSKept()
 	res.buildTelemetry()
@@ -376,6 +394,12 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 	res.noteEffectsTLSKept(sets)
 	res.collectSensitivity(sensJobs, effectJobs)
 	return res, nil
+}
+
+// unfinished says whether a run has not finished yet: never attempted,
+// in flight, or interrupted (it runs again on resume).
+func unfinished(r *Run) bool {
+	return r.Outcome == "" || r.Outcome == OutcomeRunning || r.Outcome == OutcomeInterrupted
 }
 
 // unhealthy describes why a member of a set does not count.

@@ -148,7 +148,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 			run.Superseded = a.Superseded
 			run.Outcome = string(a.Outcome)
 			if run.Outcome == "" {
-				run.Outcome = "running"
+				run.Outcome = OutcomeRunning
 			}
 			run.Reasons = a.Reasons
 			run.Error = a.Error

@@ -17,6 +17,8 @@ const (
 	OutcomeInvalid     = "invalid"
 	OutcomeFailed      = "failed"
 	OutcomeInterrupted = "interrupted"
+	// OutcomeRunning marks an attempt still in flight (Load).
+	OutcomeRunning = "running"
 )
 
 // Dataset is a campaign as analysis sees it, independent of storage.

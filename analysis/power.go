@@ -279,3 +279,12 @@ func simulatedSampleSize(resid []float64, opt PowerOptions, rng *rand.Rand) int 
 	}
 	return hi
 }
+
+// DetectableEffect is the smallest mean penalty (percentage points) that n
+// matched sets detect with the given power at two-sided level alpha, when
+// the penalty's spread is sd: the normal approximation solved for the
+// effect, (z(1-α/2) + z(power)) sd / √n.
+func DetectableEffect(sd float64, n int, alpha, power float64) float64 {
+	z := unitNormal.Quantile(1-alpha/2) + unitNormal.Quantile(power)
+	return z * sd / math.Sqrt(float64(n))
+}

@@ -170,3 +170,49 @@ func EstimateRows(rows []Row, prices *Prices) Estimate {
 	}
 	return est
 }
+
+// EstimateReplicates estimates the campaign of rows run with n replicates
+// of every cell instead of its own: the rows of replicate 1 stand for
+// their cells, each infrastructure group is provisioned once and runs its
+// cells n times. It equals EstimateRows of the same spec expanded with n
+// replicates, and needs no expansion, so it also prices answers beyond
+// MaxReplicates (xp plan power).
+func EstimateReplicates(rows []Row, n int, prices *Prices) Estimate {
+	var first []Row
+	for _, r := range rows {
+		if r.Replicate == 1 {
+			first = append(first, r)
+		}
+	}
+	est := Estimate{Currency: "USD"}
+	if prices != nil {
+		est.Currency = prices.Currency
+	}
+	// Each group's provisioning once, its runs n times: EstimateRows of
+	// the group's rows, its runs' share scaled by n.
+	for i := 0; i < len(first); {
+		k := first[i].InfraKey()
+		j := i
+		for j < len(first) && first[j].InfraKey() == k {
+			j++
+		}
+		g := EstimateRows(first[i:j], prices)
+		prov := ProvisionTime(k.Platform)
+		scale := func(total time.Duration) time.Duration { return prov + time.Duration(n)*(total-prov) }
+		wall, wallMax := scale(g.Wall), scale(g.WallMax)
+		if g.Wall > 0 {
+			est.Cost += g.Cost * wall.Hours() / g.Wall.Hours()
+			est.CostMax += g.CostMax * wallMax.Hours() / g.WallMax.Hours()
+		}
+		est.Wall += wall
+		est.WallMax += wallMax
+		est.Provisionings += g.Provisionings
+		for _, u := range g.Unpriced {
+			if !slices.Contains(est.Unpriced, u) {
+				est.Unpriced = append(est.Unpriced, u)
+			}
+		}
+		i = j
+	}
+	return est
+}

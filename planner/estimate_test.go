@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -98,6 +99,36 @@ func TestDescribeSpec(t *testing.T) {
 	for _, w := range []string{"security             mtls, plaintext, tls", "message_size         1024, 10240", "rows         15", "matched sets 6", "exclude entry 1", "wall time"} {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("show output lacks %q:\n%s", w, b.String())
+		}
+	}
+}
+
+// TestEstimateReplicates: the estimate of a campaign at n replicates, from
+// its rows at another number, equals the estimate of the spec expanded
+// with n replicates: wall time, provisionings and cost.
+func TestEstimateReplicates(t *testing.T) {
+	prices, err := ParsePrices([]byte("currency: USD\nplatforms:\n  aws:\n    source: test\n    date: \"2026-12\"\n    hourly: {m5.xlarge: 0.2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(n int) string {
+		return fmt.Sprintf(`campaign: est
+replicates: %d
+factors:
+  security: [sasl_ssl, proxy]
+  platform: [local, aws]
+  message_size: [1024, 10240]
+fixed: {brokers: 3, acks: all, target_rate: 100, warmup_s: 10, duration_s: 60, drain_timeout_s: 20}
+`, n)
+	}
+	pilot, _, _ := expandRows(t, spec(3))
+	for _, n := range []int{1, 2, 7, 40} {
+		rows, _, _ := expandRows(t, spec(n))
+		want := EstimateRows(rows, prices)
+		got := EstimateReplicates(pilot, n, prices)
+		if got.Wall != want.Wall || got.WallMax != want.WallMax || got.Provisionings != want.Provisionings ||
+			math.Abs(got.Cost-want.Cost) > 1e-9 || math.Abs(got.CostMax-want.CostMax) > 1e-9 {
+			t.Errorf("%d replicates: %+v, want %+v", n, got, want)
 		}
 	}
 }

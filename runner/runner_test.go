@@ -355,7 +355,7 @@ func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Rows.Total != 2 || st.Rows.Done != 2 || st.Attempts.Total != 2 || !st.Finished || st.Current != nil ||
-		st.Writer != 0 || st.ETAS == nil || *st.ETAS != 0 || st.ElapsedS <= 0 {
+		st.Writer != 0 || st.LeftS == nil || *st.LeftS != 0 || st.ETAS != nil || st.ElapsedS <= 0 {
 		t.Fatalf("status %+v", st)
 	}
 }

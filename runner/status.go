@@ -30,8 +30,11 @@ type Status struct {
 	// ElapsedS runs from the first attempt's start to now while a writer
 	// runs, else to the latest attempt's start or end.
 	ElapsedS float64 `json:"elapsed_s"`
-	// ETAS is the rows left times the mean attempt time; null before any
-	// attempt completed.
+	// LeftS is the rows left times the mean attempt time: the running
+	// time the campaign still needs; null before any attempt completed.
+	// ETAS is the same while an xp process runs the campaign, null when
+	// none does (nothing is counting down).
+	LeftS          *float64    `json:"left_s"`
 	ETAS           *float64    `json:"eta_s"`
 	Infrastructure StatusInfra `json:"infrastructure"`
 	// Finished is true when no row is pending or running.
@@ -125,8 +128,12 @@ func ReadStatus(ctx context.Context, db string, now time.Time) (Status, error) {
 	}
 	left := st.Rows.Pending + st.Rows.Running
 	if p.MeanAttempt > 0 {
-		eta := (p.MeanAttempt * time.Duration(left)).Seconds()
-		st.ETAS = &eta
+		need := (p.MeanAttempt * time.Duration(left)).Seconds()
+		st.LeftS = &need
+		if st.Writer != 0 {
+			eta := need
+			st.ETAS = &eta
+		}
 	}
 	// The embedded cluster lives and dies with its xp process.
 	if st.Target == "local" && st.Writer == 0 {
@@ -183,8 +190,15 @@ func (st Status) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "current    xp pid %d is working (no row in flight)\n", st.Writer)
 	}
 	fmt.Fprintf(w, "elapsed    %s\n", fmtSeconds(st.ElapsedS))
-	if st.ETAS != nil && !st.Finished {
+	switch {
+	case st.Finished:
+	case st.ETAS != nil:
 		fmt.Fprintf(w, "eta        %s\n", fmtSeconds(*st.ETAS))
+	case st.LeftS != nil:
+		fmt.Fprintf(w, "eta        none: not running; %d rows left, about %s of runs (xp run PLAN --db %s --resume continues)\n",
+			st.Rows.Pending+st.Rows.Running, fmtSeconds(*st.LeftS), st.DB)
+	default:
+		fmt.Fprintf(w, "eta        none: not running; %d rows left (xp run PLAN --db %s --resume continues)\n", st.Rows.Pending+st.Rows.Running, st.DB)
 	}
 	var up []string
 	for _, g := range st.Infrastructure.Up {

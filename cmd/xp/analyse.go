@@ -65,6 +65,14 @@ is healthy (a partial report is still written).`,
 			opt := analysis.Options{Baseline: baseline, Method: analysis.Method(method), Resamples: resamples,
 				Confidence: confidence, Seed: seed, SeedSet: cmd.Flags().Changed("seed")}
 			res, err := analysis.Analyse(d, opt)
+			if res != nil {
+				if msg, nothing := runningCampaign(db, res); msg != "" {
+					if nothing {
+						return withCode(exitFailure, errors.New(msg))
+					}
+					fmt.Fprintln(st.stderr, msg)
+				}
+			}
 			var be *analysis.BaselineError
 			switch {
 			case errors.As(err, &be), errors.Is(err, analysis.ErrBadOption), errors.Is(err, analysis.ErrOneLevel):
@@ -123,4 +131,26 @@ func writeHeadline(st *state, res *analysis.Result) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%s\n", e.Treatment, e.Metric, e.Scope, e.N, e.Estimate, iv)
 	}
 	tw.Flush()
+}
+
+// runningCampaign describes a campaign with matched sets not finished yet
+// (its xp run still working, or stopped): how many sets are finished, and
+// that the analysis is of those. nothing is true when no set has finished,
+// so there is nothing to analyse yet. "" when every set is finished.
+func runningCampaign(db string, res *analysis.Result) (msg string, nothing bool) {
+	unfinished := res.Unfinished
+	finished := res.MatchedSets - unfinished
+	if unfinished == 0 {
+		return "", false
+	}
+	state := "is stopped with sets not run (xp run --resume continues it)"
+	if pid, alive := results.Writer(db); alive {
+		state = fmt.Sprintf("is still running (xp pid %d)", pid)
+	}
+	if finished == 0 {
+		return fmt.Sprintf("%s: campaign %s %s: no matched set has finished yet (%d to go); xp analyse gives a partial analysis once one has (xp status --db %s shows progress)",
+			db, res.Dataset.Campaign, state, unfinished, db), true
+	}
+	return fmt.Sprintf("%s: campaign %s %s: partial analysis of the %d matched sets finished of %d; the %d unfinished are left out, not counted as excluded",
+		db, res.Dataset.Campaign, state, finished, finished+unfinished, unfinished), false
 }

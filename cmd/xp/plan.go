@@ -56,6 +56,9 @@ lists, and the row format: docs/spec.md. Ready specs: plans/*.yaml.
 			}
 			if cmd.Flags().Changed("replicates") {
 				if replicates < 1 || replicates > planner.MaxReplicates {
+					if replicates > planner.MaxReplicates {
+						return usageErrf("--replicates %d: want 1..%d; an effect that needs more replicates is not detectable in practice with the pilot's noise: run longer (duration_s), choose a steadier metric, or size for a larger effect (xp plan power --effect)", replicates, planner.MaxReplicates)
+					}
 					return usageErrf("--replicates %d: want 1..%d (xp plan power says how many a wanted effect needs)", replicates, planner.MaxReplicates)
 				}
 				spec.Replicates = replicates

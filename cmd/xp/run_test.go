@@ -128,6 +128,7 @@ func TestStatusJSON(t *testing.T) {
 			Phase string `json:"phase"`
 		} `json:"current"`
 		ETAS     *float64 `json:"eta_s"`
+		LeftS    *float64 `json:"left_s"`
 		Finished bool     `json:"finished"`
 		Writer   int      `json:"writer_pid"`
 	}
@@ -141,13 +142,15 @@ func TestStatusJSON(t *testing.T) {
 		}
 	}
 	if st.Attempts["total"] != 3 || st.Attempts["running"] != 1 || st.Current == nil || st.Current.Run != "c-r1" ||
-		st.Current.Phase != "measure" || st.ETAS == nil || *st.ETAS != 15 || st.Finished || st.Writer != 0 {
+		st.Current.Phase != "measure" || st.LeftS == nil || *st.LeftS != 15 || st.ETAS != nil || st.Finished || st.Writer != 0 {
 		t.Fatalf("status %s", stdout)
 	}
 
 	code, stdout, _ = runXP(t, "status", "--db", db)
+	// No xp process runs it: no countdown, but the work left.
 	if code != exitOK || !strings.Contains(stdout, "3 total: 1 done, 1 invalid") ||
-		!strings.Contains(stdout, "left running by a process that ended") {
+		!strings.Contains(stdout, "left running by a process that ended") ||
+		!strings.Contains(stdout, "eta        none: not running; 1 rows left, about 15s of runs") {
 		t.Fatalf("text status (exit %d):\n%s", code, stdout)
 	}
 }
