@@ -34,7 +34,7 @@ func TestPlanPower(t *testing.T) {
 	}
 	// The text form names the method; the answer applies to a spec.
 	_, text, _ := runXP(t, "plan", "power", "--db", db, "--effect", "2")
-	if !strings.Contains(text, "normal-approximation") || strings.Count(text, "\n") != 6 {
+	if !strings.Contains(text, "normal-approximation") || strings.Count(text, "\n") != 8 || !strings.Contains(text, "no wall time or cost: the pilot's plan is not an xp campaign") {
 		t.Errorf("text output:\n%s", text)
 	}
 	spec := filepath.Join(t.TempDir(), "s.yaml")
