@@ -1,6 +1,7 @@
 package tf
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -201,12 +202,20 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 	t := &TargetFile{Path: path, Teardown: TeardownAlways, SSH: SSH{KnownHosts: KnownHostsAcceptNew}, Vars: map[string]any{}}
 	p := &fileParser{path: path}
 	bad, str, oneOf, mapping := p.bad, p.str, p.oneOf, p.mapping
+	if isCampaignPlan(data) {
+		return nil, &TargetError{File: path, Msg: "is a campaign (one run a line, as xp plan expand writes it), not a TARGET.yaml: " +
+			"give it as the command's argument (xp run " + path + " --target TARGET.yaml), and --target a file that starts with platform: (docs/targets.md)"}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &TargetError{File: path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, &TargetError{File: path, Line: 1, Msg: "want a mapping with platform: and the keys of docs/targets.md"}
+	}
+	if isFactorSpec(doc.Content[0]) {
+		return nil, &TargetError{File: path, Msg: "is a factor spec (campaign:, factors:), not a TARGET.yaml: expand it with xp plan expand " + path +
+			" -o CAMPAIGN.jsonl, and give --target a file that starts with platform: (docs/targets.md)"}
 	}
 	var platformNode, moduleNode *yaml.Node
 	mapping(doc.Content[0], "", targetKeys, func(k string, v *yaml.Node) {
@@ -275,6 +284,34 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 		return nil, errors.Join(p.errs...)
 	}
 	return t, nil
+}
+
+// isCampaignPlan says whether data is a campaign (JSONL): its first line
+// a JSON object with a plan row's identity, run and cell.
+func isCampaignPlan(data []byte) bool {
+	line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+	var row map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &row) != nil {
+		return false
+	}
+	_, run := row["run"]
+	_, cell := row["cell"]
+	return run && cell
+}
+
+// isFactorSpec says whether a mapping is a factor spec rather than a
+// TARGET.yaml: it has factors: or campaign:, and no platform: key.
+func isFactorSpec(m *yaml.Node) bool {
+	spec := false
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		switch m.Content[i].Value {
+		case "platform":
+			return false
+		case "factors", "campaign":
+			spec = true
+		}
+	}
+	return spec
 }
 
 // kafka parses the kafka: section: distribution embedded, one release
