@@ -182,6 +182,10 @@ func stopLeftovers(ctx context.Context, st *state, t *tf.TargetFile, db string, 
 		return nil
 	}
 	c, err := store.Campaign(ctx)
+	if errors.Is(err, results.ErrNoCampaign) {
+		// Brought up by xp infra up alone: no xp run started services.
+		return nil
+	}
 	if err != nil {
 		return err
 	}
