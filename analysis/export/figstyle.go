@@ -155,14 +155,23 @@ func finishSVG(c *vgsvg.Canvas) ([]byte, error) {
 }
 
 // zeroTicks ticks an axis at the multiples of a round step (1, 2 or 5
-// times a power of ten), so zero is always labelled when in range; minor
-// ticks halve the step. Labels carry a true minus sign.
+// times a power of ten) giving 4 to 8 labels, so zero is always labelled
+// when in range; minor ticks halve the step. Labels carry a true minus
+// sign.
 type zeroTicks struct{}
 
 func (zeroTicks) Ticks(min, max float64) []plot.Tick {
-	step := niceStep((max - min) / 5)
+	step := niceStep((max - min) / 6)
 	if !(step > 0) || math.IsInf(step, 0) {
 		return nil
+	}
+	// Fewer than 4 labels: the next smaller round step.
+	for math.Floor(max/step)-math.Ceil(min/step)+1 < 4 {
+		smaller := niceStep(step * 0.99 / 2)
+		if smaller == niceStep(step*0.99) {
+			smaller = niceStep(step * 0.4)
+		}
+		step = smaller
 	}
 	var t []plot.Tick
 	half := step / 2
@@ -197,6 +206,9 @@ func niceStep(x float64) float64 {
 // tickLabel formats a tick of an axis stepped by step with the decimals
 // the step needs, and a minus sign (U+2212) for negative values.
 func tickLabel(v, step float64) string {
+	if v == 0 {
+		return "0"
+	}
 	dec := 0
 	if step < 1 {
 		dec = int(math.Ceil(-math.Log10(step) - 1e-9))

@@ -533,3 +533,19 @@ func TestPaletteSurvivesGreyAndColourBlindness(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroTicks: 4 to 8 labelled ticks at round multiples, zero among
+// them whenever it is in range.
+func TestZeroTicks(t *testing.T) {
+	for _, r := range [][2]float64{{-180, 340}, {-15, 45}, {-1100, 2500}, {-0.3, 0.7}, {0, 1}, {-3, 3}, {-46, 33}, {-2, 290}} {
+		var labels []string
+		for _, tk := range (zeroTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if len(labels) < 4 || len(labels) > 8 || !slices.Contains(labels, "0") {
+			t.Errorf("range %v: labels %v", r, labels)
+		}
+	}
+}

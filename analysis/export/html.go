@@ -295,7 +295,7 @@ func headlineTable(res *analysis.Result, scope string) *table {
 			if math.IsNaN(e.Low) {
 				iv = "none: " + e.Note
 			}
-			ht.rows = append(ht.rows, []string{metricWords(m), tr, short(e.Estimate), iv, strconv.Itoa(e.N), e.Method})
+			ht.rows = append(ht.rows, []string{metricName(m), tr, short(e.Estimate), iv, strconv.Itoa(e.N), e.Method})
 		}
 	}
 	ht.numeric = numericCols(ht.header, ht.rows)

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"encoding/json"
 	"html"
 	"os"
@@ -109,6 +110,13 @@ func TestReportFits1400px(t *testing.T) {
 	}
 	if headlines == 0 {
 		t.Error("no headline table")
+	}
+	// The penalty is in percent: the metric is named without its unit.
+	page, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	headline := string(page[bytes.Index(page, []byte(`<table id="headline-all"`)):])
+	headline = headline[:strings.Index(headline, "</table>")]
+	if !strings.Contains(headline, "<td>Publish latency p99</td>") || strings.Contains(headline, "(ms)") {
+		t.Error("the headline table names metrics with their unit beside a percent penalty")
 	}
 	var left []string
 	for _, n := range l.Notes {
