@@ -77,10 +77,9 @@ func (ch *dotChart) render() ([]byte, error) {
 	axisLines := wrapText(dotAxisStyle, ch.axis, x1-x0+dotRightPad)
 
 	// Each panel's range holds its intervals and zero; then the ranges
-	// are widened so that zero falls at one fraction of the width in all.
-	type scale struct{ min, max float64 }
+	// are widened so that zero falls at one fraction of the width in all
+	// (zeroFraction).
 	scales := make([]scale, len(ch.panels))
-	f := 0.0
 	for i, p := range ch.panels {
 		lo, hi := 0.0, 0.0
 		for _, g := range p.groups {
@@ -96,14 +95,11 @@ func (ch *dotChart) render() ([]byte, error) {
 			lo, hi = -1, 1
 		}
 		pad := (hi - lo) * 0.04
-		lo, hi = lo-pad, hi+pad
-		scales[i] = scale{lo, hi}
-		f = math.Max(f, -lo/(hi-lo))
+		scales[i] = scale{lo - pad, hi + pad}
 	}
+	f := zeroFraction(scales)
 	for i, s := range scales {
-		if -s.min/(s.max-s.min) < f {
-			scales[i].min = -f / (1 - f) * s.max
-		}
+		scales[i] = s.withZeroAt(f)
 	}
 
 	axisH := dotTickLen + 2 + dotTickStyle.Height("0") + 3 + vg.Length(len(axisLines))*dotAxisStyle.Height("M")
@@ -184,4 +180,38 @@ func (ch *dotChart) render() ([]byte, error) {
 		}
 	}
 	return finishSVG(c)
+}
+
+// scale is a panel's range of values.
+type scale struct{ min, max float64 }
+
+// withZeroAt widens s so that zero lies at fraction f of it.
+func (s scale) withZeroAt(f float64) scale {
+	span := math.Max(s.max/(1-f), -s.min/f)
+	return scale{-f * span, (1 - f) * span}
+}
+
+// zeroFraction is where zero sits in every panel: the fraction of the
+// width that wastes least of the worst-served panel (each panel's data
+// over its widened range, the smallest of them as large as it can be),
+// from a grid of hundredths, so the output does not depend on float
+// noise. One panel keeps its own range.
+func zeroFraction(scales []scale) float64 {
+	if len(scales) == 1 {
+		s := scales[0]
+		return -s.min / (s.max - s.min)
+	}
+	best, bestF := -1.0, 0.5
+	for k := 1; k < 100; k++ {
+		f := float64(k) / 100
+		worst := math.Inf(1)
+		for _, s := range scales {
+			w := s.withZeroAt(f)
+			worst = math.Min(worst, (s.max-s.min)/(w.max-w.min))
+		}
+		if worst > best+1e-12 {
+			best, bestF = worst, f
+		}
+	}
+	return bestF
 }
