@@ -10,8 +10,11 @@ TESTFLAGS ?= -count=1 -timeout 18m
 KAFKA_VERSION ?=
 # The releases the tests run: the newest 4.x and the newest 3.9.x.
 TEST_KAFKA_VERSIONS ?= 4 3.9
+# The Kroxylicious release make kroxylicious-dist assembles: empty for the
+# newest Maven Central has, or exact.
+KROXYLICIOUS_VERSION ?=
 
-.PHONY: build test bench lint demo readme-figure clean fuzz kafka-dist dists
+.PHONY: build test bench lint demo readme-figure clean fuzz kafka-dist kroxylicious-dist dists
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/xp
@@ -24,12 +27,21 @@ test: lint dists
 kafka-dist:
 	$(GO) run ./cmd/xpdist kafka -version '$(KAFKA_VERSION)' -out out/dist
 
+# out/dist/kroxylicious-app-VERSION-bin.tar.gz (+ .sha512) in the official
+# release's layout. Maven Central has no kroxylicious-app, so the archive is
+# assembled from the runtime, the Record Encryption filter and its KMS
+# providers (strict checksums, cached like Kafka's jars) with a launcher of
+# xp's own (infra/release/launcher), compiled by javac.
+kroxylicious-dist:
+	$(GO) run ./cmd/xpdist kroxylicious -version '$(KROXYLICIOUS_VERSION)' -out out/dist
+
 # Every release the tests need.
 dists:
 	@for v in $(TEST_KAFKA_VERSIONS); do \
 		[ "$$v" = 4 ] && v=; \
 		$(MAKE) --no-print-directory kafka-dist KAFKA_VERSION=$$v || exit 1; \
 	done
+	@$(MAKE) --no-print-directory kroxylicious-dist
 
 # One table, every comparison measured side by side in one run, written to
 # BENCHMARKS.md with the machine, date, Go version, commit and every target's

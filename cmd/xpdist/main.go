@@ -2,7 +2,13 @@
 // from Maven Central, in their official releases' layout, with a .sha512
 // beside each (make kafka-dist):
 //
-//	xpdist kafka [-version V] [-out DIR]   DIR/kafka_2.13-V.tgz (default: the newest 4.x)
+//	xpdist kafka [-version V] [-out DIR]          DIR/kafka_2.13-V.tgz (default: the newest 4.x)
+//	xpdist kroxylicious [-version V] [-out DIR]   DIR/kroxylicious-app-V-bin.tar.gz (default: the newest)
+//
+// Maven Central has no kroxylicious-app (the official release's main class
+// and archive): the Kroxylicious release is assembled in its layout from
+// the runtime, the Record Encryption filter and its KMS providers, with a
+// launcher of xp's own compiled by javac.
 //
 // mvn resolves with strict checksums and caches in the Maven local
 // repository, so a second run needs no network. The path of the archive is
@@ -29,7 +35,7 @@ func main() {
 	}
 }
 
-const usage = "usage: xpdist kafka [-version V] [-out DIR] [-v]"
+const usage = "usage: xpdist kafka|kroxylicious [-version V] [-out DIR] [-v]"
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -52,6 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "kafka":
 		w, err = release.AssembleKafka(ctx, m, *version, *out)
+	case "kroxylicious":
+		w, err = release.AssembleKroxylicious(ctx, m, *version, *out)
 	default:
 		return fmt.Errorf("unknown release %q; %s", args[0], usage)
 	}

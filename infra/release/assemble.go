@@ -64,6 +64,14 @@ var ErrNoMaven = errors.New("mvn not found: install Maven 3.8 or later (apt-get 
 // goes online only when something is missing there. Checksums are strict
 // (-C): an artifact whose checksum does not match is an error, never used.
 func (m Maven) Resolve(ctx context.Context, arts []Artifact, dir string) error {
+	return m.ResolveManaged(ctx, nil, arts, dir)
+}
+
+// ResolveManaged is Resolve with the versions of arts that have none
+// (Version "") taken from the dependency management of the boms (each
+// imported as a bill of materials, type pom, scope import): a release's
+// parent pom pins the versions of the libraries it was built with.
+func (m Maven) ResolveManaged(ctx context.Context, boms, arts []Artifact, dir string) error {
 	mvn := m.Path
 	if mvn == "" {
 		mvn = "mvn"
@@ -77,7 +85,7 @@ func (m Maven) Resolve(ctx context.Context, arts []Artifact, dir string) error {
 	}
 	defer os.RemoveAll(work)
 	pom := filepath.Join(work, "pom.xml")
-	if err := os.WriteFile(pom, renderPOM(arts), 0o644); err != nil {
+	if err := os.WriteFile(pom, renderPOM(boms, arts), 0o644); err != nil {
 		return err
 	}
 	abs, err := filepath.Abs(dir)
@@ -94,7 +102,7 @@ func (m Maven) Resolve(ctx context.Context, arts []Artifact, dir string) error {
 	// Either falls back to the other way.
 	offline := append([]string{"-o"}, args...)
 	tries := [][]string{offline, args}
-	if hasRange(arts) {
+	if hasRange(arts) || hasRange(boms) {
 		tries = [][]string{args, offline}
 	}
 	var out bytes.Buffer
@@ -148,7 +156,7 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func renderPOM(arts []Artifact) []byte {
+func renderPOM(boms, arts []Artifact) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -156,11 +164,23 @@ func renderPOM(arts []Artifact) []byte {
   <artifactId>xp-release</artifactId>
   <version>0</version>
   <packaging>pom</packaging>
-  <dependencies>
 `)
+	if len(boms) > 0 {
+		b.WriteString("  <dependencyManagement>\n    <dependencies>\n")
+		for _, a := range boms {
+			fmt.Fprintf(&b, "      <dependency><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version><type>pom</type><scope>import</scope></dependency>\n",
+				xmlText(a.Group), xmlText(a.ID), xmlText(a.Version))
+		}
+		b.WriteString("    </dependencies>\n  </dependencyManagement>\n")
+	}
+	b.WriteString("  <dependencies>\n")
 	for _, a := range arts {
-		fmt.Fprintf(&b, "    <dependency><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version></dependency>\n",
-			xmlText(a.Group), xmlText(a.ID), xmlText(a.Version))
+		version := ""
+		if a.Version != "" {
+			version = "<version>" + xmlText(a.Version) + "</version>"
+		}
+		fmt.Fprintf(&b, "    <dependency><groupId>%s</groupId><artifactId>%s</artifactId>%s</dependency>\n",
+			xmlText(a.Group), xmlText(a.ID), version)
 	}
 	b.WriteString("  </dependencies>\n</project>\n")
 	return b.Bytes()

@@ -210,3 +210,109 @@ func TestAssembleKafkaUnknownVersion(t *testing.T) {
 		t.Fatalf("AssembleKafka 4.1.x: %v", err)
 	}
 }
+
+// The release make kroxylicious-dist assembled: the official release's
+// layout (bin/kroxylicious-start.sh, config/log4j2.yaml, libs/ with the
+// runtime, the Record Encryption filter, both KMS providers, Log4j 2 and
+// xp's launcher), a digest that matches, and the start script runs the
+// launcher, which names the runtime's version.
+func TestAssembledKroxylicious(t *testing.T) {
+	r := disttest.Kroxylicious(t)
+	sum, err := release.SHA512File(r.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum != r.SHA512 {
+		t.Fatalf("%s.sha512 says %s…, the file's SHA-512 is %s…", r.Path, r.SHA512[:16], sum[:16])
+	}
+	got, err := release.InspectKroxylicious(r.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := release.KroxyliciousRelease{Top: "kroxylicious-app-" + r.Version, Version: r.Version, Assembled: true, InMemoryKMS: true}
+	if got != want {
+		t.Fatalf("InspectKroxylicious = %+v, want %+v", got, want)
+	}
+	dir := filepath.Join(t.TempDir(), "k")
+	if err := release.Unpack(r.Path, dir); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, want.Top)
+	for _, prefix := range []string{"kroxylicious-runtime-" + r.Version, "kroxylicious-record-encryption-" + r.Version,
+		"kroxylicious-kms-provider-kroxylicious-inmemory-" + r.Version, "kroxylicious-kms-provider-hashicorp-vault-" + r.Version,
+		"log4j-core-", "log4j-slf4j2-impl-", "disruptor-", "kafka-clients-", "xp-kroxylicious-launcher"} {
+		if m, _ := filepath.Glob(filepath.Join(home, "libs", prefix+"*.jar")); len(m) == 0 {
+			t.Errorf("libs/ has no %s*.jar", prefix)
+		}
+	}
+	for _, f := range []string{"config/log4j2.yaml", "config/example-proxy-config.yaml", release.AssembledMarker} {
+		if _, err := os.Stat(filepath.Join(home, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	out, err := exec.Command(filepath.Join(home, "bin", "kroxylicious-start.sh"), "--version").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "kroxylicious: "+r.Version {
+		t.Fatalf("kroxylicious-start.sh --version: %q, %v; want kroxylicious: %s", out, err, r.Version)
+	}
+	out, err = exec.Command(filepath.Join(home, "bin", "kroxylicious-start.sh"), "--config", filepath.Join(dir, "none.yaml")).CombinedOutput()
+	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "does not exist") {
+		t.Fatalf("kroxylicious-start.sh with a missing config: exit %d, %q; want exit 2 naming it", code, out)
+	}
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func TestInspectKroxyliciousRefuses(t *testing.T) {
+	for name, c := range map[string]struct {
+		path, want string
+	}{
+		"no runtime jar":  {tgz(t, "k/bin/kroxylicious-start.sh", "k/libs/kroxylicious-api-0.12.0.jar"), "no libs/kroxylicious-runtime-*.jar"},
+		"no start script": {tgz(t, "k/libs/kroxylicious-runtime-0.12.0.jar"), "no bin/kroxylicious-start.sh"},
+		"kafka":           {tgz(t, "kafka_2.13-4.1.0/libs/kafka_2.13-4.1.0.jar"), "no libs/kroxylicious-runtime-*.jar"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := release.InspectKroxylicious(c.path)
+			if !errors.Is(err, release.ErrNotKroxylicious) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.path) {
+				t.Fatalf("InspectKroxylicious: %v; want ErrNotKroxylicious naming the file and %q", err, c.want)
+			}
+		})
+	}
+	// The project's own archives have no in-memory KMS.
+	r, err := release.InspectKroxylicious(tgz(t, "kroxylicious-app-0.23.0/bin/kroxylicious-start.sh", "kroxylicious-app-0.23.0/libs/kroxylicious-runtime-0.23.0.jar"))
+	if err != nil || r != (release.KroxyliciousRelease{Top: "kroxylicious-app-0.23.0", Version: "0.23.0"}) || r.MinJava() != 21 {
+		t.Fatalf("InspectKroxylicious = %+v (Java %d), %v", r, r.MinJava(), err)
+	}
+}
+
+func TestAtLeast(t *testing.T) {
+	tests := []struct {
+		v, min string
+		want   bool
+	}{
+		{"0.11.0", "0.11.0", true},
+		{"0.23.0", "0.22.0", true},
+		{"0.21.9", "0.22.0", false},
+		{"0.10.0", "0.11.0", false},
+		{"1.0.0", "0.22.0", true},
+		{"0.100.0", "0.22.0", true},
+		{"0.22.0-rc1", "0.22.0", true},
+		{"0.9.10", "0.11.0", false},
+	}
+	for _, tc := range tests {
+		if got := release.AtLeast(tc.v, tc.min); got != tc.want {
+			t.Errorf("AtLeast(%s, %s) = %v, want %v", tc.v, tc.min, got, tc.want)
+		}
+	}
+	if release.KroxyliciousMinJava("0.12.0") != 17 || release.KroxyliciousMinJava("0.22.0") != 21 {
+		t.Error("KroxyliciousMinJava: want 17 before 0.22.0, 21 from it")
+	}
+}

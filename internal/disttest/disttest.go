@@ -94,3 +94,30 @@ func load(t testing.TB, path, version string) Release {
 	}
 	return Release{Path: path, Version: version, SHA512: sum}
 }
+
+var kroxyRE = regexp.MustCompile(`^kroxylicious-app-([0-9]+)\.([0-9]+)\.([0-9]+)-bin\.tar\.gz$`)
+
+// Kroxylicious is the newest Kroxylicious release in out/dist.
+func Kroxylicious(t testing.TB) Release {
+	t.Helper()
+	dir := Dir(t)
+	des, _ := os.ReadDir(dir)
+	best, bestV := "", [3]int{-1}
+	for _, de := range des {
+		m := kroxyRE.FindStringSubmatch(de.Name())
+		if m == nil {
+			continue
+		}
+		var v [3]int
+		for i := range 3 {
+			v[i], _ = strconv.Atoi(m[i+1])
+		}
+		if best == "" || v[0] > bestV[0] || v[0] == bestV[0] && (v[1] > bestV[1] || v[1] == bestV[1] && v[2] > bestV[2]) {
+			best, bestV = de.Name(), v
+		}
+	}
+	if best == "" {
+		t.Fatalf("disttest: no Kroxylicious release in %s: run make kroxylicious-dist (make test does)", dir)
+	}
+	return load(t, filepath.Join(dir, best), strings.TrimSuffix(strings.TrimPrefix(best, "kroxylicious-app-"), "-bin.tar.gz"))
+}
