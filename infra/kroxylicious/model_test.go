@@ -1,4 +1,4 @@
-package remote
+package kroxylicious
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// kroxyModel is testdata/kroxylicious/config-model.txt: Kroxylicious's
+// kroxyModel is testdata/config-model.txt: Kroxylicious's
 // config records (their Jackson property names) at the release it names.
 type kroxyModel struct {
 	records map[string]map[string]kroxyField
@@ -31,7 +31,7 @@ type kroxyField struct {
 
 func loadKroxyModel(t *testing.T) *kroxyModel {
 	t.Helper()
-	b, err := os.ReadFile("testdata/kroxylicious/config-model.txt")
+	b, err := os.ReadFile("testdata/config-model.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +210,17 @@ func (m *kroxyModel) check(v any, typ, path string, parent map[string]any) []str
 func TestKroxyliciousConfigModel(t *testing.T) {
 	m := loadKroxyModel(t)
 	for _, version := range []string{"0.23.0", "0.21.0", "0.11.0"} {
-		for _, mode := range []string{"proxy", "encrypt"} {
+		for _, mode := range []string{"proxy", "encrypt", "encrypt-inmemory"} {
 			for _, transport := range []string{"plaintext", "tls", "mtls", "sasl_ssl"} {
 				name := fmt.Sprintf("%s/%s/%s", version, mode, transport)
 				t.Run(name, func(t *testing.T) {
 					s := kroxySetup(mode, transport, 3)
+					if mode == "encrypt-inmemory" {
+						s = kroxySetup("encrypt", transport, 3)
+						s.KMS = KMS{InMemory: testInMemory()}
+					}
 					s.Version = version
-					b, err := KroxyliciousConfig(s)
+					b, err := Config(s)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -8,15 +8,16 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"text/template"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/xp-bench/xp/infra/kroxylicious"
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/internal/shfetch"
@@ -24,37 +25,35 @@ import (
 )
 
 // Kroxylicious (gateway_kind kroxylicious) on the gateway hosts: the
-// release tarball and a Java 21 runtime installed by a script, one proxy
-// process per gateway with a config rendered here, and for the encrypt
-// mode its RecordEncryption filter on a Vault dev server's transit engine.
-//
-// The config follows Kroxylicious's config model as its source defines it
-// at release 0.23.0 (the Jackson records of kroxylicious-runtime, -api, the
-// record encryption filter and the Vault KMS; testdata/kroxylicious/
-// config-model.txt lists them and a test checks every rendered key against
-// that list): virtualClusters as a list with gateways, management
-// endpoints, RecordEncryption with VaultKmsService. Every key xp renders
-// has the same name and meaning in every release from 0.11.0 on, except
-// that 0.22.0 deprecated a virtual cluster's inline targetCluster for a
-// named entry of clusterDefinitions (rendered for 0.22.0 and later).
-// None of this has run against a real Kroxylicious or Vault: neither can
-// be downloaded where xp is built and tested; the rendering and the
-// install script are golden-tested.
+// release tarball (downloaded, or uploaded from the operator's machine)
+// and a Java runtime installed by a script, one proxy process per gateway
+// with a config rendered by package kroxylicious, and for the encrypt mode
+// its RecordEncryption filter on a KMS: Kroxylicious's in-memory KMS with
+// one KEK xp makes per deployment and gives every gateway, or a Vault dev
+// server's transit engine.
 
 // KroxyliciousInstall is what a gateway host needs to run Kroxylicious.
 type KroxyliciousInstall struct {
 	// Version, URL and SHA512: the release tarball
 	// (kroxylicious-app-VERSION-bin.tar.gz) and its hex SHA-512.
 	Version, URL, SHA512 string
+	// Uploaded, when set, is the path on the host of the release tarball,
+	// uploaded there from the operator's machine (URL is then where it
+	// came from, for messages); it is checked as a download is.
+	Uploaded string
 	// Dir is the directory on the host it is installed in:
 	// kroxylicious-VERSION/ (the release), java-home (the JAVA_HOME of a
-	// Java 21 or later), vault (the Vault binary) are written there.
+	// Java the release runs on), vault (the Vault binary) are written
+	// there.
 	Dir string
-	// Java is the Debian/Ubuntu package installed when no Java 21 or later
-	// is found.
-	Java string
+	// Java is the Debian/Ubuntu package installed when no Java of
+	// MinJava or later is found.
+	Java    string
+	MinJava int
+	// InMemoryKMS: the release must hold Kroxylicious's in-memory KMS.
+	InMemoryKMS bool
 	// VaultURL and VaultSHA256: the Vault release zip and its hex SHA-256;
-	// empty when no row encrypts.
+	// empty when no row encrypts on Vault.
 	VaultURL, VaultSHA256 string
 }
 
@@ -70,8 +69,12 @@ func (in KroxyliciousInstall) check() error {
 	switch {
 	case !versionWordRE.MatchString(in.Version):
 		return fmt.Errorf("kroxylicious version %q: want a release number such as 0.9.0", in.Version)
-	case !safeURLRE.MatchString(in.URL) || strings.Contains(in.URL, "'"):
+	case in.Uploaded == "" && (!safeURLRE.MatchString(in.URL) || strings.Contains(in.URL, "'")):
 		return fmt.Errorf("kroxylicious url %q: want an http(s) URL without quotes or spaces", in.URL)
+	case in.Uploaded != "" && !installPathRE.MatchString(in.Uploaded):
+		return fmt.Errorf("kroxylicious upload %q: want an absolute path of letters, digits and ._-/", in.Uploaded)
+	case in.MinJava < 8:
+		return fmt.Errorf("kroxylicious: Java %d: want the release's minimum Java (17 or 21)", in.MinJava)
 	case len(in.SHA512) != 128 || !hexRE.MatchString(in.SHA512):
 		return fmt.Errorf("kroxylicious sha512: want 128 lower-case hex digits")
 	case !installPathRE.MatchString(in.Dir):
@@ -121,14 +124,36 @@ if [ -n "$tools" ]; then apt $tools; fi
 
 # The release, checked against its SHA-512 before it is unpacked.
 if [ ! -x "$kroxy/bin/kroxylicious-start.sh" ]; then
+{{- if .Uploaded}}
+	echo "{{.SHA512}}  {{.Uploaded}}" | sha512sum -c --quiet - || {
+		echo "kroxylicious: {{.Uploaded}} (uploaded from {{.URL}}) does not match the sha512 of the target file" >&2
+		exit 1
+	}
+	tgz="{{.Uploaded}}"
+{{- else}}
 {{download "kroxylicious" .URL .SHA512 "sha512" "$dir/kroxylicious.tgz.part"}}
+	tgz="$dir/kroxylicious.tgz.part"
+{{- end}}
 	rm -rf "$kroxy.part"
 	mkdir -p "$kroxy.part"
-	tar -xzf "$dir/kroxylicious.tgz.part" -C "$kroxy.part" --strip-components=1
+	tar -xzf "$tgz" -C "$kroxy.part" --strip-components=1
 	rm -f "$dir/kroxylicious.tgz.part"
 	mv "$kroxy.part" "$kroxy"
 fi
 echo "kroxylicious: $kroxy"
+# The release is the version the target file names (attempts record it).
+if [ ! -f "$kroxy/libs/kroxylicious-runtime-{{.Version}}.jar" ]; then
+	echo "kroxylicious: $kroxy has no libs/kroxylicious-runtime-{{.Version}}.jar: the release is not Kroxylicious {{.Version}} (correct gateway.kroxylicious.version)" >&2
+	exit 1
+fi
+{{- if .InMemoryKMS}}
+# kms inmemory: Kroxylicious's in-memory KMS must be in the release (xp's
+# assembled releases have it; the project's archives do not).
+if ! ls "$kroxy"/libs/kroxylicious-kms-provider-kroxylicious-inmemory-*.jar >/dev/null 2>&1; then
+	echo "kroxylicious: $kroxy has no libs/kroxylicious-kms-provider-kroxylicious-inmemory-*.jar for kms inmemory (make kroxylicious-dist assembles a release with it)" >&2
+	exit 1
+fi
+{{- end}}
 {{- if .VaultURL}}
 
 # Vault (its dev server holds the record encryption keys), checked against
@@ -141,11 +166,11 @@ fi
 "$dir/vault" version
 {{- end}}
 
-# Java 21 or later: the java on PATH or one installed beside it, else the
-# distribution's package; its home is what the gateways start with.
+# Java {{.MinJava}} or later: the java on PATH or one installed beside it, else
+# the distribution's package; its home is what the gateways start with.
 java_ok() {
 	v=$("$1" -version 2>&1 | sed -n 's/.*version "\([0-9][0-9]*\).*/\1/p' | head -n 1)
-	[ -n "$v" ] && [ "$v" -ge 21 ]
+	[ -n "$v" ] && [ "$v" -ge {{.MinJava}} ]
 }
 find_java() {
 	for j in "$(command -v java || true)" /usr/lib/jvm/*/bin/java; do
@@ -157,7 +182,7 @@ if [ -z "$java" ]; then
 	apt {{.Java}}
 	java=$(find_java)
 	if [ -z "$java" ]; then
-		echo "kroxylicious: no Java 21 or later, even after installing {{.Java}} (set gateway.kroxylicious.java)" >&2
+		echo "kroxylicious: no Java {{.MinJava}} or later, even after installing {{.Java}} (set gateway.kroxylicious.java)" >&2
 		exit 1
 	fi
 fi
@@ -165,147 +190,9 @@ dirname "$(dirname "$java")" >"$dir/java-home"
 "$java" -version 2>&1 | head -n 1
 `))
 
-// KroxyliciousSetup is one Kroxylicious gateway: one virtual cluster in
-// front of one direct mode of the cluster.
-type KroxyliciousSetup struct {
-	// Version is the Kroxylicious release (tf.KroxyliciousMinVersion or
-	// later): from 0.22.0 on the upstream is a clusterDefinitions entry
-	// the virtual cluster names as its target, before that the virtual
-	// cluster's inline targetCluster (deprecated by 0.22.0).
-	Version string
-	// Name names the virtual cluster (the agent's service name, made a DNS
-	// label as Kroxylicious requires).
-	Name string
-	// Host is the gateway host's private address; Port the bootstrap port
-	// xp chose. Brokers get the ports from Port+1 on (portIdentifiesNode),
-	// node ids FirstNodeID to FirstNodeID+Brokers-1.
-	Host               string
-	Port               int
-	Brokers            int
-	FirstNodeID        int
-	Upstream           []string
-	Transport          string
-	CA, Cert, Key      string
-	Mode               string
-	ManagementPort     int
-	VaultURL, VaultKey string
-	// VaultTokenFile is the file holding the Vault token (0600).
-	VaultTokenFile string
-}
-
 // kroxyKEK is the one Vault transit key every topic's records are
-// encrypted under (TemplateKekSelector with a constant template). Its
-// KEK- prefix is the naming convention of Kroxylicious's Vault guide, whose
-// least-privilege token policy grants transit/keys/KEK-*.
-const kroxyKEK = "KEK-xp"
-
-// kroxyClusterDefinitions is the release that deprecated a virtual
-// cluster's inline targetCluster for clusterDefinitions and target.cluster.
-const kroxyClusterDefinitions = "0.22.0"
-
-var notDNSLabel = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// kroxyClusterName makes name a DNS label (at most 63 of a-z, 0-9 and -,
-// starting and ending with a letter or digit): Kroxylicious refuses any
-// other virtual cluster name, and service names may hold . and _
-// (gateway-encrypt.fast-0).
-func kroxyClusterName(name string) string {
-	l := strings.Trim(notDNSLabel.ReplaceAllString(strings.ToLower(name), "-"), "-")
-	if len(l) > 63 {
-		l = strings.TrimRight(l[:63], "-")
-	}
-	if l == "" {
-		l = "xp"
-	}
-	return l
-}
-
-// KroxyliciousConfig renders the proxy config of s (YAML).
-func KroxyliciousConfig(s KroxyliciousSetup) ([]byte, error) {
-	if s.Brokers < 1 || s.Port < 1 || s.Port+s.Brokers > 65535 {
-		return nil, fmt.Errorf("kroxylicious %s: port %d with %d brokers", s.Name, s.Port, s.Brokers)
-	}
-	if !versionWordRE.MatchString(s.Version) || !tf.ReleaseAtLeast(s.Version, tf.KroxyliciousMinVersion) {
-		return nil, fmt.Errorf("kroxylicious %s: version %q: xp renders the config of Kroxylicious %s or later", s.Name, s.Version, tf.KroxyliciousMinVersion)
-	}
-	type m = map[string]any
-	pemTrust := func() m { return m{"storeFile": s.CA, "storeType": "PEM"} }
-	pemKey := func() m { return m{"privateKeyFile": s.Key, "certificateFile": s.Cert} }
-	gw := m{
-		"name": "xp",
-		"portIdentifiesNode": m{
-			"bootstrapAddress":               net.JoinHostPort(s.Host, strconv.Itoa(s.Port)),
-			"advertisedBrokerAddressPattern": s.Host,
-			"nodeIdRanges":                   []m{{"name": "brokers", "start": s.FirstNodeID, "end": s.FirstNodeID + s.Brokers - 1}},
-		},
-	}
-	target := m{"bootstrapServers": strings.Join(s.Upstream, ",")}
-	switch s.Transport {
-	case local.Plaintext:
-	case planner.SecurityTLS, planner.SecuritySASLSSL:
-		// sasl_ssl: the clients' SASL exchange passes through to the
-		// brokers' SASL_SSL listener.
-		gw["tls"] = m{"key": pemKey()}
-		target["tls"] = m{"trust": pemTrust()}
-	case local.MTLS:
-		trust := pemTrust()
-		trust["trustOptions"] = m{"clientAuth": "REQUIRED"}
-		gw["tls"] = m{"key": pemKey(), "trust": trust}
-		target["tls"] = m{"key": pemKey(), "trust": pemTrust()}
-	default:
-		return nil, fmt.Errorf("kroxylicious %s: transport %q is not one of plaintext, tls, mtls, sasl_ssl", s.Name, s.Transport)
-	}
-	name := kroxyClusterName(s.Name)
-	vc := m{"name": name, "gateways": []m{gw}}
-	cfg := m{
-		// Prometheus text at /metrics of this port, on loopback only.
-		"management":      m{"bindAddress": "127.0.0.1", "port": s.ManagementPort, "endpoints": m{"prometheus": m{}}},
-		"virtualClusters": []m{vc},
-	}
-	if tf.ReleaseAtLeast(s.Version, kroxyClusterDefinitions) {
-		target["name"] = name
-		cfg["clusterDefinitions"] = []m{target}
-		vc["target"] = m{"cluster": name}
-	} else {
-		vc["targetCluster"] = target
-	}
-	switch s.Mode {
-	case planner.SecurityProxy:
-	case planner.SecurityEncrypt:
-		if s.VaultURL == "" || s.VaultTokenFile == "" {
-			return nil, fmt.Errorf("kroxylicious %s: encrypt needs a Vault (its URL and token file)", s.Name)
-		}
-		cfg["filterDefinitions"] = []m{{
-			"name": "encrypt",
-			"type": "RecordEncryption",
-			"config": m{
-				"kms": "VaultKmsService",
-				"kmsConfig": m{
-					"vaultTransitEngineUrl": strings.TrimSuffix(s.VaultURL, "/") + "/v1/transit",
-					"vaultToken":            m{"passwordFile": s.VaultTokenFile},
-				},
-				"selector":       "TemplateKekSelector",
-				"selectorConfig": m{"template": s.VaultKey},
-				// A record whose key cannot be found fails its produce
-				// rather than passing unencrypted: an encrypt row never
-				// measures plaintext.
-				"unresolvedKeyPolicy": "REJECT",
-			},
-		}}
-		cfg["defaultFilters"] = []string{"encrypt"}
-	default:
-		return nil, fmt.Errorf("kroxylicious %s: mode %q: Kroxylicious runs proxy and encrypt", s.Name, s.Mode)
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# written by xp: Kroxylicious %s %s gateway %s\n", s.Version, s.Mode, s.Name)
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(cfg); err != nil {
-		return nil, err
-	}
-	enc.Close()
-	return b.Bytes(), nil
-}
+// encrypted under.
+const kroxyKEK = kroxylicious.DefaultKEK
 
 // vaultPort is where the Vault dev server listens on the first gateway
 // host.
@@ -334,16 +221,17 @@ func vaultTransit(bin, tokenFile, addr string) string {
 // StartKroxylicious runs Kroxylicious (gateway_kind kroxylicious) on the
 // gateway hosts for every spec, count per mode, placed and given TLS
 // material as the builtin gateway is (startGateways): each gateway host
-// runs the install script; with an encrypt spec, a Vault dev server runs
-// under the agent on the first gateway host (on loopback when it is the
-// only gateway host, else on its private address, plain HTTP), its
-// transit engine enabled with one key, its token (random, never on a
-// command line) uploaded 0600 to every gateway host; then each gateway's
-// config is uploaded 0600 and kroxylicious-start.sh started under the
-// agent, ready when its bootstrap port answers ApiVersions.
-//
-// It has not run against a real Kroxylicious (see the package comment
-// above).
+// gets the release (uploaded when it is a file on this machine) and runs
+// the install script. With an encrypt spec, the KMS is set up first: for
+// kms inmemory one KEK (random AES-256) that every gateway's config holds;
+// for kms vault a Vault dev server under the agent on the first gateway
+// host (on loopback when it is the only gateway host, else on its private
+// address, plain HTTP), its transit engine enabled with one key, its token
+// (random, never on a command line) uploaded 0600 to every gateway host.
+// Then each gateway's config is uploaded 0600 and kroxylicious-start.sh
+// started under the agent, ready when its bootstrap port answers
+// ApiVersions; one that exits first fails the deploy with the end of its
+// log.
 func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, targetPath string, specs []GatewaySpec, count int) (map[string]local.Mode, error) {
 	if len(specs) == 0 {
 		return nil, nil
@@ -362,15 +250,20 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 		}
 		encrypts = encrypts || s.Security == planner.SecurityEncrypt
 	}
+	vault := encrypts && k.KMS == tf.KMSVault
 	install := func(h *deployed) KroxyliciousInstall {
-		in := KroxyliciousInstall{Version: k.Version, URL: k.URL, SHA512: k.SHA512, Dir: path.Join(h.dir, "kroxylicious"), Java: k.Java}
-		if encrypts {
+		in := KroxyliciousInstall{Version: k.Version, URL: k.URL, SHA512: k.SHA512, Dir: path.Join(h.dir, "kroxylicious"), Java: k.Java,
+			MinJava: release.KroxyliciousMinJava(k.Version), InMemoryKMS: encrypts && k.KMS == tf.KMSInMemory}
+		if k.Local() {
+			in.Uploaded = path.Join(in.Dir, path.Base(filepath.ToSlash(k.URL)))
+		}
+		if vault {
 			in.VaultURL, in.VaultSHA256 = k.VaultURL, k.VaultSHA256
 		}
 		return in
 	}
 	var token string
-	if encrypts {
+	if vault {
 		b := make([]byte, 24)
 		if _, err := rand.Read(b); err != nil {
 			return nil, err
@@ -379,9 +272,15 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 	}
 	tokenFile := func(h *deployed) string { return path.Join(h.dir, "gateway", "vault-token") }
 	err := d.each(ctx, gws, func(ctx context.Context, h *deployed) error {
-		script, err := install(h).Script()
+		in := install(h)
+		script, err := in.Script()
 		if err != nil {
 			return err
+		}
+		if in.Uploaded != "" {
+			if _, err := h.c.Upload(ctx, k.URL, in.Uploaded, 0o600); err != nil {
+				return fmt.Errorf("uploading the kroxylicious release: %w", err)
+			}
 		}
 		sp := path.Join(h.dir, "kroxylicious", "install.sh")
 		if err := h.c.WriteFile(ctx, sp, script, 0o600); err != nil {
@@ -390,7 +289,7 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 		if out, err := h.c.Output(ctx, "sh "+ssh.Quote(sp)); err != nil {
 			return fmt.Errorf("installing kroxylicious: %w\n%s", err, out)
 		}
-		if encrypts {
+		if vault {
 			return h.c.WriteFile(ctx, tokenFile(h), []byte(token), 0o600)
 		}
 		return nil
@@ -398,8 +297,9 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 	if err != nil {
 		return nil, err
 	}
-	vaultURL := ""
-	if encrypts {
+	var kms kroxylicious.KMS
+	switch {
+	case vault:
 		v := d.hosts[gws[0]]
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(vaultPort))
 		if len(gws) > 1 {
@@ -412,17 +312,28 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 		if out, err := v.c.Output(ctx, vaultTransit(bin, tokenFile(v), addr)); err != nil {
 			return nil, fmt.Errorf("remote: host %s: vault transit engine: %w\n%s", v.Name, err, out)
 		}
-		vaultURL = "http://" + addr
+		kms.Vault = &kroxylicious.Vault{URL: "http://" + addr, Key: kroxyKEK} // TokenFile: per host, below
+	case encrypts:
+		kek, err := kroxylicious.NewKEK(kroxylicious.DefaultKEK)
+		if err != nil {
+			return nil, err
+		}
+		kms.InMemory = &kroxylicious.InMemory{Alias: kek.Alias, KEKs: []kroxylicious.KEK{kek}}
 	}
 	return d.startGateways(ctx, specs, count, func(ctx context.Context, h *deployed, in gatewayInstance) (gatewayStarted, error) {
 		s := in.Spec
 		port := GatewayPortBase + 100*in.Slot
-		setup := KroxyliciousSetup{Version: k.Version, Name: in.Service, Host: h.Private, Port: port, Brokers: d.brokers, FirstNodeID: d.firstNodeID, Upstream: in.Upstream,
+		setup := kroxylicious.Setup{Version: k.Version, Name: in.Service, Host: h.Private, Port: port, Brokers: d.brokers, FirstNodeID: d.firstNodeID, Upstream: in.Upstream,
 			Transport: s.Transport, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key, Mode: s.Security, ManagementPort: port + 99}
 		if s.Security == planner.SecurityEncrypt {
-			setup.VaultURL, setup.VaultKey, setup.VaultTokenFile = vaultURL, kroxyKEK, tokenFile(h)
+			setup.KMS = kms
+			if kms.Vault != nil {
+				v := *kms.Vault
+				v.TokenFile = tokenFile(h)
+				setup.KMS.Vault = &v
+			}
 		}
-		cfg, err := KroxyliciousConfig(setup)
+		cfg, err := kroxylicious.Config(setup)
 		if err != nil {
 			return gatewayStarted{}, err
 		}

@@ -14,158 +14,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/internal/golden"
 )
-
-func kroxySetup(mode, transport string, brokers int) KroxyliciousSetup {
-	s := KroxyliciousSetup{Version: "0.23.0", Name: "gateway-" + mode + "-0", Host: "198.18.0.21", Port: GatewayPortBase, Brokers: brokers,
-		Transport: transport, CA: "/home/xp/xp/c1/gateway-1/gateway/pki/ca.pem", Cert: "/home/xp/xp/c1/gateway-1/gateway/pki/gateway.pem",
-		Key: "/home/xp/xp/c1/gateway-1/gateway/pki/gateway-key.pem", Mode: mode, ManagementPort: GatewayPortBase + 99}
-	for i := 0; i < brokers; i++ {
-		s.Upstream = append(s.Upstream, net.JoinHostPort("198.18.0.11", []string{"30001", "30002", "30003"}[i]))
-	}
-	if mode == "encrypt" {
-		s.VaultURL, s.VaultKey, s.VaultTokenFile = "http://127.0.0.1:8200", kroxyKEK, "/home/xp/xp/c1/gateway-1/gateway/vault-token"
-	}
-	return s
-}
-
-// TestKroxyliciousConfigGolden: the Kroxylicious config of proxy and
-// encrypt gateways in front of 1 and 3 brokers, over tls and mtls: one
-// virtual cluster whose gateway gives each broker a port of its own
-// (portIdentifiesNode) on the gateway host, TLS on both legs from PEM
-// files, and for encrypt the RecordEncryption filter on Vault's transit
-// engine, refusing records whose key it cannot find. From 0.22.0 the
-// upstream is a named clusterDefinitions entry, before it the virtual
-// cluster's inline targetCluster.
-func TestKroxyliciousConfigGolden(t *testing.T) {
-	tests := []struct {
-		file, mode, transport string
-		brokers               int
-		version               string
-	}{
-		{"proxy-1.yaml", "proxy", "tls", 1, "0.23.0"},
-		{"proxy-3.yaml", "proxy", "tls", 3, "0.23.0"},
-		{"encrypt-1.yaml", "encrypt", "tls", 1, "0.23.0"},
-		{"encrypt-3.yaml", "encrypt", "tls", 3, "0.23.0"},
-		{"proxy-3-mtls.yaml", "proxy", "mtls", 3, "0.23.0"},
-		{"proxy-1-plaintext.yaml", "proxy", "plaintext", 1, "0.23.0"},
-		{"encrypt-3-v0.21.yaml", "encrypt", "tls", 3, "0.21.0"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.file, func(t *testing.T) {
-			s := kroxySetup(tc.mode, tc.transport, tc.brokers)
-			s.Version = tc.version
-			b, err := KroxyliciousConfig(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, "kroxylicious/"+tc.file, b)
-			// What matters, read back as data rather than as text.
-			type upstream struct {
-				Name             string         `yaml:"name"`
-				BootstrapServers string         `yaml:"bootstrapServers"`
-				TLS              map[string]any `yaml:"tls"`
-			}
-			var cfg struct {
-				ClusterDefinitions []upstream `yaml:"clusterDefinitions"`
-				VirtualClusters    []struct {
-					Name          string    `yaml:"name"`
-					TargetCluster *upstream `yaml:"targetCluster"`
-					Target        struct {
-						Cluster string `yaml:"cluster"`
-					} `yaml:"target"`
-					Gateways []struct {
-						PortIdentifiesNode struct {
-							BootstrapAddress string `yaml:"bootstrapAddress"`
-							NodeIDRanges     []struct {
-								Start int `yaml:"start"`
-								End   int `yaml:"end"`
-							} `yaml:"nodeIdRanges"`
-						} `yaml:"portIdentifiesNode"`
-						TLS map[string]any `yaml:"tls"`
-					} `yaml:"gateways"`
-				} `yaml:"virtualClusters"`
-				DefaultFilters []string `yaml:"defaultFilters"`
-			}
-			if err := yaml.Unmarshal(b, &cfg); err != nil {
-				t.Fatal(err)
-			}
-			vc := cfg.VirtualClusters[0]
-			up := vc.TargetCluster
-			if tf.ReleaseAtLeast(tc.version, kroxyClusterDefinitions) {
-				if up != nil || len(cfg.ClusterDefinitions) != 1 || vc.Target.Cluster != cfg.ClusterDefinitions[0].Name || vc.Target.Cluster == "" {
-					t.Fatalf("version %s: want the upstream as the clusterDefinitions entry the virtual cluster targets: %+v", tc.version, cfg)
-				}
-				up = &cfg.ClusterDefinitions[0]
-			} else if up == nil || cfg.ClusterDefinitions != nil || vc.Target.Cluster != "" {
-				t.Fatalf("version %s: want the upstream inline as targetCluster: %+v", tc.version, cfg)
-			}
-			gw := vc.Gateways[0].PortIdentifiesNode
-			if gw.BootstrapAddress != "198.18.0.21:19192" || gw.NodeIDRanges[0].Start != 0 || gw.NodeIDRanges[0].End != tc.brokers-1 ||
-				strings.Count(up.BootstrapServers, ",") != tc.brokers-1 {
-				t.Errorf("gateway %+v, upstream %s", gw, up.BootstrapServers)
-			}
-			if tls := tc.transport != "plaintext"; (vc.Gateways[0].TLS != nil) != tls || (up.TLS != nil) != tls {
-				t.Errorf("TLS on the client leg %v, on the broker leg %v, want %v", vc.Gateways[0].TLS != nil, up.TLS != nil, tls)
-			}
-			if got := strings.Join(cfg.DefaultFilters, ","); (tc.mode == "encrypt") != (got == "encrypt") {
-				t.Errorf("default filters %q for mode %s", got, tc.mode)
-			}
-		})
-	}
-}
-
-// TestKroxyliciousClusterName: a virtual cluster's name is a DNS label,
-// as Kroxylicious requires, whatever the mode key in the service name.
-func TestKroxyliciousClusterName(t *testing.T) {
-	label := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`) // VirtualCluster.DNS_LABEL_PATTERN
-	tests := []struct{ service, want string }{
-		{"gateway-encrypt-0", "gateway-encrypt-0"},
-		{"gateway-encrypt.fast-1", "gateway-encrypt-fast-1"},
-		{"gateway-proxy_tls-0", "gateway-proxy-tls-0"},
-		{"gateway-" + strings.Repeat("x", 60) + "-0", "gateway-" + strings.Repeat("x", 55)},
-		{"-._", "xp"},
-	}
-	for _, tc := range tests {
-		got := kroxyClusterName(tc.service)
-		if got != tc.want || !label.MatchString(got) || len(got) > 63 {
-			t.Errorf("kroxyClusterName(%q) = %q, want %q (a DNS label)", tc.service, got, tc.want)
-		}
-	}
-}
-
-func TestKroxyliciousConfigRejects(t *testing.T) {
-	tests := []struct {
-		name string
-		edit func(*KroxyliciousSetup)
-		want string
-	}{
-		{"field_encrypt", func(s *KroxyliciousSetup) { s.Mode = "field_encrypt" }, "Kroxylicious runs proxy and encrypt"},
-		{"encrypt without vault", func(s *KroxyliciousSetup) { s.Mode, s.VaultURL = "encrypt", "" }, "encrypt needs a Vault"},
-		{"unknown transport", func(s *KroxyliciousSetup) { s.Transport = "ssl" }, `transport "ssl"`},
-		{"no brokers", func(s *KroxyliciousSetup) { s.Brokers = 0 }, "with 0 brokers"},
-		{"too old", func(s *KroxyliciousSetup) { s.Version = "0.10.0" }, "Kroxylicious 0.11.0 or later"},
-		{"no version", func(s *KroxyliciousSetup) { s.Version = "" }, "Kroxylicious 0.11.0 or later"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := kroxySetup("proxy", "tls", 1)
-			tc.edit(&s)
-			if _, err := KroxyliciousConfig(s); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want %q", err, tc.want)
-			}
-		})
-	}
-}
 
 var (
 	testKroxySHA  = strings.Repeat("0123456789abcdef", 8)
@@ -175,15 +29,19 @@ var (
 
 func testKroxyInstall() KroxyliciousInstall {
 	return KroxyliciousInstall{Version: "0.13.0", URL: testKroxyFrom, SHA512: testKroxySHA,
-		Dir: "/home/xp/xp/c1/gateway-1/kroxylicious", Java: "openjdk-21-jre-headless"}
+		Dir: "/home/xp/xp/c1/gateway-1/kroxylicious", Java: "openjdk-21-jre-headless", MinJava: 21}
 }
 
 // TestKroxyliciousInstallGolden: the install script, with and without
-// Vault, as golden files that sh parses.
+// Vault, and of a release uploaded from this machine for the in-memory
+// KMS on Java 17, as golden files that sh parses.
 func TestKroxyliciousInstallGolden(t *testing.T) {
 	withVault := testKroxyInstall()
 	withVault.VaultURL, withVault.VaultSHA256 = "https://releases.hashicorp.com/vault/1.18.3/vault_1.18.3_linux_amd64.zip", testVaultSHA
-	for name, in := range map[string]KroxyliciousInstall{"install.sh": testKroxyInstall(), "install-vault.sh": withVault} {
+	uploaded := testKroxyInstall()
+	uploaded.Version, uploaded.URL, uploaded.Uploaded = "0.12.0", "/home/me/xp/out/dist/kroxylicious-app-0.12.0-bin.tar.gz", "/home/xp/xp/c1/gateway-1/kroxylicious/kroxylicious-app-0.12.0-bin.tar.gz"
+	uploaded.Java, uploaded.MinJava, uploaded.InMemoryKMS = "openjdk-17-jre-headless", 17, true
+	for name, in := range map[string]KroxyliciousInstall{"install.sh": testKroxyInstall(), "install-vault.sh": withVault, "install-uploaded-inmemory.sh": uploaded} {
 		t.Run(name, func(t *testing.T) {
 			b, err := in.Script()
 			if err != nil {
@@ -211,6 +69,8 @@ func TestKroxyliciousInstallGolden(t *testing.T) {
 		{"relative dir", func(i *KroxyliciousInstall) { i.Dir = "xp/c1" }, "absolute path"},
 		{"bad version", func(i *KroxyliciousInstall) { i.Version = "latest" }, "release number"},
 		{"vault sum", func(i *KroxyliciousInstall) { i.VaultURL, i.VaultSHA256 = "https://x/v.zip", "" }, "vault sha256"},
+		{"no java version", func(i *KroxyliciousInstall) { i.MinJava = 0 }, "minimum Java"},
+		{"relative upload", func(i *KroxyliciousInstall) { i.Uploaded = "k.tgz" }, "absolute path"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,7 +90,8 @@ func TestKroxyliciousInstallGolden(t *testing.T) {
 // machine's Java is older than 21 and installing one is not a test's
 // business.)
 func TestKroxyliciousInstallChecksums(t *testing.T) {
-	release := tarball(t, map[string]string{"kroxylicious-app-0.13.0/bin/kroxylicious-start.sh": "#!/bin/sh\n"})
+	release := tarball(t, map[string]string{"kroxylicious-app-0.13.0/bin/kroxylicious-start.sh": "#!/bin/sh\n",
+		"kroxylicious-app-0.13.0/libs/kroxylicious-runtime-0.13.0.jar": "jar"})
 	vault := zipFile(t, "vault", "#!/bin/sh\necho Vault v1.18.3\n")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -261,7 +122,7 @@ func TestKroxyliciousInstallChecksums(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			in := KroxyliciousInstall{Version: "0.13.0", URL: "http://" + ln.Addr().String() + "/kroxylicious.tar.gz", SHA512: tc.sha512,
-				Dir: dir, Java: "openjdk-21-jre-headless", VaultURL: "http://" + ln.Addr().String() + "/vault.zip", VaultSHA256: tc.sha256}
+				Dir: dir, Java: "openjdk-21-jre-headless", MinJava: 21, VaultURL: "http://" + ln.Addr().String() + "/vault.zip", VaultSHA256: tc.sha256}
 			if in.VaultSHA256 == "" {
 				in.VaultSHA256 = hex.EncodeToString(sum256[:])
 			}

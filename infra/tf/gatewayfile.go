@@ -1,16 +1,17 @@
 package tf
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -57,58 +58,48 @@ type GatewayCommand struct {
 // is not set.
 const DefaultReadyTimeout = 60 * time.Second
 
-// KroxyliciousMinVersion is the oldest Kroxylicious release whose config
-// format xp renders: 0.11.0 made virtualClusters a list with gateways and
-// adminHttp management; older releases want a map and
-// clusterNetworkAddressConfigProvider.
-const KroxyliciousMinVersion = "0.11.0"
-
-// ReleaseAtLeast says whether release number v (MAJOR.MINOR.PATCH with an
-// optional suffix, as releaseRE) is min or later, by its three numbers; a
-// suffix (0.23.0-rc1) is not ordered.
-func ReleaseAtLeast(v, min string) bool {
-	a, b := releaseNumbers(v), releaseNumbers(min)
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] > b[i]
-		}
-	}
-	return true
-}
-
-func releaseNumbers(v string) [3]int {
-	var n [3]int
-	for i, f := range strings.SplitN(v, ".", 3) {
-		end := 0
-		for end < len(f) && f[end] >= '0' && f[end] <= '9' {
-			end++
-		}
-		n[i], _ = strconv.Atoi(f[:end])
-	}
-	return n
-}
-
 // Kroxylicious is gateway.kroxylicious: the Kroxylicious release the
-// gateway machines install, and for the encrypt mode the Vault release
-// whose dev server holds the record encryption keys.
+// gateway machines install, and for the encrypt mode the KMS its Record
+// Encryption filter takes its keys from.
 type Kroxylicious struct {
 	Version string
-	// URL is the release tarball (kroxylicious-app-VERSION-bin.tar.gz),
-	// SHA512 its hex SHA-512.
+	// URL is the release tarball (kroxylicious-app-VERSION-bin.tar.gz):
+	// an http(s) URL the gateway hosts download, or the absolute path of a
+	// file on this machine (given relative to the TARGET.yaml or absolute),
+	// which ReadTargetFile has checked against SHA512 and found to hold
+	// Kroxylicious Version; it is uploaded where it runs. SHA512 is its
+	// hex SHA-512.
 	URL, SHA512 string
-	// Java is the Debian/Ubuntu package of a Java 21 runtime; default
-	// openjdk-21-jre-headless.
+	// Java is the Debian/Ubuntu package of a Java runtime the release runs
+	// on, installed where none is found; default openjdk-21-jre-headless
+	// from 0.22.0 on, openjdk-17-jre-headless before.
 	Java string
+	// KMS is the encrypt mode's key management: KMSVault (a Vault dev
+	// server xp runs, from VaultURL) or KMSInMemory (Kroxylicious's
+	// in-memory KMS, its keys made by xp and given in the config); "" when
+	// neither is set (no encrypt rows can run).
+	KMS string
 	// VaultURL is the Vault release zip and VaultSHA256 its hex SHA-256
-	// (HashiCorp publishes SHA-256 sums); required for encrypt rows.
+	// (HashiCorp publishes SHA-256 sums); with KMSVault.
 	VaultURL, VaultSHA256 string
 }
+
+// Local reports whether the release is a file on this machine rather than
+// a URL.
+func (k Kroxylicious) Local() bool { return !isURL(k.URL) }
+
+// Kroxylicious KMSes (gateway.kroxylicious.kms).
+const (
+	KMSVault    = "vault"
+	KMSInMemory = "inmemory"
+)
 
 var (
 	gatewayKeys      = []string{"command", "kroxylicious"}
 	commandKeys      = []string{"start", "config", "files", "ready", "modes"}
 	readyKeys        = []string{"check", "timeout"}
-	kroxyliciousKeys = []string{"version", "url", "sha512", "java", "vault"}
+	kroxyliciousKeys = []string{"version", "url", "sha512", "java", "kms", "vault"}
+	kmsKinds         = []string{KMSVault, KMSInMemory}
 	vaultKeys        = []string{"url", "sha256"}
 	readyChecks      = []string{ReadyKafka, ReadyTCP}
 	releaseRE        = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[A-Za-z0-9.-]*$`)
@@ -222,19 +213,21 @@ func (p *fileParser) localFile(n *yaml.Node, what string, getenv func(string) st
 }
 
 func (p *fileParser) kroxylicious(n *yaml.Node) *Kroxylicious {
-	k := &Kroxylicious{Java: "openjdk-21-jre-headless"}
+	k := &Kroxylicious{}
+	var versionNode, kmsNode, vaultNode *yaml.Node
 	p.mapping(n, "gateway.kroxylicious.", kroxyliciousKeys, func(key string, v *yaml.Node) {
 		switch key {
 		case "version":
+			versionNode = v
 			k.Version = p.str(v, "gateway.kroxylicious.version")
 			switch {
 			case !releaseRE.MatchString(k.Version):
-				p.bad(v, "gateway.kroxylicious.version: %q: want a release number such as 0.23.0", k.Version)
-			case !ReleaseAtLeast(k.Version, KroxyliciousMinVersion):
-				p.bad(v, "gateway.kroxylicious.version: %s: xp renders the config of Kroxylicious %s or later (virtualClusters as a list with gateways); use a newer release", k.Version, KroxyliciousMinVersion)
+				p.bad(v, "gateway.kroxylicious.version: %q: want a release number such as 0.12.0", k.Version)
+			case !release.AtLeast(k.Version, release.KroxyliciousMinVersion):
+				p.bad(v, "gateway.kroxylicious.version: %s: xp renders the config of Kroxylicious %s or later (virtualClusters as a list with gateways); use a newer release", k.Version, release.KroxyliciousMinVersion)
 			}
 		case "url":
-			k.URL = p.url(v, "gateway.kroxylicious.url")
+			k.URL = p.releaseFile(v, "gateway.kroxylicious.url", "make kroxylicious-dist writes out/dist/kroxylicious-app-VERSION-bin.tar.gz")
 		case "sha512":
 			k.SHA512 = p.hexSum(v, "gateway.kroxylicious.sha512", "the tarball's SHA-512", 128)
 		case "java":
@@ -242,7 +235,12 @@ func (p *fileParser) kroxylicious(n *yaml.Node) *Kroxylicious {
 			if !packageRE.MatchString(k.Java) {
 				p.bad(v, "gateway.kroxylicious.java: %q is not a package name", k.Java)
 			}
+		case "kms":
+			kmsNode = v
+			k.KMS = p.str(v, "gateway.kroxylicious.kms")
+			p.oneOf(v, "gateway.kroxylicious.kms", k.KMS, kmsKinds)
 		case "vault":
+			vaultNode = v
 			p.mapping(v, "gateway.kroxylicious.vault.", vaultKeys, func(key string, v *yaml.Node) {
 				switch key {
 				case "url":
@@ -256,18 +254,102 @@ func (p *fileParser) kroxylicious(n *yaml.Node) *Kroxylicious {
 			}
 		}
 	})
-	if n.Kind == yaml.MappingNode {
-		var missing []string
-		for _, f := range []struct{ name, v string }{{"version", k.Version}, {"url", k.URL}, {"sha512", k.SHA512}} {
-			if f.v == "" {
-				missing = append(missing, f.name)
-			}
-		}
-		if len(missing) > 0 {
-			p.bad(n, "gateway.kroxylicious: no %s (the release xp installs: version, url, sha512)", strings.Join(missing, ", "))
-		}
+	if n.Kind != yaml.MappingNode {
+		return k
+	}
+	switch {
+	case k.KMS == "" && vaultNode != nil:
+		k.KMS = KMSVault
+	case k.KMS == KMSVault && vaultNode == nil:
+		p.bad(kmsNode, "gateway.kroxylicious.kms: vault needs gateway.kroxylicious.vault (url, sha256 of the Vault release xp runs a dev server of)")
+	case k.KMS == KMSInMemory && vaultNode != nil:
+		p.bad(vaultNode, "gateway.kroxylicious.vault: the keys are in Kroxylicious's in-memory KMS (kms: inmemory); leave vault out, or set kms: vault")
+	}
+	var missing []string
+	if k.URL == "" {
+		missing = append(missing, "url")
+	}
+	if k.SHA512 == "" {
+		missing = append(missing, "sha512")
+	}
+	if k.Version == "" && (k.URL == "" || !k.Local()) {
+		missing = append(missing, "version")
+	}
+	if len(missing) > 0 {
+		p.bad(n, "gateway.kroxylicious: no %s (the release xp installs: url or file, sha512, and version for a URL)", strings.Join(missing, ", "))
+		return k
+	}
+	if k.Local() {
+		p.checkKroxyliciousFile(n, versionNode, k)
+	}
+	if k.Java == "" {
+		k.Java = fmt.Sprintf("openjdk-%d-jre-headless", release.KroxyliciousMinJava(k.Version))
 	}
 	return k
+}
+
+// releaseFile reads a release's location: an http(s) URL, or a file on
+// this machine, made absolute (relative paths are taken from the
+// TARGET.yaml's directory) and required to exist; make says how one is
+// made.
+func (p *fileParser) releaseFile(n *yaml.Node, what, make string) string {
+	s := p.str(n, what)
+	if s == "" {
+		return ""
+	}
+	if isURL(s) {
+		return p.url(n, what)
+	}
+	if strings.Contains(s, "://") {
+		p.bad(n, "%s: %q: want an http(s) URL or a file", what, s)
+		return ""
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(filepath.Dir(p.path), s)
+	}
+	abs, err := filepath.Abs(s)
+	if err == nil {
+		_, err = os.Stat(abs)
+	}
+	if err != nil {
+		p.bad(n, "%s: %s: no such release file (%s; a relative path is taken from this file's directory)", what, s, make)
+		return ""
+	}
+	return abs
+}
+
+// checkKroxyliciousFile checks a release file against its sha512, finds
+// Kroxylicious in it and takes its version (which must be the one given,
+// if given); kms inmemory needs the in-memory KMS's jar in the release.
+func (p *fileParser) checkKroxyliciousFile(n, versionNode *yaml.Node, k *Kroxylicious) {
+	sum, err := release.SHA512File(k.URL)
+	if err != nil {
+		p.bad(n, "gateway.kroxylicious.url: %v", err)
+		return
+	}
+	if sum != k.SHA512 {
+		p.bad(n, "gateway.kroxylicious: %s has SHA-512 %s…, not the %s… of gateway.kroxylicious.sha512: the file is not the release named (assemble or download it again, or correct sha512)",
+			k.URL, sum[:16], k.SHA512[:16])
+		return
+	}
+	r, err := release.InspectKroxylicious(k.URL)
+	if err != nil {
+		p.bad(n, "gateway.kroxylicious.url: %v", err)
+		return
+	}
+	switch {
+	case k.Version == "":
+		k.Version = r.Version
+		if !release.AtLeast(k.Version, release.KroxyliciousMinVersion) {
+			p.bad(n, "gateway.kroxylicious.url: %s holds Kroxylicious %s: xp renders the config of Kroxylicious %s or later", k.URL, r.Version, release.KroxyliciousMinVersion)
+		}
+	case k.Version != r.Version:
+		p.bad(versionNode, "gateway.kroxylicious.version: %s, but %s holds Kroxylicious %s (libs/kroxylicious-runtime-%s.jar): correct version, or leave it out for a file",
+			k.Version, k.URL, r.Version, r.Version)
+	}
+	if k.KMS == KMSInMemory && !r.InMemoryKMS {
+		p.bad(n, "gateway.kroxylicious: kms inmemory, but %s has no libs/kroxylicious-kms-provider-kroxylicious-inmemory-*.jar (make kroxylicious-dist assembles a release with it)", k.URL)
+	}
 }
 
 // hexSum is a checksum of digits hex digits (any case; returned lower).
@@ -312,8 +394,8 @@ func (g Gateway) CheckGatewayKind(kind, security string) string {
 		switch security {
 		case planner.SecurityProxy:
 		case planner.SecurityEncrypt:
-			if g.Kroxylicious.VaultURL == "" {
-				return "gateway_kind kroxylicious with security encrypt: its RecordEncryption filter needs a Vault; give gateway.kroxylicious.vault (url, sha256)"
+			if g.Kroxylicious.KMS == "" {
+				return "gateway_kind kroxylicious with security encrypt: its RecordEncryption filter needs a KMS; give gateway.kroxylicious.vault (url, sha256: a Vault dev server) or kms: inmemory (Kroxylicious's in-memory KMS)"
 			}
 		default:
 			return "gateway_kind kroxylicious runs proxy and encrypt, not " + security + " (Kroxylicious has no field-level encryption filter); run these rows with gateway_kind builtin"

@@ -120,30 +120,10 @@ gateway:
 
 // TestCheckGatewayKind: which gateway rows a target's gateway: section can
 // run, and the fix the refusal names.
-func TestReleaseAtLeast(t *testing.T) {
-	tests := []struct {
-		v, min string
-		want   bool
-	}{
-		{"0.11.0", "0.11.0", true},
-		{"0.23.0", "0.22.0", true},
-		{"0.21.9", "0.22.0", false},
-		{"0.10.0", "0.11.0", false},
-		{"1.0.0", "0.22.0", true},
-		{"0.100.0", "0.22.0", true},
-		{"0.22.0-rc1", "0.22.0", true},
-		{"0.9.10", "0.11.0", false},
-	}
-	for _, tc := range tests {
-		if got := ReleaseAtLeast(tc.v, tc.min); got != tc.want {
-			t.Errorf("ReleaseAtLeast(%s, %s) = %v, want %v", tc.v, tc.min, got, tc.want)
-		}
-	}
-}
-
 func TestCheckGatewayKind(t *testing.T) {
 	full := Gateway{Command: &GatewayCommand{Modes: []string{"proxy", "encrypt"}},
-		Kroxylicious: &Kroxylicious{Version: "0.23.0", VaultURL: "https://example.org/v.zip"}}
+		Kroxylicious: &Kroxylicious{Version: "0.23.0", KMS: KMSVault, VaultURL: "https://example.org/v.zip"}}
+	inMemory := Gateway{Kroxylicious: &Kroxylicious{Version: "0.12.0", KMS: KMSInMemory}}
 	noVault := Gateway{Kroxylicious: &Kroxylicious{Version: "0.23.0"}}
 	tests := []struct {
 		name           string
@@ -156,7 +136,8 @@ func TestCheckGatewayKind(t *testing.T) {
 		{name: "command mode it lacks", g: full, kind: "command", security: "field_encrypt", want: "add field_encrypt to gateway.command.modes"},
 		{name: "command without section", g: Gateway{}, kind: "command", security: "proxy", want: "no gateway.command section"},
 		{name: "kroxylicious encrypt", g: full, kind: "kroxylicious", security: "encrypt"},
-		{name: "kroxylicious encrypt without vault", g: noVault, kind: "kroxylicious", security: "encrypt", want: "give gateway.kroxylicious.vault"},
+		{name: "kroxylicious encrypt without vault", g: noVault, kind: "kroxylicious", security: "encrypt", want: "give gateway.kroxylicious.vault (url, sha256: a Vault dev server) or kms: inmemory"},
+		{name: "kroxylicious encrypt in memory", g: inMemory, kind: "kroxylicious", security: "encrypt"},
 		{name: "kroxylicious field_encrypt", g: full, kind: "kroxylicious", security: "field_encrypt", want: "no field-level encryption filter"},
 		{name: "kroxylicious without section", g: Gateway{}, kind: "kroxylicious", security: "proxy", want: "no gateway.kroxylicious section"},
 	}

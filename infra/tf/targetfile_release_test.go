@@ -102,3 +102,75 @@ func sha512Of(t *testing.T, path string) string {
 	}
 	return s
 }
+
+// gateway.kroxylicious.url may be a release file on the operator's
+// machine, as kafka.distribution: checked against sha512 and found to hold
+// Kroxylicious (its version read from libs/ when not given, its Java
+// package chosen by it); kms inmemory needs the in-memory KMS in it.
+func TestTargetFileKroxyliciousFile(t *testing.T) {
+	rel := disttest.Kroxylicious(t)
+	dir := t.TempDir()
+	project := filepath.Join(dir, "kroxylicious-app-0.23.0-bin.tar.gz") // the project's archives have no in-memory KMS
+	writeTGZ(t, project, "kroxylicious-app-0.23.0/bin/kroxylicious-start.sh", "kroxylicious-app-0.23.0/libs/kroxylicious-runtime-0.23.0.jar")
+	projectSum := sha512Of(t, project)
+	old := filepath.Join(dir, "old.tgz")
+	writeTGZ(t, old, "k/bin/kroxylicious-start.sh", "k/libs/kroxylicious-runtime-0.10.0.jar")
+	notKroxy := filepath.Join(dir, "kafka.tgz")
+	writeTGZ(t, notKroxy, "kafka_2.13-4.1.0/libs/kafka_2.13-4.1.0.jar")
+	wrong := strings.Repeat("0", 128)
+	section := func(body string) string { return "platform: hosts\ngateway:\n  kroxylicious: {" + body + "}\n" }
+	for _, c := range []struct {
+		name, yaml string
+		check      func(t *testing.T, k *Kroxylicious)
+		want       []string
+	}{
+		{name: "assembled, in-memory KMS", yaml: section("url: " + rel.Path + ", sha512: " + rel.SHA512 + ", kms: inmemory"), check: func(t *testing.T, k *Kroxylicious) {
+			if k.Version != rel.Version || !k.Local() || k.KMS != KMSInMemory || k.Java != "openjdk-17-jre-headless" {
+				t.Fatalf("%+v", k)
+			}
+		}},
+		{name: "project's archive, vault", yaml: section("url: kroxylicious-app-0.23.0-bin.tar.gz, sha512: " + projectSum + ", vault: {url: https://example.org/v.zip, sha256: " + strings.Repeat("ab", 32) + "}"),
+			check: func(t *testing.T, k *Kroxylicious) {
+				if k.Version != "0.23.0" || k.URL != project || k.KMS != KMSVault || k.Java != "openjdk-21-jre-headless" {
+					t.Fatalf("%+v", k)
+				}
+			}},
+		{name: "project's archive has no in-memory KMS", yaml: section("url: " + project + ", sha512: " + projectSum + ", kms: inmemory"),
+			want: []string{"target.yaml:3: gateway.kroxylicious: kms inmemory, but " + project + " has no libs/kroxylicious-kms-provider-kroxylicious-inmemory-*.jar"}},
+		{name: "checksum differs", yaml: section("url: " + rel.Path + ", sha512: " + wrong),
+			want: []string{"target.yaml:3: gateway.kroxylicious: " + rel.Path + " has SHA-512 " + rel.SHA512[:16], "not the release named"}},
+		{name: "version differs", yaml: section("version: 0.23.0, url: " + rel.Path + ", sha512: " + rel.SHA512),
+			want: []string{"gateway.kroxylicious.version: 0.23.0, but " + rel.Path + " holds Kroxylicious " + rel.Version}},
+		{name: "too old", yaml: section("url: old.tgz, sha512: " + sha512Of(t, old)), want: []string{"holds Kroxylicious 0.10.0: xp renders the config of Kroxylicious 0.11.0 or later"}},
+		{name: "not kroxylicious", yaml: section("url: kafka.tgz, sha512: " + sha512Of(t, notKroxy)),
+			want: []string{"gateway.kroxylicious.url: " + notKroxy + ": not a Kroxylicious release"}},
+		{name: "missing file", yaml: section("url: nowhere.tgz, sha512: " + wrong),
+			want: []string{"gateway.kroxylicious.url: " + filepath.Join(dir, "nowhere.tgz") + ": no such release file (make kroxylicious-dist"}},
+		{name: "a URL needs its version", yaml: section("url: https://example.org/k.tgz, sha512: " + wrong), want: []string{"gateway.kroxylicious: no version"}},
+		{name: "kms vault without vault", yaml: section("url: " + rel.Path + ", sha512: " + rel.SHA512 + ", kms: vault"),
+			want: []string{"gateway.kroxylicious.kms: vault needs gateway.kroxylicious.vault"}},
+		{name: "in-memory with a vault", yaml: section("url: " + rel.Path + ", sha512: " + rel.SHA512 + ", kms: inmemory, vault: {url: https://example.org/v.zip, sha256: " + strings.Repeat("ab", 32) + "}"),
+			want: []string{"gateway.kroxylicious.vault: the keys are in Kroxylicious's in-memory KMS"}},
+		{name: "unknown kms", yaml: section("url: " + rel.Path + ", sha512: " + rel.SHA512 + ", kms: aws"),
+			want: []string{`gateway.kroxylicious.kms: "aws" is not one of vault, inmemory`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tf, err := ParseTargetFile(filepath.Join(dir, "target.yaml"), []byte(c.yaml), func(string) string { return "" })
+			if c.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.check(t, tf.Gateway.Kroxylicious)
+				return
+			}
+			if err == nil {
+				t.Fatal("parsed")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}

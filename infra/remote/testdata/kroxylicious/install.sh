@@ -22,16 +22,22 @@ if [ ! -x "$kroxy/bin/kroxylicious-start.sh" ]; then
 		rm -f "$dir/kroxylicious.tgz.part"
 		exit 1
 	}
+	tgz="$dir/kroxylicious.tgz.part"
 	rm -rf "$kroxy.part"
 	mkdir -p "$kroxy.part"
-	tar -xzf "$dir/kroxylicious.tgz.part" -C "$kroxy.part" --strip-components=1
+	tar -xzf "$tgz" -C "$kroxy.part" --strip-components=1
 	rm -f "$dir/kroxylicious.tgz.part"
 	mv "$kroxy.part" "$kroxy"
 fi
 echo "kroxylicious: $kroxy"
+# The release is the version the target file names (attempts record it).
+if [ ! -f "$kroxy/libs/kroxylicious-runtime-0.13.0.jar" ]; then
+	echo "kroxylicious: $kroxy has no libs/kroxylicious-runtime-0.13.0.jar: the release is not Kroxylicious 0.13.0 (correct gateway.kroxylicious.version)" >&2
+	exit 1
+fi
 
-# Java 21 or later: the java on PATH or one installed beside it, else the
-# distribution's package; its home is what the gateways start with.
+# Java 21 or later: the java on PATH or one installed beside it, else
+# the distribution's package; its home is what the gateways start with.
 java_ok() {
 	v=$("$1" -version 2>&1 | sed -n 's/.*version "\([0-9][0-9]*\).*/\1/p' | head -n 1)
 	[ -n "$v" ] && [ "$v" -ge 21 ]
