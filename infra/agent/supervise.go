@@ -144,17 +144,22 @@ func (s Supervisor) Start(name string, argv []string, o StartOptions) (int, erro
 		select {
 		case err := <-exited:
 			os.Remove(s.pidPath(name))
-			return 0, fmt.Errorf("agent: %s exited before it was ready (%v); the end of %s:\n%s", name, err, s.LogPath(name), tailFile(s.LogPath(name), 2048))
+			return 0, fmt.Errorf("agent: %s exited before it was ready (%v); the end of %s:\n%s", name, err, s.LogPath(name), tailFile(s.LogPath(name), logTail))
 		case <-deadline.C:
 			s.Stop(10*time.Second, name)
 			if lastErr != nil {
 				what = fmt.Sprintf("%s: %v", o.ReadyWhat, lastErr)
 			}
-			return 0, fmt.Errorf("agent: %s not ready after %v (%s); stopped it; the end of %s:\n%s", name, timeout, what, s.LogPath(name), tailFile(s.LogPath(name), 2048))
+			return 0, fmt.Errorf("agent: %s not ready after %v (%s); stopped it; the end of %s:\n%s", name, timeout, what, s.LogPath(name), tailFile(s.LogPath(name), logTail))
 		case <-tick.C:
 		}
 	}
 }
+
+// logTail is how much of a service's log a failed start reports: what
+// fits, with the line saying what happened, in the 2 KiB of standard error
+// an SSH command's error keeps (ssh.ExitError), so the operator reads both.
+const logTail = 1536
 
 // Stop stops the named services (every one when none is named): SIGTERM to
 // the service's process group, SIGKILL after grace. Services already gone
