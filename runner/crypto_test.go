@@ -11,7 +11,8 @@ import (
 )
 
 // gateway_crypto reaches the gateway, std and fast rows run on gateways of
-// their own, and each attempt records the record layer and cipher that ran.
+// their own, and each attempt records the gateway (xp's builtin, with the
+// crypto asked for) and the record layer and cipher that ran.
 func TestGatewayCryptoRecorded(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -70,6 +71,9 @@ fixed:
 		if !ok {
 			t.Errorf("unexpected mode %q", env.Mode)
 			continue
+		}
+		if gw := env.Gateway; (w == nil) != (gw == nil) || gw != nil && (gw.Kind != "builtin" || gw.Crypto != w.Requested || gw.Version != "") {
+			t.Errorf("%s: the attempt names the gateway %+v", env.Mode, gw)
 		}
 		got := env.GatewayCrypto
 		switch {

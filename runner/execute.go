@@ -351,6 +351,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	if mode.Crypto != nil {
 		env.GatewayCrypto = &attemptCrypto{CryptoInfo: *mode.Crypto}
 	}
+	env.Gateway = mode.Gateway
 	if hd, ok := r.target.(target.HostDescriber); ok {
 		env.Machines = hd.DescribeHosts()
 	}
@@ -564,6 +565,9 @@ type attemptEnv struct {
 	// (target.HostDescriber): instance type, kernel, Java, Kafka.
 	Machines  []target.HostInfo `json:"machines,omitempty"`
 	XPVersion string            `json:"xp_version"`
+	// Gateway names the gateway the row ran through (gateway modes only,
+	// as the target reports it).
+	Gateway *target.GatewayInfo `json:"gateway,omitempty"`
 	// GatewayCrypto is the record layer and cipher the row's gateway ran
 	// (gateway modes only).
 	GatewayCrypto *attemptCrypto `json:"gateway_crypto,omitempty"`

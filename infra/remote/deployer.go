@@ -14,6 +14,7 @@ import (
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/planner"
 )
 
 // DistributionEmbedded is kafka.distribution for xp's embedded cluster.
@@ -138,10 +139,37 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	for name, m := range modes {
 		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig, Crypto: m.Crypto}
 	}
+	for _, s := range specs {
+		if e, ok := ep.Modes[s.Key]; ok {
+			e.Gateway = d.gatewayInfo(g.Key.GatewayKind, s)
+			ep.Modes[s.Key] = e
+		}
+	}
 	for _, h := range hosts {
 		ep.Hosts = append(ep.Hosts, h.Name)
 	}
 	return ep, nil
+}
+
+// gatewayInfo names the gateway of kind that serves spec's mode (the
+// embedded cluster's own gateway modes, without gateway hosts, are xp's).
+func (d *Deployer) gatewayInfo(kind string, s GatewaySpec) *target.GatewayInfo {
+	switch kind {
+	case GatewayKroxylicious:
+		k := d.o.Gateway.Kroxylicious
+		info := &target.GatewayInfo{Kind: GatewayKroxylicious, Version: k.Version}
+		if s.Security == planner.SecurityEncrypt {
+			info.KMS = k.KMS
+		}
+		return info
+	case GatewayCommand:
+		return &target.GatewayInfo{Kind: GatewayCommand, Start: d.o.Gateway.Command.Start}
+	}
+	crypto := s.Crypto
+	if crypto == "" {
+		crypto = planner.GatewayCryptoStd
+	}
+	return &target.GatewayInfo{Kind: GatewayBuiltin, Crypto: crypto}
 }
 
 // install connects to every machine of inv, installs xp and stops the

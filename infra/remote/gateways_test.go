@@ -13,6 +13,7 @@ import (
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
@@ -134,5 +135,32 @@ func TestGatewaySpecs(t *testing.T) {
 	}
 	if got, want := strings.Join(keys, ","), "encrypt.fast/tls/json,field_encrypt.avro/tls/avro,field_encrypt.fpe.sasl_ssl/sasl_ssl/jsonfpe,field_encrypt.sasl_ssl/sasl_ssl/json,proxy/tls/json"; got != want {
 		t.Errorf("specs %s, want %s", got, want)
+	}
+}
+
+// TestGatewayInfo: every gateway mode a deploy serves names its gateway in
+// the endpoints (and so in each attempt's environment): Kroxylicious with
+// its release and, for encrypt, its KMS; a command gateway with its start
+// line; xp's own with the crypto the rows asked for.
+func TestGatewayInfo(t *testing.T) {
+	d := &Deployer{o: DeployerOptions{Gateway: tf.Gateway{
+		Kroxylicious: &tf.Kroxylicious{Version: "0.12.0", KMS: tf.KMSInMemory},
+		Command:      &tf.GatewayCommand{Start: "exec /opt/gw --config {{.Config}}"},
+	}}}
+	tests := []struct {
+		kind string
+		spec GatewaySpec
+		want target.GatewayInfo
+	}{
+		{GatewayKroxylicious, GatewaySpec{Security: "encrypt"}, target.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0", KMS: "inmemory"}},
+		{GatewayKroxylicious, GatewaySpec{Security: "proxy"}, target.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0"}},
+		{GatewayCommand, GatewaySpec{Security: "proxy"}, target.GatewayInfo{Kind: "command", Start: "exec /opt/gw --config {{.Config}}"}},
+		{GatewayBuiltin, GatewaySpec{Security: "encrypt", Crypto: "fast"}, target.GatewayInfo{Kind: "builtin", Crypto: "fast"}},
+		{"", GatewaySpec{Security: "proxy"}, target.GatewayInfo{Kind: "builtin", Crypto: "std"}},
+	}
+	for _, tc := range tests {
+		if got := d.gatewayInfo(tc.kind, tc.spec); got == nil || *got != tc.want {
+			t.Errorf("gatewayInfo(%q, %+v) = %+v, want %+v", tc.kind, tc.spec, got, tc.want)
+		}
 	}
 }

@@ -67,6 +67,30 @@ type Endpoint struct {
 	// Crypto is what the gateway of a gateway mode runs its cryptography
 	// on (recorded with each attempt); nil for direct modes.
 	Crypto *gateway.CryptoInfo `json:"crypto,omitempty"`
+	// Gateway names the gateway that serves a gateway mode (recorded with
+	// each attempt); nil for direct modes.
+	Gateway *GatewayInfo `json:"gateway,omitempty"`
+}
+
+// GatewayInfo names the gateway that served a gateway mode: what a reader
+// of an attempt needs to know which proxy was measured.
+type GatewayInfo struct {
+	// Kind is the row's gateway_kind that ran: builtin (xp's own
+	// gateway), kroxylicious or command.
+	Kind string `json:"kind"`
+	// Version is the gateway's release: Kroxylicious's (its runtime jar's)
+	// for kroxylicious; "" for builtin (it is xp, whose version the
+	// attempt records) and for command, whose gateway xp does not know.
+	Version string `json:"version,omitempty"`
+	// Crypto is the builtin gateway's crypto stack as the row asked for it
+	// (std or fast; what ran is the attempt's gateway_crypto).
+	Crypto string `json:"crypto,omitempty"`
+	// KMS is where a kroxylicious encrypt gateway's keys are: inmemory
+	// (Kroxylicious's in-memory KMS) or vault.
+	KMS string `json:"kms,omitempty"`
+	// Start is a command gateway's start line, as the target file gives
+	// it (a template).
+	Start string `json:"start,omitempty"`
 }
 
 // ModeKey names the endpoint a row runs against in Endpoints.Modes, with

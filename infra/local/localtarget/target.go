@@ -122,6 +122,7 @@ func (t *Target) startLocked(ctx context.Context, g target.Group) (target.Endpoi
 func (t *Target) startGateways(ctx context.Context, g target.Group, cluster childReply, ep target.Endpoints) error {
 	var specs []childGateway
 	names := map[string][]string{} // ModeKey → gateway mode names
+	cryptos := map[string]string{} // ModeKey → the rows' gateway_crypto
 	var keys []string
 	for _, r := range g.Rows {
 		if !r.NeedsGateway() {
@@ -132,6 +133,10 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 			continue
 		}
 		keys = append(keys, key)
+		cryptos[key] = r.GatewayCrypto
+		if cryptos[key] == "" {
+			cryptos[key] = planner.GatewayCryptoStd
+		}
 		n := max(r.Gateways, 1)
 		for i := 1; i <= n; i++ {
 			name := key
@@ -160,7 +165,7 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 	t.gateways = gp
 	t.metrics = map[string][]string{}
 	for _, key := range keys {
-		var e target.Endpoint
+		e := target.Endpoint{Gateway: &target.GatewayInfo{Kind: planner.DefaultGatewayKind, Crypto: cryptos[key]}}
 		for _, name := range names[key] {
 			m, ok := rep.Modes[name]
 			if !ok {
