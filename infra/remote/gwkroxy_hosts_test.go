@@ -64,8 +64,9 @@ const kroxyCommandStart = `mkdir -p {{.Dir}}/k && tar -xzf {{.Files.Path "RELEAS
 
 // TestKroxyliciousOnNamespaceHosts runs the real Kroxylicious (the release
 // make kroxylicious-dist assembled, uploaded from this machine as a
-// release file) on a gateway host in front of the embedded cluster on a
-// broker host, for loads from a client host: gateway_kind kroxylicious in
+// release file) on a gateway host in front of Apache Kafka (the 4.x
+// release of make kafka-dist) on a broker host, for loads from a client
+// host: gateway_kind kroxylicious in
 // proxy and encrypt (its in-memory KMS), and gateway_kind command with the
 // same release started from an operator's config template and start line
 // (encrypt, the mode with the most to get wrong).
@@ -76,6 +77,7 @@ const kroxyCommandStart = `mkdir -p {{.Dir}}/k && tar -xzf {{.Files.Path "RELEAS
 // port exits at start-up and fails the deploy with the end of its log.
 func TestKroxyliciousOnNamespaceHosts(t *testing.T) {
 	rel := disttest.Kroxylicious(t)
+	kafka := disttest.Kafka(t, 4)
 	bin := buildXP(t)
 	n := netnstest.New(t, 3)
 	log := &syncBuf{}
@@ -93,8 +95,9 @@ func TestKroxyliciousOnNamespaceHosts(t *testing.T) {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
 	defer d.Teardown(context.Background())
-	if _, err := d.StartEmbedded(ctx, 1); err != nil {
-		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	if _, err := d.StartKafka(ctx, KafkaRelease{Version: kafka.Version, File: kafka.Path, SHA512: kafka.SHA512, Heap: "384m",
+		JVMFlags: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1", ReadyTimeout: 2 * time.Minute}); err != nil {
+		t.Fatalf("%v\nserver logs:\n%s", err, serverLogs(d))
 	}
 	k := &tf.Kroxylicious{Version: rel.Version, URL: rel.Path, SHA512: rel.SHA512, Java: "openjdk-17-jre-headless", KMS: tf.KMSInMemory}
 	dir := t.TempDir()
@@ -135,14 +138,12 @@ func TestKroxyliciousOnNamespaceHosts(t *testing.T) {
 	if err != nil || strings.Count(string(out), "600 ") != 3 {
 		t.Errorf("files on the gateway host: %s %v", out, err)
 	}
-	if err := d.Teardown(ctx); err != nil {
-		t.Fatal(err)
+	// The brokers stay; the gateways go, to make room for the next kind.
+	if out, err := gw.c.Output(ctx, fmt.Sprintf("%s agent stop --dir %s gateway-proxy-0 gateway-encrypt-0", ssh.Quote(gw.xp), ssh.Quote(gw.dir))); err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 
 	// gateway_kind command: the same release as an operator's gateway.
-	if _, err := d.StartEmbedded(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
 	kek, err := kroxylicious.NewKEK("KEK-ops")
 	if err != nil {
 		t.Fatal(err)
