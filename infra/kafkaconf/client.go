@@ -1,11 +1,10 @@
-// Package kafkaconf reads and writes Kafka client configuration in
-// librdkafka property names (the files `kcat -F` reads) and turns it into
-// franz-go options.
+// Package kafkaconf reads and writes Kafka client configuration, in
+// librdkafka's properties (the files `kcat -F` reads) or the Java client's
+// (trust and key stores, sasl.jaas.config), and turns it into franz-go
+// options; it also renders the configuration of Apache Kafka brokers.
 package kafkaconf
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,46 +43,30 @@ const (
 	defaultConnectTimeout = 10 * time.Second
 )
 
-// known lists every property ClientOpts understands; anything else is an
-// error, so a typo never silently turns TLS off.
-var known = map[string]bool{
-	BootstrapServers: true, SecurityProtocol: true, SSLCALocation: true,
-	SSLCertificate: true, SSLKey: true, SSLEndpointIdentAlg: true,
-	SASLMechanism: true, SASLMechanisms: true, SASLUsername: true,
-	SASLPassword: true, ClientID: true, SocketConnTimeoutMs: true,
+// ReadClientConfig reads a client config file in librdkafka's dialect
+// (what `kcat -F` reads) or the Java client's (LoadClientConfig), as
+// properties. Errors name the file and line.
+func ReadClientConfig(path string) (map[string]string, error) {
+	f, err := LoadClientConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.Map(), nil
 }
 
-// ReadClientConfig parses a librdkafka property file: `name=value` lines,
-// blank lines and `#` comments ignored. Errors name the file and line.
-func ReadClientConfig(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+// ParseClientConfig parses librdkafka property text (name=value lines,
+// blank lines and # comments skipped); errors start with the line number.
+// It checks no names: files xp writes itself are read with it.
+func ParseClientConfig(b []byte) (map[string]string, error) {
+	ps, err := parseLibrdkafka(b)
 	if err != nil {
-		return nil, fmt.Errorf("client config: %w", err)
+		return nil, err
 	}
-	props, err := ParseClientConfig(b)
-	if err != nil {
-		return nil, fmt.Errorf("client config %s:%w", path, err)
+	props := map[string]string{}
+	for _, p := range ps {
+		props[p.Key] = p.Value
 	}
 	return props, nil
-}
-
-// ParseClientConfig parses property text; errors start with the line number.
-func ParseClientConfig(b []byte) (map[string]string, error) {
-	props := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%d: want name=value, got %q", n, line)
-		}
-		props[k] = strings.TrimSpace(v)
-	}
-	return props, sc.Err()
 }
 
 // WriteClientConfig writes props as a property file, sorted, mode 0600
@@ -128,27 +112,64 @@ func Protocol(props map[string]string) string {
 	return p
 }
 
+// tlsKeys are the properties that only mean something over TLS.
+var tlsKeys = []string{SSLCALocation, SSLCertificate, SSLKey, SSLKeyPassword, SSLTruststoreLocation,
+	SSLTruststorePassword, SSLTruststoreType, SSLTruststoreCertificates, SSLKeystoreLocation, SSLKeystorePassword,
+	SSLKeystoreType, SSLKeystoreKey, SSLKeystoreCertificateChain, SSLEnabledProtocols, SSLProtocol}
+
 // TLSConfig returns the client TLS configuration the properties ask for, or
-// nil for plaintext and sasl_plaintext.
+// nil for plaintext and sasl_plaintext. The properties may be librdkafka's
+// (ssl.ca.location, ssl.certificate.location, ssl.key.location) or the
+// Java client's (ssl.truststore.*, ssl.keystore.* as JKS, PKCS12 or PEM).
+// Without a CA or trust store the system's roots are trusted. A problem
+// with one property is a *PropertyError naming it.
 func TLSConfig(props map[string]string) (*tls.Config, error) {
 	switch p := Protocol(props); p {
 	case "plaintext", "sasl_plaintext":
-		for _, k := range []string{SSLCALocation, SSLCertificate, SSLKey} {
+		for _, k := range tlsKeys {
 			if props[k] != "" {
-				return nil, fmt.Errorf("%s is set but %s=%s does not use TLS", k, SecurityProtocol, p)
+				return nil, propErr(k, "is set but %s=%s does not use TLS", SecurityProtocol, p)
 			}
 		}
 		return nil, nil
 	case "ssl", "sasl_ssl":
 	default:
-		return nil, fmt.Errorf("%s=%q: want plaintext, ssl, sasl_plaintext or sasl_ssl", SecurityProtocol, props[SecurityProtocol])
+		return nil, propErr(SecurityProtocol, "%q: want plaintext, ssl, sasl_plaintext or sasl_ssl", props[SecurityProtocol])
 	}
-	cfg, err := pki.ClientTLS(props[SSLCALocation], props[SSLCertificate], props[SSLKey], "")
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca := props[SSLCALocation]; ca != "" {
+		if props[SSLTruststoreLocation] != "" || props[SSLTruststoreCertificates] != "" {
+			return nil, propErr(SSLCALocation, "give either it or a trust store (%s), not both", SSLTruststoreLocation)
+		}
+		pool, err := pki.LoadPool(ca)
+		if err != nil {
+			return nil, &PropertyError{SSLCALocation, err}
+		}
+		cfg.RootCAs = pool
+	} else {
+		pool, err := trustedRoots(props)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	certs, err := clientCertificates(props)
 	if err != nil {
 		return nil, err
 	}
-	switch strings.ToLower(props[SSLEndpointIdentAlg]) {
-	case "", "https":
+	cfg.Certificates = certs
+	if cfg.MinVersion, cfg.MaxVersion, err = tlsVersions(props); err != nil {
+		return nil, err
+	}
+	alg, set := props[SSLEndpointIdentAlg]
+	switch strings.ToLower(alg) {
+	case "https":
+	case "":
+		if !set {
+			break
+		}
+		// The Java client's way of saying none.
+		fallthrough
 	case "none":
 		// librdkafka: chain still verified, host name not. Keep chain checks.
 		roots := cfg.RootCAs
@@ -165,9 +186,36 @@ func TLSConfig(props map[string]string) (*tls.Config, error) {
 			return err
 		}
 	default:
-		return nil, fmt.Errorf("%s=%q: want https or none", SSLEndpointIdentAlg, props[SSLEndpointIdentAlg])
+		return nil, propErr(SSLEndpointIdentAlg, "%q: want https, or none (librdkafka) or empty (Java)", alg)
 	}
 	return cfg, nil
+}
+
+// tlsVersions reads the Java client's ssl.enabled.protocols and
+// ssl.protocol: TLS 1.2 and 1.3 (its default), or one of them.
+func tlsVersions(props map[string]string) (lo, hi uint16, err error) {
+	versions := map[string]uint16{"TLSV1.2": tls.VersionTLS12, "TLSV1.3": tls.VersionTLS13}
+	lo, hi = tls.VersionTLS12, tls.VersionTLS13
+	if p := strings.ToUpper(strings.TrimSpace(props[SSLProtocol])); p != "" {
+		switch p {
+		case "TLS", "TLSV1.3":
+		case "TLSV1.2":
+			hi = tls.VersionTLS12
+		default:
+			return 0, 0, propErr(SSLProtocol, "%q: xp speaks TLSv1.2 and TLSv1.3", props[SSLProtocol])
+		}
+	}
+	if list := strings.TrimSpace(props[SSLEnabledProtocols]); list != "" {
+		lo, hi = tls.VersionTLS13, tls.VersionTLS12
+		for _, v := range strings.Split(list, ",") {
+			n, ok := versions[strings.ToUpper(strings.TrimSpace(v))]
+			if !ok {
+				return 0, 0, propErr(SSLEnabledProtocols, "%q: xp speaks TLSv1.2 and TLSv1.3 only", strings.TrimSpace(v))
+			}
+			lo, hi = min(lo, n), max(hi, n)
+		}
+	}
+	return lo, hi, nil
 }
 
 // ClientOpts turns properties into franz-go options: seed brokers, TLS
@@ -175,13 +223,13 @@ func TLSConfig(props map[string]string) (*tls.Config, error) {
 func ClientOpts(props map[string]string) ([]kgo.Opt, error) {
 	var unknown []string
 	for k := range props {
-		if !known[k] {
+		if !supported(k) {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("unsupported client properties: %s (supported: bootstrap.servers, security.protocol, ssl.*.location, sasl.mechanism, sasl.username, sasl.password, client.id)", strings.Join(unknown, ", "))
+		return nil, fmt.Errorf("unsupported client properties: %s (supported: %s)", strings.Join(unknown, ", "), strings.Join(knownKeys(), ", "))
 	}
 	var opts []kgo.Opt
 	if seeds := Bootstrap(props); len(seeds) > 0 {
@@ -194,7 +242,7 @@ func ClientOpts(props map[string]string) ([]kgo.Opt, error) {
 	if v := props[SocketConnTimeoutMs]; v != "" {
 		var ms int
 		if _, err := fmt.Sscanf(v, "%d", &ms); err != nil || ms <= 0 {
-			return nil, fmt.Errorf("%s=%q: want a positive integer", SocketConnTimeoutMs, v)
+			return nil, propErr(SocketConnTimeoutMs, "%q: want a positive integer", v)
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}
@@ -219,21 +267,44 @@ func ClientOpts(props map[string]string) ([]kgo.Opt, error) {
 	return opts, nil
 }
 
+// saslMechanism is the SASL mechanism the properties ask for, nil without
+// SASL: librdkafka's sasl.username and sasl.password, or the Java client's
+// sasl.jaas.config, with sasl.mechanism.
 func saslMechanism(props map[string]string) (sasl.Mechanism, error) {
 	p := Protocol(props)
-	name := props[SASLMechanism]
+	key, name := SASLMechanism, props[SASLMechanism]
 	if name == "" {
-		name = props[SASLMechanisms]
+		key, name = SASLMechanisms, props[SASLMechanisms]
 	}
+	jaas := props[SASLJAASConfig]
 	if p != "sasl_ssl" && p != "sasl_plaintext" {
-		if name != "" || props[SASLUsername] != "" {
-			return nil, fmt.Errorf("sasl settings given but %s=%s does not use SASL", SecurityProtocol, p)
+		for _, k := range []string{SASLMechanism, SASLMechanisms, SASLUsername, SASLPassword, SASLJAASConfig} {
+			if props[k] != "" {
+				return nil, propErr(k, "sasl settings given but %s=%s does not use SASL", SecurityProtocol, p)
+			}
 		}
 		return nil, nil
 	}
 	user, pass := props[SASLUsername], props[SASLPassword]
-	if user == "" {
-		return nil, fmt.Errorf("%s=%s needs %s and %s", SecurityProtocol, p, SASLUsername, SASLPassword)
+	if jaas != "" {
+		if user != "" || pass != "" {
+			return nil, propErr(SASLJAASConfig, "give the user either here or as %s and %s, not both", SASLUsername, SASLPassword)
+		}
+		l, err := parseJAAS(jaas)
+		if err != nil {
+			return nil, &PropertyError{SASLJAASConfig, err}
+		}
+		mechs := moduleMechanisms[l.Module]
+		if name == "" {
+			return nil, propErr(SASLJAASConfig, "%s is not set: the Java client's default, GSSAPI (Kerberos), does not go with %s; set %s=%s",
+				SASLMechanism, l.Module, SASLMechanism, strings.Join(mechs, " or "))
+		}
+		if !slices.Contains(mechs, strings.ToUpper(name)) {
+			return nil, propErr(key, "%s does not go with the %s of %s (it serves %s)", name, l.Module, SASLJAASConfig, strings.Join(mechs, ", "))
+		}
+		user, pass = l.User, l.Password
+	} else if user == "" {
+		return nil, propErr(SecurityProtocol, "%s needs %s and %s (or the Java client's %s)", p, SASLUsername, SASLPassword, SASLJAASConfig)
 	}
 	switch strings.ToUpper(name) {
 	case "", "PLAIN":
@@ -243,7 +314,7 @@ func saslMechanism(props map[string]string) (sasl.Mechanism, error) {
 	case "SCRAM-SHA-512":
 		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
 	default:
-		return nil, fmt.Errorf("%s=%q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", SASLMechanism, name)
+		return nil, propErr(key, "%q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI and OAUTHBEARER are not supported)", name)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // and sasl.jaas.config. bootstrap.servers is left to the tool's own flag.
 func WriteJavaClientConfig(path string, props map[string]string) error {
 	for k := range props {
-		if !known[k] {
+		if !supported(k) || javaOnly[k] {
 			return fmt.Errorf("unknown client property %q", k)
 		}
 	}

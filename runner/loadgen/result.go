@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
 )
 
 // Rate is a target publish rate in msg/s; 0 is max (closed loop), written
@@ -164,13 +166,7 @@ type ConfigEcho struct {
 }
 
 func echo(c Config, topic string, bootstrap []string) ConfigEcho {
-	props := map[string]string{}
-	for k, v := range c.ClientConfig {
-		if k == "sasl.password" {
-			v = "[redacted]"
-		}
-		props[k] = v
-	}
+	props := kafkaconf.Redacted(c.ClientConfig)
 	inFlight := 0
 	if c.Rate == 0 {
 		inFlight = c.InFlight()
