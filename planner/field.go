@@ -113,14 +113,14 @@ const (
 )
 
 // Platforms are the values of the platform field: where a row runs.
-var Platforms = []string{"local", "aws", "azure", "hosts"}
+var Platforms = []string{"local", "aws", "azure", "hosts", "existing"}
 
 // DefaultEncryptFields is the default of encrypt_fields: the record's
 // social security number.
 var DefaultEncryptFields = []string{"ssn"}
 
 // DefaultInstanceType is the instance type a platform uses unless the spec
-// names one: empty for local and hosts.
+// names one: empty for local, hosts and existing.
 func DefaultInstanceType(platform string) string {
 	switch platform {
 	case "aws":

@@ -18,11 +18,16 @@ func (e *BudgetError) Error() string {
 		e.EstimateUSD, e.BudgetUSD, e.Target)
 }
 
-// CheckBudget estimates running rows (planner.EstimateRows with prices)
-// and returns a *BudgetError when the estimate exceeds t's budget_usd
-// (no budget: never).
+// CheckBudget estimates running rows (planner.EstimateRows with prices;
+// on platform existing, the wall time at the file's hourly_price_usd) and
+// returns a *BudgetError when the estimate exceeds t's budget_usd (no
+// budget: never).
 func CheckBudget(t *TargetFile, rows []planner.Row, prices *planner.Prices) (planner.Estimate, error) {
 	est := planner.EstimateRows(rows, prices)
+	if t.Existing != nil {
+		est.Cost = t.Existing.HourlyPriceUSD * est.Wall.Hours()
+		est.CostMax = t.Existing.HourlyPriceUSD * est.WallMax.Hours()
+	}
 	if t.BudgetUSD > 0 && est.Cost > t.BudgetUSD {
 		return est, &BudgetError{EstimateUSD: est.Cost, BudgetUSD: t.BudgetUSD, Target: t.Path}
 	}

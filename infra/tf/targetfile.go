@@ -55,6 +55,8 @@ type TargetFile struct {
 	Teardown string
 	// BudgetUSD stops the campaign when spending reaches it; 0 = no budget.
 	BudgetUSD float64
+	// Existing is the cluster of platform existing (nil for the others).
+	Existing *Existing
 }
 
 // SSH is how xp logs in to the machines.
@@ -172,13 +174,13 @@ func (e *TargetError) Error() string {
 }
 
 var (
-	targetKeys   = []string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}
+	targetKeys   = append([]string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}, existingKeys...)
 	sshKeys      = []string{"user", "private_key", "known_hosts", "keepalive"}
 	kafkaKeys    = []string{"version", "distribution", "sha512", "releases", "heap", "jvm_flags"}
 	releaseKeys  = []string{"version", "distribution", "sha512"}
 	teardowns    = []string{TeardownAlways, TeardownOnSuccess, TeardownNever}
 	knownHosts   = []string{KnownHostsAcceptNew, KnownHostsStrict}
-	allPlatforms = []string{"aws", "azure", "hosts", "local"}
+	allPlatforms = []string{"aws", "azure", "hosts", "local", PlatformExisting}
 	// derivedVars are set by xp from the plan's rows, never by the file.
 	derivedVars = []string{"campaign", "group", "broker_count", "gateway_count", "broker_instance_type"}
 )
@@ -218,7 +220,9 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 			" -o CAMPAIGN.jsonl, and give --target a file that starts with platform: (docs/targets.md)"}
 	}
 	var platformNode, moduleNode *yaml.Node
+	nodes, lines := map[string]*yaml.Node{}, map[string]int{}
 	mapping(doc.Content[0], "", targetKeys, func(k string, v *yaml.Node) {
+		nodes[k], lines[k] = v, keyLine(doc.Content[0], k)
 		switch k {
 		case "platform":
 			platformNode = v
@@ -241,23 +245,7 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 				t.Vars[name] = x
 			})
 		case "ssh":
-			mapping(v, "ssh.", sshKeys, func(k string, v *yaml.Node) {
-				switch k {
-				case "user":
-					t.SSH.User = str(v, "ssh.user")
-				case "private_key":
-					t.SSH.PrivateKey = expandHome(str(v, "ssh.private_key"), getenv)
-				case "known_hosts":
-					t.SSH.KnownHosts = str(v, "ssh.known_hosts")
-					oneOf(v, "ssh.known_hosts", t.SSH.KnownHosts, knownHosts)
-				case "keepalive":
-					d, err := time.ParseDuration(str(v, "ssh.keepalive"))
-					if err != nil || d < 100*time.Millisecond || d > 10*time.Minute {
-						bad(v, "ssh.keepalive: want a duration from 100ms to 10m, such as 5s")
-					}
-					t.SSH.Keepalive = d
-				}
-			})
+			t.SSH = p.ssh(v, "ssh.", getenv)
 		case "kafka":
 			t.Kafka = p.kafka(v)
 			t.Kafka.Line = keyLine(doc.Content[0], "kafka")
@@ -275,7 +263,16 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 	if platformNode == nil {
 		bad(nil, "no platform: set `platform:` to one of %s", strings.Join(allPlatforms, ", "))
 	}
-	if len(p.errs) == 0 && t.Platform != "local" {
+	if t.Platform == PlatformExisting {
+		t.Existing = p.existing(nodes, lines, getenv)
+	} else {
+		for _, k := range existingKeys {
+			if nodes[k] != nil {
+				p.badAt(lines[k], "%s: only with platform: existing (a cluster someone else runs)", k)
+			}
+		}
+	}
+	if len(p.errs) == 0 && t.Platform != "local" && t.Platform != PlatformExisting {
 		if err := t.resolveModule(); err != nil {
 			bad(moduleNode, "module: %v", err)
 		}
@@ -513,7 +510,20 @@ func (p *fileParser) bad(n *yaml.Node, format string, a ...any) {
 	if n != nil {
 		line = n.Line
 	}
+	p.badAt(line, format, a...)
+}
+
+func (p *fileParser) badAt(line int, format string, a ...any) {
 	p.errs = append(p.errs, &TargetError{File: p.path, Line: line, Msg: fmt.Sprintf(format, a...)})
+}
+
+// parseKeepalive reads ssh.keepalive: 100ms..10m.
+func parseKeepalive(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 100*time.Millisecond || d > 10*time.Minute {
+		return 0, errors.New("want a duration from 100ms to 10m, such as 5s")
+	}
+	return d, nil
 }
 
 func (p *fileParser) str(n *yaml.Node, what string) string {
