@@ -12,7 +12,7 @@ import (
 )
 
 // dryRun prints what Run would do, reading the db (if any) read-only.
-func dryRun(ctx context.Context, o Options, p *plan, groups []target.Group) (Summary, error) {
+func dryRun(ctx context.Context, o Options, p *plan, groups []target.Group, pre *target.PreflightReport) (Summary, error) {
 	sum := Summary{DB: o.DB, Total: len(p.rows), Rows: map[results.State]int{}}
 	states := map[string]results.State{}
 	failedCounts := map[string]map[results.Outcome]int{}
@@ -49,6 +49,11 @@ func dryRun(ctx context.Context, o Options, p *plan, groups []target.Group) (Sum
 	w := o.Stdout
 	fmt.Fprintf(w, "plan %s: campaign %s, %d rows, %d infrastructure groups; db %s; target %s\n",
 		o.Plan, p.rows[0].Campaign, len(p.rows), len(groups), o.DB, o.Target)
+	if pre != nil {
+		for _, line := range pre.Summary {
+			fmt.Fprintf(w, "target: %s\n", line)
+		}
+	}
 	// Rows to run, and the finished members of matched sets that have one
 	// (they run again with it, as xp run keeps sets whole).
 	type setKey struct {

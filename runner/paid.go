@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/results"
@@ -45,4 +47,39 @@ func finish(ctx context.Context, t target.Target, keep, ok bool) error {
 		return fmt.Errorf("teardown: %w", err)
 	}
 	return nil
+}
+
+// preflight asks a target that checks the infrastructure before the first
+// row (target.Preflighter), handing it the events of the campaign db when
+// there is one (read only). Its refusal is bad input: nothing was written
+// and nothing runs.
+func preflight(ctx context.Context, t target.Target, p *plan, o Options) (*target.PreflightReport, error) {
+	pf, ok := t.(target.Preflighter)
+	if !ok {
+		return nil, nil
+	}
+	var events target.InfraEvents
+	if _, err := os.Stat(o.DB); err == nil {
+		s, err := results.OpenReadOnly(ctx, o.DB)
+		switch {
+		case errors.Is(err, results.ErrOlderSchema):
+			// Read once --resume has migrated it; until then, no events.
+		case err != nil:
+			return nil, &badInput{err}
+		default:
+			defer s.Close()
+			events = s
+		}
+	}
+	rep, err := pf.Preflight(ctx, p.rows, events)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return nil, &badInput{fmt.Errorf("target %s: %w", o.Target, err)}
+	}
+	for _, line := range rep.Summary {
+		fmt.Fprintf(o.Stderr, "xp: target: %s\n", line)
+	}
+	return &rep, nil
 }

@@ -167,7 +167,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if len(p.rows) > 0 {
 		campaign = p.rows[0].Campaign
 	}
-	tgt, err := openTarget(o.Target, o.Platforms, o.WorkDir, o.DB, campaign)
+	tgt, err := openTarget(o.Target, o.Platforms, o.WorkDir, o.DB, campaign, o.Keep)
 	if err != nil {
 		return Summary{}, &badInput{err}
 	}
@@ -180,8 +180,13 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return Summary{}, &badInput{err}
 	}
 
+	pre, err := preflight(ctx, tgt.Target, p, o)
+	if err != nil {
+		return Summary{}, err
+	}
+
 	if o.DryRun {
-		return dryRun(ctx, o, p, groups)
+		return dryRun(ctx, o, p, groups, pre)
 	}
 
 	// A different plan, or progress without --resume, is refused under the
@@ -213,6 +218,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	if !o.Keep {
 		defer os.RemoveAll(o.WorkDir)
+	}
+	if pre != nil {
+		if _, err := store.AddInfraEvent(ctx, results.InfraEvent{Event: "preflight", Time: o.Now(), Outputs: pre.Outputs}); err != nil {
+			return Summary{}, err
+		}
 	}
 	r := &run{o: o, store: store, target: tgt.Target, plan: p, groups: groups}
 	recordEventsIn(tgt.Target, store)

@@ -34,13 +34,13 @@ type openedTarget struct {
 
 // openTarget resolves --target: "local" or a TARGET.yaml path, opened by
 // the platform's opener. Errors are bad input.
-func openTarget(arg string, platforms target.Platforms, workDir, db, campaign string) (openedTarget, error) {
+func openTarget(arg string, platforms target.Platforms, workDir, db, campaign string, keep bool) (openedTarget, error) {
 	if arg == "" || arg == "local" {
 		open, ok := platforms["local"]
 		if !ok {
 			return openedTarget{}, fmt.Errorf("--target local: this xp has no local target (it supports %s)", supportedList(platforms))
 		}
-		t, err := open(target.Config{Platform: "local", WorkDir: workDir, DB: db})
+		t, err := open(target.Config{Platform: "local", WorkDir: workDir, DB: db, Keep: keep})
 		if err != nil {
 			return openedTarget{}, fmt.Errorf("--target local: %w", err)
 		}
@@ -57,7 +57,7 @@ func openTarget(arg string, platforms target.Platforms, workDir, db, campaign st
 	if err != nil {
 		return openedTarget{}, err
 	}
-	t, err := platforms[platform](target.Config{Platform: platform, Path: arg, Text: b, WorkDir: workDir, DB: db, Campaign: campaign})
+	t, err := platforms[platform](target.Config{Platform: platform, Path: arg, Text: b, WorkDir: workDir, DB: db, Campaign: campaign, Keep: keep})
 	if err != nil {
 		return openedTarget{}, err
 	}

@@ -58,6 +58,11 @@ func readTarget(st *state, path string) (*tf.TargetFile, error) {
 	if t.Platform == "local" {
 		return nil, usageErrf("%s: platform local has no Terraform infrastructure (the embedded cluster lives in xp run)", path)
 	}
+	if t.Platform == tf.PlatformExisting {
+		// Not an error: there is nothing to do, and nothing was done.
+		return nil, withCode(exitOK, fmt.Errorf("%s: platform existing: nothing to provision: the cluster is someone else's and xp installs "+
+			"nothing on it (xp run --target %s checks its endpoints, runs the plan and deletes its topics; docs/targets.md)", path, path))
+	}
 	return t, nil
 }
 

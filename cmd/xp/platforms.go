@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/xp-bench/xp/infra/existing"
 	"github.com/xp-bench/xp/infra/local/localtarget"
 	"github.com/xp-bench/xp/infra/remote"
 	"github.com/xp-bench/xp/infra/target"
@@ -12,5 +13,6 @@ import (
 // of its target. The remote ones log to log (the campaign log).
 func platforms(st *state, log io.Writer) target.Platforms {
 	open := remote.Opener(remote.OpenOptions{Log: log, Prices: defaultPrices(), Getenv: st.getenv})
-	return target.Platforms{"local": localtarget.Open, "hosts": open, "aws": open, "azure": open}
+	return target.Platforms{"local": localtarget.Open, "hosts": open, "aws": open, "azure": open,
+		"existing": existing.Opener(existing.Options{Log: log, Getenv: st.getenv})}
 }

@@ -2,7 +2,9 @@ package target
 
 import (
 	"context"
+	"encoding/json"
 
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -36,4 +38,26 @@ type Finisher interface {
 // run in flight is finished and recorded), tears down and exits 3.
 type BudgetKeeper interface {
 	OverBudget(ctx context.Context) error
+}
+
+// Preflighter is a Target that checks, before the first row runs, what
+// only the infrastructure itself can say: a cluster someone else runs has
+// its endpoints reached and their security verified, its brokers counted
+// against the rows'. The runner calls Preflight once, after every row
+// passed CheckRow and before the campaign is recorded or anything runs
+// (also for --dry-run). events is the campaign db's record from earlier
+// runs of the campaign, nil when there is no db yet; Preflight only reads
+// it. An error refuses the campaign (exit 2) with nothing run; a report is
+// recorded with the campaign as the infrastructure event "preflight" and
+// its summary logged.
+type Preflighter interface {
+	Preflight(ctx context.Context, rows []planner.Row, events InfraEvents) (PreflightReport, error)
+}
+
+// PreflightReport is what a Preflight found.
+type PreflightReport struct {
+	// Summary is a few lines for people (the log, --dry-run's listing).
+	Summary []string
+	// Outputs is recorded as the event's outputs (JSON).
+	Outputs json.RawMessage
 }

@@ -19,6 +19,9 @@ type Config struct {
 	// Campaign is the plan's campaign name (its rows' `campaign`): remote
 	// targets label machines and name directories on them with it.
 	Campaign string
+	// Keep is --keep: what the campaign made is left in place at its end
+	// (on a cluster someone else runs, its topics).
+	Keep bool
 }
 
 // Opener opens a target of one platform. Its errors are bad input and name

@@ -1,0 +1,364 @@
+// Package existing is the target of platform existing: a Kafka cluster
+// someone else runs, reached through the endpoints of its TARGET.yaml with
+// the client configs its users already have (librdkafka's or the Java
+// client's). xp provisions and installs nothing there: before the first
+// row it reaches every endpoint the rows use and verifies its security,
+// reads the cluster's brokers and version, and refuses rows it cannot run;
+// it creates, uses and deletes only topics under the file's topic_prefix,
+// recorded in the campaign db before they are made; with telemetry: it
+// samples the cluster's machines over SSH with its agent, uploaded for the
+// campaign and removed at its end.
+package existing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/procstat"
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/results"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// Options are what Opener needs from the process around it.
+type Options struct {
+	// Log is the campaign log; nil discards.
+	Log io.Writer
+	// Getenv expands ~ in the file's paths and finds the agent binary to
+	// upload (remote.BinaryEnv).
+	Getenv func(string) string
+}
+
+// What the runner may ask of an existing cluster.
+var (
+	_ target.Target          = (*Target)(nil)
+	_ target.RowChecker      = (*Target)(nil)
+	_ target.Preflighter     = (*Target)(nil)
+	_ target.LoadRunner      = (*Target)(nil)
+	_ target.EventRecorder   = (*Target)(nil)
+	_ target.Finisher        = (*Target)(nil)
+	_ target.HostDescriber   = (*Target)(nil)
+	_ target.TelemetrySource = (*Target)(nil)
+	_ target.BudgetKeeper    = (*Target)(nil)
+)
+
+// Target is an existing cluster.
+type Target struct {
+	cfg    target.Config
+	file   *tf.TargetFile
+	log    io.Writer
+	getenv func(string) string
+	// clients are the endpoints' client configs by mode key, read and
+	// checked when the target opened.
+	clients map[string]*kafkaconf.ClientFile
+
+	mu     sync.Mutex
+	events target.InfraEvents
+	// cluster is what Preflight found.
+	cluster *Cluster
+	// upGroup and upSince are the group up and since when (for its cost).
+	upGroup string
+	upSince time.Time
+	// swept is set once the topics an earlier run left were deleted.
+	swept bool
+	tel   *telemetry
+}
+
+// Opener opens TARGET.yaml files of platform existing.
+func Opener(o Options) target.Opener {
+	return func(cfg target.Config) (target.Target, error) { return Open(cfg, o) }
+}
+
+// Open reads the TARGET.yaml and every endpoint's client config: a
+// property xp would not honour, a store that does not open, or a config
+// that does not match its mode's name is an error naming the file and
+// line (bad input). It connects to nothing.
+func Open(cfg target.Config, o Options) (*Target, error) {
+	get := o.Getenv
+	if get == nil {
+		get = func(string) string { return "" }
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	f, err := tf.ParseTargetFile(cfg.Path, cfg.Text, get)
+	if err != nil {
+		return nil, err
+	}
+	if f.Existing == nil {
+		return nil, fmt.Errorf("%s: platform %s is not existing", cfg.Path, f.Platform)
+	}
+	t := &Target{cfg: cfg, file: f, log: o.Log, getenv: get, clients: map[string]*kafkaconf.ClientFile{}}
+	var errs []error
+	for _, mode := range slices.Sorted(maps.Keys(f.Existing.Endpoints)) {
+		ep := f.Existing.Endpoints[mode]
+		cf, err := kafkaconf.LoadClientConfig(ep.ClientConfig)
+		if err == nil {
+			err = cf.Check()
+		}
+		if err == nil {
+			err = matchMode(mode, cf)
+		}
+		if err == nil {
+			err = matchBootstrap(ep, cf)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: endpoints.%s: %w", cfg.Path, ep.Line, mode, err))
+			continue
+		}
+		t.clients[mode] = cf
+	}
+	if tel := f.Existing.Telemetry; tel != nil && tel.SSH.User == "" {
+		errs = append(errs, fmt.Errorf("%s: telemetry.ssh.user: who xp logs in as on the cluster's machines is required", cfg.Path))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return t, nil
+}
+
+// matchMode refuses a client config that does not speak its mode: the
+// transport of a direct mode, or a gateway mode's client transport.
+func matchMode(mode string, cf *kafkaconf.ClientFile) error {
+	props := cf.Map()
+	proto := kafkaconf.Protocol(props)
+	clientCert := props[kafkaconf.SSLCertificate] != "" || props[kafkaconf.SSLKeystoreLocation] != "" || props[kafkaconf.SSLKeystoreKey] != ""
+	want := tf.ModeTransport(mode)
+	var ok bool
+	switch want {
+	case planner.SecurityPlaintext:
+		ok = proto == "plaintext"
+	case planner.SecurityTLS:
+		ok = proto == "ssl" && !clientCert
+	case planner.SecurityMTLS:
+		ok = proto == "ssl" && clientCert
+	case planner.SecuritySASLSSL:
+		ok = proto == "sasl_ssl"
+	}
+	if ok {
+		return nil
+	}
+	got := "security.protocol=" + strings.ToUpper(proto)
+	if proto == "ssl" {
+		if clientCert {
+			got += " with a client certificate"
+		} else {
+			got += " without a client certificate"
+		}
+	}
+	wants := map[string]string{
+		planner.SecurityPlaintext: "security.protocol=PLAINTEXT",
+		planner.SecurityTLS:       "security.protocol=SSL without a client certificate",
+		planner.SecurityMTLS:      "security.protocol=SSL with a client certificate (ssl.keystore.location, or ssl.certificate.location and ssl.key.location)",
+		planner.SecuritySASLSSL:   "security.protocol=SASL_SSL",
+	}
+	what := "mode " + mode
+	if want != mode {
+		what += " (clients speak " + want + " to the gateway)"
+	}
+	return fmt.Errorf("client config %s says %s, which is not %s: want %s", cf.Path, got, what, wants[want])
+}
+
+// matchBootstrap refuses a client config whose bootstrap.servers names
+// other servers than the endpoint.
+func matchBootstrap(ep tf.Endpoint, cf *kafkaconf.ClientFile) error {
+	given := kafkaconf.Bootstrap(cf.Map())
+	if len(given) == 0 {
+		return nil
+	}
+	a, b := slices.Sorted(slices.Values(given)), slices.Sorted(slices.Values(ep.Bootstrap))
+	if !slices.Equal(a, b) {
+		return fmt.Errorf("client config %s:%d: bootstrap.servers %s differs from the endpoint's bootstrap %s: give the servers in one place",
+			cf.Path, cf.Line(kafkaconf.BootstrapServers), strings.Join(given, ","), strings.Join(ep.Bootstrap, ","))
+	}
+	return nil
+}
+
+// File is the TARGET.yaml read.
+func (t *Target) File() *tf.TargetFile { return t.file }
+
+// CheckRow refuses a row whose mode has no endpoint (target.RowChecker),
+// naming the mode and the file.
+func (t *Target) CheckRow(r *planner.Row) error {
+	if r.GatewayCrypto == planner.GatewayCryptoFast {
+		return errors.New("gateway_crypto fast is the crypto of xp's own gateway; on an existing cluster the gateway is yours: use std")
+	}
+	key := target.ModeKey(r)
+	if _, ok := t.file.Existing.Endpoints[key]; ok {
+		return nil
+	}
+	where := t.cfg.Path
+	if l := t.file.Existing.EndpointsLine; l > 0 {
+		where = fmt.Sprintf("%s:%d", where, l)
+	}
+	return fmt.Errorf("security mode %s has no endpoint in %s (it has %s): add endpoints.%s: {bootstrap: [HOST:PORT], client_config: FILE}",
+		key, where, strings.Join(slices.Sorted(maps.Keys(t.file.Existing.Endpoints)), ", "), key)
+}
+
+// RecordEvents hands the target the campaign db (target.EventRecorder):
+// the topics it creates are recorded there before they exist, and its cost.
+func (t *Target) RecordEvents(e target.InfraEvents) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.events = e
+}
+
+// Up makes nothing exist: the cluster is up already. The first Up deletes
+// the topics an earlier run of the campaign left (unless --keep) and, with
+// telemetry:, uploads the agent to the cluster's machines and starts
+// sampling them.
+func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cluster == nil {
+		return target.Endpoints{}, errors.New("existing: the endpoints were not verified (Preflight) before the first group")
+	}
+	if !t.swept && !t.cfg.Keep {
+		if err := t.sweepTopics(ctx); err != nil {
+			return target.Endpoints{}, target.Transient(err)
+		}
+		t.swept = true
+	}
+	if tel := t.file.Existing.Telemetry; tel != nil && t.tel == nil {
+		tm, err := startTelemetry(ctx, t.cfg, tel, t.getenv, t.log)
+		if err != nil {
+			return target.Endpoints{}, target.Transient(err)
+		}
+		t.tel = tm
+	}
+	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
+	for mode, e := range t.file.Existing.Endpoints {
+		ep.Modes[mode] = target.Endpoint{Bootstrap: e.Bootstrap, ClientConfig: e.ClientConfig}
+	}
+	for _, b := range t.cluster.Brokers {
+		ep.Hosts = append(ep.Hosts, b.Name)
+	}
+	if t.tel != nil {
+		ep.Hosts = append(ep.Hosts, t.tel.names()...)
+	}
+	t.upGroup, t.upSince = g.Key.String(), time.Now()
+	if t.events != nil {
+		out, _ := json.Marshal(map[string]any{"platform": tf.PlatformExisting, "cluster_id": t.cluster.ID, "brokers": len(t.cluster.Brokers)})
+		if _, err := t.events.AddInfraEvent(ctx, results.InfraEvent{Event: "up", Group: t.upGroup, Time: t.upSince,
+			Outputs: out, HourlyUSD: t.file.Existing.HourlyPriceUSD}); err != nil {
+			return target.Endpoints{}, err
+		}
+	}
+	return ep, nil
+}
+
+// Down takes nothing down (the cluster is someone else's); it records the
+// group's cost from hourly_price_usd.
+func (t *Target) Down(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.upGroup == "" {
+		return nil
+	}
+	ended := time.Now()
+	ev := results.InfraEvent{Event: "down", Group: t.upGroup, Time: ended, Started: t.upSince, Duration: ended.Sub(t.upSince),
+		Cost: t.file.Existing.HourlyPriceUSD * ended.Sub(t.upSince).Hours()}
+	t.upGroup = ""
+	if t.events == nil {
+		return nil
+	}
+	_, err := t.events.AddInfraEvent(ctx, ev)
+	return err
+}
+
+// Finish deletes what the campaign left on the cluster (target.Finisher;
+// never called with --keep): every topic it recorded that still exists,
+// and the agent on the telemetry hosts.
+func (t *Target) Finish(ctx context.Context, ok bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var errs []error
+	if t.cluster != nil {
+		errs = append(errs, t.sweepTopics(ctx))
+	}
+	if t.tel != nil {
+		errs = append(errs, t.tel.remove(ctx))
+		t.tel = nil
+	}
+	return errors.Join(errs...)
+}
+
+// OverBudget stops the campaign once its cost reaches budget_usd
+// (target.BudgetKeeper): the cost recorded, and the group's since it came
+// up.
+func (t *Target) OverBudget(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.file.BudgetUSD <= 0 || t.events == nil {
+		return nil
+	}
+	evs, err := t.events.InfraEvents(ctx)
+	if err != nil {
+		return err
+	}
+	spent := 0.0
+	for _, e := range evs {
+		spent += e.Cost
+	}
+	if t.upGroup != "" {
+		spent += t.file.Existing.HourlyPriceUSD * time.Since(t.upSince).Hours()
+	}
+	if spent >= t.file.BudgetUSD {
+		return fmt.Errorf("spent $%.2f reaches budget_usd $%.2f of %s", spent, t.file.BudgetUSD, t.cfg.Path)
+	}
+	return nil
+}
+
+// RunLoad runs a row's load here (target.LoadRunner) on topics of its own
+// under topic_prefix, recorded in the campaign db before they are made.
+func (t *Target) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
+	name, err := t.newTopic(ctx, l.Row, l.Config.Topics)
+	if err != nil {
+		return nil, err
+	}
+	l.Config.Topic, l.Config.KeepTopic = name, t.cfg.Keep
+	return target.RunLoadHere(ctx, l)
+}
+
+// DescribeHosts describes the cluster's brokers as its metadata gives them
+// and the telemetry hosts as their agents do (target.HostDescriber).
+func (t *Target) DescribeHosts() []target.HostInfo {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []target.HostInfo
+	if t.cluster != nil {
+		for _, b := range t.cluster.Brokers {
+			out = append(out, target.HostInfo{Name: b.Name, Role: target.RoleBroker, Address: b.Address, Kafka: t.cluster.Kafka()})
+		}
+	}
+	if t.tel != nil {
+		out = append(out, t.tel.describe()...)
+	}
+	return out
+}
+
+// Sample is xp's own process, where the load runs (host client), and,
+// with telemetry:, the cluster's machines' latest counters
+// (target.TelemetrySource).
+func (t *Target) Sample(ctx context.Context) ([]target.HostSample, error) {
+	t.mu.Lock()
+	tel := t.tel
+	t.mu.Unlock()
+	out := []target.HostSample{{Host: "client", Role: target.RoleClient, CPU: procstat.SelfCPU(), MemMiB: procstat.RSS(os.Getpid())}}
+	if tel == nil {
+		return out, nil
+	}
+	return append(out, tel.sample()...), tel.err()
+}

@@ -1,0 +1,40 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"path"
+
+	"github.com/xp-bench/xp/infra/ssh"
+)
+
+// Remove takes xp off every host: it stops what xp started there, then
+// deletes the host's campaign directory (the uploaded binary, its logs and
+// files) and the campaign's and xp's directories when they are left empty.
+// For machines xp only visits (a cluster someone else runs), so that
+// nothing of xp stays behind.
+func (d *Deployment) Remove(ctx context.Context) error {
+	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
+		if h.dir == "" {
+			return nil
+		}
+		c, err := d.client(ctx, h)
+		if err != nil {
+			return err
+		}
+		campaignDir := path.Dir(h.dir)
+		cmd := fmt.Sprintf("%s agent stop --dir %s --grace 10s; rm -rf %s && { rmdir %s %s 2>/dev/null; true; }",
+			ssh.Quote(h.xp), ssh.Quote(h.dir), ssh.Quote(h.dir), ssh.Quote(campaignDir), ssh.Quote(path.Dir(campaignDir)))
+		_, err = c.Output(ctx, cmd)
+		return err
+	})
+}
+
+// Dir is the campaign directory on host name ("" for a host the
+// deployment does not have).
+func (d *Deployment) Dir(name string) string {
+	if h := d.hosts[name]; h != nil {
+		return h.dir
+	}
+	return ""
+}
