@@ -162,7 +162,32 @@ func (t *Target) Preflight(ctx context.Context, rows []planner.Row, events targe
 		e := c.Endpoints[m]
 		rep.Summary = append(rep.Summary, fmt.Sprintf("endpoint %s (%s): %s", m, strings.Join(e.Bootstrap, ","), strings.Join(e.Checks, "; ")))
 	}
+	rep.Summary = append(rep.Summary, versionWarnings(rows, c.VersionGuess)...)
 	return rep, nil
+}
+
+// versionWarnings names the kafka_version of rows that the brokers' API
+// versions contradict: the rows record a release the cluster does not run.
+// Only a warning, as API versions cannot tell every release apart.
+func versionWarnings(rows []planner.Row, guess string) []string {
+	if !strings.HasPrefix(guess, "v") {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range rows {
+		v := r.KafkaVersion
+		if v == "" || seen[v] {
+			continue
+		}
+		seen[v] = true
+		parts := strings.SplitN(v, ".", 3)
+		if len(parts) >= 2 && "v"+parts[0]+"."+parts[1] != guess {
+			out = append(out, fmt.Sprintf("warning: rows record kafka_version %s but the brokers' API versions are those of Kafka %s: "+
+				"set kafka_version in the spec to the release the cluster runs", v, guess))
+		}
+	}
+	return out
 }
 
 func brokerIDs(bs []Broker) string {

@@ -22,8 +22,10 @@ type ClientFile struct {
 // LoadClientConfig reads a client config file written for librdkafka
 // (`kcat -F`) or for the Java client. A file with a property only the Java
 // client knows (sasl.jaas.config, ssl.truststore.*, ...) is read in
-// java.util.Properties syntax, any other in librdkafka's; a file with
-// properties of both is refused. Every property must be one xp reads: an
+// java.util.Properties syntax, one with a property only librdkafka knows
+// in librdkafka's, one with only properties both know in librdkafka's
+// unless only Java's syntax reads it (name: value); a file with properties
+// of both is refused. Every property must be one xp reads: an
 // unknown or unsupported one, or one given twice, is an error naming the
 // file, line and property, so that nothing in the file is silently ignored
 // (a typo must not turn TLS off). Relative paths (ssl.ca.location,
@@ -38,8 +40,16 @@ func LoadClientConfig(path string) (*ClientFile, error) {
 
 // ParseClientFile is LoadClientConfig of b, read from path.
 func ParseClientFile(path string, b []byte) (*ClientFile, error) {
-	f := &ClientFile{Path: path, Dialect: detectDialect(b)}
+	dialect, sure := detectDialect(b)
+	f := &ClientFile{Path: path, Dialect: dialect}
 	props, err := ParseProperties(b, f.Dialect)
+	if err != nil && !sure {
+		// Only properties both clients know, in a syntax only Java's
+		// reads (name: value, continued lines).
+		if jp, jerr := ParseProperties(b, DialectJava); jerr == nil {
+			f.Dialect, props, err = DialectJava, jp, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("client config %s:%w", path, err)
 	}
@@ -61,6 +71,13 @@ func ParseClientFile(path string, b []byte) (*ClientFile, error) {
 		}
 		if !supported(p.Key) {
 			bad(p.Line, "unknown property %q%s (xp reads %s)", p.Key, planner.Suggestion(p.Key, knownKeys()), strings.Join(knownKeys(), ", "))
+			continue
+		}
+		if p.Value == "" && p.Key != SSLEndpointIdentAlg {
+			// An empty value is no value: Kafka's clients refuse most, and
+			// it must not leave a setting at a default that turns security
+			// off.
+			bad(p.Line, "%s has no value", p.Key)
 			continue
 		}
 		if javaOnly[p.Key] && javaLine.Line == 0 {
@@ -88,23 +105,25 @@ func ParseClientFile(path string, b []byte) (*ClientFile, error) {
 }
 
 // detectDialect is DialectJava when a line of b starts with a property
-// only the Java client knows and none with one only librdkafka knows.
-func detectDialect(b []byte) string {
+// only the Java client knows and none with one only librdkafka knows;
+// sure is false when b has neither (then librdkafka's syntax is tried
+// first, and Java's when b is not in it).
+func detectDialect(b []byte) (dialect string, sure bool) {
 	java := false
 	for _, line := range splitLines(string(b)) {
 		line = strings.TrimLeft(line, " \t\f")
 		k, _ := splitJava(line)
 		switch {
 		case librdkafkaOnly[k]:
-			return DialectLibrdkafka
+			return DialectLibrdkafka, true
 		case javaOnly[k]:
 			java = true
 		}
 	}
 	if java {
-		return DialectJava
+		return DialectJava, true
 	}
-	return DialectLibrdkafka
+	return DialectLibrdkafka, false
 }
 
 // Map returns the properties by name.

@@ -94,7 +94,9 @@ func TestLoadClientConfigRefuses(t *testing.T) {
 		{"twice", "security.protocol=SSL\nsecurity.protocol=PLAINTEXT\n", ":2: security.protocol is given twice (first at line 1)"},
 		{"two dialects", "ssl.truststore.location=/t.jks\nssl.ca.location=/ca.pem\n",
 			":2: ssl.ca.location is librdkafka's, but line 1's ssl.truststore.location is the Java client's"},
-		{"no equals", "security.protocol\n", ":1: want name=value"},
+		{"no value", "security.protocol\n", ":1: security.protocol has no value"},
+		{"empty value", "bootstrap.servers=k:9092\nssl.truststore.location=\n", ":2: ssl.truststore.location has no value"},
+		{"not a property", "bootstrap.servers=k:9092\n=x\n", ":2: want name=value"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
