@@ -166,6 +166,40 @@ func TestRunOnExistingCluster(t *testing.T) {
 		t.Errorf("topics left: %v", names)
 	}
 
+	// OMB driver files of the cluster's plaintext and sasl_ssl listeners,
+	// the second in the Java client's properties, turned into a TARGET.yaml.
+	sasl, err := kafkaconf.ReadClientConfig(modes["sasl_ssl"].ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drivers := map[string]string{
+		"plaintext": "commonConfig: |\n  bootstrap.servers=" + modes["plaintext"].Bootstrap + "\n",
+		"sasl_ssl": "commonConfig: |\n  bootstrap.servers=" + modes["sasl_ssl"].Bootstrap + "\n  security.protocol=SASL_SSL\n" +
+			"  sasl.mechanism=" + sasl[kafkaconf.SASLMechanism] + "\n  ssl.truststore.type=PEM\n  ssl.truststore.location=" + sasl[kafkaconf.SSLCALocation] + "\n" +
+			"  sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n" +
+			"    username=\"" + sasl[kafkaconf.SASLUsername] + "\" password=\"" + sasl[kafkaconf.SASLPassword] + "\";\n",
+	}
+	var importArgs []string
+	for m, text := range drivers {
+		p := writeRunFile(t, dir, "omb-"+m+".yaml", "name: Kafka\ndriverClass: io.openmessaging.benchmark.driver.kafka.KafkaBenchmarkDriver\n"+
+			"replicationFactor: 1\n"+text+"producerConfig: |\n  acks=all\n  linger.ms=1\nconsumerConfig: |\n  auto.offset.reset=earliest\n")
+		importArgs = append(importArgs, m+"="+p)
+	}
+	imported := filepath.Join(dir, "imported.yaml")
+	code, _, stderr = runXP(t, append([]string{"plan", "import-omb-driver", "--dir", filepath.Join(dir, "omb-configs"), "-o", imported}, importArgs...)...)
+	if code != exitOK || !strings.Contains(stderr, "consumerConfig auto.offset.reset=earliest: not taken over") {
+		t.Fatalf("import-omb-driver: exit %d\n%s", code, stderr)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "omb-configs", "sasl_ssl.properties")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("sasl_ssl.properties: %v %v", err, st)
+	}
+	fromOMB := existingPlan(t, dir, "fromomb", 2, "plaintext", "sasl_ssl")
+	code, _, stderr = runXP(t, "run", fromOMB, "--target", imported)
+	if code != exitOK || !strings.Contains(stderr, "endpoint sasl_ssl") {
+		b, _ := os.ReadFile(imported)
+		t.Fatalf("run on the imported endpoints: exit %d\n%s\n%s", code, b, stderr)
+	}
+
 	for _, args := range [][]string{{"infra", "up", plan, "--target", tgt}, {"infra", "down", "--target", tgt}} {
 		code, _, stderr := runXP(t, args...)
 		if code != exitOK || !strings.Contains(stderr, "platform existing: nothing to provision") {

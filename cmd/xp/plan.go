@@ -21,7 +21,7 @@ func newPlanCmd(st *state) *cobra.Command {
 		Use:   "plan",
 		Short: "Expand factor specs into campaigns; validate and describe campaigns",
 	}
-	c.AddCommand(newPlanExpandCmd(st), newPlanValidateCmd(st), newPlanShowCmd(st), newPlanImportOMBCmd(st), newPlanPowerCmd(st))
+	c.AddCommand(newPlanExpandCmd(st), newPlanValidateCmd(st), newPlanShowCmd(st), newPlanImportOMBCmd(st), newPlanImportOMBDriverCmd(st), newPlanPowerCmd(st))
 	return c
 }
 

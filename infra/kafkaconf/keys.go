@@ -159,3 +159,18 @@ func unsupportedReason(key string) string {
 
 // supported reports whether xp reads property key.
 func supported(key string) bool { return javaOnly[key] || librdkafkaOnly[key] || shared[key] }
+
+// Reads reports whether xp reads client property key (in either dialect).
+func Reads(key string) bool { return supported(key) }
+
+// Unsupported says why xp refuses a client property it knows of; "" when
+// xp reads it or does not know it.
+func Unsupported(key string) string { return unsupportedReason(key) }
+
+// SecurityProperty reports whether key is a security setting xp does not
+// implement (Kerberos, OAUTHBEARER, a JSSE or OpenSSL provider, a cipher
+// list): a config with one cannot be reproduced without it.
+func SecurityProperty(key string) bool {
+	_, ok := unsupportedSecurity[key]
+	return ok || strings.HasPrefix(key, "sasl.login.") || strings.HasPrefix(key, "sasl.oauthbearer.")
+}

@@ -98,7 +98,7 @@ func (p *fileParser) existing(nodes map[string]*yaml.Node, lines map[string]int,
 	if n := nodes["endpoints"]; n != nil {
 		e.EndpointsLine = lines["endpoints"]
 		p.mapping(n, "endpoints.", nil, func(mode string, v *yaml.Node) {
-			if msg := checkModeKey(mode); msg != "" {
+			if msg := CheckModeKey(mode); msg != "" {
 				p.bad(v, "endpoints.%s: %s", mode, msg)
 				return
 			}
@@ -246,11 +246,11 @@ func (p *fileParser) addresses(n *yaml.Node, what string) []string {
 	return out
 }
 
-// checkModeKey says what is wrong with an endpoints key, "" when nothing:
+// CheckModeKey says what is wrong with an endpoints key, "" when nothing:
 // a direct security mode, or a gateway mode's name as rows' mode keys
 // spell it (planner.GatewayModeName, then encrypt_fields other than ssn
 // joined with '+').
-func checkModeKey(key string) string {
+func CheckModeKey(key string) string {
 	parts := strings.Split(key, ".")
 	modes := append([]string{planner.SecurityPlaintext, planner.SecurityTLS, planner.SecurityMTLS, planner.SecuritySASLSSL},
 		planner.GatewayModes()...)
