@@ -56,8 +56,27 @@ func startTelemetry(ctx context.Context, cfg target.Config, tel *tf.Telemetry, g
 		return nil, fmt.Errorf("existing: telemetry: %w", err)
 	}
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	return &telemetry{pool: pool, dep: dep, tel: dep.StartTelemetry(sctx), stop: stop}, nil
+	m := &telemetry{pool: pool, dep: dep, tel: dep.StartTelemetry(sctx), stop: stop}
+	// The first row's measurement needs a reading of every host at its
+	// start: wait for the first line of each (the agent's first comes
+	// after one interval).
+	deadline := time.Now().Add(firstSampleTimeout)
+	for len(m.tel.Latest()) < len(hosts) {
+		if err := m.tel.Err(); err != nil || time.Now().After(deadline) || ctx.Err() != nil {
+			if err == nil {
+				err = fmt.Errorf("not every host sampled within %s", firstSampleTimeout)
+			}
+			m.remove(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("existing: telemetry: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return m, nil
 }
+
+// firstSampleTimeout bounds the wait for every telemetry host's first
+// reading.
+const firstSampleTimeout = 20 * time.Second
 
 // names are the telemetry hosts.
 func (m *telemetry) names() []string {
