@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -477,7 +478,7 @@ func TestCampaignOnEmbeddedCluster(t *testing.T) {
 		t.Errorf("xp_orders changed")
 	}
 	// No topic of xp's is left, and every one it made was recorded first.
-	td, err := adm.ListTopics(ctx)
+	td, err := admin(t, pc).ListTopics(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -542,4 +543,52 @@ func mustRun(t *testing.T, plan, mode string) string {
 	}
 	t.Fatalf("no %s row", mode)
 	return ""
+}
+
+// TestKeepTopics: with --keep a campaign's topics stay; another campaign
+// with the same prefix is then refused (they are not its own), and the
+// first campaign, run again without --keep, deletes them.
+func TestKeepTopics(t *testing.T) {
+	c := embedded(t, 1)
+	ctx := context.Background()
+	dir := t.TempDir()
+	tpath := targetYAML(t, dir, endpointsOf(c, "plaintext", "tls"), "")
+	platforms := target.Platforms{"existing": Opener(Options{})}
+	plan := writePlan(t, dir, campaignSpec("kept", 1, "plaintext", "tls"))
+	db := filepath.Join(dir, "kept.db")
+	if _, err := runner.Run(ctx, runner.Options{Plan: plan, DB: db, Target: tpath, Keep: true, Platforms: platforms}); err != nil {
+		t.Fatal(err)
+	}
+	topics := func() []string {
+		// A client of its own each time: franz-go answers a client's
+		// repeated metadata requests from its cache for a few seconds.
+		td, err := admin(t, c.Modes()["plaintext"].ClientConfig).ListTopics(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := td.Names()
+		slices.Sort(names)
+		return names
+	}
+	kept := topics()
+	if len(kept) != 2 || !strings.HasPrefix(kept[0], "xp-kept-") {
+		t.Fatalf("topics after --keep: %v", kept)
+	}
+
+	other := filepath.Join(t.TempDir(), "plan.jsonl")
+	os.Rename(writePlan(t, filepath.Dir(other), campaignSpec("other", 1, "plaintext", "tls")), other)
+	_, err := runner.Run(ctx, runner.Options{Plan: other, DB: filepath.Join(dir, "other.db"), Target: tpath, Platforms: platforms})
+	if err == nil || !errors.Is(err, runner.ErrBadInput) || !strings.Contains(err.Error(), "the cluster has 2 topics under topic_prefix \"xp-\"") {
+		t.Fatalf("another campaign: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other.db")); !os.IsNotExist(err) {
+		t.Errorf("the refused campaign wrote its db: %v", err)
+	}
+
+	if _, err := runner.Run(ctx, runner.Options{Plan: plan, DB: db, Target: tpath, Resume: true, Platforms: platforms}); err != nil {
+		t.Fatal(err)
+	}
+	if left := topics(); len(left) != 0 {
+		t.Fatalf("topics after the campaign ran again without --keep: %v", left)
+	}
 }

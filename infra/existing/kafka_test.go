@@ -246,7 +246,7 @@ func TestCampaignOnApacheKafka(t *testing.T) {
 	if after := snapshotTopic(t, plainFile, "payments"); !slices.Equal(after.records, before.records) || len(after.records) != 10 {
 		t.Errorf("payments changed: %v, then %v", before.records, after.records)
 	}
-	td, err := adm.ListTopics(ctx)
+	td, err := kadmOf(t, k.plaintext).ListTopics(ctx) // a fresh client: no cached metadata
 	if err != nil {
 		t.Fatal(err)
 	}
