@@ -54,6 +54,23 @@ fixed: {brokers: 3, message_size: 1024, acks: all, target_rate: 100, warmup_s: 1
 	}
 }
 
+// TestEstimateExisting: a cluster someone else runs is priced by its
+// TARGET.yaml, not the table, and comes up in seconds.
+func TestEstimateExisting(t *testing.T) {
+	rows, _, _ := expandRows(t, `campaign: ex
+factors:
+  security: [plaintext, tls]
+fixed: {platform: existing, brokers: 3, message_size: 1024, acks: all, target_rate: 100, warmup_s: 10, duration_s: 60, drain_timeout_s: 20}
+`)
+	if rows[0].Platform != "existing" || rows[0].InstanceType != "" {
+		t.Fatalf("%+v", rows[0])
+	}
+	est := EstimateRows(rows, &Prices{})
+	if want := 10*time.Second + 2*82*time.Second; est.Wall != want || est.Cost != 0 || len(est.Unpriced) != 0 {
+		t.Errorf("wall %v (want %v), cost %v, unpriced %v", est.Wall, want, est.Cost, est.Unpriced)
+	}
+}
+
 func TestParsePrices(t *testing.T) {
 	data, err := os.ReadFile("../plans/prices.yaml")
 	if err != nil {
