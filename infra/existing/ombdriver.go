@@ -142,7 +142,7 @@ func ImportOMBDriver(path string, data []byte, mode string) (*DriverImport, erro
 					continue
 				}
 				chosen[p.Key] = p.Value
-				props = append(props, javaLine(p.Key, p.Value))
+				props = append(props, kafkaconf.JavaProperty(p.Key, p.Value))
 			case specFields[p.Key] != "" && sec == "producerConfig":
 				d.Spec = append(d.Spec, specFields[p.Key]+": "+p.Value)
 			default:
@@ -174,14 +174,4 @@ func ImportOMBDriver(path string, data []byte, mode string) (*DriverImport, erro
 		return nil, fmt.Errorf("%s: as the endpoint of %s: %w", path, mode, err)
 	}
 	return d, nil
-}
-
-// javaLine writes one property in java.util.Properties syntax.
-func javaLine(k, v string) string {
-	r := strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
-	v = r.Replace(v)
-	if strings.HasPrefix(v, " ") {
-		v = `\` + v
-	}
-	return k + "=" + v + "\n"
 }

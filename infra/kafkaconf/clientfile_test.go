@@ -257,3 +257,67 @@ func TestRelativePaths(t *testing.T) {
 		t.Fatalf("%s", got)
 	}
 }
+
+// TestJavaClientConfigRoundTrip: what WriteJavaClientConfig writes for
+// Kafka's own tools, LoadClientConfig reads back as the same connection
+// (a contract between writer and reader), and it connects.
+func TestJavaClientConfigRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	a, err := pki.New(filepath.Join(dir, "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scert, skey, _ := a.Server("broker", "127.0.0.1")
+	ccert, ckey, _ := a.Client("client")
+	mtlsTLS, _ := a.ServerTLS(scert, skey, true)
+	serverTLS, _ := a.ServerTLS(scert, skey, false)
+	mtlsC := kfake.MustCluster(kfake.NumBrokers(1), kfake.TLS(mtlsTLS))
+	defer mtlsC.Close()
+	saslC := kfake.MustCluster(kfake.NumBrokers(1), kfake.TLS(serverTLS), kfake.EnableSASL(),
+		kfake.Superuser("SCRAM-SHA-512", "u", `p\w"d`))
+	defer saslC.Close()
+	for _, tc := range []struct {
+		name  string
+		addr  string
+		props map[string]string
+	}{
+		{"mtls", mtlsC.ListenAddrs()[0], map[string]string{SecurityProtocol: "ssl", SSLCALocation: a.CAPath(), SSLCertificate: ccert, SSLKey: ckey}},
+		{"scram", saslC.ListenAddrs()[0], map[string]string{SecurityProtocol: "sasl_ssl", SSLCALocation: a.CAPath(),
+			SASLMechanism: "SCRAM-SHA-512", SASLUsername: "u", SASLPassword: `p\w"d`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "java.properties")
+			if err := WriteJavaClientConfig(path, tc.props); err != nil {
+				t.Fatal(err)
+			}
+			f, err := LoadClientConfig(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Check(); err != nil {
+				t.Fatal(err)
+			}
+			props := f.Map()
+			props[BootstrapServers] = tc.addr
+			opts, _ := ClientOpts(props)
+			cl, err := kgo.NewClient(append(opts, kgo.RequestRetries(0))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := cl.Ping(ctx); err != nil {
+				t.Fatalf("%v\n%s", err, mustRead(t, path))
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

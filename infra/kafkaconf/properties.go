@@ -180,3 +180,13 @@ func unescapeJava(s string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// JavaProperty is the line `name=value` as java.util.Properties reads it
+// back: backslashes and line breaks escaped, a leading blank kept.
+func JavaProperty(name, value string) string {
+	v := javaPropEscape(value)
+	if strings.HasPrefix(v, " ") || strings.HasPrefix(v, "\t") {
+		v = `\` + v
+	}
+	return name + "=" + v + "\n"
+}
