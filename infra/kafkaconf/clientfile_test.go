@@ -130,7 +130,7 @@ func TestJavaClientConfigsConnect(t *testing.T) {
 	mtlsC := kfake.MustCluster(kfake.NumBrokers(1), kfake.TLS(mtlsTLS))
 	defer mtlsC.Close()
 	saslC := kfake.MustCluster(kfake.NumBrokers(1), kfake.TLS(serverTLS), kfake.EnableSASL(),
-		kfake.Superuser("SCRAM-SHA-512", "alice", "alice-secret"))
+		kfake.Superuser("SCRAM-SHA-512", "alice", "alice-secret"), kfake.Superuser("PLAIN", "bob", "bob-secret"))
 	defer saslC.Close()
 	caPEM, _ := os.ReadFile(a.CAPath())
 	inlineCA := strings.ReplaceAll(strings.TrimSpace(string(caPEM)), "\n", "\\n\\\n")
@@ -157,6 +157,8 @@ func TestJavaClientConfigsConnect(t *testing.T) {
 		{"mtls without keystore", mtlsC.ListenAddrs()[0], "security.protocol=SSL\n" + trust(st.TrustJKS, "JKS"), "", true},
 		{"scram jaas", saslC.ListenAddrs()[0], "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n" + trust(st.TrustJKS, "JKS") +
 			"sasl.jaas.config=" + ScramLoginModule + " required \\\n  username=\"alice\" \\\n  password=\"alice-secret\";\n", "", false},
+		{"plain jaas", saslC.ListenAddrs()[0], "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n" + trust(st.TrustPKCS12, "PKCS12") +
+			"sasl.jaas.config=" + PlainLoginModule + " required username=\"bob\" password=\"bob-secret\";\n", "", false},
 		{"scram wrong password", saslC.ListenAddrs()[0], "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n" + trust(st.TrustJKS, "JKS") +
 			"sasl.jaas.config=" + ScramLoginModule + " required username=\"alice\" password=\"nope\";\n", "", true},
 		{"wrong truststore password", "", "security.protocol=SSL\nssl.truststore.location=" + st.TrustJKS + "\nssl.truststore.password=wrong\n",
