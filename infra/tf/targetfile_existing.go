@@ -248,8 +248,8 @@ func (p *fileParser) addresses(n *yaml.Node, what string) []string {
 
 // CheckModeKey says what is wrong with an endpoints key, "" when nothing:
 // a direct security mode, or a gateway mode's name as rows' mode keys
-// spell it (planner.GatewayModeName, then encrypt_fields other than ssn
-// joined with '+').
+// spell it (planner.GatewayModeName: field_cipher fpe, encoding, transport;
+// then encrypt_fields other than ssn joined with '+').
 func CheckModeKey(key string) string {
 	parts := strings.Split(key, ".")
 	modes := append([]string{planner.SecurityPlaintext, planner.SecurityTLS, planner.SecurityMTLS, planner.SecuritySASLSSL},
@@ -271,12 +271,12 @@ func CheckModeKey(key string) string {
 		}
 		switch {
 		case slices.Contains(modeTransports, x), slices.Contains(modeEncodings, x) && parts[0] == planner.SecurityFieldEncrypt,
-			isFields && parts[0] == planner.SecurityFieldEncrypt:
+			x == planner.FieldCipherFPE && parts[0] == planner.SecurityFieldEncrypt, isFields && parts[0] == planner.SecurityFieldEncrypt:
 		case x == planner.GatewayCryptoFast:
 			return "gateway_crypto fast is the crypto of xp's own gateway; on an existing cluster the gateway is yours"
 		default:
 			return fmt.Sprintf("%q: after the mode, a key names the gateway's client transport (%s; tls is the default and unnamed) "+
-				"and, for field_encrypt, the encoding and encrypted fields, as in proxy.sasl_ssl or field_encrypt.avro.mtls", x, strings.Join(modeTransports, ", "))
+				"and, for field_encrypt, the field cipher, encoding and encrypted fields, as in proxy.sasl_ssl or field_encrypt.avro.mtls", x, strings.Join(modeTransports, ", "))
 		}
 	}
 	return ""

@@ -29,6 +29,7 @@ endpoints:
   tls:       {bootstrap: ["kafka-1.stg:9093"], client_config: /etc/kafka/tls.properties}
   proxy.sasl_ssl: {bootstrap: ["gw.stg:6969"], client_config: ~/gw.properties}
   field_encrypt.avro.mtls: {bootstrap: ["gw.stg:6970"], client_config: fe.properties}
+  field_encrypt.fpe: {bootstrap: ["gw.stg:6971"], client_config: fpe.properties}
 topic_prefix: bench.
 telemetry:
   ssh: {user: ops, private_key: ~/.ssh/id_ed25519, known_hosts: strict}
@@ -57,7 +58,7 @@ budget_usd: 10
 			}
 			tel := e.Telemetry
 			if tel == nil || tel.SSH.User != "ops" || tel.SSH.PrivateKey != "/home/op/.ssh/id_ed25519" || tel.SSH.KnownHosts != KnownHostsStrict ||
-				len(tel.Hosts) != 2 || tel.Hosts[1] != (TelemetryHost{Name: "gw", Address: "10.0.0.21", SSHPort: 2222, Role: "gateway", Line: 12}) {
+				len(tel.Hosts) != 2 || tel.Hosts[1] != (TelemetryHost{Name: "gw", Address: "10.0.0.21", SSHPort: 2222, Role: "gateway", Line: 13}) {
 				t.Errorf("telemetry %+v", tel)
 			}
 		}},
