@@ -35,6 +35,9 @@ type Result struct {
 	// Telemetry summarises the sampled hosts per configuration, level and
 	// role (campaigns with telemetry only).
 	Telemetry []RoleUse
+	// Outliers are the runs flagged as extreme against their
+	// configuration's other replicates, per metric.
+	Outliers []Outlier
 	// Notes are caveats the report should show (e.g. skipped figures).
 	Notes []string
 	// MatchedSets counts the campaign's matched sets (pair and replicate),
@@ -84,6 +87,18 @@ type Effect struct {
 	Note string
 	// P and PHolm are NaN where there is no test.
 	P, PHolm float64
+	// Test names the test of P (TestWilcoxon per configuration,
+	// TestStratified pooled); PMin is the smallest p-value it could give
+	// with this design.
+	Test string
+	PMin float64
+	// Unbounded marks an interval whose matched sets alone cannot bound
+	// the mean (too few, and no spread pooled from other configurations);
+	// the note says so.
+	Unbounded bool
+	// OutlierSets counts the matched sets holding a run flagged as an
+	// outlier for the metric.
+	OutlierSets int
 }
 
 // CellTest is the significance of one treatment and metric in one cell.
@@ -114,6 +129,9 @@ type FactorTerm struct {
 	// Share is SS over the total sum of squares: the factor's share of the
 	// variance of the penalty.
 	Share float64
+	// Note says why a factor is not fitted (e.g. NoteIdentityFactor);
+	// its Rank is then 0.
+	Note string
 }
 
 // FactorModel summarises one main-effects model.
@@ -293,6 +311,7 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("Partial analysis: %d of %d matched sets have a run not finished yet (pending, running or interrupted); they are left out, not counted as excluded.",
 			n, len(keys)))
 	}
+	res.flagOutliers(level)
 	res.notesTLSKept()
 	res.buildTelemetry()
 	if !healthyAny {
@@ -346,6 +365,26 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 				p.treatment, p.scope, p.class = tr, cl.scope, cl.scope
 			}
 			effectJobs = append(effectJobs, pj...)
+			// Sensitivity to outliers: pooled again without the sets
+			// holding a flagged run, per metric that has one.
+			for _, mi := range metrics {
+				name := d.Metrics[mi].Name
+				if !slices.ContainsFunc(cls, func(s matchedSet) bool { return s.flagged(name) }) {
+					continue
+				}
+				var keep []matchedSet
+				for _, s := range cls {
+					if !s.flagged(name) {
+						keep = append(keep, s)
+					}
+				}
+				scope := cl.scope + ScopeSuffixWithoutOutliers
+				oj := planJobs(d.Metrics, []int{mi}, keep, true, false, tr+"|"+scope)
+				for _, p := range oj {
+					p.treatment, p.scope, p.class = tr, scope, cl.scope
+				}
+				effectJobs = append(effectJobs, oj...)
+			}
 			// Per cell.
 			for start := 0; start < len(cls); {
 				end := start
@@ -360,20 +399,39 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 				effectJobs = append(effectJobs, cj...)
 				start = end
 			}
-			// Sensitivity: mean penalty per level of each varying factor.
+			// Sensitivity: mean penalty per level of each varying factor
+			// (not of a factor whose every level is one configuration:
+			// its levels are the per-configuration effects).
 			for fi, f := range res.CellFactors {
-				levels := distinctLevels(res, cls, fi)
+				byLevel := map[string][]matchedSet{}
+				cellsOf := map[string]int{}
+				var levels []string
+				lastCell := map[string]int{}
+				for _, s := range cls {
+					lv := res.Cells[s.cell].Factors[fi]
+					if _, ok := byLevel[lv]; !ok {
+						levels = append(levels, lv)
+						lastCell[lv] = -1
+					}
+					byLevel[lv] = append(byLevel[lv], s)
+					if lastCell[lv] != s.cell {
+						lastCell[lv] = s.cell
+						cellsOf[lv]++
+					}
+				}
 				if len(levels) < 2 {
 					continue
 				}
+				identity := true
 				for _, lv := range levels {
-					var sub []matchedSet
-					for _, s := range cls {
-						if res.Cells[s.cell].Factors[fi] == lv {
-							sub = append(sub, s)
-						}
-					}
-					sj := planJobs(d.Metrics, metrics, sub, true, true, tr+"|"+cl.scope+"|"+f+"="+lv)
+					identity = identity && cellsOf[lv] == 1
+				}
+				if identity {
+					continue
+				}
+				slices.SortFunc(levels, compareLevels)
+				for _, lv := range levels {
+					sj := planJobs(d.Metrics, metrics, byLevel[lv], true, true, tr+"|"+cl.scope+"|"+f+"="+lv)
 					for _, p := range sj {
 						p.treatment, p.scope, p.class, p.factor, p.level = tr, cl.scope, cl.scope, f, lv
 					}
@@ -382,6 +440,7 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 			}
 		}
 	}
+	attachPools(effectJobs, sensJobs)
 	for _, p := range effectJobs {
 		jobs = append(jobs, p.job)
 	}
@@ -400,6 +459,40 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 // in flight, or interrupted (it runs again on resume).
 func unfinished(r *Run) bool {
 	return r.Outcome == "" || r.Outcome == OutcomeRunning || r.Outcome == OutcomeInterrupted
+}
+
+// attachPools pools the spread of the configurations of each treatment,
+// rate class and metric (their per-configuration samples) and gives it to
+// every sample that rests on a single configuration: the configuration's
+// own estimates, and a factor level or pooled scope holding only it.
+func attachPools(effects, sens []*plannedJob) {
+	type key struct {
+		tr, class string
+		metric    int
+	}
+	per := map[key][]*pairedSample{}
+	for _, p := range effects {
+		if p.pair == "" {
+			continue
+		}
+		for si, mi := range p.metrics {
+			k := key{p.treatment, p.class, mi}
+			per[k] = append(per[k], p.job.samples[si])
+		}
+	}
+	pools := map[key]*spreadPool{}
+	for k, samples := range per {
+		pools[k] = poolSpread(samples)
+	}
+	for _, p := range append(slices.Clone(effects), sens...) {
+		for si, mi := range p.metrics {
+			sets := p.sets[si]
+			if len(sets) == 0 || slices.ContainsFunc(sets, func(s matchedSet) bool { return s.cell != sets[0].cell }) {
+				continue
+			}
+			p.job.samples[si].pool = pools[key{p.treatment, p.class, mi}]
+		}
+	}
 }
 
 // unhealthy describes why a member of a set does not count.
@@ -431,18 +524,6 @@ func metricsFor(defs []MetricDef, saturating bool) []int {
 		out = append(out, i)
 	}
 	return out
-}
-
-func distinctLevels(res *Result, sets []matchedSet, fi int) []string {
-	var lv []string
-	for _, s := range sets {
-		v := res.Cells[s.cell].Factors[fi]
-		if !slices.Contains(lv, v) {
-			lv = append(lv, v)
-		}
-	}
-	slices.SortFunc(lv, compareLevels)
-	return lv
 }
 
 // compareLevels orders numbers numerically and before words.

@@ -246,7 +246,7 @@ func TestIntervalMethodByN(t *testing.T) {
 		cellNote, cellNone bool
 	}{
 		{"two sets: no interval per configuration", 2, MethodNone, MethodStudentTStrata, true, true},
-		{"five sets: Student-t", 5, MethodStudentT, MethodStudentTStrata, false, false},
+		{"five sets: Student-t, its runs alone cannot bound the mean", 5, MethodStudentT, MethodStudentTStrata, true, false},
 		{"25 sets per configuration, 100 pooled: bootstrap pooled", 25, MethodStudentT, "bca-cluster", false, false},
 	}
 	for _, c := range cases {
@@ -276,6 +276,10 @@ func TestIntervalMethodByN(t *testing.T) {
 				}
 				if c.cellNone && !strings.Contains(e.Note, "n=2: too few matched sets for an interval") {
 					t.Errorf("%s: note %q", e.Scope, e.Note)
+				}
+				alone := !c.cellNone && e.N < MinSetsAlone
+				if e.Unbounded != alone || alone != strings.Contains(e.Note, "its runs alone cannot bound the mean") {
+					t.Errorf("%s n=%d: unbounded %v, note %q", e.Scope, e.N, e.Unbounded, e.Note)
 				}
 			}
 		})

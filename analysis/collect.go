@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -16,6 +17,49 @@ func statUnit(stat int, m MetricDef) string {
 		return "ratio"
 	}
 	return m.Unit
+}
+
+// Pooled and per-configuration tests, as named in effects.csv.
+const (
+	TestWilcoxon   = "wilcoxon-signed-rank"
+	TestStratified = "stratified-signed-rank"
+)
+
+// StatRatioPenalty is the headline statistic: the penalty in percent
+// from the ratio of means, 100 (mean treatment / mean baseline - 1), or
+// 100 (1 - ratio) where larger is better. Its sign always agrees with the
+// difference of means (worse is positive), which the mean of per-set
+// penalties does not guarantee on skewed metrics.
+const StatRatioPenalty = "ratio_penalty"
+
+// ratioPenalty derives the ratio penalty row from the ratio of means row
+// e: a monotone map of the ratio, interval included.
+func ratioPenalty(e Effect, m MetricDef) Effect {
+	f := func(r float64) float64 {
+		if m.Higher {
+			return (1 - r) * 100
+		}
+		return (r - 1) * 100
+	}
+	e.Statistic, e.Unit = StatRatioPenalty, "pct"
+	e.Estimate, e.Low, e.High = f(e.Estimate), f(e.Low), f(e.High)
+	if m.Higher {
+		e.Low, e.High = e.High, e.Low
+	}
+	return e
+}
+
+// wilcoxonPMin is the smallest two-sided p-value a Wilcoxon test of w's
+// design (its count of non-zero differences) can give.
+func wilcoxonPMin(w WilcoxonResult) float64 {
+	if w.N == 0 {
+		return math.NaN()
+	}
+	if w.Exact {
+		return math.Min(1, 2*math.Ldexp(1, -w.N))
+	}
+	fn := float64(w.N)
+	return math.Min(1, 2*unitNormal.Survival(math.Sqrt(3*fn*(fn+1)/(2*(2*fn+1)))))
 }
 
 // methodLabel names the interval method as written in the outputs: the
@@ -38,7 +82,7 @@ func (res *Result) collectEffects(jobs []*plannedJob) {
 			m := d.Metrics[mi]
 			smp := j.samples[si]
 			n := len(smp.t)
-			pv := math.NaN()
+			pv, pmin, test := math.NaN(), math.NaN(), ""
 			if p.pair != "" {
 				w := Wilcoxon(smp.d)
 				ct := CellTest{Treatment: p.treatment, Metric: m.Name, Scope: p.class, Pair: p.pair, N: n,
@@ -47,30 +91,44 @@ func (res *Result) collectEffects(jobs []*plannedJob) {
 				k := testKey{p.treatment, m.Name, p.class}
 				family[k] = append(family[k], len(res.Tests))
 				res.Tests = append(res.Tests, ct)
-				pv = w.P
-			} else if j.clusters == nil {
-				// Pooled over a single cell: that cell's test.
-				pv = Wilcoxon(smp.d).P
+				pv, pmin, test = w.P, wilcoxonPMin(w), TestWilcoxon
 			} else {
-				// Pooled: test the cells' mean differences, one per cell.
-				var cd []float64
-				for _, c := range j.clusters {
-					var s float64
-					for _, i := range c {
-						s += smp.d[i]
+				// Pooled: every matched set, configurations as strata.
+				strata := [][]float64{smp.d}
+				if j.clusters != nil {
+					strata = strata[:0]
+					for _, c := range j.clusters {
+						d := make([]float64, len(c))
+						for k, i := range c {
+							d[k] = smp.d[i]
+						}
+						strata = append(strata, d)
 					}
-					cd = append(cd, s/float64(len(c)))
 				}
-				pv = Wilcoxon(cd).P
+				st := StratifiedSignedRank(strata)
+				pv, pmin, test = st.P, st.PMin, TestStratified
+			}
+			reach := ""
+			if alpha := 1 - res.Options.Confidence; pmin > alpha {
+				reach = fmt.Sprintf("the smallest p-value %d matched sets can give is %.3g, above %.3g: this design cannot reach significance", n, pmin, alpha)
+			}
+			outlierSets := 0
+			for _, s := range p.sets[si] {
+				if s.flagged(m.Name) {
+					outlierSets++
+				}
 			}
 			for st := range nStats {
 				res.Effects = append(res.Effects, Effect{
 					Treatment: p.treatment, Baseline: base, Metric: m.Name, Scope: p.scope, N: n,
 					Statistic: statNames[st], Unit: statUnit(st, m),
 					Estimate: j.est[si][st], Low: j.low[si][st], High: j.high[si][st],
-					Method: methodLabel(j.used[si][st], j.clusters != nil), Note: j.note[si][st],
-					P: pv, PHolm: math.NaN(),
+					Method: methodLabel(j.used[si][st], j.clusters != nil), Note: joinNotes(j.note[si][st], reach),
+					P: pv, PHolm: math.NaN(), PMin: pmin, Test: test, Unbounded: j.unbounded[si][st], OutlierSets: outlierSets,
 				})
+				if st == statRatioOfMeans {
+					res.Effects = append(res.Effects, ratioPenalty(res.Effects[len(res.Effects)-1], m))
+				}
 			}
 		}
 	}
@@ -114,13 +172,16 @@ func (res *Result) collectEffects(jobs []*plannedJob) {
 			return 1
 		case ScopeAllMax:
 			return 2
+		case ScopeAll + ScopeSuffixWithoutOutliers, ScopeAllCapped + ScopeSuffixWithoutOutliers, ScopeAllMax + ScopeSuffixWithoutOutliers:
+			return 3
 		}
-		return 3
+		return 4
 	}
 	statOrder := map[string]int{}
 	for i, s := range statNames {
 		statOrder[s] = i
 	}
+	statOrder[StatRatioPenalty] = len(statNames)
 	slices.SortStableFunc(res.Effects, func(a, b Effect) int {
 		return cmp.Or(
 			cmp.Compare(levelOrder[a.Treatment], levelOrder[b.Treatment]),
@@ -190,32 +251,50 @@ func (res *Result) collectSensitivity(sens, effects []*plannedJob) {
 
 	// Main-effects models on the pooled sets.
 	for _, p := range effects {
-		if p.pair != "" {
-			continue
+		if p.pair != "" || p.scope != p.class {
+			continue // per configuration, or a sensitivity line
 		}
 		for si, mi := range p.metrics {
 			sets := p.sets[si]
+			cellIdx := map[int]int{}
+			var cellList []int
+			cell := make([]int, len(sets))
+			for k, s := range sets {
+				c, ok := cellIdx[s.cell]
+				if !ok {
+					c = len(cellList)
+					cellIdx[s.cell] = c
+					cellList = append(cellList, s.cell)
+				}
+				cell[k] = c
+			}
 			var names []string
-			var cols [][]string
+			var levels [][]string
 			for fi, f := range res.CellFactors {
-				col := make([]string, len(sets))
-				for k, s := range sets {
-					col[k] = res.Cells[s.cell].Factors[fi]
+				col := make([]string, len(cellList))
+				for c, rc := range cellList {
+					col[c] = res.Cells[rc].Factors[fi]
 				}
 				if distinct(col) > 1 {
 					names = append(names, f)
-					cols = append(cols, col)
+					levels = append(levels, col)
 				}
 			}
-			terms, model, ok := mainEffects(p.job.samples[si].pen, cols, names)
+			terms, model, ok := mainEffects(p.job.samples[si].pen, cell, levels, names)
 			if !ok {
 				continue
 			}
-			model.Treatment, model.Metric, model.Scope = p.treatment, d.Metrics[mi].Name, p.scope
-			res.Models = append(res.Models, model)
-			slices.SortStableFunc(terms, func(a, b FactorTerm) int { return cmp.Compare(b.SS, a.SS) })
+			if model.N > 0 {
+				model.Treatment, model.Metric, model.Scope = p.treatment, d.Metrics[mi].Name, p.scope
+				res.Models = append(res.Models, model)
+			}
+			slices.SortStableFunc(terms, func(a, b FactorTerm) int {
+				return cmp.Or(cmp.Compare(len(a.Note), len(b.Note)), cmp.Compare(b.SS, a.SS))
+			})
 			for r := range terms {
-				terms[r].Rank = r + 1
+				if terms[r].Note == "" {
+					terms[r].Rank = r + 1
+				}
 				terms[r].Treatment, terms[r].Metric, terms[r].Scope = p.treatment, d.Metrics[mi].Name, p.scope
 			}
 			res.Terms = append(res.Terms, terms...)

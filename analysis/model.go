@@ -107,6 +107,9 @@ type Run struct {
 	// its measured window (Load; none for imports or an attempt without a
 	// recorded window).
 	Hosts []HostUse
+	// Outliers lists the metrics for which Analyse flagged the run as
+	// extreme against its configuration's other replicates (Outlier).
+	Outliers []string
 	// Series is the attempt's rate series as Save stores it (imports);
 	// Load leaves it empty.
 	Series []SeriesPoint

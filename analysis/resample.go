@@ -26,6 +26,10 @@ type pairedSample struct {
 	order  []int32   // set indexes sorted by penalty (for weighted medians)
 	// meanOnly: only the mean penalty is wanted.
 	meanOnly bool
+	// pool is the spread shared with the other configurations of its
+	// treatment, rate class and metric, for a sample of one configuration
+	// (nil otherwise or when there is none to share).
+	pool *spreadPool
 }
 
 func newPairedSample(t, b []float64, higher bool) *pairedSample {
@@ -122,6 +126,8 @@ type bootJob struct {
 	used [][nStats]Method
 	// note says why an interval is absent or not the bootstrap's.
 	note [][nStats]string
+	// unbounded marks intervals whose sets alone cannot bound the mean.
+	unbounded [][nStats]bool
 
 	// keep, for tests, retains the raw bootstrap distribution in dist
 	// (direct path only).
@@ -203,6 +209,7 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 	j.high = make([][nStats]float64, ns)
 	j.used = make([][nStats]Method, ns)
 	j.note = make([][nStats]string, ns)
+	j.unbounded = make([][nStats]bool, ns)
 
 	w := s.weights(n)
 	for i := range w {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -283,39 +284,113 @@ print(json.dumps({"t": T, "p": P}))
 	}
 }
 
-// TestMainEffectsMatchesNumpy fits the sensitivity model on an unbalanced
-// design with three factors and checks every partial F-test against the
-// same computation in numpy (lstsq residuals of the full model and of the
-// model without each factor) and scipy.stats.f.sf.
-func TestMainEffectsMatchesNumpy(t *testing.T) {
-	r := rand.New(rand.NewPCG(21, 21))
-	names := []string{"size", "acks", "brokers"}
-	levels := [][]string{{"1024", "10240", "102400"}, {"1", "all"}, {"3", "5"}}
-	effect := [][]float64{{0, 4, 9}, {0, 1.5}, {0, 0}}
-	var y []float64
-	cols := make([][]string, 3)
-	for i := range 90 {
-		v := 10.0
-		for f := range 3 {
-			k := r.IntN(len(levels[f]))
-			if f == 0 && i%5 == 0 {
-				k = 2 // unbalanced
-			}
-			cols[f] = append(cols[f], levels[f][k])
-			v += effect[f][k]
+// configsOf groups sets by their factor levels: each distinct combination
+// is a configuration. It returns the configuration of each set and the
+// levels of each factor per configuration.
+func configsOf(cols [][]string) (cell []int, levels [][]string) {
+	index := map[string]int{}
+	levels = make([][]string, len(cols))
+	for i := range cols[0] {
+		key := ""
+		for f := range cols {
+			key += cols[f][i] + "\x00"
 		}
-		y = append(y, v+r.NormFloat64())
+		c, ok := index[key]
+		if !ok {
+			c = len(index)
+			index[key] = c
+			for f := range cols {
+				levels[f] = append(levels[f], cols[f][i])
+			}
+		}
+		cell = append(cell, c)
 	}
-	terms, model, ok := mainEffects(y, cols, names)
-	if !ok {
-		t.Fatal("no model")
+	return cell, levels
+}
+
+// TestMainEffectsMatchesNumpy fits the sensitivity model on three designs
+// and checks every partial F-test against the same computation in numpy
+// on the sets (lstsq residuals of the full dummy-coded model and of the
+// model without each factor, matrix_rank for the degrees of freedom) and
+// scipy.stats.f.sf: an unbalanced design of three factors; a design whose
+// "workload" factor has 80 levels of two configurations each (absorbed,
+// not given 79 columns); and one with a factor whose every level is a
+// single configuration, which is reported as such and left out of both
+// fits.
+func TestMainEffectsMatchesNumpy(t *testing.T) {
+	type design struct {
+		name     string
+		names    []string
+		cols     [][]string
+		y        []float64
+		identity string // the factor reported as naming the configurations
 	}
-	var out struct {
-		SS, F, P []float64
-		DFResid  int
-		R2       float64
+	r := rand.New(rand.NewPCG(21, 21))
+	var designs []design
+	{
+		d := design{name: "unbalanced", names: []string{"size", "acks", "brokers"}, cols: make([][]string, 3)}
+		levels := [][]string{{"1024", "10240", "102400"}, {"1", "all"}, {"3", "5"}}
+		effect := [][]float64{{0, 4, 9}, {0, 1.5}, {0, 0}}
+		for i := range 90 {
+			v := 10.0
+			for f := range 3 {
+				k := r.IntN(len(levels[f]))
+				if f == 0 && i%5 == 0 {
+					k = 2 // unbalanced
+				}
+				d.cols[f] = append(d.cols[f], levels[f][k])
+				v += effect[f][k]
+			}
+			d.y = append(d.y, v+r.NormFloat64())
+		}
+		designs = append(designs, d)
 	}
-	runPython(t, scipyStats+`
+	{
+		d := design{name: "absorbed", names: []string{"workload", "acks"}, cols: make([][]string, 2)}
+		for w := range 80 {
+			base := 3 * r.NormFloat64()
+			for a, acks := range []string{"1", "all"} {
+				for range 2 + r.IntN(3) {
+					d.cols[0] = append(d.cols[0], fmt.Sprintf("w%03d", w))
+					d.cols[1] = append(d.cols[1], acks)
+					d.y = append(d.y, 10+base+1.2*float64(a)+r.NormFloat64())
+				}
+			}
+		}
+		designs = append(designs, d)
+	}
+	{
+		d := design{name: "identity", names: []string{"config", "size"}, cols: make([][]string, 2), identity: "config"}
+		for c := range 30 {
+			for range 3 {
+				d.cols[0] = append(d.cols[0], fmt.Sprintf("c%02d", c))
+				d.cols[1] = append(d.cols[1], []string{"1024", "10240"}[c%2])
+				d.y = append(d.y, 10+2*float64(c%2)+0.3*float64(c%5)+r.NormFloat64())
+			}
+		}
+		designs = append(designs, d)
+	}
+	for _, dz := range designs {
+		t.Run(dz.name, func(t *testing.T) {
+			cell, levels := configsOf(dz.cols)
+			terms, model, ok := mainEffects(dz.y, cell, levels, dz.names)
+			if !ok {
+				t.Fatal("no model")
+			}
+			var fitted []string
+			var fitCols [][]string
+			for f, name := range dz.names {
+				if name != dz.identity {
+					fitted = append(fitted, name)
+					fitCols = append(fitCols, dz.cols[f])
+				}
+			}
+			var out struct {
+				SS, F, P []float64
+				DFResid  int
+				R2       float64
+			}
+			runPython(t, scipyStats+`
 d = json.load(sys.stdin)
 y = np.array(d["y"])
 def dummies(col):
@@ -343,20 +418,33 @@ for i in range(len(blocks)):
     SS.append(ss); F.append(f); P.append(float(stats.f.sf(f, df, dfr)))
 sst = float(((y - y.mean()) ** 2).sum())
 print(json.dumps({"ss": SS, "f": F, "p": P, "dfresid": int(dfr), "r2": 1 - full / sst}))
-`, map[string]any{"y": y, "cols": cols}, &out)
-	if model.DFResid != out.DFResid || !closeRel(model.R2, out.R2, 1e-9) {
-		t.Errorf("model df %d r2 %v, numpy df %d r2 %v", model.DFResid, model.R2, out.DFResid, out.R2)
-	}
-	for i, term := range terms {
-		if term.Factor != names[i] {
-			t.Fatalf("term %d is %s", i, term.Factor)
-		}
-		if !closeRel(term.SS, out.SS[i], 1e-8) || !closeRel(term.F, out.F[i], 1e-8) || !closeRel(term.P, out.P[i], 1e-8) {
-			t.Errorf("%s: SS %v F %v p %v; numpy SS %v F %v p %v", term.Factor, term.SS, term.F, term.P, out.SS[i], out.F[i], out.P[i])
-		}
-	}
-	if !(terms[0].P < 1e-6 && terms[2].P > 1e-3) {
-		t.Errorf("size must matter (p %v) and brokers not (p %v)", terms[0].P, terms[2].P)
+`, map[string]any{"y": dz.y, "cols": fitCols}, &out)
+			if model.DFResid != out.DFResid || !closeRel(model.R2, out.R2, 1e-9) {
+				t.Errorf("model df %d r2 %v, numpy df %d r2 %v", model.DFResid, model.R2, out.DFResid, out.R2)
+			}
+			k := 0
+			for _, term := range terms {
+				if term.Factor == dz.identity {
+					if term.Note != NoteIdentityFactor || !math.IsNaN(term.F) {
+						t.Errorf("%s: note %q F %v, want it reported as naming the configurations", term.Factor, term.Note, term.F)
+					}
+					continue
+				}
+				if term.Factor != fitted[k] {
+					t.Fatalf("term %d is %s, want %s", k, term.Factor, fitted[k])
+				}
+				if !closeRel(term.SS, out.SS[k], 1e-8) || !closeRel(term.F, out.F[k], 1e-8) || !closeRel(term.P, out.P[k], 1e-8) {
+					t.Errorf("%s: SS %v F %v p %v; numpy SS %v F %v p %v", term.Factor, term.SS, term.F, term.P, out.SS[k], out.F[k], out.P[k])
+				}
+				k++
+			}
+			if k != len(fitted) {
+				t.Errorf("%d fitted terms, want %d", k, len(fitted))
+			}
+			if dz.name == "unbalanced" && !(terms[0].P < 1e-6 && terms[2].P > 1e-3) {
+				t.Errorf("size must matter (p %v) and brokers not (p %v)", terms[0].P, terms[2].P)
+			}
+		})
 	}
 }
 

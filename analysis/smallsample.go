@@ -20,6 +20,11 @@ const (
 	// MethodOrderStatistic is the distribution-free interval of a median
 	// between two order statistics (binomial coverage).
 	MethodOrderStatistic Method = "order-statistic"
+	// MethodStudentTPooled is the t interval of a configuration's mean
+	// whose standard error takes the spread pooled over the campaign's
+	// configurations, used where it is wider than the configuration's
+	// own t interval.
+	MethodStudentTPooled Method = "student-t-pooled"
 	// MethodNone marks an estimate reported without an interval; the note
 	// says why.
 	MethodNone Method = "none"
@@ -88,14 +93,27 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 			} else {
 				lo, hi, ok = studentT(v, conf)
 			}
-			if ok && k == statRatioOfMeans {
+			if !ok {
+				why = fmt.Sprintf("n=%d: too few matched sets for an interval", n)
+				break
+			}
+			if j.clusters == nil && p.pool != nil {
+				m, lo, hi, why = p.pool.bound(p, k, lo, hi, conf)
+			} else if n < MinSetsAlone {
+				j.unbounded[si][k] = true
+				why = aloneNote(n, j.clusters != nil)
+			}
+			if k == statRatioOfMeans {
 				// The linearised values have mean zero; the interval is
 				// around the ratio itself.
 				lo, hi = j.est[si][k]+lo, j.est[si][k]+hi
 			}
-			if !ok {
-				why = fmt.Sprintf("n=%d: too few matched sets for an interval", n)
+			j.low[si][k], j.high[si][k], j.used[si][k] = lo, hi, m
+			j.note[si][k] = why
+			if j.clusters != nil {
+				j.note[si][k] = joinNotes(fmt.Sprintf("n=%d: below %d matched sets, %s interval instead of the cluster bootstrap", n, MinSetsForBootstrap, m), why)
 			}
+			continue
 		}
 		if !ok {
 			none(k, why)
@@ -107,6 +125,59 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 		}
 	}
 	return true
+}
+
+// bound bounds the interval [lo, hi] (the configuration's own t interval
+// of statistic k, centred on the mean of its values) with the pooled
+// spread: when the configurations' spreads are compatible the interval is
+// the wider of its own and the pooled-spread t interval, so a
+// configuration whose few runs missed the campaign's rare slow runs does
+// not get a narrow interval from them, and one noisier than the campaign
+// keeps its own; when they are not compatible it is its own. It returns
+// the method used and the note.
+func (sp *spreadPool) bound(p *pairedSample, k int, lo, hi, conf float64) (m Method, l, h float64, why string) {
+	n := len(p.t)
+	if !sp.compatible[k] {
+		why = fmt.Sprintf("own t interval: the spreads of the %d configurations are not compatible (%s)", sp.configs, sp.check[k])
+		if n < MinSetsAlone {
+			why = joinNotes(why, aloneNote(n, false))
+		}
+		return MethodStudentT, lo, hi, why
+	}
+	_, scale := spreadValues(p, k)
+	center := (lo + hi) / 2
+	own := (hi - lo) / 2
+	pooled := tQuantile(sp.df, conf) * math.Sqrt(sp.s2[k]/float64(n)) * scale
+	if pooled > own {
+		why = fmt.Sprintf("spread pooled over %d configurations (%.0f degrees of freedom): its own %d sets spread less than the campaign's, so their t interval would be narrower; %s", sp.configs, sp.df, n, sp.check[k])
+		return MethodStudentTPooled, center - pooled, center + pooled, why
+	}
+	why = fmt.Sprintf("own t interval: its %d sets spread more than the %d configurations' pooled spread; %s", n, sp.configs, sp.check[k])
+	return MethodStudentT, lo, hi, why
+}
+
+// aloneNote says that an interval's sets alone cannot bound the mean.
+func aloneNote(n int, strata bool) string {
+	what := "of one configuration"
+	if strata {
+		what = "in all"
+	}
+	return fmt.Sprintf("its runs alone cannot bound the mean: n=%d sets %s, fewer than %d and no spread pooled from %d or more configurations, so a rare slow run (a stall, a noisy neighbour) may be missing from them", n, what, MinSetsAlone, MinConfigsForPooling)
+}
+
+// joinNotes joins the non-empty notes with "; ".
+func joinNotes(notes ...string) string {
+	var out string
+	for _, n := range notes {
+		if n == "" {
+			continue
+		}
+		if out != "" {
+			out += "; "
+		}
+		out += n
+	}
+	return out
 }
 
 // meanVar returns the mean and the unbiased variance of v.
