@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // OutlierFactor is how many typical deviations from its configuration's
@@ -31,7 +33,8 @@ const ScopeSuffixWithoutOutliers = "-without-outliers"
 // keeps a configuration whose few siblings happen to agree closely from
 // flagging an ordinary run; the configuration's own keeps a noisy one
 // from flagging its usual spread. Under normal or lognormal noise fewer
-// than 1 run in 100 is flagged. Flagged runs stay in every estimate; the
+// than 1 run in 100 is flagged. The campaign's typical deviation is taken
+// as an upper confidence bound of that median (upperMedian). Flagged runs stay in every estimate; the
 // pooled estimates are given again without their sets as a sensitivity
 // line.
 type Outlier struct {
@@ -99,7 +102,7 @@ func (res *Result) flagOutliers(level func(*Run) string) {
 		if len(pool) == 0 {
 			continue
 		}
-		typical := median(pool)
+		typical := upperMedian(pool)
 		for _, cs := range stats {
 			if len(cs.x) < minRunsForOutlier {
 				continue
@@ -125,6 +128,26 @@ func (res *Result) flagOutliers(level func(*Run) string) {
 // flagged reports whether either run of s is flagged for metric.
 func (s matchedSet) flagged(metric string) bool {
 	return slices.Contains(s.t.Outliers, metric) || slices.Contains(s.b.Outliers, metric)
+}
+
+// upperMedian is a one-sided 95% upper confidence bound of the median
+// of v: its u-th smallest value, u the smallest with P(Bin(n, 1/2) < u)
+// of at least 0.95. Close to the median for many values, it keeps a
+// campaign of few configurations, whose median deviation is a noisy
+// estimate, from flagging on a low one.
+func upperMedian(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	bin := distuv.Binomial{N: float64(n), P: 0.5}
+	u := n
+	for k := 1; k <= n; k++ {
+		if bin.CDF(float64(k-1)) >= 0.95 {
+			u = k
+			break
+		}
+	}
+	return s[u-1]
 }
 
 // median of v (not changed).

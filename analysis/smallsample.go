@@ -98,10 +98,13 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 				break
 			}
 			if j.clusters == nil && p.pool != nil {
-				m, lo, hi, why = p.pool.bound(p, k, lo, hi, conf)
+				m, lo, hi, why, j.unbounded[si][k] = p.pool.bound(p, k, lo, hi, conf)
 			} else if n < MinSetsAlone {
 				j.unbounded[si][k] = true
 				why = aloneNote(n, j.clusters != nil)
+				if j.clusters == nil {
+					why += fmt.Sprintf(", and no spread to borrow (fewer than %d configurations of 2 or more sets)", MinConfigsForPooling)
+				}
 			}
 			if k == statRatioOfMeans {
 				// The linearised values have mean zero; the interval is
@@ -135,14 +138,14 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 // not get a narrow interval from them, and one noisier than the campaign
 // keeps its own; when they are not compatible it is its own. It returns
 // the method used and the note.
-func (sp *spreadPool) bound(p *pairedSample, k int, lo, hi, conf float64) (m Method, l, h float64, why string) {
+func (sp *spreadPool) bound(p *pairedSample, k int, lo, hi, conf float64) (m Method, l, h float64, why string, unbounded bool) {
 	n := len(p.t)
 	if !sp.compatible[k] {
 		why = fmt.Sprintf("own t interval: the spreads of the %d configurations are not compatible (%s)", sp.configs, sp.check[k])
 		if n < MinSetsAlone {
-			why = joinNotes(why, aloneNote(n, false))
+			why, unbounded = joinNotes(why, aloneNote(n, false)), true
 		}
-		return MethodStudentT, lo, hi, why
+		return MethodStudentT, lo, hi, why, unbounded
 	}
 	_, scale := spreadValues(p, k)
 	center := (lo + hi) / 2
@@ -150,10 +153,10 @@ func (sp *spreadPool) bound(p *pairedSample, k int, lo, hi, conf float64) (m Met
 	pooled := tQuantile(sp.df, conf) * math.Sqrt(sp.s2[k]/float64(n)) * scale
 	if pooled > own {
 		why = fmt.Sprintf("spread pooled over %d configurations (%.0f degrees of freedom): its own %d sets spread less than the campaign's, so their t interval would be narrower; %s", sp.configs, sp.df, n, sp.check[k])
-		return MethodStudentTPooled, center - pooled, center + pooled, why
+		return MethodStudentTPooled, center - pooled, center + pooled, why, false
 	}
 	why = fmt.Sprintf("own t interval: its %d sets spread more than the %d configurations' pooled spread; %s", n, sp.configs, sp.check[k])
-	return MethodStudentT, lo, hi, why
+	return MethodStudentT, lo, hi, why, false
 }
 
 // aloneNote says that an interval's sets alone cannot bound the mean.
@@ -162,7 +165,7 @@ func aloneNote(n int, strata bool) string {
 	if strata {
 		what = "in all"
 	}
-	return fmt.Sprintf("its runs alone cannot bound the mean: n=%d sets %s, fewer than %d and no spread pooled from %d or more configurations, so a rare slow run (a stall, a noisy neighbour) may be missing from them", n, what, MinSetsAlone, MinConfigsForPooling)
+	return fmt.Sprintf("its runs alone cannot bound the mean: n=%d sets %s, fewer than %d, so a rare slow run (a stall, a noisy neighbour) may be missing from them", n, what, MinSetsAlone)
 }
 
 // joinNotes joins the non-empty notes with "; ".

@@ -1,0 +1,344 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestStratifiedSignedRankMatchesScipy checks the pooled test against
+// scipy: with one stratum and no ties it is scipy.stats.wilcoxon's exact
+// test; with several strata, ties, zeros and unequal sizes its exact p is
+// scipy.stats.permutation_test's exhaustive sign-flip p
+// (permutation_type="samples" swaps each pair, which flips its
+// difference) of the same statistic; beyond the exact range the normal
+// approximation is checked against scipy.stats.norm on the statistic's
+// sign-flip variance, computed independently in numpy.
+func TestStratifiedSignedRankMatchesScipy(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 1))
+	type tcase struct {
+		Name   string
+		Strata [][]float64
+	}
+	round := func(v float64) float64 { return math.Round(v*2) / 2 }
+	var cases []tcase
+	one := make([]float64, 9)
+	for i := range one {
+		one[i] = 0.7 + r.NormFloat64()
+	}
+	cases = append(cases, tcase{"one stratum", [][]float64{one}})
+	cases = append(cases, tcase{"two strata of 6, consistent effect", [][]float64{
+		{1.1, 2.3, 0.8, 1.9, 1.4, 2.8}, {12, 25, 18, 31, 9, 22}}})
+	var ties [][]float64
+	for _, n := range []int{3, 5, 4} {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = round(0.5 + 1.5*r.NormFloat64())
+		}
+		ties = append(ties, s)
+	}
+	ties[0][0] = 0
+	cases = append(cases, tcase{"ties, a zero, unequal strata", ties})
+	var big [][]float64
+	for range 40 {
+		s := make([]float64, 3)
+		for i := range s {
+			s[i] = 0.2 + r.NormFloat64()
+		}
+		big = append(big, s)
+	}
+	cases = append(cases, tcase{"40 strata: exact by counting", big})
+	var huge [][]float64
+	for c := range 300 {
+		s := make([]float64, 5+c%4)
+		for i := range s {
+			s[i] = 0.05 + r.NormFloat64()
+		}
+		huge = append(huge, s)
+	}
+	cases = append(cases, tcase{"300 strata of unequal sizes: normal approximation", huge})
+
+	var out []struct {
+		W, P float64
+		Exact bool
+	}
+	runPython(t, scipyStats+`
+cases = json.load(sys.stdin)
+def stat_of(strata):
+    def w_of(d):
+        w = 0.0
+        for s in strata:
+            x = d[s]
+            x = x[x != 0]
+            if len(x) == 0:
+                continue
+            r = stats.rankdata(np.abs(x))
+            w += np.sum(np.sign(x) * r) / (len(x) + 1)
+        return w
+    return w_of
+res = []
+for c in cases:
+    data = c["Strata"]
+    d = np.concatenate([np.array(s, dtype=float) for s in data])
+    idx, k = [], 0
+    for s in data:
+        idx.append(np.arange(k, k + len(s))); k += len(s)
+    w_of = stat_of(idx)
+    if len(data) == 1 and len(set(np.abs(d))) == len(d) and 0 not in d:
+        p = float(stats.wilcoxon(d, method="exact").pvalue)
+        res.append({"w": w_of(d), "p": p, "exact": True})
+        continue
+    if len(d) <= 16:
+        x, y = d, np.zeros_like(d)
+        def statistic(x, y, axis=-1):
+            return np.apply_along_axis(w_of, axis, x - y)
+        pr = stats.permutation_test((x, y), statistic, permutation_type="samples", n_resamples=np.inf, vectorized=True)
+        res.append({"w": w_of(d), "p": float(pr.pvalue), "exact": True})
+        continue
+    var = 0.0
+    for s in idx:
+        x = d[s]; x = x[x != 0]
+        r = stats.rankdata(np.abs(x))
+        var += np.sum(r * r) / (len(x) + 1) ** 2
+    w = w_of(d)
+    res.append({"w": w, "p": float(2 * stats.norm.sf(abs(w) / np.sqrt(var))), "exact": False})
+print(json.dumps(res))
+`, cases, &out)
+	for i, c := range cases {
+		got := StratifiedSignedRank(c.Strata)
+		want := out[i]
+		t.Logf("%s: W %.6g p %.6g exact %v (scipy p %.6g)", c.Name, got.W, got.P, got.Exact, want.P)
+		if !closeRel(got.W, want.W, 1e-12) {
+			t.Errorf("%s: W %v, scipy %v", c.Name, got.W, want.W)
+		}
+		if want.Exact && !got.Exact && c.Name != "40 strata: exact by counting" {
+			t.Errorf("%s: not exact", c.Name)
+		}
+		if c.Name == "40 strata: exact by counting" {
+			if !got.Exact {
+				t.Errorf("%s: 120 differences should be counted exactly", c.Name)
+			}
+			// Exact against the normal approximation: close, not equal.
+			if math.Abs(got.P-want.P) > 0.02 {
+				t.Errorf("%s: exact p %v far from the normal approximation's %v", c.Name, got.P, want.P)
+			}
+			continue
+		}
+		if !closeRel(got.P, want.P, 1e-9) {
+			t.Errorf("%s: p %.15g, scipy %.15g", c.Name, got.P, want.P)
+		}
+	}
+	if got := StratifiedSignedRank(cases[1].Strata); got.PMin != 2.0/4096 || got.P != got.PMin {
+		t.Errorf("12 positive differences: p %v, smallest %v, want both 2/4096", got.P, got.PMin)
+	}
+}
+
+// TestSpearmanMatchesScipy checks the split-half check's rank correlation
+// and its one-sided p against scipy.stats.spearmanr.
+func TestSpearmanMatchesScipy(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 2))
+	var x, y []float64
+	for range 40 {
+		a := r.NormFloat64()
+		x = append(x, math.Round((a+r.NormFloat64())*4)/4)
+		y = append(y, a+r.NormFloat64())
+	}
+	var out struct{ Rho, P float64 }
+	runPython(t, scipyStats+`
+d = json.load(sys.stdin)
+res = stats.spearmanr(d["x"], d["y"], alternative="greater")
+print(json.dumps({"rho": float(res.statistic), "p": float(res.pvalue)}))
+`, map[string]any{"x": x, "y": y}, &out)
+	rho, p := SpearmanGreater(x, y)
+	if !closeRel(rho, out.Rho, 1e-12) || !closeRel(p, out.P, 1e-9) {
+		t.Errorf("rho %v p %v; scipy rho %v p %v", rho, p, out.Rho, out.P)
+	}
+}
+
+// TestPooledTestReachesSignificance: a campaign of 2 configurations x 6
+// replicates with a consistent +20% effect gets a pooled p-value below
+// 0.05 (the test uses every matched set, configurations as strata), so
+// does 2 x 3 (6 sets: smallest p 2/64), and a design of 4 sets, which
+// cannot, says the smallest p-value it could give.
+func TestPooledTestReachesSignificance(t *testing.T) {
+	for _, c := range []struct {
+		replicates int
+		reach      bool
+	}{{6, true}, {3, true}, {2, false}} {
+		t.Run(fmt.Sprintf("2x%d", c.replicates), func(t *testing.T) {
+			d := Synthetic(SyntheticConfig{Seed: 3, Levels: []string{"plaintext", "tls"},
+				Factors: []SyntheticFactor{{"message_size", []string{"1024", "10240"}}}, Replicates: c.replicates,
+				Penalty: map[string]float64{"tls": 20}})
+			res, err := Analyse(d, Options{Resamples: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, e := range res.Effects {
+				if e.Scope != ScopeAll || e.Metric != "publish_ms_p99" {
+					continue
+				}
+				found = true
+				want := math.Ldexp(2, -2*c.replicates)
+				if e.Test != TestStratified || e.P != want || e.PMin != want {
+					t.Errorf("%s: test %s p %v smallest %v, want %v", e.Statistic, e.Test, e.P, e.PMin, want)
+				}
+				if c.reach != (e.P < 0.05) || c.reach == strings.Contains(e.Note, "cannot reach significance") {
+					t.Errorf("%s: p %v note %q", e.Statistic, e.P, e.Note)
+				}
+			}
+			if !found {
+				t.Fatal("no pooled effect")
+			}
+		})
+	}
+}
+
+// TestRatioPenaltySignAgreesWithDifference: on a skewed metric where the
+// mean of per-set penalties is positive and the difference of means
+// negative, the headline ratio penalty has the difference's sign.
+func TestRatioPenaltySignAgreesWithDifference(t *testing.T) {
+	d := &Dataset{Campaign: "skew", Seed: 1, Treatment: "security", Baseline: "plaintext",
+		Factors: []string{"security"}, Metrics: []MetricDef{{Name: "encrypt_ms_p99", Unit: "ms"}}}
+	// Small sets get slower by 10%, one large set gets much faster.
+	base := []float64{2, 2, 2, 2, 200}
+	treat := []float64{2.2, 2.2, 2.2, 2.2, 150}
+	for i := range base {
+		for lv, v := range map[string]float64{"plaintext": base[i], "tls": treat[i]} {
+			d.Runs = append(d.Runs, Run{Run: fmt.Sprintf("%s-r%d", lv, i+1), Cell: lv, Pair: "p", Replicate: i + 1,
+				Attempt: 1, Final: true, Factors: []string{lv}, Outcome: OutcomeDone, Metrics: map[string]float64{"encrypt_ms_p99": v}})
+		}
+	}
+	res, err := Analyse(d, Options{Resamples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Effect{}
+	for _, e := range res.Effects {
+		if e.Scope == ScopeAll {
+			got[e.Statistic] = e
+		}
+	}
+	mp, md, rp := got["mean_penalty"], got["mean_difference"], got[StatRatioPenalty]
+	if !(mp.Estimate > 0 && md.Estimate < 0) {
+		t.Fatalf("the example must disagree: mean penalty %v, mean difference %v", mp.Estimate, md.Estimate)
+	}
+	want := (got["ratio_of_means"].Estimate - 1) * 100
+	if !(rp.Estimate < 0) || math.Abs(rp.Estimate-want) > 1e-12 || !(rp.Low <= rp.Estimate && rp.Estimate <= rp.High) {
+		t.Errorf("ratio penalty %v [%v, %v], want %v with the difference's sign", rp.Estimate, rp.Low, rp.High, want)
+	}
+}
+
+// TestOutlierFlagged plants one plaintext run with publish p99 443 ms
+// among siblings near 6 ms (2 configurations x 3 replicates): it is
+// flagged, listed, the pooled estimates count its set, and they are given
+// again without it; no other run is flagged.
+func TestOutlierFlagged(t *testing.T) {
+	d := Synthetic(SyntheticConfig{Seed: 5, Levels: []string{"plaintext", "tls"},
+		Factors: []SyntheticFactor{{"message_size", []string{"1024", "10240"}}}, Replicates: 3,
+		Penalty: map[string]float64{"tls": 10}})
+	var planted string
+	for i := range d.Runs {
+		r := &d.Runs[i]
+		if r.Factors[0] == "plaintext" && r.Pair == "p00000" && r.Replicate == 2 {
+			r.Metrics["publish_ms_p99"] = 443
+			planted = r.Run
+		}
+	}
+	res, err := Analyse(d, Options{Resamples: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flagged []string
+	for _, o := range res.Outliers {
+		flagged = append(flagged, o.Run+" "+o.Metric)
+	}
+	if !slices.Equal(flagged, []string{planted + " publish_ms_p99"}) {
+		t.Fatalf("flagged %v, want only %s publish_ms_p99", flagged, planted)
+	}
+	var with, without Effect
+	for _, e := range res.Effects {
+		if e.Metric == "publish_ms_p99" && e.Statistic == StatRatioPenalty {
+			switch e.Scope {
+			case ScopeAll:
+				with = e
+			case ScopeAll + ScopeSuffixWithoutOutliers:
+				without = e
+			}
+		}
+	}
+	if with.OutlierSets != 1 || with.N != 6 || without.N != 5 || without.OutlierSets != 0 {
+		t.Fatalf("with every run: n %d, %d outlier sets; without: n %d, %d", with.N, with.OutlierSets, without.N, without.OutlierSets)
+	}
+	// The generated penalty is 10% times a message-size effect of 1.3
+	// and 2.0: 13 to 20%.
+	if !(with.Estimate < 0 && without.Estimate > 10 && without.Estimate < 25) {
+		t.Errorf("ratio penalty %v with the outlier, %v without; want negative, and 13 to 20", with.Estimate, without.Estimate)
+	}
+}
+
+// TestOutlierRuleRarelyFlagsNormalNoise: on campaigns without outliers
+// (lognormal run noise, 3 to 10 replicates) fewer than 1 run in 100 is
+// flagged.
+func TestOutlierRuleRarelyFlagsNormalNoise(t *testing.T) {
+	for _, reps := range []int{3, 5, 10} {
+		d := Synthetic(SyntheticConfig{Seed: uint64(reps), Levels: []string{"plaintext", "tls"},
+			Factors: []SyntheticFactor{{"message_size", []string{"1024", "10240", "102400"}}, {"acks", []string{"1", "all"}},
+				{"producers", []string{"1", "6", "12"}}}, Replicates: reps, Penalty: map[string]float64{"tls": 10}})
+		res, err := Analyse(d, Options{Resamples: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := len(d.Runs) * len(d.Metrics)
+		rate := float64(len(res.Outliers)) / float64(checked)
+		t.Logf("%d replicates: %d of %d run metrics flagged", reps, len(res.Outliers), checked)
+		if rate >= 0.01 {
+			t.Errorf("%d replicates: %.3f of run metrics flagged, want under 0.01", reps, rate)
+		}
+	}
+}
+
+// TestSpreadCompatibility: with 40 configurations of 6 sets whose noise
+// has one shape, the per-configuration intervals use the pooled spread
+// where it is wider, and say so; when half the configurations are 3
+// times noisier, the split-half check finds it and each configuration
+// keeps its own t interval.
+func TestSpreadCompatibility(t *testing.T) {
+	for _, hetero := range []bool{false, true} {
+		var csv strings.Builder
+		csv.WriteString("security,config,lat_ms\n")
+		r := rand.New(rand.NewPCG(27, 3))
+		for c := range 40 {
+			sd := 3.0
+			if hetero && c%2 == 0 {
+				sd = 9
+			}
+			for range 6 {
+				b := 10 * math.Exp(0.05*r.NormFloat64())
+				fmt.Fprintf(&csv, "plaintext,c%02d,%.17g\ntls,c%02d,%.17g\n", c, b, c, b*(1+(5+sd*r.NormFloat64())/100))
+			}
+		}
+		d := coverageImport(t, t.TempDir()+"/c.csv", csv.String())
+		res, err := Analyse(d, Options{Resamples: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		methods := map[string]int{}
+		for _, e := range res.Effects {
+			if e.Statistic != "mean_penalty" || strings.HasPrefix(e.Scope, ScopeAll) {
+				continue
+			}
+			methods[e.Method]++
+			if hetero != strings.Contains(e.Note, "not compatible") || e.Unbounded != hetero {
+				t.Errorf("heterogeneous %v: %s note %q unbounded %v", hetero, e.Method, e.Note, e.Unbounded)
+			}
+		}
+		t.Logf("heterogeneous %v: %v", hetero, methods)
+		if hetero != (methods[string(MethodStudentTPooled)] == 0) {
+			t.Errorf("heterogeneous %v: methods %v", hetero, methods)
+		}
+	}
+}
