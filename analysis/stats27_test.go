@@ -62,7 +62,7 @@ func TestStratifiedSignedRankMatchesScipy(t *testing.T) {
 	cases = append(cases, tcase{"300 strata of unequal sizes: normal approximation", huge})
 
 	var out []struct {
-		W, P float64
+		W, P  float64
 		Exact bool
 	}
 	runPython(t, scipyStats+`
