@@ -124,7 +124,7 @@ func TestRunsShowGatewayTLSKept(t *testing.T) {
 	eff := readCSV(t, filepath.Join(dir, "effects.csv"))
 	noted := map[string]int{}
 	for _, r := range eff[1:] {
-		tr, scope, n := r[0], r[3], r[len(r)-1]
+		tr, scope, n := r[0], r[3], r[13]
 		has := strings.Contains(n, "gateway TLS legs")
 		want := ""
 		switch {

@@ -46,28 +46,36 @@ func writeCSV(path string, header []string, rows [][]string) error {
 	return f.Close()
 }
 
-// EffectsHeader is the exact column list of effects.csv.
+// EffectsHeader is the exact column list of effects.csv. Columns are only
+// ever added at the end: scripts read the others by name and position.
 var EffectsHeader = []string{"treatment", "baseline", "metric", "scope", "n", "statistic", "unit",
-	"estimate", "ci_low", "ci_high", "method", "p_value", "p_holm", "note"}
+	"estimate", "ci_low", "ci_high", "method", "p_value", "p_holm", "note",
+	"test", "p_min", "bounded", "outlier_sets"}
 
 func effectsRows(res *analysis.Result) [][]string {
 	var rows [][]string
 	for _, e := range res.Effects {
+		bounded := ""
+		if !math.IsNaN(e.Low) {
+			bounded = strconv.FormatBool(!e.Unbounded)
+		}
 		rows = append(rows, []string{e.Treatment, e.Baseline, e.Metric, e.Scope, strconv.Itoa(e.N),
-			e.Statistic, e.Unit, num(e.Estimate), num(e.Low), num(e.High), e.Method, num(e.P), num(e.PHolm), e.Note})
+			e.Statistic, e.Unit, num(e.Estimate), num(e.Low), num(e.High), e.Method, num(e.P), num(e.PHolm), e.Note,
+			e.Test, num(e.PMin), bounded, strconv.Itoa(e.OutlierSets)})
 	}
 	return rows
 }
 
 // RunsHeader returns the columns of runs.csv: identity, factors, outcome,
 // reasons, error, the record layer and cipher the gateway ran and the TLS
-// legs crypto/tls kept instead of tlsrec, then every
+// legs crypto/tls kept instead of tlsrec, the metrics for which the run is
+// flagged as an outlier (joined by ";"), then every
 // metric (the analysed ones first, others by name).
 func RunsHeader(res *analysis.Result) (header, metrics []string) {
 	d := res.Dataset
 	header = []string{"run", "cell", "pair", "replicate", "attempt", "final", "saturating"}
 	header = append(header, d.Factors...)
-	header = append(header, "outcome", "reasons", "error", "gateway_record_layer", "gateway_cipher", "gateway_tls_kept")
+	header = append(header, "outcome", "reasons", "error", "gateway_record_layer", "gateway_cipher", "gateway_tls_kept", "outliers")
 	seen := map[string]bool{}
 	for _, m := range d.Metrics {
 		metrics = append(metrics, m.Name)
@@ -100,7 +108,8 @@ func runsRows(res *analysis.Result, metrics []string) [][]string {
 		if outcome == "" {
 			outcome = "pending"
 		}
-		row = append(row, outcome, strings.Join(r.Reasons, "; "), r.Error, r.GatewayRecordLayer, r.GatewayCipher, r.GatewayTLSKept)
+		row = append(row, outcome, strings.Join(r.Reasons, "; "), r.Error, r.GatewayRecordLayer, r.GatewayCipher, r.GatewayTLSKept,
+			strings.Join(r.Outliers, ";"))
 		for _, m := range metrics {
 			if v, ok := r.Metrics[m]; ok {
 				row = append(row, num(v))
@@ -140,6 +149,15 @@ func sensitivityRows(res *analysis.Result) [][]string {
 			row = append(row, "", "", "", "", "", "", "", "")
 		}
 		row = append(row, s.Note)
+		rows = append(rows, row)
+	}
+	// Factors not fitted (e.g. every level a single configuration) have
+	// no level rows: one row each says why.
+	for _, t := range res.Terms {
+		if t.Note == "" {
+			continue
+		}
+		row := []string{t.Treatment, res.Levels[0], t.Metric, t.Scope, t.Factor, "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", t.Note}
 		rows = append(rows, row)
 	}
 	return rows

@@ -116,10 +116,10 @@ func TestOutputsContent(t *testing.T) {
 	d := testDataset()
 	res := analyseInto(t, d, dir)
 	eff := readCSV(t, filepath.Join(dir, "effects.csv"))
-	if strings.Join(eff[0], ",") != "treatment,baseline,metric,scope,n,statistic,unit,estimate,ci_low,ci_high,method,p_value,p_holm,note" {
+	if strings.Join(eff[0], ",") != "treatment,baseline,metric,scope,n,statistic,unit,estimate,ci_low,ci_high,method,p_value,p_holm,note,test,p_min,bounded,outlier_sets" {
 		t.Fatalf("effects.csv header %v", eff[0])
 	}
-	units := map[string]string{"mean_penalty": "pct", "median_penalty": "pct", "ratio_of_means": "ratio"}
+	units := map[string]string{"mean_penalty": "pct", "median_penalty": "pct", "ratio_of_means": "ratio", analysis.StatRatioPenalty: "pct"}
 	for _, r := range eff[1:] {
 		if u, ok := units[r[5]]; ok && r[6] != u {
 			t.Errorf("statistic %s unit %s, want %s", r[5], r[6], u)
@@ -265,4 +265,76 @@ func TestReportInChromium(t *testing.T) {
 // tableTag returns the opening tag of the table with the given id.
 func tableTag(dom, id string) string {
 	return regexp.MustCompile(`<table id="` + id + `"[^>]*>`).FindString(dom)
+}
+
+// TestOutliersAndBoundsInOutputs: a planted outlier (publish p99 443 ms
+// among siblings near 6 ms) is listed in runs.csv's outliers column and
+// in the report's outliers section with the headline without it; an
+// interval whose runs alone cannot bound the mean is bounded=false in
+// effects.csv and marked in the report's headline.
+func TestOutliersAndBoundsInOutputs(t *testing.T) {
+	d := analysis.Synthetic(analysis.SyntheticConfig{Seed: 5, Levels: []string{"plaintext", "tls"},
+		Factors: []analysis.SyntheticFactor{{Name: "message_size", Levels: []string{"1024", "10240"}}}, Replicates: 3,
+		Penalty: map[string]float64{"tls": 10}})
+	var planted string
+	for i := range d.Runs {
+		r := &d.Runs[i]
+		if r.Factors[0] == "plaintext" && r.Pair == "p00000" && r.Replicate == 2 {
+			r.Metrics["publish_ms_p99"] = 443
+			planted = r.Run
+		}
+	}
+	dir := t.TempDir()
+	analyseInto(t, d, dir)
+	runs := readCSV(t, filepath.Join(dir, "runs.csv"))
+	col := slices.Index(runs[0], "outliers")
+	if col < 0 {
+		t.Fatalf("runs.csv has no outliers column: %v", runs[0])
+	}
+	for _, r := range runs[1:] {
+		want := ""
+		if r[0] == planted {
+			want = "publish_ms_p99"
+		}
+		if r[col] != want {
+			t.Errorf("runs.csv %s outliers %q, want %q", r[0], r[col], want)
+		}
+	}
+	eff := readCSV(t, filepath.Join(dir, "effects.csv"))
+	without, unbounded := 0, 0
+	for _, r := range eff[1:] {
+		if r[3] == analysis.ScopeAll+analysis.ScopeSuffixWithoutOutliers {
+			without++
+			if r[2] != "publish_ms_p99" || r[4] != "5" {
+				t.Errorf("without outliers: %v", r)
+			}
+		}
+		if r[3] == analysis.ScopeAll && r[2] == "publish_ms_p99" && r[17] != "1" {
+			t.Errorf("all publish_ms_p99 %s: outlier_sets %q, want 1", r[5], r[17])
+		}
+		if r[16] == "false" {
+			unbounded++
+			if !strings.Contains(r[13], "its runs alone cannot bound the mean") {
+				t.Errorf("bounded=false without the note: %v", r)
+			}
+		}
+	}
+	if without != 5 || unbounded == 0 {
+		t.Errorf("%d rows without outliers (want the 5 statistics), %d unbounded", without, unbounded)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(html)
+	sec := page[strings.Index(page, `<section id="outliers-section">`):]
+	sec = sec[:strings.Index(sec, "</section>")]
+	if !strings.Contains(sec, planted) || !strings.Contains(sec, `id="outlier-sensitivity"`) {
+		t.Errorf("the outliers section lacks the run or the sensitivity line:\n%s", sec)
+	}
+	head := page[strings.Index(page, `<section id="headline">`):]
+	head = head[:strings.Index(head, "</section>")]
+	if !strings.Contains(head, "†") || !strings.Contains(head, "cannot bound the mean") {
+		t.Errorf("the headline does not mark intervals that cannot bound the mean:\n%s", head)
+	}
 }

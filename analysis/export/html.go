@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"html"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -170,7 +169,7 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	b.WriteString("<section id=\"method\"><h2>Method</h2>\n")
 	fmt.Fprintf(&b, `<p>The unit of analysis is a matched set: one configuration (pair) and one replicate, whose %s run and treatment run are both healthy. Sets with an unhealthy, failed or missing member are left out and counted below. Per set and metric, the effect is the difference (treatment &minus; baseline) and the penalty in percent of the baseline, positive meaning worse: (baseline &minus; treatment)/baseline for throughput, (treatment &minus; baseline)/baseline for latency and CPU.</p>
 <p>Every estimate (mean and median penalty, difference of means, ratio of means) has a %g%% confidence interval whose method is named per row in effects.csv (method and note). Fewer than %d matched sets: no interval. Over one configuration: Student-t on the paired penalties and differences, on the linearised ratio of means (delta method), and for the median the distribution-free interval between two order statistics (none below 6 sets); a bootstrap interval from few sets is too narrow (Hesterberg 2015) and undercovers heavy-tailed penalties even at 100 sets. Pooled over configurations, below %d sets: Student-t with each configuration a stratum (Welch-Satterthwaite degrees of freedom); from %d sets: the %s bootstrap, %d resamples, seed %d (Efron and Tibshirani 1993; Davison and Hinkley 1997), two-level: it resamples whole configurations, then replicates within each, so the runs of one configuration are not treated as independent. Capped-rate and saturating (target_rate max) runs are never pooled in one estimate; throughput is estimated only for saturating runs.</p>
-<p>Significance per configuration: Wilcoxon signed-rank test of the paired differences (exact null distribution up to 50 differences without zeros or ties, normal approximation with tie correction otherwise; zero differences dropped), Holm-adjusted across configurations for each treatment and metric; effect size d<sub>z</sub> in significance.csv. Pooled p-values test the configurations' mean differences. Factor sensitivity: mean penalty at each level of each factor (cluster bootstrap interval), and a least-squares model of the penalty on the factors' main effects with an F-test per factor, ranked by its share of the penalty's variance.</p>
+<p>Significance per configuration: Wilcoxon signed-rank test of the paired differences (exact null distribution up to 50 differences without zeros or ties, normal approximation with tie correction otherwise; zero differences dropped), Holm-adjusted across configurations for each treatment and metric; effect size d<sub>z</sub> in significance.csv. Pooled p-values use every matched set, configurations as strata (van Elteren's stratified signed-rank test, exact by counting sign flips where the count allows); where the design cannot reach significance the note gives the smallest p-value it could give. The headline is the penalty from the ratio of means, whose sign always agrees with the difference of means; the mean of per-set penalties is in effects.csv beside it. Per-configuration intervals of a campaign of 20 or more configurations are bounded below by the spread pooled over them when their spreads are compatible (docs/analysis.md); an interval whose runs alone cannot bound the mean is marked &dagger;. Factor sensitivity: mean penalty at each level of each factor (cluster bootstrap interval), and a least-squares model of the penalty on the factors' main effects with an F-test per factor, ranked by its share of the penalty's variance.</p>
 `, esc(o.Baseline), o.Confidence*100, analysis.MinSetsForInterval, analysis.MinSetsForBootstrap,
 		analysis.MinSetsForBootstrap, esc(string(o.Method)), o.Resamples, o.Seed)
 	b.WriteString("</section>\n")
@@ -184,7 +183,7 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	ct.write(&b)
 	b.WriteString("</section>\n")
 
-	b.WriteString("<section id=\"headline\"><h2>Headline: mean penalty</h2>\n")
+	b.WriteString("<section id=\"headline\"><h2>Headline: penalty (ratio of means)</h2>\n")
 	scopes := pooledScopes(res)
 	if len(scopes) == 0 {
 		b.WriteString("<p>No estimates: there is no healthy matched set.</p>\n")
@@ -193,7 +192,9 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 		fmt.Fprintf(&b, "<h3>%s</h3>\n", esc(scopeText(scope)))
 		headlineTable(res, scope).write(&b)
 	}
+	writeUnboundedNote(&b, res)
 	b.WriteString("</section>\n")
+	writeOutliers(&b, res)
 
 	b.WriteString("<section id=\"figures\"><h2>Figures</h2>\n")
 	for _, f := range figs {
@@ -208,7 +209,7 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	b.WriteString("<section id=\"effects-section\"><h2>Effects</h2>\n<p>Every pooled estimate and the mean penalty of every configuration; effects.csv has all four statistics for every scope.</p>\n")
 	et := &table{id: "effects", header: EffectsHeader}
 	for _, r := range effectsRows(res) {
-		if r[3] == analysis.ScopeAll || r[3] == analysis.ScopeAllCapped || r[3] == analysis.ScopeAllMax || r[5] == "mean_penalty" {
+		if strings.HasPrefix(r[3], analysis.ScopeAll) || r[5] == "mean_penalty" {
 			et.rows = append(et.rows, r)
 		}
 	}
@@ -284,18 +285,14 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 // many treatments there are, and shows every row without scrolling.
 func headlineTable(res *analysis.Result, scope string) *table {
 	ht := &table{id: "headline-" + scope, whole: true,
-		header: []string{"metric", res.Dataset.Treatment, "mean penalty %", "interval", "n", "method"}}
+		header: []string{"metric", res.Dataset.Treatment, "penalty % (ratio of means)", "interval", "n", "method"}}
 	for _, m := range metricsWithScope(res, scope) {
 		for _, tr := range res.Treatments {
 			e, ok := headline(res, tr, m, scope)
 			if !ok {
 				continue
 			}
-			iv := "[" + short(e.Low) + ", " + short(e.High) + "]"
-			if math.IsNaN(e.Low) {
-				iv = "none: " + e.Note
-			}
-			ht.rows = append(ht.rows, []string{metricName(m), tr, short(e.Estimate), iv, strconv.Itoa(e.N), e.Method})
+			ht.rows = append(ht.rows, []string{metricName(m), tr, short(e.Estimate), intervalText(e), strconv.Itoa(e.N), e.Method})
 		}
 	}
 	ht.numeric = numericCols(ht.header, ht.rows)

@@ -118,11 +118,12 @@ func pooledScopes(res *analysis.Result) []string {
 	return out
 }
 
-// headline returns the pooled mean-penalty effect of a treatment, metric
-// and scope.
+// headline returns the pooled headline effect of a treatment, metric and
+// scope: the penalty from the ratio of means, whose sign agrees with the
+// difference of means.
 func headline(res *analysis.Result, tr, metric, scope string) (analysis.Effect, bool) {
 	for _, e := range res.Effects {
-		if e.Treatment == tr && e.Metric == metric && e.Scope == scope && e.Statistic == "mean_penalty" {
+		if e.Treatment == tr && e.Metric == metric && e.Scope == scope && e.Statistic == analysis.StatRatioPenalty {
 			return e, true
 		}
 	}
@@ -225,7 +226,7 @@ func writeLaTeX(path string, res *analysis.Result) error {
 				}
 			}
 			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n")
-			fmt.Fprintf(&b, "\\caption{Mean penalty against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets; each estimate to the decimals its interval supports. %s. %s}\n",
+			fmt.Fprintf(&b, "\\caption{Penalty from the ratio of means against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets; each estimate to the decimals its interval supports. %s. %s}\n",
 				tex(res.Levels[0]), tex(scopeText(scope)), part, o.Confidence*100, strings.Join(counts, "; "), tex(methodsLegend(used)))
 			fmt.Fprintf(&b, "\\label{tab:xp-headline-%s}\n", label)
 			fmt.Fprintf(&b, "\\begin{tabular}{llrrrl}\n\\toprule\nMetric & Treatment & Penalty (\\%%) & Interval & n & Method \\\\\n\\midrule\n")

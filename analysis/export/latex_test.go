@@ -58,7 +58,7 @@ func TestTablesCompile(t *testing.T) {
 			text := string(txt)
 			found := 0
 			for _, e := range res.Effects {
-				if e.Scope != analysis.ScopeAll || e.Statistic != "mean_penalty" {
+				if e.Scope != analysis.ScopeAll || e.Statistic != analysis.StatRatioPenalty {
 					continue
 				}
 				est, iv := texEstimate(e.Estimate, e.Low, e.High)

@@ -31,7 +31,7 @@ var forestFamilies = []string{"Latency", "Send delay", "Throughput", "CPU", "Oth
 
 // penaltyAxis labels a penalty axis with its unit.
 func penaltyAxis(res *analysis.Result) string {
-	return fmt.Sprintf("mean penalty (%%) against %s; positive is worse; bars: %g%% interval", res.Levels[0], res.Options.Confidence*100)
+	return fmt.Sprintf("penalty (%%, ratio of means) against %s; positive is worse; bars: %g%% interval", res.Levels[0], res.Options.Confidence*100)
 }
 
 // forestFigure draws the pooled mean penalties of scope: one panel per
@@ -73,7 +73,7 @@ func forestFigure(res *analysis.Result, scope string) (*figure, error) {
 		return nil, err
 	}
 	return &figure{Name: "forest-" + scope + ".svg", SVG: b,
-		Caption: fmt.Sprintf("Forest plot: mean penalty of each level against %s, %s, one panel per kind of metric, each with its own scale; a marker without a bar has no interval (too few matched sets).", res.Levels[0], scopeText(scope))}, nil
+		Caption: fmt.Sprintf("Forest plot: penalty (ratio of means) of each level against %s, %s, one panel per kind of metric, each with its own scale; a marker without a bar has no interval (too few matched sets).", res.Levels[0], scopeText(scope))}, nil
 }
 
 // levelIndex is the index of a treatment level in res.Levels (its colour

@@ -1,0 +1,75 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/xp-bench/xp/analysis"
+)
+
+// unboundedMark marks an interval whose matched sets alone cannot bound
+// the mean (effects.csv bounded = false; the note says why).
+const unboundedMark = " †"
+
+// intervalText is an effect's interval as the report shows it, marked
+// when its runs alone cannot bound the mean.
+func intervalText(e analysis.Effect) string {
+	if math.IsNaN(e.Low) {
+		return "none: " + e.Note
+	}
+	iv := "[" + short(e.Low) + ", " + short(e.High) + "]"
+	if e.Unbounded {
+		iv += unboundedMark
+	}
+	return iv
+}
+
+// writeUnboundedNote explains the mark below a table that shows one.
+func writeUnboundedNote(b *bytes.Buffer, res *analysis.Result) {
+	for _, e := range res.Effects {
+		if e.Unbounded {
+			fmt.Fprintf(b, "<p class=\"note\">%s: the interval rests on fewer than %d matched sets and borrows no spread from other configurations (fewer than %d, or their spreads differ); its runs alone cannot bound the mean, since a rare slow run (a stall, a noisy neighbour) may be missing from them. The interval is given; effects.csv says bounded = false and why in note.</p>\n",
+				strings.TrimSpace(unboundedMark), analysis.MinSetsAlone, analysis.MinConfigsForPooling)
+			return
+		}
+	}
+}
+
+// writeOutliers lists the runs flagged as outliers and gives the headline
+// again without their matched sets, as a sensitivity line.
+func writeOutliers(b *bytes.Buffer, res *analysis.Result) {
+	esc := html.EscapeString
+	b.WriteString("<section id=\"outliers-section\"><h2>Outliers</h2>\n")
+	fmt.Fprintf(b, "<p>A run is flagged for a metric when the log of its value lies more than %d typical deviations from the median of its configuration and level's healthy runs (typical: the larger of their median absolute deviation and the campaign's for the metric; docs/analysis.md). Flagged runs stay in every estimate above; runs.csv lists them in outliers.</p>\n", analysis.OutlierFactor)
+	if len(res.Outliers) == 0 {
+		b.WriteString("<p>No run is flagged.</p>\n</section>\n")
+		return
+	}
+	ot := &table{id: "outliers", header: []string{"run", "pair", res.Dataset.Treatment, "metric", "value", "configuration median", "typical deviations"}}
+	for _, o := range res.Outliers {
+		ot.rows = append(ot.rows, []string{o.Run, o.Pair, o.Level, o.Metric, short(o.Value), short(o.Median), short(o.Deviations)})
+	}
+	ot.numeric = numericCols(ot.header, ot.rows)
+	ot.write(b)
+	b.WriteString("<p>Sensitivity: the headline penalty (ratio of means) with every run, and without the matched sets that hold a flagged run.</p>\n")
+	st := &table{id: "outlier-sensitivity", header: []string{"treatment", "metric", "scope", "with every run", "interval", "n", "without flagged runs", "interval", "n"}}
+	for _, e := range res.Effects {
+		if e.Statistic != analysis.StatRatioPenalty || !strings.HasSuffix(e.Scope, analysis.ScopeSuffixWithoutOutliers) {
+			continue
+		}
+		scope := strings.TrimSuffix(e.Scope, analysis.ScopeSuffixWithoutOutliers)
+		all, ok := headline(res, e.Treatment, e.Metric, scope)
+		if !ok {
+			continue
+		}
+		st.rows = append(st.rows, []string{e.Treatment, metricWords(e.Metric), scope, short(all.Estimate), intervalText(all), strconv.Itoa(all.N),
+			short(e.Estimate), intervalText(e), strconv.Itoa(e.N)})
+	}
+	st.numeric = numericCols(st.header, st.rows)
+	st.write(b)
+	fmt.Fprintf(b, "<p>%s</p>\n</section>\n", esc("effects.csv has every statistic of these lines, scope ending in "+analysis.ScopeSuffixWithoutOutliers+"."))
+}
