@@ -116,17 +116,21 @@ func writeCounts(st *state, res *analysis.Result) {
 	}
 }
 
-// writeHeadline prints the pooled mean penalties on stdout.
+// writeHeadline prints the pooled headline penalties (ratio of means) on
+// stdout; † marks an interval whose runs alone cannot bound the mean.
 func writeHeadline(st *state, res *analysis.Result) {
 	tw := tabwriter.NewWriter(st.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "treatment\tmetric\tscope\tn\tmean penalty %%\tinterval\n")
+	fmt.Fprintf(tw, "treatment\tmetric\tscope\tn\tpenalty %% (ratio of means)\tinterval\n")
 	for _, e := range res.Effects {
-		if e.Statistic != "mean_penalty" || (e.Scope != analysis.ScopeAll && e.Scope != analysis.ScopeAllCapped && e.Scope != analysis.ScopeAllMax) {
+		if e.Statistic != analysis.StatRatioPenalty || (e.Scope != analysis.ScopeAll && e.Scope != analysis.ScopeAllCapped && e.Scope != analysis.ScopeAllMax) {
 			continue
 		}
 		iv := "none: " + e.Note
 		if !math.IsNaN(e.Low) {
 			iv = fmt.Sprintf("[%.2f, %.2f] %s", e.Low, e.High, e.Method)
+			if e.Unbounded {
+				iv += " † (its runs alone cannot bound the mean: effects.csv note)"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%s\n", e.Treatment, e.Metric, e.Scope, e.N, e.Estimate, iv)
 	}
