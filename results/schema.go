@@ -9,12 +9,14 @@ import (
 
 // SchemaVersion is the newest schema this build writes and reads. A database
 // written by a newer xp is refused rather than guessed at.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ReadableSince is the oldest schema a read-only store (xp analyse, xp
 // status) reads as it is: version 5 only added an index, which analysis
-// uses for speed, not for its answers. An older database is migrated by
-// the next writer that opens it (xp run --resume).
+// uses for speed, not for its answers, and version 6 tables a campaign
+// without a two-stage design does not need (readers look for them). An
+// older database is migrated by the next writer that opens it (xp run
+// --resume).
 const ReadableSince = 4
 
 // migrations[i] takes a database from schema version i to i+1. Append only:
@@ -146,6 +148,29 @@ ALTER TABLE attempt ADD COLUMN superseded TEXT NOT NULL DEFAULT '';
 	`
 CREATE INDEX telemetry_series ON telemetry (attempt, host, metric, ts, value);
 DROP INDEX telemetry_attempt;
+`,
+	// 5 → 6: a two-stage design (xp run --halfwidth) records what it asked
+	// for and, once the first stage is done, how many replicates each
+	// configuration gets; its second-stage rows join the row table.
+	`
+CREATE TABLE two_stage (
+	id             INTEGER PRIMARY KEY CHECK (id = 1),
+	halfwidth      REAL NOT NULL,
+	metric         TEXT NOT NULL,
+	confidence     REAL NOT NULL,
+	max_replicates INTEGER NOT NULL,
+	first_stage    INTEGER NOT NULL,
+	decided        TEXT NOT NULL DEFAULT ''
+);
+
+CREATE TABLE stage_decision (
+	pair       TEXT PRIMARY KEY,
+	treatment  TEXT NOT NULL,
+	sets       INTEGER NOT NULL,
+	sd         REAL,
+	needed     INTEGER NOT NULL,
+	replicates INTEGER NOT NULL
+);
 `,
 }
 

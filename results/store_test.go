@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -715,9 +716,10 @@ func TestReadOnlyOlderSchema(t *testing.T) {
 			}
 		}
 	}
-	// Schema 4 is 5 with telemetry_attempt instead of telemetry_series.
-	exec(`DROP INDEX telemetry_series`, `CREATE INDEX telemetry_attempt ON telemetry (attempt)`,
-		`DELETE FROM schema_version WHERE version = 5`)
+	// Schema 4 is 5 with telemetry_attempt instead of telemetry_series,
+	// and 5 is 6 without the two-stage tables.
+	exec(`DROP TABLE two_stage`, `DROP TABLE stage_decision`, `DROP INDEX telemetry_series`, `CREATE INDEX telemetry_attempt ON telemetry (attempt)`,
+		`DELETE FROM schema_version WHERE version >= 5`)
 	whole, _ := os.ReadFile(path)
 	r, err := OpenReadOnly(ctx, path)
 	if err != nil {
@@ -729,6 +731,9 @@ func TestReadOnlyOlderSchema(t *testing.T) {
 	if _, err := r.Attempts(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if _, ok, err := r.ReadTwoStage(ctx); ok || err != nil {
+		t.Fatalf("two-stage design of a schema 4 database: %v, %v", ok, err)
+	}
 	r.Close()
 	if b, _ := os.ReadFile(path); !bytes.Equal(b, whole) {
 		t.Fatal("reading a schema 4 database changed it")
@@ -738,7 +743,7 @@ func TestReadOnlyOlderSchema(t *testing.T) {
 	exec(`ALTER TABLE attempt DROP COLUMN superseded`, `DELETE FROM schema_version WHERE version = 4`)
 	_, err = OpenReadOnly(ctx, path)
 	if !errors.Is(err, ErrOlderSchema) || errors.Is(err, ErrNewerSchema) ||
-		!strings.Contains(err.Error(), "schema version 3, older than this xp's 5") || !strings.Contains(err.Error(), "--resume") {
+		!strings.Contains(err.Error(), "schema version 3, older than this xp's 6") || !strings.Contains(err.Error(), "--resume") {
 		t.Fatalf("schema 3 read-only: %v", err)
 	}
 	w, err := Open(ctx, path)
@@ -767,5 +772,56 @@ func TestReadOnlyOlderSchema(t *testing.T) {
 	}
 	if p, err := r.Peek(ctx); err != nil || p.Rows[Pending] != 2 {
 		t.Fatalf("peek after migration %+v, %v", p, err)
+	}
+}
+
+// TestTwoStageRecorded: a two-stage design is recorded once (asking for a
+// different one fails), its second stage is appended with its decisions
+// in one transaction, only once, and reads back.
+func TestTwoStageRecorded(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows := []Row{{Run: "a-r1", Order: 1, Cell: "a", Pair: "p", Replicate: 1, Block: 1, Plan: json.RawMessage(`{}`)},
+		{Run: "b-r1", Order: 2, Cell: "b", Pair: "p", Replicate: 1, Block: 1, Plan: json.RawMessage(`{}`)}}
+	if _, err := s.Register(ctx, Campaign{Name: "c", Plan: []byte("plan")}, rows); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.ReadTwoStage(ctx); ok || err != nil {
+		t.Fatalf("before: %v, %v", ok, err)
+	}
+	ts := TwoStage{HalfWidth: 2, Metric: "publish_ms_p99", Confidence: 0.95, MaxReplicates: 10, FirstStage: 1}
+	if err := s.SetTwoStage(ctx, ts); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTwoStage(ctx, ts); err != nil {
+		t.Fatalf("the same design again: %v", err)
+	}
+	other := ts
+	other.HalfWidth = 3
+	if err := s.SetTwoStage(ctx, other); !errors.Is(err, ErrTwoStageMismatch) || !strings.Contains(err.Error(), "half-width 2%") {
+		t.Fatalf("a different design: %v", err)
+	}
+	dec := []StageDecision{{Pair: "p", Treatment: "b", Sets: 1, SD: math.NaN(), Needed: 0, Replicates: 2}}
+	more := []Row{{Run: "b-r2", Order: 3, Cell: "b", Pair: "p", Replicate: 2, Block: 2, Plan: json.RawMessage(`{}`)},
+		{Run: "a-r2", Order: 4, Cell: "a", Pair: "p", Replicate: 2, Block: 2, Plan: json.RawMessage(`{}`)}}
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := s.AppendStage(ctx, at, dec, more); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendStage(ctx, at, dec, more); err == nil {
+		t.Fatal("a second stage appended twice")
+	}
+	got, ok, err := s.ReadTwoStage(ctx)
+	if err != nil || !ok || !got.Decided.Equal(at) || len(got.Decisions) != 1 || got.Decisions[0].Replicates != 2 || !math.IsNaN(got.Decisions[0].SD) {
+		t.Fatalf("read back %+v, %v, %v", got, ok, err)
+	}
+	all, err := s.Rows(ctx)
+	if err != nil || len(all) != 4 || all[3].Run != "a-r2" || all[3].State != Pending || got.Stage(all[3].Replicate) != 2 {
+		t.Fatalf("rows %+v, %v", all, err)
 	}
 }
