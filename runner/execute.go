@@ -24,6 +24,8 @@ type run struct {
 	plan   *plan
 	groups []target.Group
 	prog   *progress
+	// stage is the campaign's two-stage design, nil without one.
+	stage *results.TwoStage
 
 	ran int
 }
@@ -142,7 +144,7 @@ func (r *run) execute(ctx context.Context) (Summary, error) {
 	}
 
 	runErr := r.runGroups(ctx, wctx, todo)
-	sum.Ran = r.ran
+	sum.Ran, sum.Total = r.ran, len(r.plan.rows)
 	if final, err := r.store.Progress(wctx); err == nil {
 		sum.Rows = final.Rows
 		r.prog.logf("%d of %d rows done, %d invalid, %d failed, %d pending; %d attempts made now; see xp status --db %s",
@@ -180,76 +182,95 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 	}
 	defer down(true)
 
-	for _, g := range r.groups {
-		var rows []planner.Row
-		for _, row := range g.Rows {
-			if todo[row.Run] {
-				rows = append(rows, row)
-			}
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return ErrInterrupted
-		}
-		down(false)
-		g := target.Group{Key: g.Key, Rows: rows}
-		ep, err := r.up(ctx, wctx, g)
-		var gf *groupFailure
-		if errors.As(err, &gf) {
-			if err := r.failRows(wctx, rows, gf); err != nil {
+	var ep target.Endpoints
+	// The first pass runs the plan; a second the second stage of a
+	// two-stage design, decided when the first is done.
+	for pass := 0; pass < 2; pass++ {
+		if pass == 1 {
+			added, err := r.secondStage(ctx, wctx, todo)
+			if err != nil {
 				return err
 			}
-			continue
+			if !added {
+				break
+			}
 		}
-		if err != nil {
-			return err
-		}
-		up, upGroup = true, g
-	rows:
-		for i := 0; i < len(rows); i++ {
-			row := rows[i]
-			for {
-				if err := ctx.Err(); err != nil {
-					return ErrInterrupted
+		for _, g := range r.groups {
+			var rows []planner.Row
+			for _, row := range g.Rows {
+				if todo[row.Run] {
+					delete(todo, row.Run)
+					rows = append(rows, row)
 				}
-				retry, err := r.runRow(ctx, wctx, row, ep)
-				if err != nil {
-					return err
-				}
-				if !retry {
-					break
-				}
-				// A failed attempt may be the services' fault (a broker
-				// gone): restart them, but never provision again, which on
-				// a cloud would destroy and re-create machines.
-				rs, ok := r.target.(target.Restarter)
-				if !ok {
-					r.prog.logf("row %s failed; retrying on the same infrastructure", row.Run)
-					continue
-				}
-				r.prog.logf("row %s failed; restarting the services of %s before retrying", row.Run, g.Key)
-				ep, err = r.restart(ctx, wctx, g, rs)
+			}
+			if len(rows) == 0 {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return ErrInterrupted
+			}
+			g := target.Group{Key: g.Key, Rows: rows}
+			var gf *groupFailure
+			if !up || upGroup.Key != g.Key {
+				// The group that ran last stays up for its own second stage.
+				down(false)
+				var err error
+				ep, err = r.up(ctx, wctx, g)
 				if errors.As(err, &gf) {
-					if err := r.failRows(wctx, rows[i:], gf); err != nil {
+					if err := r.failRows(wctx, rows, gf); err != nil {
 						return err
 					}
-					break rows
+					continue
 				}
 				if err != nil {
 					return err
 				}
-				// The retry runs on a new instance of the services: the
-				// row's matched set runs again whole on it, back to back.
-				again, err := r.rejoin(wctx, row, rows[:i])
-				if err != nil {
-					return err
-				}
-				if len(again) > 0 {
-					rows = slices.Concat(rows[:i], again, rows[i:])
-					i-- // the loop's i++ lands on again[0]
-					continue rows
+			}
+			up, upGroup = true, g
+		rows:
+			for i := 0; i < len(rows); i++ {
+				row := rows[i]
+				for {
+					if err := ctx.Err(); err != nil {
+						return ErrInterrupted
+					}
+					retry, err := r.runRow(ctx, wctx, row, ep)
+					if err != nil {
+						return err
+					}
+					if !retry {
+						break
+					}
+					// A failed attempt may be the services' fault (a broker
+					// gone): restart them, but never provision again, which on
+					// a cloud would destroy and re-create machines.
+					rs, ok := r.target.(target.Restarter)
+					if !ok {
+						r.prog.logf("row %s failed; retrying on the same infrastructure", row.Run)
+						continue
+					}
+					r.prog.logf("row %s failed; restarting the services of %s before retrying", row.Run, g.Key)
+					ep, err = r.restart(ctx, wctx, g, rs)
+					if errors.As(err, &gf) {
+						if err := r.failRows(wctx, rows[i:], gf); err != nil {
+							return err
+						}
+						break rows
+					}
+					if err != nil {
+						return err
+					}
+					// The retry runs on a new instance of the services: the
+					// row's matched set runs again whole on it, back to back.
+					again, err := r.rejoin(wctx, row, rows[:i])
+					if err != nil {
+						return err
+					}
+					if len(again) > 0 {
+						rows = slices.Concat(rows[:i], again, rows[i:])
+						i-- // the loop's i++ lands on again[0]
+						continue rows
+					}
 				}
 			}
 		}

@@ -171,6 +171,13 @@ func (p *progress) reopen(n, invalid int) {
 	p.invalid -= invalid
 }
 
+// grow counts n rows added to the campaign (a second stage).
+func (p *progress) grow(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total += n
+}
+
 // eta estimates the time left from the mean row time.
 func (p *progress) eta() time.Duration {
 	mean := p.estimate

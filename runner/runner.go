@@ -91,6 +91,10 @@ type Options struct {
 	Now func() time.Time
 	// XPVersion is recorded with the campaign; default the build's.
 	XPVersion string
+	// TwoStage, when set, runs the campaign as a two-stage design (it is
+	// recorded in the db; a resumed campaign keeps the one it has, and
+	// asking another is refused).
+	TwoStage *TwoStage
 }
 
 // Summary is what a Run did.
@@ -225,6 +229,9 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		}
 	}
 	r := &run{o: o, store: store, target: tgt.Target, plan: p, groups: groups}
+	if err := r.loadStage(ctx); err != nil {
+		return Summary{}, err
+	}
 	recordEventsIn(tgt.Target, store)
 	sum, err := r.execute(ctx)
 	if ferr := finish(ctx, tgt.Target, o.Keep, err == nil); ferr != nil && err == nil {

@@ -37,8 +37,74 @@ type Status struct {
 	LeftS          *float64    `json:"left_s"`
 	ETAS           *float64    `json:"eta_s"`
 	Infrastructure StatusInfra `json:"infrastructure"`
-	// Finished is true when no row is pending or running.
+	// Stage is the two-stage design's progress, null without one.
+	Stage *StatusStage `json:"stage"`
+	// Finished is true when no row is pending or running (and a two-stage
+	// design has appended its second stage).
 	Finished bool `json:"finished"`
+}
+
+// StatusStage is where a two-stage design (xp run --halfwidth) stands.
+type StatusStage struct {
+	// Stage is 1 until the first stage is done and the second decided,
+	// then 2.
+	Stage         int     `json:"stage"`
+	HalfWidthPct  float64 `json:"halfwidth_pct"`
+	Metric        string  `json:"metric"`
+	MaxReplicates int     `json:"max_replicates"`
+	FirstStage    int     `json:"first_stage_replicates"`
+	// Configurations counts the configurations; Extended those the second
+	// stage gave more matched sets (0 before it is decided).
+	Configurations int `json:"configurations"`
+	Extended       int `json:"extended"`
+	// SecondStageSets counts the second stage's matched sets, and
+	// RemainingSets those with a row pending or running.
+	SecondStageSets int `json:"second_stage_sets"`
+	RemainingSets   int `json:"remaining_sets"`
+}
+
+// readStage reads the two-stage design's progress, nil without one.
+func readStage(ctx context.Context, s *results.Store) (*StatusStage, error) {
+	ts, ok, err := s.ReadTwoStage(ctx)
+	if err != nil || !ok {
+		return nil, err
+	}
+	st := &StatusStage{Stage: 1, HalfWidthPct: ts.HalfWidth, Metric: ts.Metric, MaxReplicates: ts.MaxReplicates, FirstStage: ts.FirstStage}
+	rows, err := s.Rows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type setKey struct {
+		pair string
+		rep  int
+	}
+	pairs := map[string]bool{}
+	sets := map[setKey]bool{} // second-stage set -> remaining
+	for _, r := range rows {
+		pairs[r.Pair] = true
+		if ts.Stage(r.Replicate) != 2 {
+			continue
+		}
+		k := setKey{r.Pair, r.Replicate}
+		sets[k] = sets[k] || r.State == results.Pending || r.State == results.Running
+	}
+	st.Configurations = len(pairs)
+	if ts.Decided.IsZero() {
+		return st, nil
+	}
+	st.Stage = 2
+	for _, d := range ts.Decisions {
+		if d.Replicates > ts.FirstStage {
+			st.Extended++
+		}
+	}
+	st.SecondStageSets = len(sets)
+	for _, remaining := range sets {
+		if remaining {
+			st.RemainingSets++
+		}
+	}
+	return st, nil
 }
 
 // StatusRows counts rows by state.
@@ -146,7 +212,10 @@ func ReadStatus(ctx context.Context, db string, now time.Time) (Status, error) {
 			st.Infrastructure.CostUSD += e.HourlyUSD * now.Sub(e.Time).Hours()
 		}
 	}
-	st.Finished = left == 0
+	if st.Stage, err = readStage(ctx, s); err != nil {
+		return Status{}, fmt.Errorf("%s: two-stage design: %w", db, err)
+	}
+	st.Finished = left == 0 && (st.Stage == nil || st.Stage.Stage == 2)
 	return st, nil
 }
 
@@ -189,6 +258,7 @@ func (st Status) WriteText(w io.Writer) {
 	case st.Writer != 0:
 		fmt.Fprintf(w, "current    xp pid %d is working (no row in flight)\n", st.Writer)
 	}
+	st.Stage.writeText(w)
 	fmt.Fprintf(w, "elapsed    %s\n", fmtSeconds(st.ElapsedS))
 	switch {
 	case st.Finished:
@@ -208,6 +278,21 @@ func (st Status) WriteText(w io.Writer) {
 		up = []string{"none"}
 	}
 	fmt.Fprintf(w, "infra up   %s; cost so far $%.2f\n", strings.Join(up, ", "), st.Infrastructure.CostUSD)
+}
+
+// writeText writes the stage line of a two-stage design (nothing without
+// one).
+func (s *StatusStage) writeText(w io.Writer) {
+	if s == nil {
+		return
+	}
+	if s.Stage == 1 {
+		fmt.Fprintf(w, "stage      1 of 2 (half-width %g%% on %s, at most %d replicates): the plan's %d replicates; the second stage is decided when they are done\n",
+			s.HalfWidthPct, s.Metric, s.MaxReplicates, s.FirstStage)
+		return
+	}
+	fmt.Fprintf(w, "stage      2 of 2 (half-width %g%% on %s): %d of %d configurations got more matched sets; %d second-stage sets, %d remaining\n",
+		s.HalfWidthPct, s.Metric, s.Extended, s.Configurations, s.SecondStageSets, s.RemainingSets)
 }
 
 func orDash(s string) string {

@@ -2,6 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,8 +16,10 @@ import (
 
 func newRunCmd(st *state) *cobra.Command {
 	var o runner.Options
+	var halfwidth string
+	var ts runner.TwoStage
 	c := &cobra.Command{
-		Use:   "run PLAN.jsonl [--db FILE] [--target local|TARGET.yaml] [--resume] [--max-attempts N] [--keep] [--dry-run] [--spec SPEC.yaml]",
+		Use:   "run PLAN.jsonl [--db FILE] [--target local|TARGET.yaml] [--resume] [--max-attempts N] [--keep] [--dry-run] [--spec SPEC.yaml] [--halfwidth 2% [--halfwidth-metric M] [--max-replicates N]]",
 		Short: "Run (or resume) a campaign, checkpointing every run into the evidence store",
 		Long: `Run executes every row of a JSONL campaign in plan order: each infrastructure
 group is brought up once, then every row runs on a fresh topic, is health-gated,
@@ -30,6 +36,14 @@ policy), kafka (version, distribution and its SHA-512, or embedded),
 teardown and budget_usd. Every key, and which platforms this build runs:
 docs/targets.md.
 
+--halfwidth 2% runs a two-stage design (Stein's): the plan's replicates are
+the first stage; then every configuration whose interval of the mean penalty
+of --halfwidth-metric (default publish_ms_p99) would be wider than 2 points
+gets the matched sets that bring it there, at most --max-replicates in all
+(default 4 times the plan's), appended in the plan's randomized interleaved
+order and recorded in the db; --resume continues either stage. See
+docs/analysis.md#two-stage-design.
+
 First Ctrl-C stops the run in flight, records it interrupted, brings the
 infrastructure down (unless --keep) and exits 130; a second exits at once.
 Exit codes: 0 every row done, 2 bad input, 3 finished with invalid or failed
@@ -44,6 +58,16 @@ rows, 130 interrupted, 1 other failures.`,
 			if o.MaxAttempts < 1 {
 				// runner.Options takes 0 as "default"; a 0 typed here is a mistake.
 				return usageErrf("--max-attempts %d: want 1 or more (default 3)", o.MaxAttempts)
+			}
+			if halfwidth != "" {
+				h, err := parseHalfWidth(halfwidth)
+				if err != nil {
+					return usageErr(err)
+				}
+				ts.HalfWidth = h
+				o.TwoStage = &ts
+			} else if cmd.Flags().Changed("max-replicates") || cmd.Flags().Changed("halfwidth-metric") {
+				return usageErrf("--max-replicates and --halfwidth-metric size a two-stage design: give --halfwidth too (e.g. --halfwidth 2%%)")
 			}
 			o.Plan = args[0]
 			o.Stdout, o.Stderr, o.Terminal, o.Now = st.stdout, st.stderr, st.isTerminal, st.now
@@ -75,7 +99,19 @@ rows, 130 interrupted, 1 other failures.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "validate and print what would run; write nothing")
 	f.IntVar(&o.MaxAttempts, "max-attempts", 3, "failed attempts allowed per row before it stays failed")
 	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end and keep DB.work (the embedded cluster still ends with the process)")
+	f.StringVar(&halfwidth, "halfwidth", "", "two-stage design: half-width asked of each configuration's interval of the mean penalty, e.g. 2%")
+	f.StringVar(&ts.Metric, "halfwidth-metric", runner.DefaultStageMetric, "metric whose mean penalty --halfwidth sizes")
+	f.IntVar(&ts.MaxReplicates, "max-replicates", 0, "two-stage design: most replicates of any configuration, first stage included (default 4 times the plan's)")
 	return c
+}
+
+// parseHalfWidth reads a half-width in percent: "2%" or "2".
+func parseHalfWidth(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("--halfwidth %q: want a positive half-width in percent, e.g. --halfwidth 2%%", s)
+	}
+	return v, nil
 }
 
 // refuseOverBudget refuses, before anything starts, a campaign whose
