@@ -38,6 +38,31 @@ type Overview struct {
 	// Warnings name rows whose rate and duration cannot support a latency
 	// percentile the analysis reports.
 	Warnings []string `json:"warnings,omitempty"`
+	// WorstCase is what a two-stage design with at most MaxReplicates
+	// replicates costs if every configuration needs them all (AddWorstCase).
+	WorstCase *WorstCase `json:"two_stage_worst_case,omitempty"`
+}
+
+// WorstCase is a two-stage design's largest campaign: every
+// configuration at its most replicates.
+type WorstCase struct {
+	MaxReplicates int          `json:"max_replicates"`
+	Rows          int          `json:"rows"`
+	Estimate      EstimateJSON `json:"estimate"`
+}
+
+// AddWorstCase adds the worst case of a two-stage design run on rows with
+// at most maxReplicates replicates a configuration (xp run --halfwidth
+// --max-replicates): the plan plus every second-stage row Extend could
+// append, estimated like the plan.
+func (o *Overview) AddWorstCase(rows []Row, maxReplicates int, prices *Prices) {
+	total := map[string]int{}
+	for _, r := range rows {
+		total[r.Pair] = maxReplicates
+	}
+	all := append(slices.Clone(rows), Extend(rows, total)...)
+	w := Describe(all, prices)
+	o.WorstCase = &WorstCase{MaxReplicates: maxReplicates, Rows: len(all), Estimate: w.Estimate}
 }
 
 // FactorLevels is a field with more than one level in a plan.
@@ -221,6 +246,11 @@ func (o Overview) WriteText(w io.Writer) error {
 	}
 	if len(e.Unpriced) > 0 {
 		fmt.Fprintf(&b, "  no price for %s: left out of the cost; add it to the price table\n", strings.Join(e.Unpriced, ", "))
+	}
+	if wc := o.WorstCase; wc != nil {
+		fmt.Fprintf(&b, "two-stage    worst case at %d replicates a configuration: %d rows, %s (at most %s), %s %s (at most %s)\n",
+			wc.MaxReplicates, wc.Rows, formatDuration(wc.Estimate.WallS), formatDuration(wc.Estimate.WallMaxS), wc.Estimate.Currency,
+			strconv.FormatFloat(wc.Estimate.Cost, 'f', 2, 64), strconv.FormatFloat(wc.Estimate.CostMax, 'f', 2, 64))
 	}
 	for _, p := range o.Percentiles {
 		fmt.Fprintf(&b, "percentiles  %s\n", p)

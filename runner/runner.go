@@ -184,6 +184,15 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return Summary{}, &badInput{err}
 	}
 
+	if o.TwoStage != nil {
+		first := 0
+		for _, r := range p.rows {
+			first = max(first, r.Replicate)
+		}
+		if _, err := o.TwoStage.stageConfig(first); err != nil {
+			return Summary{}, &badInput{err}
+		}
+	}
 	pre, err := preflight(ctx, tgt.Target, p, o)
 	if err != nil {
 		return Summary{}, err

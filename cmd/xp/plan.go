@@ -154,11 +154,13 @@ func newPlanValidateCmd(st *state) *cobra.Command {
 func newPlanShowCmd(st *state) *cobra.Command {
 	var pricesPath string
 	var asJSON bool
+	var maxReplicates int
 	c := &cobra.Command{
-		Use:   "show FILE.jsonl|SPEC.yaml",
+		Use:   "show FILE.jsonl|SPEC.yaml [--max-replicates N]",
 		Short: "Factors, levels, cells, rows, matched sets, infrastructure groups, estimated wall time and cost",
 		Long: "Describe a campaign. Given the spec instead of the expanded JSONL, it also names\n" +
-			"the reasons combinations were dropped.",
+			"the reasons combinations were dropped. --max-replicates N adds the worst case of a\n" +
+			"two-stage design (xp run --halfwidth): every configuration at N replicates.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data := plans.Prices
@@ -198,6 +200,15 @@ func newPlanShowCmd(st *state) *cobra.Command {
 					return usageErr(err)
 				}
 				o = planner.Describe(rows, prices)
+				if maxReplicates > 0 {
+					if maxReplicates < o.Replicates {
+						return usageErrf("--max-replicates %d is below the plan's %d replicates (the first stage)", maxReplicates, o.Replicates)
+					}
+					o.AddWorstCase(rows, maxReplicates, prices)
+				}
+			}
+			if maxReplicates > 0 && o.WorstCase == nil {
+				return usageErrf("--max-replicates sizes a two-stage run of an expanded campaign: give the JSONL (xp plan expand %s -o FILE.jsonl)", args[0])
 			}
 			if asJSON {
 				enc := json.NewEncoder(st.stdout)
@@ -208,6 +219,7 @@ func newPlanShowCmd(st *state) *cobra.Command {
 	}
 	c.Flags().StringVar(&pricesPath, "prices", "", "price table `FILE` (default: the built-in plans/prices.yaml)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	c.Flags().IntVar(&maxReplicates, "max-replicates", 0, "add the worst case of a two-stage design with at most N replicates a configuration")
 	return c
 }
 

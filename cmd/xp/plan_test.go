@@ -213,6 +213,33 @@ func TestPlanShow(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &o); err != nil || o.Rows != 45 || o.Estimate.WallS <= 0 {
 		t.Errorf("--json: %+v %v\n%s", o, err, stdout)
 	}
+	// The worst case of a two-stage design: gateway-cost's 5 replicates
+	// taken to 10 doubles its rows and at least doubles its runs' time.
+	code, stdout, stderr = runXP(t, "plan", "show", "--json", "--max-replicates", "10", plansDir+"/gateway-cost.jsonl")
+	var w struct {
+		Estimate struct {
+			WallS float64 `json:"wall_s"`
+		} `json:"estimate"`
+		WorstCase struct {
+			MaxReplicates int `json:"max_replicates"`
+			Rows          int `json:"rows"`
+			Estimate      struct {
+				WallS float64 `json:"wall_s"`
+			} `json:"estimate"`
+		} `json:"two_stage_worst_case"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &w); code != exitOK || err != nil || w.WorstCase.Rows != 90 || w.WorstCase.MaxReplicates != 10 ||
+		w.WorstCase.Estimate.WallS < 1.9*w.Estimate.WallS {
+		t.Errorf("--max-replicates 10: exit %d %+v %v\n%s%s", code, w, err, stdout, stderr)
+	}
+	if code, stdout, _ := runXP(t, "plan", "show", "--max-replicates", "10", plansDir+"/gateway-cost.jsonl"); code != exitOK ||
+		!strings.Contains(stdout, "two-stage    worst case at 10 replicates a configuration: 90 rows") {
+		t.Errorf("--max-replicates text: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := runXP(t, "plan", "show", "--max-replicates", "2", plansDir+"/gateway-cost.jsonl"); code != exitUsage ||
+		!strings.Contains(stderr, "below the plan's 5 replicates") {
+		t.Errorf("--max-replicates below the plan: exit %d %s", code, stderr)
+	}
 	bad := filepath.Join(t.TempDir(), "p.yaml")
 	if err := os.WriteFile(bad, []byte("currency: USD\nplatfroms: {}\n"), 0o644); err != nil {
 		t.Fatal(err)

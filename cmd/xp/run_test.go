@@ -49,6 +49,30 @@ func writeCmdPlan(t *testing.T, dir string) string {
 	return path
 }
 
+// TestRunHalfWidthBadInput: a two-stage design that cannot be is refused
+// with exit 2 before anything is written.
+func TestRunHalfWidthBadInput(t *testing.T) {
+	dir := t.TempDir()
+	plan := writeCmdPlan(t, dir)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--halfwidth", "two"}, `--halfwidth "two": want a positive half-width in percent`},
+		{[]string{"--halfwidth", "-1%"}, "want a positive half-width"},
+		{[]string{"--max-replicates", "6"}, "give --halfwidth too"},
+		{[]string{"--halfwidth", "2%"}, "needs a first stage of 2 or more replicates"},
+	} {
+		code, _, stderr := runXP(t, append([]string{"run", plan}, c.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %s; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cmdtest.db")); !os.IsNotExist(err) {
+		t.Errorf("bad input left a db: %v", err)
+	}
+}
+
 func TestRunAndStatusExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	plan := writeCmdPlan(t, dir)
