@@ -35,6 +35,9 @@ type Result struct {
 	// Telemetry summarises the sampled hosts per configuration, level and
 	// role (campaigns with telemetry only).
 	Telemetry []RoleUse
+	// Stages is what a two-stage design achieved per configuration and
+	// treatment (campaigns with one).
+	Stages []StageResult
 	// Outliers are the runs flagged as extreme against their
 	// configuration's other replicates, per metric.
 	Outliers []Outlier
@@ -451,6 +454,7 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 
 	res.collectEffects(effectJobs)
 	res.noteEffectsTLSKept(sets)
+	res.buildStages(sets)
 	res.collectSensitivity(sensJobs, effectJobs)
 	return res, nil
 }

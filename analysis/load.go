@@ -96,6 +96,21 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 		d.Info = append(d.Info, Field{"infrastructure cost", fmt.Sprintf("$%.2f (machines up, as recorded when destroyed)", cost)})
 	}
 	d.Info = append(d.Info, Field{"spec", c.Spec})
+	if ts, ok, err := st.ReadTwoStage(ctx); err != nil {
+		return nil, fmt.Errorf("%s: two-stage design: %w", path, err)
+	} else if ok {
+		d.Stage = &StageDesign{HalfWidth: ts.HalfWidth, Metric: ts.Metric, Confidence: ts.Confidence,
+			MaxReplicates: ts.MaxReplicates, FirstStage: ts.FirstStage, Decided: !ts.Decided.IsZero(), Replicates: map[string]int{}}
+		for _, dec := range ts.Decisions {
+			d.Stage.Replicates[dec.Pair] = dec.Replicates
+		}
+		state := "second stage not decided yet"
+		if d.Stage.Decided {
+			state = "second stage decided " + ts.Decided.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		d.Info = append(d.Info, Field{"two-stage design", fmt.Sprintf("half-width %g%% on %s at %g%%, first stage %d replicates, at most %d; %s",
+			ts.HalfWidth, ts.Metric, ts.Confidence*100, ts.FirstStage, ts.MaxReplicates, state)})
+	}
 
 	factorSeen := map[string]bool{}
 	metricSeen := map[string]bool{}

@@ -47,6 +47,9 @@ type Dataset struct {
 	// Runs holds one entry per attempt (and one per row never attempted),
 	// in plan order and attempt number.
 	Runs []Run
+	// Stage is the campaign's two-stage design (xp run --halfwidth), nil
+	// without one.
+	Stage *StageDesign
 }
 
 // Field is a named value.

@@ -1,12 +1,17 @@
 package analysis
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/xp-bench/xp/results"
 )
 
 // TestStratifiedSignedRankMatchesScipy checks the pooled test against
@@ -339,6 +344,74 @@ func TestSpreadCompatibility(t *testing.T) {
 		t.Logf("heterogeneous %v: %v", hetero, methods)
 		if hetero != (methods[string(MethodStudentTPooled)] == 0) {
 			t.Errorf("heterogeneous %v: methods %v", hetero, methods)
+		}
+	}
+}
+
+// TestTwoStageAchieved: a campaign whose db records a two-stage design
+// (first stage 3 replicates, decided) loads with it, and the analysis
+// reports per configuration and treatment the first stage's spread,
+// Stein's needed sets and half-width t(n1-1)·s1/√N over every healthy
+// set, and half the width of the configuration's mean-penalty interval.
+func TestTwoStageAchieved(t *testing.T) {
+	d := Synthetic(SyntheticConfig{Seed: 8, Levels: []string{"plaintext", "tls"},
+		Factors: []SyntheticFactor{{"message_size", []string{"1024", "10240"}}}, Replicates: 6,
+		Penalty: map[string]float64{"tls": 10}})
+	path := filepath.Join(t.TempDir(), "two.db")
+	ctx := context.Background()
+	if err := Save(ctx, path, d, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := results.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTwoStage(ctx, results.TwoStage{HalfWidth: 1.5, Metric: "publish_ms_p99", Confidence: 0.95, MaxReplicates: 6, FirstStage: 3}); err != nil {
+		t.Fatal(err)
+	}
+	dec := []results.StageDecision{{Pair: "p00000", Treatment: "tls", Sets: 3, SD: 1, Needed: 6, Replicates: 6},
+		{Pair: "p00001", Treatment: "tls", Sets: 3, SD: 1, Needed: 6, Replicates: 6}}
+	if err := s.AppendStage(ctx, time.Now(), dec, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ld, err := Load(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ld.Stage == nil || !ld.Stage.Decided || ld.Stage.Replicates["p00001"] != 6 {
+		t.Fatalf("stage %+v", ld.Stage)
+	}
+	res, err := Analyse(ld, Options{Resamples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Stages) != 2 {
+		t.Fatalf("stages %+v", res.Stages)
+	}
+	for _, st := range res.Stages {
+		var first []float64
+		for _, e := range res.Effects {
+			if e.Scope == st.Pair && e.Metric == "publish_ms_p99" && e.Statistic == "mean_penalty" && !closeRel((e.High-e.Low)/2, st.Interval, 1e-12) {
+				t.Errorf("%s: interval half-width %v, effects say %v", st.Pair, st.Interval, (e.High-e.Low)/2)
+			}
+		}
+		for _, r := range ld.Runs {
+			if r.Pair != st.Pair || r.Factors[0] != "tls" || r.Replicate > 3 {
+				continue
+			}
+			for _, b := range ld.Runs {
+				if b.Pair == r.Pair && b.Replicate == r.Replicate && b.Factors[0] == "plaintext" {
+					first = append(first, penalty(r.Metrics["publish_ms_p99"], b.Metrics["publish_ms_p99"], false))
+				}
+			}
+		}
+		_, v := meanVar(first)
+		tq := tQuantile(2, 0.95)
+		want := tq * math.Sqrt(v) / math.Sqrt(6)
+		if st.FirstSets != 3 || st.Sets != 6 || st.Replicates != 6 || !closeRel(st.FirstSD, math.Sqrt(v), 1e-12) || !closeRel(st.Stein, want, 1e-12) ||
+			st.Needed != max(3, int(math.Ceil(math.Pow(tq*math.Sqrt(v)/1.5, 2)-1e-9))) {
+			t.Errorf("%+v; want first sd %v, Stein half-width %v", st, math.Sqrt(v), want)
 		}
 	}
 }

@@ -245,7 +245,7 @@ func writeCSVs(dir string, res *analysis.Result) error {
 			return err
 		}
 	}
-	return nil
+	return writeTwoStageCSV(dir, res)
 }
 
 // telemetryHeader is the column list of telemetry.csv: per configuration,

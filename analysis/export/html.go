@@ -195,6 +195,7 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	writeUnboundedNote(&b, res)
 	b.WriteString("</section>\n")
 	writeOutliers(&b, res)
+	writeTwoStage(&b, res)
 
 	b.WriteString("<section id=\"figures\"><h2>Figures</h2>\n")
 	for _, f := range figs {
