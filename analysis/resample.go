@@ -282,6 +282,8 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 	vals := s.values(ns, B)
 	if j.clusters != nil && j.tabulable() && !j.direct {
 		j.resampleTabled(rng, w, vals)
+	} else if j.clusters != nil && j.meanOnly {
+		j.resampleMeans(rng, vals)
 	} else {
 		for r := 0; r < B; r++ {
 			clear(w)
@@ -323,6 +325,35 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 			d := distributionOf(vals[si][k], s.atoms)
 			j.low[si][k], j.high[si][k], j.used[si][k] = intervalOf(d, j.est[si][k], jack[si][k], cfg.confidence, method)
 			s.atoms = d.atoms[:0]
+		}
+	}
+}
+
+// resampleMeans is the two-level bootstrap of the mean penalty alone
+// (sensitivity levels): the same draws as the direct path, each drawn
+// set's penalty added as it is drawn instead of counted into weights and
+// summed over every set after, which halves the work on large levels.
+func (j *bootJob) resampleMeans(rng *rand.Rand, vals [][nStats][]float64) {
+	ns := len(j.samples)
+	sum := make([]float64, ns)
+	nc := len(j.clusters)
+	nan := math.NaN()
+	for r := range vals[0][statMeanPenalty] {
+		clear(sum)
+		var W int
+		for range nc {
+			c := j.clusters[rng.IntN(nc)]
+			for range c {
+				i := c[rng.IntN(len(c))]
+				W++
+				for si, p := range j.samples {
+					sum[si] += p.pen[i]
+				}
+			}
+		}
+		for si := range j.samples {
+			vals[si][statMeanPenalty][r] = sum[si] / float64(W)
+			vals[si][statMedianPenalty][r], vals[si][statMeanDifference][r], vals[si][statRatioOfMeans][r] = nan, nan, nan
 		}
 	}
 }

@@ -76,6 +76,12 @@ var targets = []target{
 		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/protobuf_fast", "gw_us/record", "<", 2.5},
 		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/json_fast", "gw_us/record", "<", 3.5},
 	}},
+	{27, "`xp analyse` of 100,000 runs, either shape (factorial 6 factors x 4 levels; a configuration id column), under 60 s and 2 GiB", []check{
+		{"analysis/export", "Analyse100k/factorial_6x4", "s/analyse", "<", 60},
+		{"analysis/export", "Analyse100k/factorial_6x4", "MiB_rss", "<", 2048},
+		{"analysis/export", "Analyse100k/config_id_25000", "s/analyse", "<", 60},
+		{"analysis/export", "Analyse100k/config_id_25000", "MiB_rss", "<", 2048},
+	}},
 }
 
 // holds reports whether v satisfies the check.
