@@ -49,37 +49,35 @@ func (j *bootJob) tabulable() bool {
 	return true
 }
 
-// clusterTable holds, for one cluster, every distinct inner resample and the
-// sums it contributes to each sample's statistics.
-type clusterTable struct {
-	cum []float64 // cumulative probabilities
-	// start[k] is the first multiset whose cumulative probability exceeds
-	// k/len(start), so the inverse-CDF search starts next to its answer.
-	start []int32
+// tableShape is the distinct inner resamples of a cluster of one size:
+// count vectors, cumulative probabilities, and where the inverse-CDF
+// search of a uniform u in [k/len(start), (k+1)/len(start)) starts.
+type tableShape struct {
 	ms    [][]int32
-	sums  []float64 // [multiset][sample][stride]
+	cum   []float64
+	start []int32
 }
 
 // resampleTabled is the two-level bootstrap drawing, for each drawn
 // cluster, one of its distinct inner resamples with its exact probability
 // (the same distribution as drawing its sets one by one), and adding that
 // resample's precomputed sums. Weights per set are kept only where a median
-// needs them.
+// needs them. The sums of every cluster lie in one slice, a cluster's
+// resamples side by side, so a draw touches little memory: on campaigns of
+// tens of thousands of configurations the draws are bound by it.
 func (j *bootJob) resampleTabled(rng *rand.Rand, w []int32, vals [][nStats][]float64) {
 	ns := len(j.samples)
 	stride := 4 // penalty, difference, treatment, baseline
 	if j.meanOnly {
 		stride = 1
 	}
-	type shape struct {
-		ms    [][]int32
-		cum   []float64
-		start []int32
-	}
-	byN := map[int]shape{}
-	tables := make([]clusterTable, len(j.clusters))
+	var shapes []tableShape
+	shapeOfSize := map[int]int{}
+	nc := len(j.clusters)
+	shapeOf := make([]uint8, nc)
+	off := make([]int, nc+1)
 	for ci, c := range j.clusters {
-		e, ok := byN[len(c)]
+		si, ok := shapeOfSize[len(c)]
 		if !ok {
 			ms, prob := multisets(len(c))
 			cum := make([]float64, len(prob))
@@ -97,33 +95,36 @@ func (j *bootJob) resampleTabled(rng *rand.Rand, w []int32, vals [][nStats][]flo
 				}
 				start[k] = int32(m)
 			}
-			e = shape{ms, cum, start}
-			byN[len(c)] = e
+			si = len(shapes)
+			shapeOfSize[len(c)] = si
+			shapes = append(shapes, tableShape{ms, cum, start})
 		}
-		t := clusterTable{ms: e.ms, cum: e.cum, start: e.start, sums: make([]float64, len(e.ms)*ns*stride)}
-		ms := e.ms
-		for m, counts := range ms {
+		shapeOf[ci] = uint8(si)
+		off[ci+1] = off[ci] + len(shapes[si].ms)*ns*stride
+	}
+	sums := make([]float64, off[nc])
+	for ci, c := range j.clusters {
+		for m, counts := range shapes[shapeOf[ci]].ms {
 			for si, p := range j.samples {
-				o := (m*ns + si) * stride
+				o := off[ci] + (m*ns+si)*stride
 				for k, cnt := range counts {
 					if cnt == 0 {
 						continue
 					}
 					i := c[k]
 					f := float64(cnt)
-					t.sums[o] += f * p.pen[i]
+					sums[o] += f * p.pen[i]
 					if stride > 1 {
-						t.sums[o+1] += f * p.d[i]
-						t.sums[o+2] += f * p.t[i]
-						t.sums[o+3] += f * p.b[i]
+						sums[o+1] += f * p.d[i]
+						sums[o+2] += f * p.t[i]
+						sums[o+3] += f * p.b[i]
 					}
 				}
 			}
 		}
-		tables[ci] = t
 	}
 	acc := make([]float64, ns*stride)
-	nc := len(j.clusters)
+	block := ns * stride
 	for r := range len(vals[0][0]) {
 		clear(acc)
 		if !j.meanOnly {
@@ -132,20 +133,20 @@ func (j *bootJob) resampleTabled(rng *rand.Rand, w []int32, vals [][nStats][]flo
 		W := 0
 		for range nc {
 			ci := rng.IntN(nc)
-			t := &tables[ci]
+			sh := &shapes[shapeOf[ci]]
 			u := rng.Float64()
-			m := int(t.start[int(u*float64(len(t.start)))])
-			for m < len(t.cum)-1 && u >= t.cum[m] {
+			m := int(sh.start[int(u*float64(len(sh.start)))])
+			for m < len(sh.cum)-1 && u >= sh.cum[m] {
 				m++
 			}
-			src := t.sums[m*ns*stride : (m+1)*ns*stride]
-			for k, v := range src {
+			o := off[ci] + m*block
+			for k, v := range sums[o : o+block] {
 				acc[k] += v
 			}
-			c := j.clusters[ci]
-			W += len(c)
+			W += len(sh.ms[m])
 			if !j.meanOnly {
-				for k, cnt := range t.ms[m] {
+				c := j.clusters[ci]
+				for k, cnt := range sh.ms[m] {
 					w[c[k]] += cnt
 				}
 			}
