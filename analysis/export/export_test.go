@@ -338,3 +338,40 @@ func TestOutliersAndBoundsInOutputs(t *testing.T) {
 		t.Errorf("the headline does not mark intervals that cannot bound the mean:\n%s", head)
 	}
 }
+
+// TestTwoStageOutputs: a campaign with a two-stage design gets
+// twostage.csv (a row per configuration and treatment) and a report
+// section; one without gets neither.
+func TestTwoStageOutputs(t *testing.T) {
+	for _, staged := range []bool{false, true} {
+		d := analysis.Synthetic(analysis.SyntheticConfig{Seed: 9, Levels: []string{"plaintext", "tls"},
+			Factors: []analysis.SyntheticFactor{{Name: "message_size", Levels: []string{"1024", "10240"}}}, Replicates: 5,
+			Penalty: map[string]float64{"tls": 10}})
+		if staged {
+			d.Stage = &analysis.StageDesign{HalfWidth: 2, Metric: "publish_ms_p99", Confidence: 0.95, MaxReplicates: 5, FirstStage: 3,
+				Decided: true, Replicates: map[string]int{"p00000": 5, "p00001": 5}}
+		}
+		dir := t.TempDir()
+		analyseInto(t, d, dir)
+		_, err := os.Stat(filepath.Join(dir, "twostage.csv"))
+		html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+		if !staged {
+			if err == nil || strings.Contains(string(html), "twostage-section") {
+				t.Errorf("no design, yet twostage.csv (%v) or a report section", err)
+			}
+			continue
+		}
+		rows := readCSV(t, filepath.Join(dir, "twostage.csv"))
+		if strings.Join(rows[0], ",") != strings.Join(twoStageHeader, ",") || len(rows) != 3 {
+			t.Fatalf("twostage.csv %v", rows)
+		}
+		for _, r := range rows[1:] {
+			if r[1] != "tls" || r[3] != "3" || r[6] != "5" || r[7] != "5" || r[9] == "" || r[10] == "" {
+				t.Errorf("twostage.csv row %v", r)
+			}
+		}
+		if !strings.Contains(string(html), `id="twostage-section"`) {
+			t.Error("no two-stage section in the report")
+		}
+	}
+}
