@@ -403,8 +403,9 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 				start = end
 			}
 			// Sensitivity: mean penalty per level of each varying factor
-			// (not of a factor whose every level is one configuration:
-			// its levels are the per-configuration effects).
+			// (not of a factor of many levels each one configuration, a
+			// configuration id: its levels are the per-configuration
+			// effects).
 			for fi, f := range res.CellFactors {
 				byLevel := map[string][]matchedSet{}
 				cellsOf := map[string]int{}
@@ -425,12 +426,12 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 				if len(levels) < 2 {
 					continue
 				}
-				identity := true
+				identity := len(levels) >= absorbLevels
 				for _, lv := range levels {
 					identity = identity && cellsOf[lv] == 1
 				}
 				if identity {
-					continue
+					continue // one row in sensitivity.csv says why
 				}
 				slices.SortFunc(levels, compareLevels)
 				for _, lv := range levels {

@@ -142,19 +142,28 @@ func sensitivityRows(res *analysis.Result) [][]string {
 	for _, s := range res.Sensitivity {
 		row := []string{s.Treatment, res.Levels[0], s.Metric, s.Scope, s.Factor, s.Level, strconv.Itoa(s.N),
 			strconv.Itoa(s.Cells), num(s.Mean), num(s.Low), num(s.High), s.Method, num(s.Spread)}
-		if t, ok := terms[k{s.Treatment, s.Metric, s.Scope, s.Factor}]; ok {
+		note := s.Note
+		if t, ok := terms[k{s.Treatment, s.Metric, s.Scope, s.Factor}]; ok && t.Note != "" {
+			row = append(row, "", "", "", "", "", "", "", "")
+			note = strings.TrimPrefix(note+"; "+t.Note, "; ")
+		} else if ok {
 			m := models[mk{s.Treatment, s.Metric, s.Scope}]
 			row = append(row, strconv.Itoa(t.Rank), strconv.Itoa(t.DF), strconv.Itoa(m.DFResid), num(t.SS), num(t.F), num(t.P), num(t.Share), num(m.R2))
 		} else {
 			row = append(row, "", "", "", "", "", "", "", "")
 		}
-		row = append(row, s.Note)
+		row = append(row, note)
 		rows = append(rows, row)
 	}
-	// Factors not fitted (e.g. every level a single configuration) have
-	// no level rows: one row each says why.
+	// Factors not fitted without level rows (a configuration id): one row
+	// each says why.
+	type fk struct{ tr, metric, scope, factor string }
+	leveled := map[fk]bool{}
+	for _, s := range res.Sensitivity {
+		leveled[fk{s.Treatment, s.Metric, s.Scope, s.Factor}] = true
+	}
 	for _, t := range res.Terms {
-		if t.Note == "" {
+		if t.Note == "" || leveled[fk{t.Treatment, t.Metric, t.Scope, t.Factor}] {
 			continue
 		}
 		row := []string{t.Treatment, res.Levels[0], t.Metric, t.Scope, t.Factor, "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", t.Note}
