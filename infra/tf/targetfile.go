@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -241,6 +242,12 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 				if err := val.Decode(&x); err != nil {
 					bad(val, "vars.%s: %v", name, err)
 					return
+				}
+				if name == "operator_cidr" {
+					if why := CheckOperatorCIDR(x); why != "" {
+						bad(val, "vars.operator_cidr: %s", why)
+						return
+					}
 				}
 				t.Vars[name] = x
 			})
@@ -621,4 +628,32 @@ func isHex(s string, n int) bool {
 		}
 	}
 	return true
+}
+
+var operatorCIDRRE = regexp.MustCompile(`^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$`)
+
+// CheckOperatorCIDR says why v cannot be vars.operator_cidr, the only
+// range SSH is admitted from; "" when it can. It must be an IPv4 network
+// address with its prefix (203.0.113.7/32, 198.51.100.0/24), no wider
+// than /8: a wider range, or an address with host bits set under its
+// prefix (which the clouds widen to the network silently), would open the
+// machines to far more of the Internet than meant. The aws and azure
+// modules' validation of var.operator_cidr states the same rule.
+func CheckOperatorCIDR(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Sprintf("want a string such as 203.0.113.7/32, not %v", v)
+	}
+	ip, n, err := net.ParseCIDR(s)
+	if !operatorCIDRRE.MatchString(s) || err != nil || ip.To4() == nil {
+		return fmt.Sprintf("%q is not an IPv4 range such as 203.0.113.7/32", s)
+	}
+	ones, _ := n.Mask.Size()
+	if ones < 8 {
+		return fmt.Sprintf("%q admits 2^%d addresses: want a prefix of /8 or longer, such as your address/32", s, 32-ones)
+	}
+	if !ip.Equal(n.IP) {
+		return fmt.Sprintf("%q is not a network address: the range of /%d is %s (or give %s/32 for that one address)", s, ones, n, ip)
+	}
+	return ""
 }

@@ -86,8 +86,15 @@ variable "operator_cidr" {
   type        = string
   description = "The only address range allowed to reach the machines (SSH, port 22), e.g. 203.0.113.7/32."
   validation {
-    condition     = can(cidrhost(var.operator_cidr, 0)) && var.operator_cidr != "0.0.0.0/0"
-    error_message = "operator_cidr must be an IPv4 range such as 203.0.113.7/32, and not 0.0.0.0/0."
+    # The rule of xp's CheckOperatorCIDR: an IPv4 network address whose
+    # prefix is /8 or longer (try: && does not stop at the first false).
+    condition = try(
+      can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}$", var.operator_cidr)) &&
+      tonumber(split("/", var.operator_cidr)[1]) >= 8 &&
+      cidrhost(var.operator_cidr, 0) == split("/", var.operator_cidr)[0],
+      false
+    )
+    error_message = "operator_cidr must be an IPv4 network address with a prefix of /8 or longer, such as 203.0.113.7/32 or 198.51.100.0/24."
   }
 }
 
