@@ -169,7 +169,7 @@ func openProvisioner(ctx context.Context, st *state, t *tf.TargetFile, db, campa
 		return nil, nil, err
 	}
 	p := &tf.Provisioner{Target: t, Campaign: campaign, Root: root, ExecPath: exec, Store: store,
-		Log: logf, Prices: defaultPrices(), Now: st.now, Getenv: st.getenv}
+		Log: logf, Prices: defaultPrices(), Now: st.now, Getenv: st.getenv, Activity: st.terraform}
 	return p, func() { logf.Close(); store.Close() }, nil
 }
 
@@ -232,7 +232,8 @@ estimated cost, and applies nothing. An estimate above budget_usd is refused
 (exit 2).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
+			ctx, stop := st.interruptible(cmd.Context(), "Terraform stops after the calls in flight and saves its state")
+			defer stop()
 			planPath := ""
 			if len(args) == 1 {
 				planPath = args[0]
@@ -288,6 +289,9 @@ estimated cost, and applies nothing. An estimate above budget_usd is refused
 				if errors.Is(err, tf.ErrNoCredentials) {
 					return usageErr(err)
 				}
+				if err != nil && ctx.Err() != nil {
+					return withCode(exitInterrupted, fmt.Errorf("group %s: %w (Terraform's output: %s)", g.key, err, filepath.Join(p.Root, "terraform.log")))
+				}
 				if err != nil {
 					return fmt.Errorf("group %s: %w (Terraform's output: %s)", g.key, err, filepath.Join(p.Root, "terraform.log"))
 				}
@@ -339,7 +343,8 @@ its variables, so --target is not required; given, down first stops over SSH
 the services a killed xp run left on the group's machines.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
+			ctx, stop := st.interruptible(cmd.Context(), "Terraform stops after the calls in flight and saves its state")
+			defer stop()
 			var t *tf.TargetFile
 			if f.target != "" {
 				var err error
@@ -363,15 +368,24 @@ the services a killed xp run left on the group's machines.`,
 			if t != nil {
 				stopErr = stopLeftovers(ctx, st, t, db, p)
 			}
+			// Read before the destroy, which removes the working
+			// directories that hold the marks.
+			abandoned, aerr := p.Abandoned(ctx)
 			downed, err := p.DownAll(ctx)
 			if errors.Is(err, tf.ErrNoCredentials) {
 				return usageErr(err)
 			}
-			if stopErr != nil {
-				err = errors.Join(stopErr, err)
+			if stopErr != nil || aerr != nil {
+				err = errors.Join(stopErr, aerr, err)
 			}
 			for _, g := range downed {
 				fmt.Fprintf(st.stdout, "group %s: destroyed\n", g)
+			}
+			for _, a := range abandoned {
+				fmt.Fprintf(st.stderr, "xp: warning: %s\n", a.Advice())
+			}
+			if err != nil && ctx.Err() != nil {
+				return withCode(exitInterrupted, fmt.Errorf("%w (Terraform's output: %s)", err, filepath.Join(p.Root, "terraform.log")))
 			}
 			if err != nil {
 				return fmt.Errorf("%w (Terraform's output: %s)", err, filepath.Join(p.Root, "terraform.log"))

@@ -21,6 +21,9 @@ type OpenOptions struct {
 	Log    io.Writer
 	Prices *planner.Prices
 	Getenv func(string) string
+	// Terraform learns of every terraform apply and destroy while it
+	// runs (the signal handler's view).
+	Terraform *tf.Activity
 }
 
 // Opener opens the aws, azure and hosts platforms' targets: machines from
@@ -45,6 +48,6 @@ func Opener(o OpenOptions) target.Opener {
 			return nil, err
 		}
 		return tf.NewTarget(cfg, cfg.Campaign, tf.TargetOptions{Deployer: dep, ExecPath: exec, Log: o.Log,
-			Prices: o.Prices, Getenv: get})
+			Prices: o.Prices, Getenv: get, Activity: o.Terraform})
 	}
 }

@@ -41,6 +41,9 @@ type Provisioner struct {
 	Prices *planner.Prices
 	Now    func() time.Time
 	Getenv func(string) string
+	// Activity, when set, learns of every terraform apply and destroy
+	// while it runs (the signal handler's view).
+	Activity *Activity
 }
 
 // Events is where a Provisioner records and reads infrastructure events:
@@ -182,20 +185,31 @@ func (p *Provisioner) Up(ctx context.Context, key planner.InfraKey, rows []plann
 	if err := p.record(ctx, results.InfraEvent{Event: EventApplying, Group: plan.Key, Time: started}, o); err != nil {
 		return nil, err
 	}
-	// Once started, an apply runs to its end even when ctx is cancelled
-	// (Ctrl-C): a killed terraform can leave cloud resources its state
-	// does not know.
+	// Cancelling ctx (an interrupt) sends Terraform one SIGINT and waits
+	// for it: it stops after the calls in flight and saves its state, so
+	// nothing it created is unknown to it. A killed terraform could leave
+	// cloud resources its state does not know.
 	inv, applyErr := func() (*Inventory, error) {
-		ctx := context.WithoutCancel(ctx)
 		w, err := NewWorkspace(ctx, p.ExecPath, fsys, plan.Dir, plan.Vars, p.Log)
 		if err != nil {
 			return nil, err
 		}
-		inv, err := w.Apply(ctx)
+		var inv *Inventory
+		err = p.terraform("apply", plan.Key, plan.Dir, func() (err error) {
+			inv, err = w.Apply(ctx)
+			return err
+		})
+		if err != nil && ctx.Err() != nil {
+			// What the interrupted apply made stays in the state, for
+			// the caller's teardown or xp infra down.
+			return nil, errors.Join(interrupted("apply"), err)
+		}
 		if err != nil {
 			// Nothing of a failed apply is left up.
-			if left, rerr := w.Resources(ctx); rerr != nil || len(left) > 0 {
-				if derr := w.Destroy(ctx); derr != nil {
+			dctx := context.WithoutCancel(ctx)
+			if left, rerr := w.Resources(dctx); rerr != nil || len(left) > 0 {
+				derr := p.terraform("destroy", plan.Key, plan.Dir, func() error { return w.Destroy(dctx) })
+				if derr != nil {
 					return nil, errors.Join(err, fmt.Errorf("destroying what the failed apply left: %w", derr))
 				}
 			}
@@ -286,13 +300,18 @@ func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
 	}
 	upAt, hourly := p.upSince(ctx, e.Group)
 	started := p.now()
+	// As in Up, cancelling ctx interrupts Terraform once and waits for it
+	// to save its state; the group stays recorded as not down.
 	derr := func() error {
-		ctx := context.WithoutCancel(ctx) // as in Up: never a half-done destroy
 		w, err := OpenWorkspace(ctx, p.ExecPath, o.Dir, p.Log)
 		if err != nil {
 			return err
 		}
-		return w.Destroy(ctx)
+		err = p.terraform("destroy", e.Group, o.Dir, func() error { return w.Destroy(ctx) })
+		if err != nil && ctx.Err() != nil {
+			return errors.Join(interrupted("destroy"), err)
+		}
+		return err
 	}()
 	ended := p.now()
 	ev := results.InfraEvent{Group: e.Group, Time: ended, Started: started, Duration: ended.Sub(started)}

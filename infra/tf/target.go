@@ -35,6 +35,8 @@ type TargetOptions struct {
 	Prices *planner.Prices
 	Now    func() time.Time
 	Getenv func(string) string
+	// Activity learns of every terraform apply and destroy while it runs.
+	Activity *Activity
 }
 
 // Target is a target.Target whose machines come from Terraform. Up applies
@@ -77,7 +79,7 @@ func NewTarget(cfg target.Config, campaign string, o TargetOptions) (*Target, er
 	}
 	return &Target{
 		prov: &Provisioner{Target: t, Campaign: campaign, Root: WorkRoot(cfg.DB), ExecPath: o.ExecPath,
-			Store: o.Events, Log: o.Log, Prices: o.Prices, Now: o.Now, Getenv: o.Getenv},
+			Store: o.Events, Log: o.Log, Prices: o.Prices, Now: o.Now, Getenv: o.Getenv, Activity: o.Activity},
 		deployer: o.Deployer,
 	}, nil
 }
@@ -100,6 +102,11 @@ func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, erro
 	}
 	grp, err := t.prov.Up(ctx, g.Key, g.Rows)
 	if err != nil {
+		if ctx.Err() != nil {
+			// An interrupted apply keeps in its state what it made:
+			// Down and Finish destroy it as they would the group.
+			t.cur = &Group{Key: g.Key.String()}
+		}
 		return target.Endpoints{}, err
 	}
 	t.cur = grp
@@ -122,7 +129,7 @@ func (t *Target) deploy(ctx context.Context, g target.Group) (target.Endpoints, 
 // Restart stops and deploys the group's services again on the same
 // machines: a failed attempt never destroys and re-applies them.
 func (t *Target) Restart(ctx context.Context, g target.Group) (target.Endpoints, error) {
-	if t.cur == nil || t.cur.Key != g.Key.String() {
+	if t.cur == nil || t.cur.Key != g.Key.String() || t.cur.Inventory == nil {
 		return t.Up(ctx, g)
 	}
 	if err := t.deployer.Undeploy(ctx); err != nil {

@@ -132,7 +132,8 @@ func (w *Workspace) Apply(ctx context.Context) (*Inventory, error) {
 	if err := w.tf.Apply(ctx); err != nil {
 		return nil, &ApplyError{Op: "apply", Err: fmt.Errorf("terraform apply: %w", err)}
 	}
-	return w.Output(ctx)
+	// An interrupt after the apply finished does not lose its outputs.
+	return w.Output(context.WithoutCancel(ctx))
 }
 
 // Output reads the inventory of the applied group.
