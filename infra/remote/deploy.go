@@ -62,6 +62,10 @@ type Options struct {
 	Binary string
 	// Log receives progress (the campaign log); nil discards.
 	Log io.Writer
+	// Wait, when positive, is how long Deploy waits for every host to
+	// answer over SSH first (ssh.Pool.Wait): machines just created are
+	// still booting.
+	Wait time.Duration
 }
 
 // Deployment is xp installed on a group's hosts.
@@ -124,6 +128,15 @@ func Deploy(ctx context.Context, o Options) (*Deployment, error) {
 			return nil, fmt.Errorf("remote: host name %q used twice", h.Name)
 		}
 		d.hosts[h.Name] = &deployed{Host: h}
+	}
+	if o.Wait > 0 {
+		addrs := map[string]string{}
+		for _, h := range o.Hosts {
+			addrs[h.Name] = h.SSH
+		}
+		if err := o.Pool.Wait(ctx, addrs, o.Wait, o.Log); err != nil {
+			return nil, fmt.Errorf("remote: %w", err)
+		}
 	}
 	err := d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error { return d.prepare(ctx, h) })
 	if err != nil {

@@ -229,3 +229,65 @@ func TestDeployEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A machine still booting gives dial timeouts, then refusals, for a while:
+// Deploy waits for it (Options.Wait) instead of failing the group on the
+// first timeout, and says which host it is waiting for.
+func TestDeployWaitsForBootingHost(t *testing.T) {
+	bin := buildXP(t)
+	n := netnstest.New(t, 2)
+	log := &syncBuf{}
+	pool := sshPool(t, n, log)
+	late := n.Hosts[1]
+	if err := late.StopSSHD(); err != nil {
+		t.Fatal(err)
+	}
+	if err := late.Silence(); err != nil {
+		t.Fatal(err)
+	}
+	// The machine's network and sshd come up 20 s from now: more than
+	// one 15 s dial timeout.
+	booted := make(chan error, 1)
+	timer := time.AfterFunc(20*time.Second, func() {
+		err := late.Unsilence()
+		if err == nil {
+			err = late.StartSSHD()
+		}
+		booted <- err
+	})
+	defer timer.Stop()
+	hosts := []Host{{Name: "broker-0", Role: RoleBroker, SSH: n.Hosts[0].SSHAddr(), Private: n.Hosts[0].Addr},
+		{Name: "client-0", Role: RoleClient, SSH: late.SSHAddr(), Private: late.Addr}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	d, err := Deploy(ctx, Options{Campaign: "c1", Hosts: hosts, Pool: pool, Binary: bin, Log: log, Wait: time.Minute})
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	}
+	if err := <-booted; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "ssh: waiting for client-0 ("+late.SSHAddr()+": ") {
+		t.Errorf("the log does not say which host xp waits for:\n%s", log.String())
+	}
+	if !strings.Contains(log.String(), "i/o timeout") {
+		t.Errorf("the host never timed out (the test's silence did not hold):\n%s", log.String())
+	}
+
+	if err := d.Teardown(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A host that never answers fails the deploy after Wait, naming it.
+	if err := late.StopSSHD(); err != nil {
+		t.Fatal(err)
+	}
+	if err := late.Silence(); err != nil {
+		t.Fatal(err)
+	}
+	pool2 := sshPool(t, n, log)
+	_, err = Deploy(ctx, Options{Campaign: "c1", Hosts: hosts, Pool: pool2, Binary: bin, Log: log, Wait: 3 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "no answer within 3s (ssh.wait) from client-0 ("+late.SSHAddr()) {
+		t.Fatalf("deploy to a host that never answers: %v", err)
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/ssh"
@@ -32,7 +34,12 @@ type DeployerOptions struct {
 	Gateway    tf.Gateway
 	TargetPath string
 	// KnownHosts is the campaign's known_hosts file (by convention the
-	// campaign db's path + ".known_hosts").
+	// campaign db's path + ".known_hosts"): the keys known_hosts: strict
+	// accepts, and the file of machines whose inventory has no working
+	// directory (tf.Inventory.Dir). Under accept-new a group's keys are
+	// kept in its working directory (known_hosts) and go with the group,
+	// so a later group on a recycled address starts afresh while a key
+	// changed within a group is refused.
 	KnownHosts string
 	// Binary is the xp binary to upload; default this one.
 	Binary string
@@ -47,9 +54,9 @@ type Deployer struct {
 
 	mu   sync.Mutex
 	pool *ssh.Pool
-	// user the pool logs in as.
-	user string
-	dep  *Deployment
+	// user the pool logs in as, knownHosts the file it checks keys in.
+	user, knownHosts string
+	dep              *Deployment
 	// tel streams every host's counters while a deployment is up.
 	tel *Telemetry
 }
@@ -103,7 +110,11 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	hosts := Hosts(inv)
-	dep, err := d.install(ctx, inv)
+	wait := d.o.SSH.Wait
+	if wait <= 0 {
+		wait = DefaultSSHWait
+	}
+	dep, err := d.install(ctx, inv, wait)
 	if err != nil {
 		return target.Endpoints{}, err
 	}
@@ -172,14 +183,25 @@ func (d *Deployer) gatewayInfo(kind string, s GatewaySpec) *target.GatewayInfo {
 	return &target.GatewayInfo{Kind: GatewayBuiltin, Crypto: crypto}
 }
 
-// install connects to every machine of inv, installs xp and stops the
-// services an earlier xp left running there. d.mu is held.
-func (d *Deployer) install(ctx context.Context, inv *tf.Inventory) (*Deployment, error) {
+// DefaultSSHWait is how long Deploy waits for a group's machines to answer
+// over SSH when the target file's ssh.wait does not say.
+const DefaultSSHWait = 5 * time.Minute
+
+// install connects to every machine of inv (waiting up to wait for them
+// when positive), installs xp and stops the services an earlier xp left
+// running there. d.mu is held.
+func (d *Deployer) install(ctx context.Context, inv *tf.Inventory, wait time.Duration) (*Deployment, error) {
 	user := d.o.SSH.User
 	if user == "" {
 		user = inv.SSHUser
 	}
-	if d.pool == nil || d.user != user {
+	// accept-new learns a group's keys in its own file; strict checks
+	// them against the keys the operator put in the campaign's file.
+	knownHosts := d.o.KnownHosts
+	if inv.Dir != "" && d.o.SSH.KnownHosts != tf.KnownHostsStrict {
+		knownHosts = filepath.Join(inv.Dir, "known_hosts")
+	}
+	if d.pool == nil || d.user != user || d.knownHosts != knownHosts {
 		if d.pool != nil {
 			d.pool.Close()
 		}
@@ -187,14 +209,14 @@ func (d *Deployer) install(ctx context.Context, inv *tf.Inventory) (*Deployment,
 		if err != nil {
 			return nil, err
 		}
-		p, err := ssh.NewPool(ssh.Config{User: user, PrivateKey: d.o.SSH.PrivateKey, KnownHosts: d.o.KnownHosts,
+		p, err := ssh.NewPool(ssh.Config{User: user, PrivateKey: d.o.SSH.PrivateKey, KnownHosts: knownHosts,
 			Policy: pol, KeepaliveInterval: d.o.SSH.Keepalive, Log: d.o.Log})
 		if err != nil {
 			return nil, err
 		}
-		d.pool, d.user = p, user
+		d.pool, d.user, d.knownHosts = p, user, knownHosts
 	}
-	return Deploy(ctx, Options{Campaign: d.o.Campaign, Hosts: Hosts(inv), Pool: d.pool, Binary: d.o.Binary, Log: d.o.Log})
+	return Deploy(ctx, Options{Campaign: d.o.Campaign, Hosts: Hosts(inv), Pool: d.pool, Binary: d.o.Binary, Log: d.o.Log, Wait: wait})
 }
 
 // StopLeftovers stops every service xp left running on the machines of
@@ -203,7 +225,7 @@ func (d *Deployer) install(ctx context.Context, inv *tf.Inventory) (*Deployment,
 func (d *Deployer) StopLeftovers(ctx context.Context, inv *tf.Inventory) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, err := d.install(ctx, inv)
+	_, err := d.install(ctx, inv, 0)
 	return err
 }
 

@@ -26,7 +26,8 @@ import (
 // describes them as broker, gateway and client machines, tf.Target applies
 // it and hands the inventory to the Deployer, which deploys the embedded
 // cluster; a load runs through the gateway mode; Down stops every service
-// and destroys the group; a host whose key changed is then refused.
+// and destroys the group, its host keys with it: a new group takes the
+// new key of a rebuilt host, and a key changed within a group is refused.
 func TestTerraformHostsTarget(t *testing.T) {
 	bin := buildXP(t)
 	n := netnstest.New(t, 4)
@@ -163,17 +164,35 @@ teardown: always
 		t.Errorf("infra events %s", got)
 	}
 
-	// The broker host is rebuilt with a new key: the next Up refuses it.
+	// Host keys belong to the group: its working directory, removed with
+	// it, holds them. The next group on the same address (a cloud's
+	// recycled public address) meets a new key and takes it.
 	dep.Close()
 	if err := n.Hosts[0].ChangeHostKey(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = tg.Up(ctx, g)
+	if _, err := tg.Up(ctx, g); err != nil {
+		t.Fatalf("up of a new group on the address of a destroyed one with another key: %v", err)
+	}
+	if kh, err := os.ReadFile(filepath.Join(tg.Inventory().Dir, "known_hosts")); err != nil || !strings.Contains(string(kh), n.Hosts[0].Addr) {
+		t.Errorf("the group's known_hosts: %v\n%s", err, kh)
+	}
+	// Within the group a changed key is refused.
+	dep.Close()
+	if err := n.Hosts[0].ChangeHostKey(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tg.Restart(ctx, g)
 	var he *ssh.HostKeyError
 	if !errors.As(err, &he) || !strings.Contains(err.Error(), "has CHANGED") {
-		t.Fatalf("up after the broker's key changed: %v", err)
+		t.Fatalf("restart after the broker's key changed within its group: %v", err)
 	}
+	// Stopping the services fails on the refused key; the destroy, which
+	// takes the group's known_hosts with it, does not.
 	tg.Down(ctx)
+	if left, _ := filepath.Glob(filepath.Join(tf.WorkRoot(db), "*", "known_hosts")); len(left) > 0 {
+		t.Errorf("known_hosts left after the group was destroyed: %v", left)
+	}
 }
 
 // waitNoXP waits until no xp process runs in h's namespace, or fails.

@@ -27,8 +27,9 @@ type HostKeyError struct {
 
 func (e *HostKeyError) Error() string {
 	if e.Changed {
-		return fmt.Sprintf("host key of %s has CHANGED: it now offers %s but %s:%d records another key; "+
-			"if the machine was rebuilt, delete that line and run again; otherwise someone may be intercepting the connection",
+		return fmt.Sprintf("host key of %s has CHANGED: it now offers %s but %s:%d records another key, seen earlier in this "+
+			"infrastructure group; someone may be intercepting the connection, so xp does not connect. A machine of a "+
+			"group keeps its key; if it was really rebuilt, take the group down (xp infra down) and apply it again",
 			e.Host, e.Fingerprint, e.KnownHosts, e.Line)
 	}
 	return fmt.Sprintf("host key of %s (%s) is not in %s and the known_hosts policy is strict: "+

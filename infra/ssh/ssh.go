@@ -68,8 +68,9 @@ type Config struct {
 	// DialTimeout bounds one TCP connect plus SSH handshake; default 15s.
 	DialTimeout time.Duration
 	// Retries is how many times a transient dial failure (connection
-	// refused or reset, as while a machine boots) is retried; default 5.
-	// Negative means none.
+	// refused or reset, a timeout, no route: as while a machine boots or
+	// its link comes back) is retried; default 5. Negative means none.
+	// After an apply, Wait retries for a time rather than a count.
 	Retries int
 	// Backoff is the first wait between dial attempts, doubled each time up
 	// to 8 times; default 500ms.
@@ -189,6 +190,11 @@ func NewPool(cfg Config) (*Pool, error) {
 // Client returns the connection to addr (host:port, or host for port 22),
 // dialling it on first use or after it broke.
 func (p *Pool) Client(ctx context.Context, addr string) (*Client, error) {
+	return p.client(ctx, addr, p.cfg.Retries)
+}
+
+// client is Client retrying a transient dial failure retries times.
+func (p *Pool) client(ctx context.Context, addr string, retries int) (*Client, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		addr = net.JoinHostPort(addr, "22")
 	}
@@ -208,7 +214,7 @@ func (p *Pool) Client(ctx context.Context, addr string) (*Client, error) {
 	if c != nil && c.alive() {
 		return c, nil
 	}
-	sc, err := p.dial(ctx, addr)
+	sc, err := p.dial(ctx, addr, retries)
 	if err != nil {
 		return nil, err
 	}
@@ -291,14 +297,14 @@ func (p *Pool) Close() error {
 	return errors.Join(errs...)
 }
 
-func (p *Pool) dial(ctx context.Context, addr string) (*xssh.Client, error) {
+func (p *Pool) dial(ctx context.Context, addr string, retries int) (*xssh.Client, error) {
 	wait := p.cfg.Backoff
 	for attempt := 0; ; attempt++ {
 		c, err := p.dialOnce(ctx, addr)
 		if err == nil {
 			return c, nil
 		}
-		if !transient(err) || attempt >= p.cfg.Retries {
+		if !transient(err) || attempt >= retries {
 			if attempt > 0 {
 				return nil, fmt.Errorf("ssh %s (after %d attempts): %w", addr, attempt+1, err)
 			}
@@ -353,15 +359,19 @@ func (p *Pool) dialOnce(ctx context.Context, addr string) (*xssh.Client, error) 
 	return xssh.NewClient(sc, chans, reqs), nil
 }
 
-// transient reports whether a dial error is worth retrying: the host is up
-// but not (yet) accepting, as while it boots or sshd restarts.
+// transient reports whether a dial error is worth retrying: the host is
+// not (yet) accepting, as while it boots (no answer at all until its
+// network is up: a timeout) or sshd restarts (refused, reset).
 func transient(err error) bool {
 	var he *HostKeyError
 	if errors.As(err, &he) {
 		return false
 	}
+	var ne net.Error
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &ne) && ne.Timeout()
 }
 
 // portOf returns the port of host:port as a number.

@@ -3,6 +3,7 @@ package tf
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
@@ -60,6 +61,10 @@ type Inventory struct {
 	InstanceTypes  map[string]string   `json:"instance_types"`
 	HourlyPriceUSD map[string]*float64 `json:"hourly_price_usd"`
 	Region         string              `json:"region"`
+	// Dir is the group's working directory (not an output: the
+	// Provisioner sets it). What belongs to the group alone, such as its
+	// machines' host keys, lives there and goes with the group.
+	Dir string `json:"-"`
 }
 
 // parseOutputs reads terraform output into an Inventory, refusing outputs
@@ -85,6 +90,13 @@ func parseOutputs(outs map[string]tfexec.OutputMeta) (*Inventory, error) {
 		for _, h := range inv.Hosts.Role(role) {
 			if h.Name == "" || h.PublicAddress == "" || h.SSHPort <= 0 {
 				return nil, fmt.Errorf("module outputs a %s without name, public_address or ssh_port: %+v", role, h)
+			}
+			// Addresses go into shell lines, configs and certificates on
+			// the machines: only an IP address is taken as one.
+			for _, a := range []struct{ key, v string }{{"public_address", h.PublicAddress}, {"private_address", h.PrivateAddress}} {
+				if a.v != "" && net.ParseIP(a.v) == nil {
+					return nil, fmt.Errorf("module outputs %s %s with %s %q: want an IP address", role, h.Name, a.key, a.v)
+				}
 			}
 		}
 	}

@@ -171,6 +171,7 @@ func (p *Provisioner) Up(ctx context.Context, key planner.InfraKey, rows []plann
 	if e, ok := last[plan.Key]; ok && e.Event == EventUp {
 		var was eventOutputs
 		if json.Unmarshal(e.Outputs, &was) == nil && was.Inventory != nil && was.Dir == plan.Dir && sameVars(was.Vars, plan.Vars) {
+			was.Inventory.Dir = plan.Dir
 			return &Group{Key: plan.Key, Dir: plan.Dir, Inventory: was.Inventory, HourlyUSD: e.HourlyUSD, Reused: true}, nil
 		}
 	}
@@ -225,6 +226,7 @@ func (p *Provisioner) Up(ctx context.Context, key planner.InfraKey, rows []plann
 		}
 		return nil, applyErr
 	}
+	inv.Dir = plan.Dir
 	hourly, unpriced := HourlyUSD(inv, p.Target.Platform, p.Prices)
 	o.Inventory, o.Unpriced = inv, unpriced
 	ev.Event, ev.HourlyUSD = EventUp, hourly
@@ -395,6 +397,7 @@ func Inventories(ctx context.Context, store Events) (map[string]*Inventory, erro
 		case EventUp:
 			var o eventOutputs
 			if err := json.Unmarshal(e.Outputs, &o); err == nil && o.Inventory != nil {
+				o.Inventory.Dir = o.Dir
 				out[e.Group] = o.Inventory
 			}
 		case EventDown:

@@ -2,6 +2,7 @@ package tf
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,5 +207,24 @@ func TestHostsInitOffline(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".terraform", "providers")); !os.IsNotExist(err) {
 		t.Fatalf("init fetched providers: %v", err)
+	}
+}
+
+// A module whose outputs name a machine by anything but an IP address is
+// refused when its outputs are read (addresses go into shell lines and
+// certificates on the machines), and nothing of the apply stays up.
+func TestProvisionerRefusesAddressesThatAreNotIPs(t *testing.T) {
+	for _, bad := range []string{"broker.example.com", "198.18.0.11; rm -rf ~"} {
+		t.Run(bad, func(t *testing.T) {
+			p, store := newProvisioner(t, strings.Replace(hostsTarget, "address: 198.18.0.11,", fmt.Sprintf("address: %q,", bad), 1))
+			key, rows := group(1, "proxy")
+			_, err := p.Up(context.Background(), key, rows)
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("module outputs broker b1 with public_address %q: want an IP address", bad)) {
+				t.Fatalf("up: %v", err)
+			}
+			if got := strings.Join(events(t, store), ","); got != "applying,apply-failed" {
+				t.Fatalf("events %s", got)
+			}
+		})
 	}
 }

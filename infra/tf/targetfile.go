@@ -73,6 +73,9 @@ type SSH struct {
 	// leaves three unanswered is taken for gone (its commands fail, the
 	// next use dials again). Zero: ssh.Config's default, 5s.
 	Keepalive time.Duration `json:"keepalive,omitempty"`
+	// Wait is how long xp waits, after an apply, for every machine to
+	// answer over SSH (machines still booting); zero: 5 minutes.
+	Wait time.Duration `json:"wait,omitempty"`
 }
 
 // Kafka is the Kafka the machines run: xp's embedded cluster
@@ -176,7 +179,7 @@ func (e *TargetError) Error() string {
 
 var (
 	targetKeys   = append([]string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}, existingKeys...)
-	sshKeys      = []string{"user", "private_key", "known_hosts", "keepalive"}
+	sshKeys      = []string{"user", "private_key", "known_hosts", "keepalive", "wait"}
 	kafkaKeys    = []string{"version", "distribution", "sha512", "releases", "heap", "jvm_flags"}
 	releaseKeys  = []string{"version", "distribution", "sha512"}
 	teardowns    = []string{TeardownAlways, TeardownOnSuccess, TeardownNever}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -204,7 +205,8 @@ func (p *fileParser) telemetry(n *yaml.Node, getenv func(string) string) *Teleme
 	return t
 }
 
-// ssh parses an ssh: section (user, private_key, known_hosts, keepalive).
+// ssh parses an ssh: section (user, private_key, known_hosts, keepalive,
+// wait).
 func (p *fileParser) ssh(n *yaml.Node, what string, getenv func(string) string) SSH {
 	s := SSH{KnownHosts: KnownHostsAcceptNew}
 	p.mapping(n, what, sshKeys, func(k string, v *yaml.Node) {
@@ -222,6 +224,12 @@ func (p *fileParser) ssh(n *yaml.Node, what string, getenv func(string) string) 
 				p.bad(v, "%skeepalive: %v", what, err)
 			}
 			s.Keepalive = d
+		case "wait":
+			d, err := time.ParseDuration(p.str(v, what+"wait"))
+			if err != nil || d < time.Second || d > time.Hour {
+				p.bad(v, "%swait: want a duration from 1s to 1h, such as 5m", what)
+			}
+			s.Wait = d
 		}
 	})
 	return s

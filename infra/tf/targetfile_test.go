@@ -58,6 +58,12 @@ budget_usd: 50
 				t.Fatalf("keepalive %v, want 2s", tf.SSH.Keepalive)
 			}
 		}},
+		{name: "ssh wait", yaml: "platform: hosts\nssh: {wait: 10m}\n", check: func(t *testing.T, tf *TargetFile) {
+			if tf.SSH.Wait != 10*time.Minute {
+				t.Fatalf("wait %v, want 10m", tf.SSH.Wait)
+			}
+		}},
+		{name: "bad ssh wait", yaml: "platform: hosts\nssh:\n  wait: 2h\n", want: []string{"target.yaml:3: ssh.wait: want a duration from 1s to 1h"}},
 		{name: "bad ssh keepalive", yaml: "platform: hosts\nssh:\n  keepalive: 5\n", want: []string{"target.yaml:3: ssh.keepalive: want a duration from 100ms to 10m"}},
 		{name: "url without checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz}\n", want: []string{"target.yaml:2: kafka: a distribution URL needs its sha512"}},
 		{name: "short checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: abc}\n", want: []string{"kafka.sha512: want the tarball's SHA-512 as 128 hex digits"}},

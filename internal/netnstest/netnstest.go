@@ -222,6 +222,19 @@ func (h *Host) LinkDown() error { return ip("link", "set", h.veth, "down") }
 // LinkUp brings the link back.
 func (h *Host) LinkUp() error { return ip("link", "set", h.veth, "up") }
 
+// Silence makes the host answer nothing to the root namespace: packets
+// from the bridge's address reach it, but every reply to that address is
+// dropped (a blackhole route), so a connection from there times out
+// instead of being refused, as to a machine that is still booting.
+func (h *Host) Silence() error {
+	return ip("-n", h.NS, "route", "add", "blackhole", h.n.Gateway+"/32")
+}
+
+// Unsilence undoes Silence.
+func (h *Host) Unsilence() error {
+	return ip("-n", h.NS, "route", "del", "blackhole", h.n.Gateway+"/32")
+}
+
 // Command returns a command that runs inside the host's namespace.
 func (h *Host) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", h.NS, name}, args...)...)
