@@ -32,6 +32,11 @@ func Download(what, url, sum, algo, part string) (string, error) {
 	return b.String(), nil
 }
 
+// AptLockTimeout is how many seconds the install scripts' apt-get waits
+// for dpkg's lock held by another apt (APT's DPkg::Lock::Timeout), as the
+// unattended upgrades of a machine that just booted hold it.
+const AptLockTimeout = 600
+
 // Funcs are the template functions of install scripts: {{download WHAT
-// URL SUM ALGO PART}} is Download.
-var Funcs = template.FuncMap{"download": Download}
+// URL SUM ALGO PART}} is Download, {{aptLockTimeout}} AptLockTimeout.
+var Funcs = template.FuncMap{"download": Download, "aptLockTimeout": func() int { return AptLockTimeout }}
