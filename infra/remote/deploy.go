@@ -328,35 +328,60 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 	if err := json.Unmarshal(out, &cl); err != nil {
 		return nil, fmt.Errorf("remote: %s cluster.json: %w", b.Name, err)
 	}
-	// Every file a client needs: the client configs and what they name.
-	files := map[string]bool{}
-	for _, m := range cl.Modes {
-		files[m.ClientConfig] = true
-		text, err := b.c.Output(ctx, "cat "+ssh.Quote(m.ClientConfig))
-		if err != nil {
-			return nil, err
-		}
-		props, err := kafkaconf.ParseClientConfig(text)
-		if err != nil {
-			return nil, fmt.Errorf("remote: %s:%s:%w", b.Name, m.ClientConfig, err)
-		}
-		for _, k := range []string{kafkaconf.SSLCALocation, kafkaconf.SSLCertificate, kafkaconf.SSLKey} {
-			if p := props[k]; p != "" {
-				files[p] = true
-			}
-		}
-	}
-	contents := map[string][]byte{}
-	for f := range files {
-		if contents[f], err = b.c.Output(ctx, "cat "+ssh.Quote(f)); err != nil {
-			return nil, err
-		}
+	contents, err := clientFiles(path.Dir(b.dir), cl.Modes, func(f string) ([]byte, error) {
+		return b.c.Output(ctx, "cat "+ssh.Quote(f))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("remote: %s cluster.json: %w", b.Name, err)
 	}
 	if err := d.writeAll(ctx, d.names(RoleClient), contents); err != nil {
 		return nil, err
 	}
 	d.modes, d.brokers = cl.Modes, brokers
 	return cl.Modes, nil
+}
+
+// clientFiles reads, with read, every file a client of modes needs (the
+// client configs and the certificates and keys they name), by path. They
+// are written at the same paths on the client hosts, so only paths under
+// campaignDir (the campaign's directory on the hosts) are taken: a
+// cluster.json naming /etc/... or ~/.ssh/... is refused.
+func clientFiles(campaignDir string, modes map[string]local.Mode, read func(string) ([]byte, error)) (map[string][]byte, error) {
+	under := func(what, p string) error {
+		if c := path.Clean(p); c != p || !strings.HasPrefix(p, campaignDir+"/") {
+			return fmt.Errorf("%s %q is not under the campaign directory %s", what, p, campaignDir)
+		}
+		return nil
+	}
+	out := map[string][]byte{}
+	for _, name := range sortedKeys(modes) {
+		m := modes[name]
+		if err := under("mode "+name+": client config", m.ClientConfig); err != nil {
+			return nil, err
+		}
+		text, err := read(m.ClientConfig)
+		if err != nil {
+			return nil, err
+		}
+		out[m.ClientConfig] = text
+		props, err := kafkaconf.ParseClientConfig(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%w", m.ClientConfig, err)
+		}
+		for _, k := range []string{kafkaconf.SSLCALocation, kafkaconf.SSLCertificate, kafkaconf.SSLKey} {
+			p := props[k]
+			if p == "" || out[p] != nil {
+				continue
+			}
+			if err := under(m.ClientConfig+": "+k, p); err != nil {
+				return nil, err
+			}
+			if out[p], err = read(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // Load is one run's load, split over the client hosts.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/internal/netnstest"
 )
@@ -289,5 +290,37 @@ func TestDeployWaitsForBootingHost(t *testing.T) {
 	_, err = Deploy(ctx, Options{Campaign: "c1", Hosts: hosts, Pool: pool2, Binary: bin, Log: log, Wait: 3 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "no answer within 3s (ssh.wait) from client-0 ("+late.SSHAddr()) {
 		t.Fatalf("deploy to a host that never answers: %v", err)
+	}
+}
+
+// The files a cluster.json names are written at the same paths on every
+// client host: only paths under the campaign's directory are taken.
+func TestClientFilesStayUnderTheCampaignDirectory(t *testing.T) {
+	const camp = "/home/u/xp/c1"
+	files := map[string]string{
+		camp + "/broker-0/cluster/tls.properties":  "bootstrap.servers=10.0.0.1:9093\nsecurity.protocol=SSL\nssl.ca.location=" + camp + "/broker-0/cluster/pki/ca.pem\n",
+		camp + "/broker-0/cluster/pki/ca.pem":      "CA",
+		camp + "/broker-0/cluster/evil.properties": "bootstrap.servers=10.0.0.1:9093\nsecurity.protocol=SSL\nssl.ca.location=/home/u/.ssh/authorized_keys\n",
+	}
+	read := func(p string) ([]byte, error) {
+		if s, ok := files[p]; ok {
+			return []byte(s), nil
+		}
+		return nil, fmt.Errorf("no %s", p)
+	}
+	got, err := clientFiles(camp, map[string]local.Mode{"tls": {ClientConfig: camp + "/broker-0/cluster/tls.properties"}}, read)
+	if err != nil || len(got) != 2 || string(got[camp+"/broker-0/cluster/pki/ca.pem"]) != "CA" {
+		t.Fatalf("%v %v", got, err)
+	}
+	for name, cfg := range map[string]string{
+		"config outside":       "/etc/cron.d/xp",
+		"config climbing out":  camp + "/../../.ssh/authorized_keys",
+		"certificate outside":  camp + "/broker-0/cluster/evil.properties",
+		"another campaign":     "/home/u/xp/c10/x.properties",
+		"the directory's name": camp,
+	} {
+		if _, err := clientFiles(camp, map[string]local.Mode{"tls": {ClientConfig: cfg}}, read); err == nil || !strings.Contains(err.Error(), "is not under the campaign directory "+camp) {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

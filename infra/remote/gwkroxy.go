@@ -209,8 +209,8 @@ const vaultPort = 8200
 // prints its root token and unseal key: those lines stay out of its log,
 // which failed runs bring home.
 func vaultStart(bin, tokenFile, addr string) string {
-	return fmt.Sprintf(`VAULT_DEV_ROOT_TOKEN_ID="$(cat %s)" %s server -dev -dev-no-store-token -dev-listen-address=%s 2>&1 | grep --line-buffered -v -e 'Root Token:' -e 'Unseal Key:'`,
-		ssh.Quote(tokenFile), ssh.Quote(bin), addr)
+	return fmt.Sprintf(`VAULT_DEV_ROOT_TOKEN_ID="$(cat %s)" %s server -dev -dev-no-store-token %s 2>&1 | grep --line-buffered -v -e 'Root Token:' -e 'Unseal Key:'`,
+		ssh.Quote(tokenFile), ssh.Quote(bin), ssh.Quote("-dev-listen-address="+addr))
 }
 
 // vaultTransit is the command line (for sh) that enables the transit
@@ -218,8 +218,8 @@ func vaultStart(bin, tokenFile, addr string) string {
 // Kroxylicious requires (aes256-gcm96, Vault's default, named rather than
 // relied on); the token, read from tokenFile, passes in the environment.
 func vaultTransit(bin, tokenFile, addr string) string {
-	return fmt.Sprintf(`export VAULT_ADDR=http://%s VAULT_TOKEN="$(cat %s)"; %s secrets enable transit && %s write -f transit/keys/%s type=aes256-gcm96`,
-		addr, ssh.Quote(tokenFile), ssh.Quote(bin), ssh.Quote(bin), kroxyKEK)
+	return fmt.Sprintf(`export VAULT_ADDR=%s VAULT_TOKEN="$(cat %s)"; %s secrets enable transit && %s write -f transit/keys/%s type=aes256-gcm96`,
+		ssh.Quote("http://"+addr), ssh.Quote(tokenFile), ssh.Quote(bin), ssh.Quote(bin), kroxyKEK)
 }
 
 // StartKroxylicious runs Kroxylicious (gateway_kind kroxylicious) on the

@@ -254,4 +254,20 @@ if [ "$1" = secrets ] && [ -n "${FAIL_ENABLE:-}" ]; then echo "path is already i
 	if got := readCalls(); len(got) != 1 {
 		t.Errorf("after a failed enable vault was called %q", got)
 	}
+
+	// Whatever the address holds reaches vault as one word, never the
+	// shell.
+	pwned := filepath.Join(dir, "pwned")
+	hostile := "198.18.0.21:8200 $(touch " + pwned + ");touch " + pwned
+	for _, cmd := range []string{vaultStart(bin, tokenFile, hostile), vaultTransit(bin, tokenFile, hostile)} {
+		run(cmd)
+		if _, err := os.Stat(pwned); err == nil {
+			t.Fatalf("the address ran as shell: %s", cmd)
+		}
+	}
+	got := readCalls()
+	if len(got) != 3 || !strings.HasPrefix(got[0], "args=server -dev -dev-no-store-token -dev-listen-address="+hostile+" ") ||
+		!strings.Contains(got[1], "addr=http://"+hostile+" ") {
+		t.Errorf("vault called as %q", got)
+	}
 }
