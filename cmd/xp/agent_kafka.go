@@ -81,7 +81,7 @@ func newAgentKafkaReadyCmd(st *state) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&brokers, "brokers", "", "the broker node ids every mode must see")
 	f.DurationVar(&timeout, "timeout", 3*time.Minute, "how long to wait in all")
-	f.StringVar(&scramAdmin, "scram-admin", "", "client config of the connection that creates the SCRAM user (the plaintext listener)")
+	f.StringVar(&scramAdmin, "scram-admin", "", "client config of the connection that creates the SCRAM user (the TLS listener)")
 	f.StringVar(&scramOf, "scram-user-from", "", "client config naming the SCRAM-SHA-512 user and password to create")
 	cmd.MarkFlagRequired("brokers")
 	return cmd

@@ -202,7 +202,12 @@ func stopLeftovers(ctx context.Context, st *state, t *tf.TargetFile, db string, 
 	defer d.Close()
 	var errs []error
 	for _, g := range slices.Sorted(maps.Keys(invs)) {
-		if err := d.StopLeftovers(ctx, invs[g]); err != nil {
+		stop := d.StopLeftovers
+		if t.Platform == "hosts" {
+			// The machines stay: nothing of the campaign may.
+			stop = d.RemoveLeftovers
+		}
+		if err := stop(ctx, invs[g]); err != nil {
 			errs = append(errs, fmt.Errorf("group %s: stopping the services left on its hosts: %w", g, err))
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/xp-bench/xp/infra/hoststat"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/results"
 	"github.com/xp-bench/xp/runner/loadgen"
@@ -84,6 +85,20 @@ type Deployment struct {
 	// gwMetrics are the metrics endpoints of the gateways on gateway
 	// hosts, per mode key (TLSKept).
 	gwMetrics map[string][]hostMetrics
+	// ca is the cluster's certificate authority when this machine made it
+	// (Apache Kafka), nil for the embedded cluster, which makes its own;
+	// its key stays in caDir on this machine, removed by Teardown.
+	ca    *pki.Authority
+	caDir string
+}
+
+// setAuthority makes ca, rooted in dir, the cluster's authority, removing
+// the directory of the one before.
+func (d *Deployment) setAuthority(ca *pki.Authority, dir string) {
+	if d.caDir != "" && d.caDir != dir {
+		os.RemoveAll(d.caDir)
+	}
+	d.ca, d.caDir = ca, dir
 }
 
 type deployed struct {
@@ -707,8 +722,10 @@ func (p *phaseWriter) Write(b []byte) (int, error) {
 
 // Teardown stops every service xp started on every host, on a new
 // connection where the last one broke (a host that dropped off the
-// network during a run and came back).
+// network during a run and came back), and removes the cluster's
+// authority from this machine.
 func (d *Deployment) Teardown(ctx context.Context) error {
+	d.setAuthority(nil, "")
 	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
 		if h.c == nil {
 			return nil
@@ -718,6 +735,26 @@ func (d *Deployment) Teardown(ctx context.Context) error {
 			return err
 		}
 		_, err = c.Output(ctx, fmt.Sprintf("%s agent stop --dir %s --grace 10s", ssh.Quote(h.xp), ssh.Quote(h.dir)))
+		return err
+	})
+}
+
+// Remove stops every service, as Teardown, and removes the campaign's
+// directory from every host ($HOME/xp/CAMPAIGN: the binary, keys, the
+// SASL password, logs): for machines that outlive their group.
+func (d *Deployment) Remove(ctx context.Context) error {
+	if err := d.Teardown(ctx); err != nil {
+		return err
+	}
+	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
+		if h.c == nil {
+			return nil
+		}
+		c, err := d.client(ctx, h)
+		if err != nil {
+			return err
+		}
+		_, err = c.Output(ctx, "rm -rf -- "+ssh.Quote(path.Dir(h.dir)))
 		return err
 	})
 }

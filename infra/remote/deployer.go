@@ -57,11 +57,16 @@ type Deployer struct {
 	// user the pool logs in as, knownHosts the file it checks keys in.
 	user, knownHosts string
 	dep              *Deployment
+	// last is the latest deployment, kept after Undeploy for Remove.
+	last *Deployment
 	// tel streams every host's counters while a deployment is up.
 	tel *Telemetry
 }
 
-var _ tf.Deployer = (*Deployer)(nil)
+var (
+	_ tf.Deployer = (*Deployer)(nil)
+	_ tf.Remover  = (*Deployer)(nil)
+)
 
 // NewDeployer checks the options; it connects to nothing.
 func NewDeployer(o DeployerOptions) (*Deployer, error) {
@@ -122,7 +127,7 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 		d.tel.Stop()
 		d.tel = nil
 	}
-	d.dep = dep
+	d.dep, d.last = dep, dep
 	modes, err := d.startCluster(ctx, dep, g.Key.Brokers, g.Key.KafkaVersion)
 	if err != nil {
 		return target.Endpoints{}, err
@@ -227,6 +232,37 @@ func (d *Deployer) StopLeftovers(ctx context.Context, inv *tf.Inventory) error {
 	defer d.mu.Unlock()
 	_, err := d.install(ctx, inv, 0)
 	return err
+}
+
+// Remove stops every service of the latest deployment, also one
+// undeployed, and removes the campaign's directory from its machines
+// (tf.Remover): machines that outlive their group (the hosts platform)
+// keep no key, password or binary of the campaign.
+func (d *Deployer) Remove(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.tel != nil {
+		d.tel.Stop()
+		d.tel = nil
+	}
+	if d.last == nil {
+		return nil
+	}
+	err := d.last.Remove(ctx)
+	d.dep, d.last = nil, nil
+	return err
+}
+
+// RemoveLeftovers is Remove for the machines of inv, which another xp
+// deployed: xp infra down on the hosts platform.
+func (d *Deployer) RemoveLeftovers(ctx context.Context, inv *tf.Inventory) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dep, err := d.install(ctx, inv, 0)
+	if err != nil {
+		return err
+	}
+	return dep.Remove(ctx)
 }
 
 // Deployment is the deployment of the last Deploy, nil before one.

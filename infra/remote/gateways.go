@@ -212,25 +212,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 
 	// The cluster's CA, to issue each gateway host a certificate its
 	// clients trust.
-	tmp, err := os.MkdirTemp("", "xp-gwpki-")
-	if err != nil {
-		return nil, fmt.Errorf("remote: gateways: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	cadir := filepath.Join(tmp, "pki")
-	if err := os.Mkdir(cadir, 0o700); err != nil {
-		return nil, err
-	}
-	for _, f := range []string{pki.CACertFile, pki.CAKeyFile} {
-		data, err := b.c.Output(ctx, "cat "+ssh.Quote(path.Join(cdir, "pki", f)))
-		if err != nil {
-			return nil, fmt.Errorf("remote: gateways: the cluster's CA on %s: %w", b.Name, err)
-		}
-		if err := os.WriteFile(filepath.Join(cadir, f), data, 0o600); err != nil {
-			return nil, err
-		}
-	}
-	ca, err := pki.New(cadir)
+	ca, err := d.gatewayAuthority(ctx, b)
 	if err != nil {
 		return nil, err
 	}
@@ -324,6 +306,38 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 	}
 	fmt.Fprintf(d.o.Log, "remote: %d gateway mode(s) on %s\n", len(specs), strings.Join(hosts, ", "))
 	return modes, nil
+}
+
+// gatewayAuthority is the authority gateway hosts' certificates come
+// from: the one this machine made for the cluster (Apache Kafka), whose
+// key never leaves it; for the embedded cluster, which makes its own CA on
+// its broker host, that CA, fetched into a directory of this machine kept
+// with the deployment's.
+func (d *Deployment) gatewayAuthority(ctx context.Context, b *deployed) (*pki.Authority, error) {
+	if d.ca != nil {
+		return d.ca, nil
+	}
+	tmp, err := os.MkdirTemp("", "xp-gwpki-")
+	if err != nil {
+		return nil, fmt.Errorf("remote: gateways: %w", err)
+	}
+	for _, f := range []string{pki.CACertFile, pki.CAKeyFile} {
+		data, err := b.c.Output(ctx, "cat "+ssh.Quote(path.Join(b.dir, "cluster", "pki", f)))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(tmp, f), data, 0o600)
+		}
+		if err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("remote: gateways: the cluster's CA on %s: %w", b.Name, err)
+		}
+	}
+	ca, err := pki.New(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	d.setAuthority(ca, tmp)
+	return ca, nil
 }
 
 // needsSchema says whether the gateway of s reads the load generator's

@@ -7,11 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,8 +72,11 @@ type kafkaNode struct {
 // touches a host: the nodes' files, the client files and the modes.
 type kafkaPlan struct {
 	nodes []*kafkaNode
-	// ca and caKey are the cluster's CA certificate and key (PEM).
-	ca, caKey []byte
+	// ca is the cluster's CA certificate (PEM); authority its CA, whose
+	// key stays on this machine, in caDir.
+	ca        []byte
+	authority *pki.Authority
+	caDir     string
 	clusterID string
 	// clientFiles are the files every client host gets, by path.
 	clientFiles map[string][]byte
@@ -114,11 +115,19 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	srv := kafkaconf.NewServer(baddr, caddr)
 	hostOf := append(append([]string{}, bs...), cs...)
 
+	// The CA lives on this machine only (signing happens here; hosts get
+	// certificates and their own keys), in a directory the deployment's
+	// teardown removes.
 	tmp, err := os.MkdirTemp("", "xp-kafka-pki-")
 	if err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
 	ca, err := pki.New(tmp)
 	if err != nil {
 		return nil, err
@@ -127,11 +136,9 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	rand.Read(pw)
 	srv.SASLUser, srv.SASLPassword = local.SASLUser, hex.EncodeToString(pw)
 
-	p := &kafkaPlan{clusterID: kafkaconf.NewClusterID(), clientFiles: map[string][]byte{}, modes: map[string]local.Mode{}}
+	p := &kafkaPlan{clusterID: kafkaconf.NewClusterID(), clientFiles: map[string][]byte{}, modes: map[string]local.Mode{},
+		authority: ca, caDir: tmp}
 	if p.ca, err = os.ReadFile(ca.CAPath()); err != nil {
-		return nil, err
-	}
-	if p.caKey, err = os.ReadFile(filepath.Join(tmp, pki.CAKeyFile)); err != nil {
 		return nil, err
 	}
 	for i, node := range srv.Nodes {
@@ -196,7 +203,10 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	for _, m := range sortedKeys(configs) {
 		p.readyModes = append(p.readyModes, m+"="+configs[m])
 	}
-	p.scramAdmin, p.scramFrom = configs[local.Plaintext], configs[local.SASLSSL]
+	// The SCRAM user is created over TLS: its password never crosses the
+	// network in the clear.
+	p.scramAdmin, p.scramFrom = configs[local.TLS], configs[local.SASLSSL]
+	ok = true
 	return p, nil
 }
 
@@ -214,8 +224,8 @@ func heapOpts(memMiB int64) string {
 // the PKI, server.properties and client configs here, uploads them 0600
 // with the install script, runs the script (download checked against its
 // SHA-512, Java, storage formatted), starts each node under the agent as
-// service kafka, creates the SCRAM-SHA-512 user over the plaintext
-// listener, and waits until every mode sees every broker from every client
+// service kafka, creates the SCRAM-SHA-512 user over the TLS listener,
+// and waits until every mode sees every broker from every client
 // host. Every call starts a fresh cluster: a node's data of an earlier
 // deployment is removed first. The modes' client files live at the same
 // paths on every client host.
@@ -239,6 +249,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 	if err != nil {
 		return nil, err
 	}
+	d.setAuthority(p.authority, p.caDir)
 	var names []string
 	byName := map[string]*kafkaNode{}
 	for _, n := range p.nodes {
@@ -259,24 +270,15 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 	d.kafka = KafkaApache + " " + rel.Version
 
 	// The client files go to every client host; the first broker host
-	// gets them too, with the CA's key, where gateways started in front
-	// of the cluster find them as they find the embedded cluster's.
+	// gets them too, where gateways started in front of the cluster read
+	// the client config of the mode they front.
 	b0 := d.hosts[d.names(RoleBroker)[0]]
-	withCA := map[string][]byte{
-		path.Join(b0.dir, "cluster", "pki", pki.CACertFile): p.ca,
-		path.Join(b0.dir, "cluster", "pki", pki.CAKeyFile):  p.caKey,
-	}
 	targets := slices.Clone(checkers)
 	if !slices.Contains(targets, b0.Name) {
 		targets = append(targets, b0.Name)
 	}
 	err = d.each(ctx, targets, func(ctx context.Context, h *deployed) error {
-		files := p.clientFiles
-		if h == b0 {
-			files = maps.Clone(p.clientFiles)
-			maps.Copy(files, withCA)
-		}
-		return h.writeFiles(ctx, files)
+		return h.writeFiles(ctx, p.clientFiles)
 	})
 	if err != nil {
 		return nil, err

@@ -163,7 +163,21 @@ func TestStartKafkaOnHosts(t *testing.T) {
 			t.Errorf("mode %s: %+v", m, modes[m])
 		}
 	}
-	for _, f := range []string{"server.properties", "install-kafka.sh", "kafka-pki/keystore.pem", "kafka-pki/ca.pem", "cluster/pki/ca-key.pem"} {
+	// The CA's key never leaves this machine: hosts get certificates and
+	// their own keys.
+	for _, h := range []*deployed{b, d.hosts["client-0"]} {
+		if keys := strings.TrimSpace(sh(h, "find "+ssh.Quote(path.Dir(h.dir))+" -name ca-key.pem")); keys != "" {
+			t.Errorf("%s holds the CA's key: %s", h.Name, keys)
+		}
+	}
+	if d.ca == nil {
+		t.Error("no authority on this machine for the gateway hosts' certificates")
+	}
+	// The SCRAM user is created over the TLS listener.
+	if !strings.Contains(log.String(), "--scram-admin "+path.Join(path.Dir(d.hosts["client-0"].dir), kafkaClients, "tls.properties")) {
+		t.Errorf("the SCRAM user is not created over the TLS listener:\n%s", log.String())
+	}
+	for _, f := range []string{"server.properties", "install-kafka.sh", "kafka-pki/keystore.pem", "kafka-pki/ca.pem"} {
 		if mode := strings.TrimSpace(sh(b, "stat -c %a "+ssh.Quote(path.Join(b.dir, f)))); mode != "600" {
 			t.Errorf("%s is mode %s, want 600", f, mode)
 		}

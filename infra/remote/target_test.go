@@ -151,6 +151,11 @@ teardown: always
 	}
 	for _, h := range n.Hosts {
 		waitNoXP(t, h)
+		// The machines stay; the campaign's files (keys, the SASL
+		// password, the binary) go.
+		if _, err := os.Stat(filepath.Join(h.Home(), "xp", "c1")); !os.IsNotExist(err) {
+			t.Errorf("%s: ~/xp/c1 left after the group was destroyed: %v", h.Name, err)
+		}
 	}
 	es, err := store.InfraEvents(ctx)
 	if err != nil {

@@ -21,6 +21,14 @@ type Deployer interface {
 	Undeploy(ctx context.Context) error
 }
 
+// Remover is a Deployer that can take everything of the campaign off the
+// machines of its latest deployment. On the hosts platform, whose
+// machines outlive their group, Target calls it before a group is
+// destroyed.
+type Remover interface {
+	Remove(ctx context.Context) error
+}
+
 // TargetOptions are what NewTarget needs beside the target file.
 type TargetOptions struct {
 	Deployer Deployer
@@ -92,7 +100,7 @@ func (t *Target) RecordEvents(e Events) { t.prov.Store = e }
 // first when it differs) and deploys onto them.
 func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
 	if t.cur != nil && t.cur.Key != g.Key.String() {
-		if err := t.prov.Down(ctx, t.cur.Key); err != nil {
+		if err := t.destroy(ctx, t.cur.Key); err != nil {
 			return target.Endpoints{}, fmt.Errorf("destroy the previous group %s: %w", t.cur.Key, err)
 		}
 		t.cur = nil
@@ -146,7 +154,7 @@ func (t *Target) Down(ctx context.Context) error {
 	}
 	err := t.deployer.Undeploy(ctx)
 	if t.prov.Target.Teardown == TeardownAlways {
-		if derr := t.prov.Down(ctx, t.cur.Key); derr != nil {
+		if derr := t.destroy(ctx, t.cur.Key); derr != nil {
 			return errors.Join(err, derr)
 		}
 		t.cur = nil
@@ -169,11 +177,23 @@ func (t *Target) Finish(ctx context.Context, ok bool) error {
 			return nil
 		}
 	}
-	err := t.prov.Down(ctx, t.cur.Key)
+	err := t.destroy(ctx, t.cur.Key)
 	if err == nil {
 		t.cur = nil
 	}
 	return err
+}
+
+// destroy destroys group key; on the hosts platform the Deployer first
+// removes what the campaign left on the machines, which stay.
+func (t *Target) destroy(ctx context.Context, key string) error {
+	var rerr error
+	if r, ok := t.deployer.(Remover); ok && t.prov.Target.Platform == "hosts" {
+		if rerr = r.Remove(ctx); rerr != nil {
+			rerr = fmt.Errorf("removing the campaign's files from the machines: %w", rerr)
+		}
+	}
+	return errors.Join(rerr, t.prov.Down(ctx, key))
 }
 
 // Inventory is the inventory of the group up now, nil when none.
