@@ -103,7 +103,10 @@ func (d *Deployment) setAuthority(ca *pki.Authority, dir string) {
 
 type deployed struct {
 	Host
-	c    *ssh.Client
+	c *ssh.Client
+	// cmu guards c where it may be replaced while other goroutines use
+	// the host (client: loads, telemetry, logs).
+	cmu  sync.Mutex
 	dir  string
 	xp   string
 	info agent.Info
@@ -225,7 +228,9 @@ func (d *Deployment) client(ctx context.Context, h *deployed) (*ssh.Client, erro
 	if err != nil {
 		return nil, err
 	}
+	h.cmu.Lock()
 	h.c = c
+	h.cmu.Unlock()
 	return c, nil
 }
 
@@ -506,7 +511,13 @@ func (d *Deployment) RunLoad(ctx context.Context, l Load) (loadgen.Result, []Par
 			defer cancel()
 			var stdout bytes.Buffer
 			stderr := &limited{max: 64 << 10}
-			err := h.c.Run(cctx, strings.Join(args, " "), ssh.RunOpts{Stdout: &stdout, Stderr: io.MultiWriter(stderr, phases)})
+			// A connection that broke since the last run (the pool closes
+			// one whose keepalives go unanswered) is dialled again,
+			// within the pool's bounded retries.
+			c, err := d.client(cctx, h)
+			if err == nil {
+				err = c.Run(cctx, strings.Join(args, " "), ssh.RunOpts{Stdout: &stdout, Stderr: io.MultiWriter(stderr, phases)})
+			}
 			// Exit 3 is a run that finished unhealthy: its result says why.
 			var r loadgen.Result
 			if err == nil || isExit3(err) {
@@ -547,76 +558,150 @@ func (d *Deployment) modeNames() []string {
 	return out
 }
 
-// Telemetry samples every host once a second until Stop.
+// Telemetry samples every host once a second until Stop: one `xp agent
+// telemetry` stream per host, which lives as long as the deployment (no
+// command timeout) and is started again, on a new connection where the
+// old one broke, whenever it ends.
 type Telemetry struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	out    []results.Sample
 	latest map[string]hoststat.Rates
-	errs   []error
+	// at is when each host's latest line arrived, on this machine's
+	// clock; lastErr why its stream last ended.
+	at      map[string]time.Time
+	lastErr map[string]error
+	errs    []error
+	now     func() time.Time
 }
 
-// Latest returns each host's latest line.
+// TelemetryStale is how old a host's latest line may be and still count
+// as its current reading: older, the host is in a gap (its stream ended or
+// its link is down), and Latest leaves it out rather than pass its last
+// values off as current.
+const TelemetryStale = 3 * time.Second
+
+// telemetryRestart bounds the wait before a stream that ended is started
+// again (doubling from one second).
+const telemetryRestart = 30 * time.Second
+
+// Latest returns each host's latest line, of the hosts whose stream is
+// current (a line within TelemetryStale).
 func (t *Telemetry) Latest() map[string]hoststat.Rates {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.now()
 	out := make(map[string]hoststat.Rates, len(t.latest))
 	for k, v := range t.latest {
-		out[k] = v
+		if now.Sub(t.at[k]) <= TelemetryStale {
+			out[k] = v
+		}
 	}
 	return out
 }
 
-// Err says which hosts' sampling failed so far.
+// Err says, for every host in a gap now, since when and why.
 func (t *Telemetry) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return errors.Join(t.errs...)
+	now := t.now()
+	var errs []error
+	for _, n := range sortedKeys(t.at) {
+		if age := now.Sub(t.at[n]); age > TelemetryStale {
+			err := fmt.Errorf("remote: telemetry of %s: no sample for %v", n, age.Round(time.Second))
+			if t.lastErr[n] != nil {
+				err = fmt.Errorf("%w (its stream ended: %v)", err, t.lastErr[n])
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // StartTelemetry starts `xp agent telemetry` on every host; each line it
 // streams back becomes samples (host, time, metric, value).
 func (d *Deployment) StartTelemetry(ctx context.Context) *Telemetry {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &Telemetry{cancel: cancel, latest: map[string]hoststat.Rates{}}
+	t := &Telemetry{cancel: cancel, latest: map[string]hoststat.Rates{}, at: map[string]time.Time{},
+		lastErr: map[string]error{}, now: time.Now}
+	start := t.now()
 	for _, n := range d.names("") {
 		h := d.hosts[n]
-		pr, pw := io.Pipe()
-		t.wg.Add(2)
+		t.mu.Lock()
+		t.at[n] = start // no gap until the first line is due
+		t.mu.Unlock()
+		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
-			err := h.c.Run(ctx, ssh.Quote(h.xp)+" agent telemetry --interval 1s", ssh.RunOpts{Stdout: pw, Stderr: io.Discard, Quiet: true})
-			pw.Close()
-			if err != nil && ctx.Err() == nil {
-				t.mu.Lock()
-				t.errs = append(t.errs, fmt.Errorf("remote: telemetry of %s: %w", n, err))
-				t.mu.Unlock()
-			}
-		}()
-		go func() {
-			defer t.wg.Done()
-			sc := bufio.NewScanner(pr)
-			for sc.Scan() {
-				var r hoststat.Rates
-				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-					continue
+			wait := time.Second
+			for {
+				began := t.now()
+				err := d.streamTelemetry(ctx, h, t)
+				if ctx.Err() != nil {
+					return
+				}
+				if err == nil {
+					err = errors.New("the stream ended")
 				}
 				t.mu.Lock()
-				t.latest[n] = r
-				for metric, v := range r.Metrics() {
-					t.out = append(t.out, results.Sample{Host: n, TS: r.Time, Metric: metric, Value: v})
+				t.lastErr[n] = err
+				if len(t.errs) < 20 {
+					t.errs = append(t.errs, fmt.Errorf("remote: telemetry of %s: %w", n, err))
 				}
 				t.mu.Unlock()
+				if t.now().Sub(began) > telemetryRestart {
+					wait = time.Second // it ran a while: a new failure
+				}
+				fmt.Fprintf(d.o.Log, "remote: telemetry of %s ended (%v); starting it again in %v\n", n, err, wait)
+				timer := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					timer.Stop()
+					return
+				case <-timer.C:
+				}
+				wait = min(2*wait, telemetryRestart)
 			}
-			io.Copy(io.Discard, pr)
 		}()
 	}
 	return t
 }
 
-// Stop ends sampling and returns the samples in time order, and the first
-// host whose sampling failed, if any.
+// streamTelemetry runs one `xp agent telemetry` stream on h, on a live
+// connection, until it ends, recording its lines in t.
+func (d *Deployment) streamTelemetry(ctx context.Context, h *deployed, t *Telemetry) error {
+	c, err := d.client(ctx, h)
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var r hoststat.Rates
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				continue
+			}
+			t.mu.Lock()
+			t.latest[h.Name], t.at[h.Name] = r, t.now()
+			for metric, v := range r.Metrics() {
+				t.out = append(t.out, results.Sample{Host: h.Name, TS: r.Time, Metric: metric, Value: v})
+			}
+			t.mu.Unlock()
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	err = c.Run(ctx, ssh.Quote(h.xp)+" agent telemetry --interval 1s", ssh.RunOpts{Stdout: pw, Stderr: io.Discard, Quiet: true, Stream: true})
+	pw.Close()
+	<-read
+	return err
+}
+
+// Stop ends sampling and returns the samples in time order, and every
+// time a host's stream ended, if any did.
 func (t *Telemetry) Stop() ([]results.Sample, error) {
 	t.cancel()
 	t.wg.Wait()
@@ -659,8 +744,12 @@ func (d *Deployment) logTails(ctx context.Context, maxBytes int64) (map[string][
 	var mu sync.Mutex
 	names := append(append(d.names(RoleBroker), d.names(RoleController)...), d.names(RoleGateway)...)
 	err := d.each(ctx, names, func(ctx context.Context, h *deployed) error {
+		c, err := d.client(ctx, h)
+		if err != nil {
+			return err
+		}
 		// A host that started no service has no logs directory.
-		list, err := h.c.Output(ctx, fmt.Sprintf("if [ -d %[1]s ]; then ls %[1]s; fi", ssh.Quote(path.Join(h.dir, "logs"))))
+		list, err := c.Output(ctx, fmt.Sprintf("if [ -d %[1]s ]; then ls %[1]s; fi", ssh.Quote(path.Join(h.dir, "logs"))))
 		if err != nil {
 			return err
 		}
@@ -669,7 +758,7 @@ func (d *Deployment) logTails(ctx context.Context, maxBytes int64) (map[string][
 			if !strings.HasSuffix(f, ".log") {
 				continue
 			}
-			text, err := h.c.Output(ctx, fmt.Sprintf("tail -c %d %s", maxBytes, ssh.Quote(path.Join(h.dir, "logs", f))))
+			text, err := c.Output(ctx, fmt.Sprintf("tail -c %d %s", maxBytes, ssh.Quote(path.Join(h.dir, "logs", f))))
 			if err != nil {
 				errs = append(errs, err)
 				continue

@@ -324,3 +324,119 @@ func TestClientFilesStayUnderTheCampaignDirectory(t *testing.T) {
 		}
 	}
 }
+
+// Telemetry streams live as long as the deployment, past the pool's
+// command timeout; a host whose link drops is left out of the readings
+// (a gap, not its last values) until its stream, started again on a new
+// connection, streams again; loads and log fetches dial hosts whose
+// connection broke again, and name a host that cannot be reached.
+func TestStreamsAndLoadsSurviveDroppedConnections(t *testing.T) {
+	bin := buildXP(t)
+	n := netnstest.New(t, 2)
+	log := &syncBuf{}
+	pool, err := ssh.NewPool(ssh.Config{User: n.User, PrivateKey: n.UserKey, KnownHosts: filepath.Join(t.TempDir(), "known_hosts"), Log: log,
+		CommandTimeout: 2 * time.Second, KeepaliveInterval: 200 * time.Millisecond, Retries: 1, DialTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	broker, client := n.Hosts[0], n.Hosts[1]
+	hosts := []Host{{Name: "broker-0", Role: RoleBroker, SSH: broker.SSHAddr(), Private: broker.Addr},
+		{Name: "client-0", Role: RoleClient, SSH: client.SSHAddr(), Private: client.Addr}}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	d, err := Deploy(ctx, Options{Campaign: "c1", Hosts: hosts, Pool: pool, Binary: bin, Log: log})
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	}
+	defer d.Teardown(context.Background())
+	if _, err := d.StartEmbedded(ctx, 1); err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	}
+	// poll waits for cond, failing with what after 30 s.
+	poll := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 30s\nlog:\n%s", what, log.String())
+			}
+		}
+	}
+	fresh := func(tel *Telemetry, host string, after time.Time) bool {
+		r, ok := tel.Latest()[host]
+		return ok && r.Time.After(after)
+	}
+
+	// No deadline in the context: the pool's command timeout (2 s) would
+	// apply to any other command.
+	started := time.Now()
+	tel := d.StartTelemetry(context.Background())
+	for _, h := range []string{"broker-0", "client-0"} {
+		poll(h+" streams past the command timeout", func() bool { return fresh(tel, h, started.Add(4*time.Second)) })
+	}
+
+	if err := client.LinkDown(); err != nil {
+		t.Fatal(err)
+	}
+	poll("client-0 in a gap", func() bool {
+		_, ok := tel.Latest()["client-0"]
+		return !ok && tel.Err() != nil && strings.Contains(tel.Err().Error(), "telemetry of client-0: no sample for")
+	})
+	if _, ok := tel.Latest()["broker-0"]; !ok {
+		t.Errorf("broker-0 left out while only client-0 is gone")
+	}
+	poll("the dead connection closed", func() bool {
+		return strings.Contains(log.String(), "ssh "+client.SSHAddr()+": no answer to keepalives")
+	})
+	if err := client.LinkUp(); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	poll("client-0 streaming again", func() bool { return fresh(tel, "client-0", back) })
+	if _, err := tel.Stop(); err == nil || !strings.Contains(err.Error(), "telemetry of client-0") {
+		t.Errorf("Stop does not say client-0's stream ended: %v", err)
+	}
+
+	// Without telemetry dialling them again, both connections break; the
+	// next load and log fetch dial again.
+	for _, h := range n.Hosts {
+		if err := h.LinkDown(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range n.Hosts {
+		poll(h.Name+"'s connection closed", func() bool {
+			return strings.Count(log.String(), "ssh "+h.SSHAddr()+": no answer to keepalives") >= map[bool]int{true: 2, false: 1}[h == client]
+		})
+	}
+	for _, h := range n.Hosts {
+		if err := h.LinkUp(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := Load{Mode: "plaintext", Rate: 100, Timeout: time.Minute,
+		Flags: []string{"--message-size", "128", "--warmup", "0s", "--duration", "1s", "--drain-timeout", "10s", "--partitions", "1"}}
+	if res, _, err := d.RunLoad(ctx, load); err != nil || !res.Healthy {
+		t.Fatalf("a load after the connections broke: %v (%+v)\nlog:\n%s", err, res.Reasons, log.String())
+	}
+	if tails, err := d.logTails(ctx, 1<<10); err != nil || len(tails) == 0 {
+		t.Fatalf("logs after the connections broke: %v (%d)", err, len(tails))
+	}
+
+	// A client host that stays away fails the load, named, in bounded
+	// time.
+	if err := client.LinkDown(); err != nil {
+		t.Fatal(err)
+	}
+	poll("client-0's connection closed again", func() bool {
+		return strings.Count(log.String(), "ssh "+client.SSHAddr()+": no answer to keepalives") >= 3
+	})
+	_, _, err = d.RunLoad(ctx, load)
+	var ce *ClientError
+	if !errors.As(err, &ce) || ce.Host != "client-0" {
+		t.Errorf("a load on a host that cannot be reached: %v", err)
+	}
+	if err := client.LinkUp(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -58,7 +58,11 @@ func (d *Deployment) TLSKept(ctx context.Context, key string) (gateway.TLSKept, 
 		addr := u.Host
 		client := &http.Client{Transport: &http.Transport{
 			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-				return h.c.DialContext(ctx, network, addr)
+				c, err := d.client(ctx, h)
+				if err != nil {
+					return nil, err
+				}
+				return c.DialContext(ctx, network, addr)
 			},
 			DisableKeepAlives: true,
 		}}

@@ -56,6 +56,10 @@ type RunOpts struct {
 	// Quiet leaves the command line out of the log (it is still never a
 	// place for secrets: process lists show it on the host).
 	Quiet bool
+	// Stream runs a long-lived command (a telemetry stream) without the
+	// pool's CommandTimeout: it ends with ctx, or with the connection
+	// (whose keepalives detect a host that is gone).
+	Stream bool
 }
 
 // ExitError is a remote command that ran and exited non-zero.
@@ -77,10 +81,10 @@ func (e *ExitError) Error() string {
 }
 
 // Run runs cmd through the remote user's shell and waits for it. Without a
-// deadline in ctx, the pool's CommandTimeout applies; when ctx ends the
-// command is sent SIGKILL and its session closed.
+// deadline in ctx, the pool's CommandTimeout applies (unless o.Stream);
+// when ctx ends the command is sent SIGKILL and its session closed.
 func (c *Client) Run(ctx context.Context, cmd string, o RunOpts) error {
-	if _, ok := ctx.Deadline(); !ok {
+	if _, ok := ctx.Deadline(); !ok && !o.Stream {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.pool.cfg.CommandTimeout)
 		defer cancel()
