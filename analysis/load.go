@@ -168,6 +168,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 			run.Reasons = a.Reasons
 			run.Error = a.Error
 			run.GatewayRecordLayer, run.GatewayCipher, run.GatewayTLSKept = gatewayCrypto(a.Environment)
+			run.TelemetryGaps = telemetryGaps(a.Environment)
 			run.Metrics = a.Metrics
 			run.Histograms = hists[a.ID]
 			run.Hosts = hosts[a.ID]
@@ -289,4 +290,25 @@ func loadHosts(ctx context.Context, st *results.Store, atts []results.Attempt) (
 		return nil
 	})
 	return out, err
+}
+
+// telemetryGaps reads the hosts whose telemetry covers less than the
+// attempt's measured window from its environment (runner's
+// telemetry_gaps) as "HOST MISSING s of WINDOW s; ...".
+func telemetryGaps(env json.RawMessage) string {
+	var e struct {
+		Gaps []struct {
+			Host     string  `json:"host"`
+			MissingS float64 `json:"missing_s"`
+			WindowS  float64 `json:"window_s"`
+		} `json:"telemetry_gaps"`
+	}
+	if json.Unmarshal(env, &e) != nil {
+		return ""
+	}
+	var parts []string
+	for _, g := range e.Gaps {
+		parts = append(parts, fmt.Sprintf("%s %.1f s of %.1f s", g.Host, g.MissingS, g.WindowS))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -102,7 +102,12 @@ type Run struct {
 	// TLSKeptNotCounted. The record layer of a run with kept legs reads
 	// tlsrec+crypto/tls.
 	GatewayTLSKept string
-	Metrics        map[string]float64
+	// TelemetryGaps says which hosts' telemetry covers less than the
+	// attempt's measured window ("client-0 12.0 s of 30.0 s; ..."), as
+	// the runner records it (environment telemetry_gaps); "" when every
+	// host's does.
+	TelemetryGaps string
+	Metrics       map[string]float64
 	// Histograms maps a kind (publish, e2e, send_delay) to the attempt's
 	// whole-run HDR histogram, V2-compressed.
 	Histograms map[string][]byte

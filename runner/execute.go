@@ -458,6 +458,13 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 		endPhases()
 		samples := tel.stop()
 		log.printf("%s", tel.describe())
+		if env.TelemetryGaps = tel.gaps(); len(env.TelemetryGaps) > 0 {
+			var hs []string
+			for _, g := range env.TelemetryGaps {
+				hs = append(hs, fmt.Sprintf("%s %.1f s of %.1f s", g.Host, g.MissingS, g.WindowS))
+			}
+			log.printf("telemetry covers less than the measured window: missing %s", strings.Join(hs, ", "))
+		}
 		phase("write", time.Time{})
 		ev = evidenceOf(res, lerr, samples)
 		if res != nil && res.Published > 0 && ev.Metrics != nil {
@@ -502,7 +509,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	if ev.Outcome == results.OutcomeFailed {
 		ev.Logs = append(ev.Logs, r.collectLogs(wctx, started, log)...)
 	}
-	if env.GatewayCrypto != nil && (env.GatewayCrypto.TLSKept != nil || env.GatewayCrypto.TLSKeptError != "") {
+	if env.GatewayCrypto != nil && (env.GatewayCrypto.TLSKept != nil || env.GatewayCrypto.TLSKeptError != "") || len(env.TelemetryGaps) > 0 {
 		ev.Environment, _ = json.Marshal(env)
 	}
 	ev.Ended = r.o.Now()
@@ -592,6 +599,9 @@ type attemptEnv struct {
 	// GatewayCrypto is the record layer and cipher the row's gateway ran
 	// (gateway modes only).
 	GatewayCrypto *attemptCrypto `json:"gateway_crypto,omitempty"`
+	// TelemetryGaps are the hosts whose telemetry covers less than the
+	// measured window, and how much less.
+	TelemetryGaps []telemetryGap `json:"telemetry_gaps,omitempty"`
 }
 
 // attemptCrypto is what the row's gateway ran its cryptography on and,

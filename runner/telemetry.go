@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -73,9 +75,12 @@ type telemetry struct {
 	base  map[string]target.HostSample
 	roles map[string]string
 	// marks are the hosts' CPU times read when a phase began (measure,
-	// drain).
-	marks map[string]map[string]time.Duration
-	errs  []string
+	// drain), markAt when.
+	marks  map[string]map[string]time.Duration
+	markAt map[string]time.Time
+	// seen is when each host was sampled.
+	seen map[string][]time.Time
+	errs []string
 }
 
 // startTelemetry takes the first sample and then one a second until stop.
@@ -83,7 +88,8 @@ type telemetry struct {
 // after it).
 func startTelemetry(ctx context.Context, now func() time.Time, sources []target.TelemetrySource) *telemetry {
 	t := &telemetry{ctx: ctx, now: now, sources: sources, done: make(chan struct{}),
-		base: map[string]target.HostSample{}, roles: map[string]string{}, marks: map[string]map[string]time.Duration{}}
+		base: map[string]target.HostSample{}, roles: map[string]string{}, marks: map[string]map[string]time.Duration{},
+		markAt: map[string]time.Time{}, seen: map[string][]time.Time{}}
 	t.sample()
 	t.wg.Add(1)
 	go func() {
@@ -136,6 +142,7 @@ func (t *telemetry) sample() map[string]time.Duration {
 			t.base[h.Host], t.roles[h.Host] = h, h.Role
 		}
 		cpu[h.Host] = h.CPU
+		t.seen[h.Host] = append(t.seen[h.Host], ts)
 		add := func(metric string, v float64) {
 			t.out = append(t.out, results.Sample{Host: h.Host, TS: ts, Metric: metric, Value: v})
 		}
@@ -161,11 +168,66 @@ func (t *telemetry) phase(p string) {
 	if p != "measure" && p != "drain" {
 		return
 	}
+	at := t.now()
 	cpu := t.sample()
 	t.mu.Lock()
-	t.marks[p] = cpu
+	t.marks[p], t.markAt[p] = cpu, at
 	t.mu.Unlock()
 }
+
+// telemetryGapAfter is how long a host may go without a sample (one a
+// second) before the stretch counts as missing.
+const telemetryGapAfter = 2 * time.Second
+
+// telemetryGap is a host whose telemetry covers less than the attempt's
+// measured window (its stream or link was down): recorded in the
+// attempt's environment, so that its CPU and network figures are not
+// read as the whole window's.
+type telemetryGap struct {
+	Host     string  `json:"host"`
+	MissingS float64 `json:"missing_s"`
+	WindowS  float64 `json:"window_s"`
+}
+
+// gaps lists, by host, what of the measured window (measure to drain) no
+// sample covers: every stretch longer than telemetryGapAfter between
+// samples, or between a window's end and the nearest sample. Nil when the
+// window was not measured or every host covers it.
+func (t *telemetry) gaps() []telemetryGap {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a, ok1 := t.markAt["measure"]
+	b, ok2 := t.markAt["drain"]
+	if !ok1 || !ok2 || !b.After(a) {
+		return nil
+	}
+	var out []telemetryGap
+	for _, host := range slices.Sorted(maps.Keys(t.roles)) {
+		var missing time.Duration
+		cursor, inWindow := a, false
+		for _, ts := range t.seen[host] {
+			if ts.Before(a) || ts.After(b) {
+				continue
+			}
+			inWindow = true
+			if d := ts.Sub(cursor); d > telemetryGapAfter {
+				missing += d
+			}
+			if ts.After(cursor) {
+				cursor = ts
+			}
+		}
+		if d := b.Sub(cursor); d > telemetryGapAfter || !inWindow {
+			missing += d
+		}
+		if missing > 0 {
+			out = append(out, telemetryGap{Host: host, MissingS: round1(missing.Seconds()), WindowS: round1(b.Sub(a).Seconds())})
+		}
+	}
+	return out
+}
+
+func round1(x float64) float64 { return math.Round(x*10) / 10 }
 
 // cpu is host's CPU time over the measurement window, when both ends were
 // read.

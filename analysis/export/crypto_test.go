@@ -162,3 +162,33 @@ func TestRunsShowGatewayTLSKept(t *testing.T) {
 		}
 	}
 }
+
+// An attempt whose telemetry covers less than its measured window says so
+// in runs.csv (telemetry_gaps) and in the report's run table.
+func TestRunsShowTelemetryGaps(t *testing.T) {
+	d := testDataset()
+	d.Runs[0].TelemetryGaps = "client-0 12.0 s of 30.0 s"
+	dir := t.TempDir()
+	analyseInto(t, d, dir)
+	runs := readCSV(t, filepath.Join(dir, "runs.csv"))
+	run, gaps := slices.Index(runs[0], "run"), slices.Index(runs[0], "telemetry_gaps")
+	if gaps < 0 {
+		t.Fatalf("runs.csv header %v lacks telemetry_gaps", runs[0])
+	}
+	for _, r := range runs[1:] {
+		want := ""
+		if r[run] == d.Runs[0].Run && r[slices.Index(runs[0], "attempt")] == fmt.Sprint(d.Runs[0].Attempt) {
+			want = "client-0 12.0 s of 30.0 s"
+		}
+		if r[gaps] != want {
+			t.Errorf("runs.csv %s: telemetry_gaps %q, want %q", r[run], r[gaps], want)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), "telemetry covers less than the measured window: missing client-0 12.0 s of 30.0 s") {
+		t.Error("report.html does not say which run's telemetry has a gap")
+	}
+}

@@ -67,15 +67,16 @@ func effectsRows(res *analysis.Result) [][]string {
 }
 
 // RunsHeader returns the columns of runs.csv: identity, factors, outcome,
-// reasons, error, the record layer and cipher the gateway ran and the TLS
+// reasons, error, the record layer and cipher the gateway ran, the TLS
 // legs crypto/tls kept instead of tlsrec, the metrics for which the run is
-// flagged as an outlier (joined by ";"), then every
+// flagged as an outlier (joined by ";") and the hosts whose telemetry
+// covers less than the measured window, then every
 // metric (the analysed ones first, others by name).
 func RunsHeader(res *analysis.Result) (header, metrics []string) {
 	d := res.Dataset
 	header = []string{"run", "cell", "pair", "replicate", "attempt", "final", "saturating"}
 	header = append(header, d.Factors...)
-	header = append(header, "outcome", "reasons", "error", "gateway_record_layer", "gateway_cipher", "gateway_tls_kept", "outliers")
+	header = append(header, "outcome", "reasons", "error", "gateway_record_layer", "gateway_cipher", "gateway_tls_kept", "outliers", "telemetry_gaps")
 	seen := map[string]bool{}
 	for _, m := range d.Metrics {
 		metrics = append(metrics, m.Name)
@@ -109,7 +110,7 @@ func runsRows(res *analysis.Result, metrics []string) [][]string {
 			outcome = "pending"
 		}
 		row = append(row, outcome, strings.Join(r.Reasons, "; "), r.Error, r.GatewayRecordLayer, r.GatewayCipher, r.GatewayTLSKept,
-			strings.Join(r.Outliers, ";"))
+			strings.Join(r.Outliers, ";"), r.TelemetryGaps)
 		for _, m := range metrics {
 			if v, ok := r.Metrics[m]; ok {
 				row = append(row, num(v))

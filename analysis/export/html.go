@@ -399,6 +399,9 @@ func runsTable(res *analysis.Result) *table {
 		if r.Error != "" {
 			why = strings.TrimPrefix(why+"; "+r.Error, "; ")
 		}
+		if r.TelemetryGaps != "" {
+			why = strings.TrimPrefix(why+"; telemetry covers less than the measured window: missing "+r.TelemetryGaps, "; ")
+		}
 		row = append(row, oc, why)
 		for _, m := range metrics {
 			if v, ok := r.Metrics[m]; ok {

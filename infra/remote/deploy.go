@@ -828,26 +828,6 @@ func (d *Deployment) Teardown(ctx context.Context) error {
 	})
 }
 
-// Remove stops every service, as Teardown, and removes the campaign's
-// directory from every host ($HOME/xp/CAMPAIGN: the binary, keys, the
-// SASL password, logs): for machines that outlive their group.
-func (d *Deployment) Remove(ctx context.Context) error {
-	if err := d.Teardown(ctx); err != nil {
-		return err
-	}
-	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
-		if h.c == nil {
-			return nil
-		}
-		c, err := d.client(ctx, h)
-		if err != nil {
-			return err
-		}
-		_, err = c.Output(ctx, "rm -rf -- "+ssh.Quote(path.Dir(h.dir)))
-		return err
-	})
-}
-
 // limited keeps the first max bytes written to it.
 type limited struct {
 	max int
