@@ -19,12 +19,12 @@ func TestInstallScriptWaitsForCloudInitAndDpkgLock(t *testing.T) {
 			dir := t.TempDir()
 			bin, calls := filepath.Join(dir, "bin"), filepath.Join(dir, "calls")
 			node := filepath.Join(dir, "node")
-			for _, d := range []string{bin, node + "/kafka-3.9.1/bin"} {
+			for _, d := range []string{bin, node + "/kafka-3.9.1/libs", node + "/data"} {
 				if err := os.MkdirAll(d, 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}
-			for _, tool := range []string{"sh", "mkdir", "id", "head", "env", "touch", "cat", "chmod"} {
+			for _, tool := range []string{"sh", "mkdir", "id", "head", "env", "touch", "cat", "chmod", "sed"} {
 				p, err := exec.LookPath(tool)
 				if err != nil {
 					t.Fatalf("%s: %v", tool, err)
@@ -41,14 +41,14 @@ func TestInstallScriptWaitsForCloudInitAndDpkgLock(t *testing.T) {
 			if withCloudInit {
 				script(filepath.Join(bin, "cloud-init"), fmt.Sprintf(`echo "cloud-init $*" >> %[1]s; touch %[2]s/cloud-init-done`, calls, dir))
 			}
-			// apt-get notes whether cloud-init was done; install brings java.
+			// apt-get notes whether cloud-init was done; install brings a
+			// java that formats storage by touching meta.properties.
+			java := fmt.Sprintf(`case "$1" in -version) echo 'openjdk version "17.0.9" 2023-10-17';; *) touch %s/data/meta.properties;; esac`, node)
+			script(filepath.Join(dir, "java"), java+"\n")
 			script(filepath.Join(bin, "apt-get"), fmt.Sprintf(`done=no; [ -f %[2]s/cloud-init-done ] && done=yes
 echo "apt-get $* (cloud-init done: $done)" >> %[1]s
-case "$*" in *install*) printf '#!/bin/sh\necho "openjdk version 17"\n' > %[3]s/java; chmod +x %[3]s/java;; esac`, calls, dir, bin))
+case "$*" in *install*) cat %[2]s/java > %[3]s/java; chmod +x %[3]s/java;; esac`, calls, dir, bin))
 			// A release already unpacked: the script goes straight to java.
-			script(filepath.Join(node, "kafka-3.9.1/bin/kafka-server-start.sh"), "exit 0\n")
-			script(filepath.Join(node, "kafka-3.9.1/bin/kafka-storage.sh"), fmt.Sprintf("touch %s/data/meta.properties\n", node))
-			os.MkdirAll(filepath.Join(node, "data"), 0o755)
 			in := testInstall()
 			in.Dir, in.LogDirs = node, node+"/data"
 			b, err := in.Script()
