@@ -127,6 +127,10 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 		d.tel.Stop()
 		d.tel = nil
 	}
+	if d.last != nil && d.last != dep {
+		// Its authority's key, on this machine, goes with it.
+		d.last.setAuthority(nil, "")
+	}
 	d.dep, d.last = dep, dep
 	modes, err := d.startCluster(ctx, dep, g.Key.Brokers, g.Key.KafkaVersion)
 	if err != nil {

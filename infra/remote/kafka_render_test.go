@@ -1,16 +1,20 @@
 package remote
 
 import (
+	"bytes"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"net"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/tf"
 )
 
@@ -50,6 +54,28 @@ func TestPlanKafka(t *testing.T) {
 			p, err := d.planKafka("/home/u/xp/c1/kafka-client")
 			if err != nil {
 				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(p.caDir) })
+			// Nothing that goes to a host holds the CA's key, which stays
+			// in caDir on this machine.
+			caKey, err := os.ReadFile(filepath.Join(p.caDir, pki.CAKeyFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The key's second PEM line: its private scalar, not the
+			// header every P-256 key shares.
+			keyB64 := strings.Split(string(caKey), "\n")[2]
+			uploads := map[string][]byte{}
+			for f, b := range p.clientFiles {
+				uploads[f] = b
+			}
+			for _, n := range p.nodes {
+				uploads[n.h.Name+" server.properties"], uploads[n.h.Name+" keystore"] = n.props, n.keystore
+			}
+			for f, b := range uploads {
+				if bytes.Contains(b, caKey) || bytes.Contains(b, []byte(keyB64)) {
+					t.Errorf("%s holds the CA's key", f)
+				}
 			}
 			roots := x509.NewCertPool()
 			if !roots.AppendCertsFromPEM(p.ca) {
@@ -114,7 +140,7 @@ func TestPlanKafka(t *testing.T) {
 				t.Errorf("tls mode %+v", p.modes["tls"])
 			}
 			wantIDs := []string{"1", "2", "3"}[:tc.brokers]
-			if p.brokerIDs != strings.Join(wantIDs, ",") || len(p.readyModes) != 5 || p.scramAdmin != "/home/u/xp/c1/kafka-client/plaintext.properties" {
+			if p.brokerIDs != strings.Join(wantIDs, ",") || len(p.readyModes) != 5 || p.scramAdmin != "/home/u/xp/c1/kafka-client/tls.properties" {
 				t.Errorf("readiness: brokers %q modes %v scram admin %q", p.brokerIDs, p.readyModes, p.scramAdmin)
 			}
 		})
@@ -123,6 +149,8 @@ func TestPlanKafka(t *testing.T) {
 	d := renderDeployment(1, 0, 1)
 	p1, _ := d.planKafka("/c")
 	p2, _ := d.planKafka("/c")
+	defer os.RemoveAll(p1.caDir)
+	defer os.RemoveAll(p2.caDir)
 	if p1.clusterID == p2.clusterID || string(p1.clientFiles["/c/sasl_ssl.properties"]) == string(p2.clientFiles["/c/sasl_ssl.properties"]) {
 		t.Error("two deployments share a cluster id or a password")
 	}
