@@ -134,6 +134,18 @@ func (c killCampaign) runAndKill(t *testing.T) {
 	}
 }
 
+// campaignFilesGone fails the test if a host still holds the campaign's
+// directory (binary, keys, SASL password): the hosts platform's machines
+// outlive their group, the campaign's files must not.
+func campaignFilesGone(t *testing.T, n *netnstest.Net, campaign string) {
+	t.Helper()
+	for _, h := range n.Hosts {
+		if _, err := os.Stat(filepath.Join(h.Home(), "xp", campaign)); !os.IsNotExist(err) {
+			t.Errorf("%s: ~/xp/%s left after the group was destroyed (%v)", h.Name, campaign, err)
+		}
+	}
+}
+
 // noXPLeft fails the test if an xp process runs on any host once the
 // sessions of a bounded wait have closed.
 func noXPLeft(t *testing.T, n *netnstest.Net) {
@@ -208,6 +220,7 @@ func TestKilledRunOnNamespaceHosts(t *testing.T) {
 					t.Errorf("a group's working directory is left after down: %v", left)
 				}
 			}
+			campaignFilesGone(t, n, "remote-kill")
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -100,6 +100,10 @@ func runOnNamespaceHosts(tb testing.TB, spec string, during ...duringRun) (db, d
 	}
 	n = netnstest.New(tb, 4)
 	tpath := hostsTarget(tb, dir, n)
+	// The group stays after the run, with the campaign's files on the
+	// hosts for the caller to read; xp infra down removes both.
+	text, _ := os.ReadFile(tpath)
+	writeRunFile(tb, dir, "target.yaml", strings.Replace(string(text), "teardown: always", "teardown: never", 1))
 	plan := expandSpec(tb, dir, "remote", spec)
 	db = filepath.Join(dir, "remote.db")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -341,6 +345,20 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 	if want := map[string]string{"broker": "broker-0", "client": "client-2;client-3", "gateway": "gateway-1"}; !maps.Equal(roles, want) {
 		t.Errorf("telemetry.csv roles and hosts %v, want %v", roles, want)
 	}
+
+	// teardown: never kept the group; xp infra down destroys it and, the
+	// machines staying, removes the campaign's files from them.
+	st, stdout, stderr := testState()
+	st.getenv = func(k string) string {
+		if k == "XP_AGENT_BINARY" {
+			return filepath.Join(dir, "xp")
+		}
+		return os.Getenv(k)
+	}
+	if code := execute(st, []string{"infra", "down", "--target", filepath.Join(dir, "target.yaml"), "--db", db}); code != exitOK || !strings.Contains(stdout.String(), "destroyed") {
+		t.Fatalf("xp infra down: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	campaignFilesGone(t, n, "remote-e2e")
 }
 
 // linkDown takes the link of client host client-3 down in the measurement
