@@ -67,6 +67,11 @@ type Options struct {
 	// answer over SSH first (ssh.Pool.Wait): machines just created are
 	// still booting.
 	Wait time.Duration
+	// WorkDir is where the cluster's authority lives on this machine
+	// while the deployment does (the run's work directory, which the next
+	// run empties: a killed xp leaves no key elsewhere); default the
+	// system's temporary directory.
+	WorkDir string
 }
 
 // Deployment is xp installed on a group's hosts.
@@ -90,6 +95,17 @@ type Deployment struct {
 	// its key stays in caDir on this machine, removed by Teardown.
 	ca    *pki.Authority
 	caDir string
+}
+
+// keyDir makes a directory (0700) for the cluster's authority in the work
+// directory.
+func (d *Deployment) keyDir(prefix string) (string, error) {
+	if d.o.WorkDir != "" {
+		if err := os.MkdirAll(d.o.WorkDir, 0o700); err != nil {
+			return "", err
+		}
+	}
+	return os.MkdirTemp(d.o.WorkDir, prefix)
 }
 
 // setAuthority makes ca, rooted in dir, the cluster's authority, removing

@@ -45,6 +45,8 @@ type DeployerOptions struct {
 	Binary string
 	// Log is the campaign log; nil discards.
 	Log io.Writer
+	// WorkDir is the run's work directory (Options.WorkDir).
+	WorkDir string
 }
 
 // Deployer configures the machines Terraform made (tf.Deployer): xp on
@@ -225,7 +227,7 @@ func (d *Deployer) install(ctx context.Context, inv *tf.Inventory, wait time.Dur
 		}
 		d.pool, d.user, d.knownHosts = p, user, knownHosts
 	}
-	return Deploy(ctx, Options{Campaign: d.o.Campaign, Hosts: Hosts(inv), Pool: d.pool, Binary: d.o.Binary, Log: d.o.Log, Wait: wait})
+	return Deploy(ctx, Options{Campaign: d.o.Campaign, Hosts: Hosts(inv), Pool: d.pool, Binary: d.o.Binary, Log: d.o.Log, Wait: wait, WorkDir: d.o.WorkDir})
 }
 
 // StopLeftovers stops every service xp left running on the machines of

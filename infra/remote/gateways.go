@@ -317,7 +317,7 @@ func (d *Deployment) gatewayAuthority(ctx context.Context, b *deployed) (*pki.Au
 	if d.ca != nil {
 		return d.ca, nil
 	}
-	tmp, err := os.MkdirTemp("", "xp-gwpki-")
+	tmp, err := d.keyDir("xp-gwpki-")
 	if err != nil {
 		return nil, fmt.Errorf("remote: gateways: %w", err)
 	}

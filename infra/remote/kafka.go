@@ -119,7 +119,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	// The CA lives on this machine only (signing happens here; hosts get
 	// certificates and their own keys), in a directory the deployment's
 	// teardown removes.
-	tmp, err := os.MkdirTemp("", "xp-kafka-pki-")
+	tmp, err := d.keyDir("xp-kafka-pki-")
 	if err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
 	}

@@ -39,7 +39,7 @@ func Opener(o OpenOptions) target.Opener {
 			return nil, err
 		}
 		dep, err := NewDeployer(DeployerOptions{Campaign: cfg.Campaign, SSH: t.SSH, Kafka: t.Kafka, Gateway: t.Gateway, TargetPath: cfg.Path,
-			KnownHosts: cfg.DB + ".known_hosts", Binary: get(BinaryEnv), Log: o.Log})
+			KnownHosts: cfg.DB + ".known_hosts", Binary: get(BinaryEnv), Log: o.Log, WorkDir: cfg.WorkDir})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 		}
