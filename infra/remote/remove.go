@@ -9,13 +9,13 @@ import (
 )
 
 // Remove takes xp off every host: it stops what xp started there, then
-// deletes the host's campaign directory (the uploaded binary, its logs and
-// files) and the campaign's and xp's directories when they are left empty.
-// For machines xp only visits (a cluster someone else runs, or the hosts
+// deletes the campaign's directory (the host's own, with the uploaded
+// binary, its logs and files, and the client files the campaign's hosts
+// share: certificates, keys, the SASL password) and xp's directory when it
+// is left empty; on this machine, the cluster's authority goes. For
+// machines xp only visits (a cluster someone else runs, or the hosts
 // platform's machines, which outlive their group), so that nothing of xp
-// stays behind: with the host's directory go the client files the
-// campaign shares (kafka-client: keys, the SASL password) and, on this
-// machine, the cluster's authority.
+// stays behind.
 func (d *Deployment) Remove(ctx context.Context) error {
 	d.setAuthority(nil, "")
 	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
@@ -27,8 +27,8 @@ func (d *Deployment) Remove(ctx context.Context) error {
 			return err
 		}
 		campaignDir := path.Dir(h.dir)
-		cmd := fmt.Sprintf("%s agent stop --dir %s --grace 10s; rm -rf %s %s && { rmdir %s %s 2>/dev/null; true; }",
-			ssh.Quote(h.xp), ssh.Quote(h.dir), ssh.Quote(h.dir), ssh.Quote(path.Join(campaignDir, kafkaClients)), ssh.Quote(campaignDir), ssh.Quote(path.Dir(campaignDir)))
+		cmd := fmt.Sprintf("%s agent stop --dir %s --grace 10s; rm -rf %s && { rmdir %s 2>/dev/null; true; }",
+			ssh.Quote(h.xp), ssh.Quote(h.dir), ssh.Quote(campaignDir), ssh.Quote(path.Dir(campaignDir)))
 		_, err = c.Output(ctx, cmd)
 		return err
 	})
