@@ -298,8 +298,8 @@ if ! command -v java >/dev/null 2>&1; then
 	# starts, hold dpkg's lock: wait for cloud-init, then let apt wait
 	# for the lock rather than fail.
 	if command -v cloud-init >/dev/null 2>&1; then cloud-init status --wait >/dev/null 2>&1 || true; fi
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout={{aptLockTimeout}} update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout={{aptLockTimeout}} install -y -qq {{.JavaPackage}} >/dev/null
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq -o DPkg::Lock::Timeout={{aptLockTimeout}}
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout={{aptLockTimeout}} {{.JavaPackage}} >/dev/null
 fi
 java -version 2>&1 | head -n 1
 # Kafka {{.Version}} runs on Java {{.MinJava}} or later.

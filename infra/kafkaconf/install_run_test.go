@@ -62,8 +62,8 @@ case "$*" in *install*) cat %[2]s/java > %[3]s/java; chmod +x %[3]s/java;; esac`
 			}
 			got, _ := os.ReadFile(calls)
 			want := []string{
-				fmt.Sprintf("apt-get -o DPkg::Lock::Timeout=600 update -qq (cloud-init done: %s)", map[bool]string{true: "yes", false: "no"}[withCloudInit]),
-				fmt.Sprintf("apt-get -o DPkg::Lock::Timeout=600 install -y -qq openjdk-17-jre-headless (cloud-init done: %s)", map[bool]string{true: "yes", false: "no"}[withCloudInit]),
+				fmt.Sprintf("apt-get update -qq -o DPkg::Lock::Timeout=600 (cloud-init done: %s)", map[bool]string{true: "yes", false: "no"}[withCloudInit]),
+				fmt.Sprintf("apt-get install -y -qq -o DPkg::Lock::Timeout=600 openjdk-17-jre-headless (cloud-init done: %s)", map[bool]string{true: "yes", false: "no"}[withCloudInit]),
 			}
 			if withCloudInit {
 				want = append([]string{"cloud-init status --wait"}, want...)

@@ -38,8 +38,8 @@ if ! command -v java >/dev/null 2>&1; then
 	# starts, hold dpkg's lock: wait for cloud-init, then let apt wait
 	# for the lock rather than fail.
 	if command -v cloud-init >/dev/null 2>&1; then cloud-init status --wait >/dev/null 2>&1 || true; fi
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq openjdk-17-jre-headless >/dev/null
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq -o DPkg::Lock::Timeout=600
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 openjdk-17-jre-headless >/dev/null
 fi
 java -version 2>&1 | head -n 1
 # Kafka 3.9.1 runs on Java 8 or later.

@@ -7,8 +7,12 @@ mkdir -p "$dir"
 sudo=
 if [ "$(id -u)" != 0 ]; then sudo="sudo -n"; fi
 apt() {
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+	# On a fresh machine cloud-init, and the unattended upgrades it
+	# starts, hold dpkg's lock: wait for cloud-init, then let apt wait
+	# for the lock rather than fail.
+	if command -v cloud-init >/dev/null 2>&1; then cloud-init status --wait >/dev/null 2>&1 || true; fi
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq -o DPkg::Lock::Timeout=600
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 "$@" >/dev/null
 }
 tools=
 command -v curl >/dev/null 2>&1 || tools="$tools curl"
