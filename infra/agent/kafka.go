@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
@@ -42,6 +43,9 @@ func (e *NotReadyError) Error() string {
 	var parts []string
 	for _, m := range e.Modes {
 		s := fmt.Sprintf("mode %s: brokers %s not seen", m.Mode, joinIDs(m.Missing))
+		if len(m.Missing) == 0 {
+			s = fmt.Sprintf("mode %s: not ready", m.Mode)
+		}
 		if m.Err != nil {
 			s += " (" + m.Err.Error() + ")"
 		}
@@ -61,7 +65,8 @@ func joinIDs(ids []int32) string {
 // WaitKafka returns once, through every mode, the cluster's metadata lists
 // every broker of brokers and each of them answers an ApiVersions request
 // on that mode's listener (TLS handshake, client certificate and SASL
-// authentication included). It polls until timeout; then it returns a
+// authentication included), and a group coordinator is found (with every
+// partition of __consumer_offsets led, where the cluster lists it). It polls until timeout; then it returns a
 // *NotReadyError naming each mode that was not ready, the brokers missing
 // and the last error. It knows nothing of Apache Kafka beyond the protocol,
 // so any Kafka-protocol cluster can be checked with it.
@@ -173,7 +178,45 @@ func checkMode(ctx context.Context, adm *kadm.Client, brokers []int32) ([]int32,
 			errs = append(errs, fmt.Errorf("broker %d: %w", id, v.Err))
 		}
 	}
-	return missing, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return missing, err
+	}
+	return nil, groupCoordinator(ctx, adm)
+}
+
+// readyGroup is the consumer group whose coordinator readiness asks for.
+const readyGroup = "xp-ready"
+
+// groupCoordinator says why the cluster has no group coordinator yet, nil
+// once it has. The first FindCoordinator makes Apache Kafka create
+// __consumer_offsets (50 partitions, replicated), which on a busy cluster
+// takes seconds: a load's consumer group must not spend its time waiting
+// for that.
+func groupCoordinator(ctx context.Context, adm *kadm.Client) error {
+	for _, r := range adm.FindGroupCoordinators(ctx, readyGroup) {
+		if r.Err != nil {
+			return fmt.Errorf("group coordinator: %w", r.Err)
+		}
+	}
+	tds, err := adm.ListTopicsWithInternal(ctx, "__consumer_offsets")
+	if err != nil {
+		return fmt.Errorf("group coordinator: %w", err)
+	}
+	for _, td := range tds {
+		if td.Err != nil {
+			// kfake keeps offsets without such a topic.
+			if errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+				continue
+			}
+			return fmt.Errorf("group coordinator: %s: %w", td.Topic, td.Err)
+		}
+		for _, p := range td.Partitions.Sorted() {
+			if p.Err != nil || p.Leader < 0 {
+				return fmt.Errorf("group coordinator: %s partition %d has no leader yet (%v)", td.Topic, p.Partition, p.Err)
+			}
+		}
+	}
+	return nil
 }
 
 // SCRAMIterations is the iteration count of the SCRAM-SHA-512 credentials
