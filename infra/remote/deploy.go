@@ -449,8 +449,18 @@ type ClientError struct {
 	Output string
 }
 
+// Error names the host and the failure, and ends with the last line the
+// load generator wrote (why it stopped, usually), at most 500 bytes.
 func (e *ClientError) Error() string {
-	return fmt.Sprintf("remote: load on %s: %v", e.Host, e.Err)
+	msg := fmt.Sprintf("remote: load on %s: %v", e.Host, e.Err)
+	lines := strings.Split(strings.TrimSpace(e.Output), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		if len(last) > 500 {
+			last = last[:500] + "..."
+		}
+		msg += ": " + last
+	}
+	return msg
 }
 
 func (e *ClientError) Unwrap() error { return e.Err }
