@@ -94,16 +94,23 @@ type duringRun func(ctx context.Context, db, plan string, n *netnstest.Net) erro
 // hosts.
 func runOnNamespaceHosts(tb testing.TB, spec string, during ...duringRun) (db, dir string, n *netnstest.Net) {
 	dir = tb.TempDir()
-	bin := filepath.Join(dir, "xp")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		tb.Fatalf("go build: %v\n%s", err, out)
-	}
 	n = netnstest.New(tb, 4)
 	tpath := hostsTarget(tb, dir, n)
 	// The group stays after the run, with the campaign's files on the
 	// hosts for the caller to read; xp infra down removes both.
 	text, _ := os.ReadFile(tpath)
-	writeRunFile(tb, dir, "target.yaml", strings.Replace(string(text), "teardown: always", "teardown: never", 1))
+	tpath = writeRunFile(tb, dir, "target.yaml", strings.Replace(string(text), "teardown: always", "teardown: never", 1))
+	return runOnHosts(tb, dir, n, tpath, spec, during...), dir, n
+}
+
+// runOnHosts runs spec with xp run on the hosts of n that the TARGET.yaml
+// tpath describes, each of during beside it, and returns the campaign db
+// (in dir).
+func runOnHosts(tb testing.TB, dir string, n *netnstest.Net, tpath, spec string, during ...duringRun) (db string) {
+	bin := filepath.Join(dir, "xp")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		tb.Fatalf("go build: %v\n%s", err, out)
+	}
 	plan := expandSpec(tb, dir, "remote", spec)
 	db = filepath.Join(dir, "remote.db")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -133,7 +140,7 @@ func runOnNamespaceHosts(tb testing.TB, spec string, during ...duringRun) (db, d
 	if code != exitOK {
 		tb.Fatalf("xp run exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, tail(stderr.String(), 6000))
 	}
-	return db, dir, n
+	return db
 }
 
 // TestRunOnNamespaceHosts is the remote path end to end: namespace hosts
@@ -372,26 +379,9 @@ type linkDown struct {
 }
 
 func (l *linkDown) run(ctx context.Context, db, plan string, n *netnstest.Net) error {
-	text, err := os.ReadFile(plan)
-	if err != nil {
-		return err
-	}
-	var rows []planner.Row
-	for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
-		var r planner.Row
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return err
-		}
-		rows = append(rows, r)
-	}
-	slices.SortFunc(rows, func(a, b planner.Row) int { return a.Order - b.Order })
-	for i := 1; i < len(rows) && l.target == ""; i++ {
-		if rows[i].Replicate == 2 && rows[i-1].Replicate == 2 && rows[i].Pair == rows[i-1].Pair {
-			l.target, l.mate = rows[i].Run, rows[i-1].Run
-		}
-	}
-	if l.target == "" {
-		return fmt.Errorf("linkDown: the plan has no matched set of replicate 2")
+	var err error
+	if l.target, l.mate, err = secondOfSet(plan); err != nil {
+		return fmt.Errorf("linkDown: %w", err)
 	}
 	client := n.Hosts[3]
 	if err := waitDB(ctx, db, `SELECT count(*) FROM attempt WHERE run = ? AND phase = 'measure' AND outcome IS NULL`, l.target); err != nil {
@@ -408,6 +398,31 @@ func (l *linkDown) run(ctx context.Context, db, plan string, n *netnstest.Net) e
 		return fmt.Errorf("linkDown: the attempt of %s without %s's link never failed: %w", l.target, client.Name, err)
 	}
 	return nil
+}
+
+// secondOfSet picks the second row (in run order) of the first matched
+// set of replicate 2 in plan, and the member of its set run before it: a
+// failed attempt of target reruns mate with it on restarted services.
+func secondOfSet(plan string) (target, mate string, err error) {
+	text, err := os.ReadFile(plan)
+	if err != nil {
+		return "", "", err
+	}
+	var rows []planner.Row
+	for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+		var r planner.Row
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return "", "", err
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b planner.Row) int { return a.Order - b.Order })
+	for i := 1; i < len(rows); i++ {
+		if rows[i].Replicate == 2 && rows[i-1].Replicate == 2 && rows[i].Pair == rows[i-1].Pair {
+			return rows[i].Run, rows[i-1].Run, nil
+		}
+	}
+	return "", "", fmt.Errorf("the plan has no matched set of replicate 2")
 }
 
 // waitDB polls the campaign db until query (a count) is positive, or ctx

@@ -20,12 +20,12 @@ type ServiceDownError struct {
 }
 
 func (e *ServiceDownError) Error() string {
-	return fmt.Sprintf("remote: service %s on %s is not running (it exited or was killed; its log is kept with the attempt)", e.Service, e.Host)
+	return fmt.Sprintf("service %s is not running (it exited or was killed; its log is kept with the attempt)", e.Service)
 }
 
 // CheckServices asks the agent on every broker, controller and gateway
 // host whether the services started there still run, and returns a
-// *ServiceDownError (joined, one per service) for each that does not.
+// *ServiceDownError (one per host, naming its services that do not run).
 func (d *Deployment) CheckServices(ctx context.Context) error {
 	names := append(append(d.names(RoleBroker), d.names(RoleController)...), d.names(RoleGateway)...)
 	return d.each(ctx, names, func(ctx context.Context, h *deployed) error {
