@@ -85,6 +85,10 @@ type Server struct {
 	ReplicationFactor int
 	// MinInsync is min.insync.replicas; default min(2, ReplicationFactor).
 	MinInsync int
+	// Extra are further broker configs of every node, written after the
+	// rendered ones (e.g. the local target's longer quorum timeouts); a
+	// key rendered above may not be repeated here.
+	Extra map[string]string
 }
 
 // Brokers returns the nodes with the broker role.
@@ -292,6 +296,24 @@ func (s *Server) Properties(id int) ([]byte, error) {
 		kv("transaction.state.log.min.isr", strconv.Itoa(isr))
 		kv("auto.create.topics.enable", "false")
 		kv("group.initial.rebalance.delay.ms", "0")
+	}
+	if len(s.Extra) > 0 {
+		rendered := b.String()
+		keys := make([]string, 0, len(s.Extra))
+		for k := range s.Extra {
+			if strings.Contains(rendered, "\n"+k+"=") {
+				return nil, fmt.Errorf("kafkaconf: extra config %s is one xp renders itself", k)
+			}
+			if k == "" || strings.ContainsAny(k, "\n\r= ") || strings.ContainsAny(s.Extra[k], "\n\r") {
+				return nil, fmt.Errorf("kafkaconf: extra config %q: want a key without '=' or line breaks and a one-line value", k)
+			}
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		comment("set for this cluster")
+		for _, k := range keys {
+			kv(k, s.Extra[k])
+		}
 	}
 	return []byte(b.String()), nil
 }

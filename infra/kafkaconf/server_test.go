@@ -135,6 +135,23 @@ func checkNode(t *testing.T, s *Server, n Node, text []byte) {
 	}
 }
 
+// TestServerExtra: extra configs follow the rendered ones, sorted, on
+// every node.
+func TestServerExtra(t *testing.T) {
+	s := testServer(3, 0)
+	s.Extra = map[string]string{"controller.quorum.fetch.timeout.ms": "10000", "broker.session.timeout.ms": "30000"}
+	for _, n := range s.Nodes {
+		b, err := s.Properties(n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "\n# set for this cluster\nbroker.session.timeout.ms=30000\ncontroller.quorum.fetch.timeout.ms=10000\n"
+		if !strings.HasSuffix(string(b), want) {
+			t.Errorf("node %d ends %q, want %q", n.ID, b[max(0, len(b)-200):], want)
+		}
+	}
+}
+
 func TestServerRejects(t *testing.T) {
 	cases := []struct {
 		name string
@@ -146,6 +163,8 @@ func TestServerRejects(t *testing.T) {
 		{"duplicate id", func(s *Server) { s.Nodes[1].ID = s.Nodes[0].ID }, "used twice"},
 		{"no keystore", func(s *Server) { s.Keystore = "" }, "PEM keystore"},
 		{"quote in password", func(s *Server) { s.SASLPassword = `a"b` }, "quotes"},
+		{"extra repeats a rendered key", func(s *Server) { s.Extra = map[string]string{"min.insync.replicas": "1"} }, "extra config min.insync.replicas is one xp renders itself"},
+		{"extra with a line break", func(s *Server) { s.Extra = map[string]string{"a.b": "1\nlisteners=x"} }, "one-line value"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
