@@ -97,8 +97,27 @@ type Kafka struct {
 	// controllers (kafka.heap, kafka.jvm_flags; see KafkaJVM).
 	Heap     string `json:"heap,omitempty"`
 	JVMFlags string `json:"jvm_flags,omitempty"`
+	// Java is the java executable Apache Kafka's brokers run on (~
+	// expanded, relative to the TARGET.yaml); "" for JAVA_HOME's or the
+	// first on PATH. Platform local only (kafka.java).
+	Java string `json:"java,omitempty"`
 	// Line is the line of kafka: in the file (0 when not read from one).
 	Line int `json:"-"`
+	// Lines are the lines of kafka:'s keys (heap, jvm_flags, java, ...),
+	// for errors found after the file is read.
+	Lines map[string]int `json:"-"`
+}
+
+// Where is file:line of kafka's key (of kafka: when the key was not
+// given), for errors about it found after the file was read.
+func (k Kafka) Where(file, key string) string {
+	if l := k.Lines[key]; l > 0 {
+		return fmt.Sprintf("%s:%d", file, l)
+	}
+	if k.Line > 0 {
+		return fmt.Sprintf("%s:%d", file, k.Line)
+	}
+	return file
 }
 
 // KafkaRelease is one Apache Kafka release tarball.
@@ -178,13 +197,15 @@ func (e *TargetError) Error() string {
 }
 
 var (
-	targetKeys   = append([]string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}, existingKeys...)
-	sshKeys      = []string{"user", "private_key", "known_hosts", "keepalive", "wait"}
-	kafkaKeys    = []string{"version", "distribution", "sha512", "releases", "heap", "jvm_flags"}
-	releaseKeys  = []string{"version", "distribution", "sha512"}
-	teardowns    = []string{TeardownAlways, TeardownOnSuccess, TeardownNever}
-	knownHosts   = []string{KnownHostsAcceptNew, KnownHostsStrict}
-	allPlatforms = []string{"aws", "azure", "hosts", "local", PlatformExisting}
+	targetKeys = append([]string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}, existingKeys...)
+	sshKeys    = []string{"user", "private_key", "known_hosts", "keepalive", "wait"}
+	kafkaKeys  = []string{"version", "distribution", "sha512", "releases", "heap", "jvm_flags", "java"}
+	// localKafkaKeys are kafka: keys only platform local reads.
+	localKafkaKeys = []string{"java"}
+	releaseKeys    = []string{"version", "distribution", "sha512"}
+	teardowns      = []string{TeardownAlways, TeardownOnSuccess, TeardownNever}
+	knownHosts     = []string{KnownHostsAcceptNew, KnownHostsStrict}
+	allPlatforms   = []string{"aws", "azure", "hosts", "local", PlatformExisting}
 	// derivedVars are set by xp from the plan's rows, never by the file.
 	derivedVars = []string{"campaign", "group", "broker_count", "gateway_count", "broker_instance_type"}
 )
@@ -257,7 +278,7 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 		case "ssh":
 			t.SSH = p.ssh(v, "ssh.", getenv)
 		case "kafka":
-			t.Kafka = p.kafka(v)
+			t.Kafka = p.kafka(v, getenv)
 			t.Kafka.Line = keyLine(doc.Content[0], "kafka")
 		case "gateway":
 			t.Gateway = p.gateway(v, getenv)
@@ -272,6 +293,14 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 	})
 	if platformNode == nil {
 		bad(nil, "no platform: set `platform:` to one of %s", strings.Join(allPlatforms, ", "))
+	}
+	if t.Platform != "local" && t.Platform != "" {
+		for _, k := range localKafkaKeys {
+			if l := t.Kafka.Lines[k]; l > 0 {
+				p.errs = append(p.errs, &TargetError{File: path, Line: l,
+					Msg: fmt.Sprintf("kafka.%s: only platform local reads it (remote hosts install their Java); remove it", k)})
+			}
+		}
 	}
 	if t.Platform == PlatformExisting {
 		t.Existing = p.existing(nodes, lines, getenv)
@@ -323,12 +352,18 @@ func isFactorSpec(m *yaml.Node) bool {
 
 // kafka parses the kafka: section: distribution embedded, one release
 // (version, distribution URL, sha512) or releases: a list of them.
-func (p *fileParser) kafka(n *yaml.Node) Kafka {
-	k := Kafka{Line: n.Line}
+func (p *fileParser) kafka(n *yaml.Node, getenv func(string) string) Kafka {
+	k := Kafka{Line: n.Line, Lines: map[string]int{}}
 	var releases *yaml.Node
 	var single KafkaRelease
 	p.mapping(n, "kafka.", kafkaKeys, func(key string, v *yaml.Node) {
+		k.Lines[key] = v.Line
 		switch key {
+		case "java":
+			k.Java = expandHome(p.str(v, "kafka.java"), getenv)
+			if k.Java != "" && !filepath.IsAbs(k.Java) {
+				k.Java = filepath.Join(filepath.Dir(p.path), k.Java)
+			}
 		case "version":
 			single.Version = p.kafkaVersion(v, "kafka.version")
 		case "distribution":
@@ -344,8 +379,8 @@ func (p *fileParser) kafka(n *yaml.Node) Kafka {
 		}
 	})
 	k.Version, k.Distribution, k.SHA512 = single.Version, single.Distribution, single.SHA512
-	if k.Embedded() && (k.Heap != "" || k.JVMFlags != "") {
-		p.bad(n, "kafka: heap and jvm_flags are Apache Kafka's JVM settings; the embedded cluster is no JVM (remove them, or give a release)")
+	if k.Embedded() && (k.Heap != "" || k.JVMFlags != "" || k.Java != "") {
+		p.bad(n, "kafka: heap, jvm_flags and java are Apache Kafka's JVM settings; the embedded cluster is no JVM (remove them, or give a release)")
 	}
 	if n.Kind != yaml.MappingNode {
 		return k

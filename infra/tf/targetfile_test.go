@@ -42,6 +42,20 @@ budget_usd: 50
 				t.Fatal(err)
 			}
 		}},
+		{name: "local java", yaml: "platform: local\nkafka:\n  heap: 512m\n  java: ~/jdk/bin/java\n",
+			check: func(t *testing.T, tf *TargetFile) {
+				k := tf.Kafka
+				if k.Heap != "512m" || k.Java != "/home/op/jdk/bin/java" {
+					t.Fatalf("%+v", k)
+				}
+				if k.Where("t.yaml", "java") != "t.yaml:4" || k.Where("t.yaml", "sha512") != "t.yaml:2" {
+					t.Fatalf("lines %v", k.Lines)
+				}
+			}},
+		{name: "java on hosts", yaml: "platform: hosts\nkafka:\n  java: /opt/jdk/bin/java\n",
+			want: []string{"target.yaml:3: kafka.java: only platform local reads it"}},
+		{name: "java of the embedded cluster", yaml: "platform: local\nkafka: {distribution: embedded, java: /opt/jdk/bin/java}\n",
+			want: []string{"target.yaml:2: kafka: heap, jvm_flags and java are Apache Kafka's JVM settings"}},
 		{name: "defaults", yaml: "platform: hosts\n", check: func(t *testing.T, tf *TargetFile) {
 			if tf.Teardown != TeardownAlways || tf.SSH.KnownHosts != KnownHostsAcceptNew || tf.BudgetUSD != 0 {
 				t.Fatalf("%+v", tf)
@@ -96,7 +110,7 @@ budget_usd: 50
 		{name: "heap too small", yaml: "platform: hosts\nkafka:\n  heap: 64m\n", want: []string{"target.yaml:3: kafka.heap: 64m is less than the 256m"}},
 		{name: "heap in jvm flags", yaml: "platform: hosts\nkafka:\n  jvm_flags: -Xmx1g\n", want: []string{"target.yaml:3: kafka.jvm_flags: -Xmx1g: give the heap as kafka.heap"}},
 		{name: "shell in jvm flags", yaml: "platform: hosts\nkafka:\n  jvm_flags: -XX:+UseG1GC;id\n", want: []string{`target.yaml:3: kafka.jvm_flags: "-XX:+UseG1GC;id": want JVM flags`}},
-		{name: "heap of the embedded cluster", yaml: "platform: hosts\nkafka: {distribution: embedded, heap: 1g}\n", want: []string{"target.yaml:2: kafka: heap and jvm_flags are Apache Kafka's JVM settings"}},
+		{name: "heap of the embedded cluster", yaml: "platform: hosts\nkafka: {distribution: embedded, heap: 1g}\n", want: []string{"target.yaml:2: kafka: heap, jvm_flags and java are Apache Kafka's JVM settings"}},
 		{name: "url without version", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: " + sha + "}\n", want: []string{"target.yaml:2: kafka: a distribution URL needs its version"}},
 		{name: "releases and single", yaml: "platform: aws\nkafka:\n  version: 3.9.1\n  releases: [{version: 3.9.1, distribution: https://example.org/a.tgz, sha512: " + sha + "}]\n", want: []string{"target.yaml:3: kafka: give either releases: or one release's"}},
 		{name: "releases not a list", yaml: "platform: aws\nkafka:\n  releases: {version: 3.9.1}\n", want: []string{"target.yaml:3: kafka.releases: want a list"}},
