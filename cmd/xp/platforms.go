@@ -13,6 +13,6 @@ import (
 // of its target. The remote ones log to log (the campaign log).
 func platforms(st *state, log io.Writer) target.Platforms {
 	open := remote.Opener(remote.OpenOptions{Log: log, Prices: defaultPrices(), Getenv: st.getenv, Terraform: st.terraform})
-	return target.Platforms{"local": localtarget.Open, "hosts": open, "aws": open, "azure": open,
+	return target.Platforms{"local": localtarget.Opener(st.getenv), "hosts": open, "aws": open, "azure": open,
 		"existing": existing.Opener(existing.Options{Log: log, Getenv: st.getenv})}
 }

@@ -20,7 +20,8 @@ type Config struct {
 	// targets label machines and name directories on them with it.
 	Campaign string
 	// Keep is --keep: what the campaign made is left in place at its end
-	// (on a cluster someone else runs, its topics).
+	// (on a cluster someone else runs, its topics; on the local target,
+	// Apache Kafka's brokers).
 	Keep bool
 }
 

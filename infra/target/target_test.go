@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/xp-bench/xp/planner"
@@ -74,5 +76,35 @@ func TestIsTransient(t *testing.T) {
 	}
 	if err := Transient(base); !errors.Is(err, base) || err.Error() != base.Error() {
 		t.Fatalf("Transient(%v) = %v: want the same message, wrapping it", base, err)
+	}
+}
+
+// TestKfakeBroker: the embedded cluster names kfake at the module version
+// go.mod requires (test binaries carry no module list, so this checks the
+// fallback kfakeVersion too), and round-trips through ParseBroker as hosts
+// record it.
+func TestKfakeBroker(t *testing.T) {
+	b := KfakeBroker()
+	if b.Kind != BrokerKfake || b.Version == "" || b.Version == "unknown" || b.Java != "" {
+		t.Fatalf("%+v: want kfake with its module version", b)
+	}
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mod), KfakeModule+" "+b.Version+"\n") {
+		t.Errorf("kfake %s is not the version go.mod requires: update kfakeVersion in broker.go", b.Version)
+	}
+	if got, ok := ParseBroker(b.String()); !ok || got.String() != b.String() {
+		t.Errorf("ParseBroker(%q) = %+v, %v", b.String(), got, ok)
+	}
+	a := Broker{Kind: BrokerApache, Version: "4.4.0", Java: `openjdk version "17.0.2" (Debian)`, JVMFlags: []string{"-Xmx1g", "-Xms1g"}}
+	if a.String() != "apache 4.4.0" || a.Runtime() != `openjdk version "17.0.2" (Debian) -Xmx1g -Xms1g` {
+		t.Errorf("%q, %q", a.String(), a.Runtime())
+	}
+	for _, s := range []string{"", "Apache Kafka 3.9.1", "embedded (kfake)", "apache"} {
+		if _, ok := ParseBroker(s); ok {
+			t.Errorf("ParseBroker(%q) accepted", s)
+		}
 	}
 }

@@ -14,28 +14,37 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/encrypt"
+	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/local/kafkaproc"
+	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
-// Target is the local target: the embedded cluster (infra/local) with every
-// direct security mode it serves, on loopback, and xp's own gateway in
-// front of it for the rows that need one (proxy, encrypt, field_encrypt),
-// one gateway set per distinct target.ModeKey of the group. The cluster
-// and the gateways each run in a child process (see childEnv), so the load
-// generator's CPU and memory are its own and telemetry measures the
-// gateways apart from the broker.
+// Target is the local target: a cluster on loopback with every direct
+// security mode, and xp's own gateway in front of it for the rows that
+// need one (proxy, encrypt, field_encrypt), one gateway set per distinct
+// target.ModeKey of the group. The cluster is the embedded one (kfake, in a
+// child process, see childEnv) unless TARGET.yaml names Apache Kafka
+// releases: then each group runs its kafka_version's brokers as JVMs
+// (infra/local/kafkaproc). The gateways run in a child process of their
+// own, so the load generator's CPU and memory are its own and telemetry
+// measures the gateways apart from the brokers.
 type Target struct {
 	// dir holds each group's certificates and client configs; "" = a fresh
 	// temporary directory per group.
 	dir string
+	// apache, when set, runs Apache Kafka instead of the embedded cluster.
+	apache *apache
 
 	mu       sync.Mutex
-	cluster  *childProc
+	cluster  *childProc         // the embedded cluster's child
+	kafka    *kafkaproc.Cluster // Apache Kafka's brokers
 	gateways *childProc
-	groupDir string // the running group's files, removed by Down
+	broker   target.Broker // of the running group
+	groupDir string        // the running group's files, removed by Down
 	groups   int
 	modes    []string // cached by Modes
 	// metrics lists, per gateway ModeKey of the running group, its
@@ -52,27 +61,25 @@ var (
 	_ target.LogCollector    = (*Target)(nil)
 	_ target.Restarter       = (*Target)(nil)
 	_ target.TLSKeptReader   = (*Target)(nil)
+	_ target.BrokerReporter  = (*Target)(nil)
 )
 
-// New returns the local target; it keeps each group's certificates and
-// client configs under dir ("" = a fresh temporary directory per group).
+// New returns the local target with the embedded cluster; it keeps each
+// group's certificates and client configs under dir ("" = a fresh
+// temporary directory per group).
 func New(dir string) *Target { return &Target{dir: dir} }
 
-// Open is the target.Opener of platform local: each group's files go under
-// the run's work directory. A TARGET.yaml naming platform local needs
-// nothing else.
-func Open(c target.Config) (target.Target, error) { return New(c.WorkDir), nil }
-
-// Telemetry host names of the local target's processes: the cluster
-// child, the gateways child, and xp's own process, where the load runs.
+// Telemetry host names of the local target's processes: the embedded
+// cluster's child, the gateways child, and xp's own process, where the
+// load runs. Apache Kafka's brokers are broker-1, broker-2, ... (node ids).
 const (
 	HostCluster = "cluster"
 	HostGateway = "gateway"
 	HostClient  = "client"
 )
 
-// Up starts an embedded cluster with the group's broker count and the
-// gateways its rows need.
+// Up starts the group's cluster (the embedded one, or Apache Kafka of its
+// kafka_version) with its broker count, and the gateways its rows need.
 func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -89,6 +96,26 @@ func (t *Target) Restart(ctx context.Context, g target.Group) (target.Endpoints,
 	return t.startLocked(ctx, g)
 }
 
+// Broker says which broker software the running group runs: Apache Kafka
+// with its release, Java and JVM flags, or kfake with its module version.
+func (t *Target) Broker() target.Broker {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.broker
+}
+
+// upstream is the cluster a group's gateways stand in front of: its
+// directory (with the certificate authority in pki/, which gateways issue
+// their certificates from) and its direct modes (bootstrap servers and
+// client config of each).
+type upstream struct {
+	Dir   string
+	Modes map[string]local.Mode
+}
+
+// CA is the path of the cluster's CA certificate.
+func (u upstream) CA() string { return filepath.Join(u.Dir, "pki", pki.CACertFile) }
+
 func (t *Target) startLocked(ctx context.Context, g target.Group) (target.Endpoints, error) {
 	t.downLocked()
 	t.groups++
@@ -99,32 +126,71 @@ func (t *Target) startLocked(ctx context.Context, g target.Group) (target.Endpoi
 		}
 		t.groupDir = dir
 	}
-	cl, rep, err := startChild(ctx, childSpec{Role: roleCluster, Brokers: g.Key.Brokers, Dir: t.groupDir})
+	up, err := t.startCluster(ctx, g)
 	if err != nil {
+		t.downLocked()
 		return target.Endpoints{}, err
 	}
-	t.cluster = cl
 	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
-	for name, m := range rep.Modes {
+	for name, m := range up.Modes {
 		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig, Crypto: m.Crypto}
 	}
-	if err := t.startGateways(ctx, g, rep, ep); err != nil {
+	if err := t.startGateways(ctx, g, up, ep); err != nil {
 		t.downLocked()
 		return target.Endpoints{}, err
 	}
 	return ep, nil
 }
 
-// startGateways starts, in one child process, per distinct gateway
-// ModeKey of the group's rows, row.Gateways gateways (each with its own
-// data keys, as separate gateway machines would have), and adds the key
-// to ep with every gateway's bootstrap address.
-func (t *Target) startGateways(ctx context.Context, g target.Group, cluster childReply, ep target.Endpoints) error {
+// startCluster starts the group's cluster and records which broker it is.
+func (t *Target) startCluster(ctx context.Context, g target.Group) (upstream, error) {
+	if t.apache != nil {
+		if t.groupDir == "" {
+			d, err := os.MkdirTemp("", "xp-kafka-")
+			if err != nil {
+				return upstream{}, err
+			}
+			t.groupDir = d
+		}
+		kc, err := t.apache.start(ctx, g, t.dir, t.groupDir)
+		if err != nil {
+			return upstream{}, err
+		}
+		t.kafka = kc
+		t.broker = t.apache.broker(t.apache.releases[g.Key.KafkaVersion], kc.JVMFlags())
+		return upstream{Dir: kc.Dir(), Modes: kc.Modes()}, nil
+	}
+	cl, rep, err := startChild(ctx, childSpec{Role: roleCluster, Brokers: g.Key.Brokers, Dir: t.groupDir})
+	if err != nil {
+		return upstream{}, err
+	}
+	t.cluster = cl
+	t.broker = target.KfakeBroker()
+	return upstream{Dir: rep.Dir, Modes: rep.Modes}, nil
+}
+
+// startGateways starts the gateways of the group's gateway_kind in front
+// of up and adds their modes to ep: one function per kind, each given the
+// group's rows, the cluster and the endpoints to fill in.
+func (t *Target) startGateways(ctx context.Context, g target.Group, up upstream, ep target.Endpoints) error {
+	switch kind := g.Key.GatewayKind; kind {
+	case "", planner.DefaultGatewayKind:
+		return t.startBuiltinGateways(ctx, g.Rows, up, ep)
+	default:
+		return fmt.Errorf("local target: gateway_kind %s: only the builtin gateway runs here", kind)
+	}
+}
+
+// startBuiltinGateways starts xp's gateway, in one child process, per
+// distinct gateway ModeKey of rows, row.Gateways gateways (each with its
+// own data keys, as separate gateway machines would have), and adds the
+// key to ep with every gateway's bootstrap address.
+func (t *Target) startBuiltinGateways(ctx context.Context, rows []planner.Row, up upstream, ep target.Endpoints) error {
 	var specs []childGateway
 	names := map[string][]string{} // ModeKey → gateway mode names
 	cryptos := map[string]string{} // ModeKey → the rows' gateway_crypto
 	var keys []string
-	for _, r := range g.Rows {
+	for _, r := range rows {
 		if !r.NeedsGateway() {
 			continue
 		}
@@ -146,7 +212,7 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 			o := childGateway{Name: name, Security: r.Security, Transport: r.GatewayTransport,
 				Encoding: r.Encoding, Fields: r.EncryptFields, Cipher: r.FieldCipher, Crypto: r.GatewayCrypto}
 			if r.Security == planner.SecurityFieldEncrypt {
-				o.SchemaDir = filepath.Join(cluster.Dir, "schema")
+				o.SchemaDir = filepath.Join(up.Dir, "schema")
 				if err := writeSchemas(o.SchemaDir); err != nil {
 					return fmt.Errorf("local target: %s gateway: %w", key, err)
 				}
@@ -158,7 +224,7 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, cluster chil
 	if len(specs) == 0 {
 		return nil
 	}
-	gp, rep, err := startChild(ctx, childSpec{Role: roleGateways, Dir: cluster.Dir, Modes: cluster.Modes, Gateways: specs})
+	gp, rep, err := startChild(ctx, childSpec{Role: roleGateways, Dir: up.Dir, Modes: up.Modes, Gateways: specs})
 	if err != nil {
 		return err
 	}
@@ -228,8 +294,7 @@ func writeSchemas(dir string) error {
 	})
 }
 
-// Down stops the gateways and the embedded cluster and removes the group's
-// files.
+// Down stops the gateways and the cluster and removes the group's files.
 func (t *Target) Down(context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -247,6 +312,11 @@ func (t *Target) downLocked() error {
 		errs = append(errs, t.cluster.stop())
 		t.cluster = nil
 	}
+	if t.kafka != nil {
+		errs = append(errs, t.kafka.Close())
+		t.kafka = nil
+	}
+	t.broker = target.Broker{}
 	if t.groupDir != "" {
 		errs = append(errs, os.RemoveAll(t.groupDir))
 		t.groupDir = ""
@@ -254,26 +324,33 @@ func (t *Target) downLocked() error {
 	return errors.Join(errs...)
 }
 
-// Modes starts a one-broker cluster once to learn which direct modes the
-// embedded cluster serves (so that modes added to it later are picked up
-// without changes here), and adds the gateway modes Up can start.
+// Modes starts a one-broker embedded cluster once to learn which direct
+// modes it serves (so that modes added to it later are picked up without
+// changes here), and adds the gateway modes Up can start. Apache Kafka's
+// brokers serve the direct modes of infra/kafkaconf, a listener each.
 func (t *Target) Modes(ctx context.Context) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.modes != nil {
 		return t.modes, nil
 	}
-	c, err := local.Start(ctx, local.Options{Brokers: 1})
-	if err != nil {
-		return nil, fmt.Errorf("local target: %w", err)
-	}
-	defer c.Close()
 	have := map[string]bool{}
 	for _, m := range planner.GatewayModes() {
 		have[m] = true
 	}
-	for name := range c.Modes() {
-		have[name] = true
+	if t.apache != nil {
+		for name := range kafkaconf.ModeListeners {
+			have[name] = true
+		}
+	} else {
+		c, err := local.Start(ctx, local.Options{Brokers: 1})
+		if err != nil {
+			return nil, fmt.Errorf("local target: %w", err)
+		}
+		defer c.Close()
+		for name := range c.Modes() {
+			have[name] = true
+		}
 	}
 	for name := range have {
 		t.modes = append(t.modes, name)
@@ -282,9 +359,16 @@ func (t *Target) Modes(ctx context.Context) ([]string, error) {
 	return t.modes, nil
 }
 
-// CheckRow refuses gateway rows the local target cannot serve: only xp's
-// built-in gateway runs here, and field_encrypt needs structured records.
+// CheckRow refuses rows the local target cannot serve: with Apache Kafka,
+// a kafka_version without a release or more brokers than this machine's
+// memory holds; gateway rows of a kind other than xp's builtin, and
+// field_encrypt without structured records.
 func (t *Target) CheckRow(r *planner.Row) error {
+	if t.apache != nil {
+		if err := t.apache.checkRow(r); err != nil {
+			return err
+		}
+	}
 	if !r.NeedsGateway() {
 		return nil
 	}

@@ -1,0 +1,89 @@
+package target
+
+import (
+	"runtime/debug"
+	"strings"
+)
+
+// Broker software kinds a group may run.
+const (
+	// BrokerApache is Apache Kafka.
+	BrokerApache = "apache"
+	// BrokerKfake is franz-go's kfake, the in-memory Kafka-protocol
+	// cluster xp embeds: its numbers are not Apache Kafka's.
+	BrokerKfake = "kfake"
+)
+
+// KfakeModule is the Go module of the embedded cluster.
+const KfakeModule = "github.com/twmb/franz-go/pkg/kfake"
+
+// Broker says which broker software a group ran: the provenance every
+// attempt records, so that a number is never taken for Apache Kafka's when
+// it was measured on the embedded cluster, or for one release's when
+// another ran.
+type Broker struct {
+	// Kind is BrokerApache or BrokerKfake.
+	Kind string `json:"kind"`
+	// Version is Apache Kafka's release (e.g. 4.1.0), or kfake's Go module
+	// version.
+	Version string `json:"version"`
+	// Java is the brokers' Java runtime: java -version's first line and
+	// java.vendor in parentheses (Apache Kafka only).
+	Java string `json:"java,omitempty"`
+	// JVMFlags are the brokers' JVM flags, heap included (Apache Kafka
+	// only).
+	JVMFlags []string `json:"jvm_flags,omitempty"`
+}
+
+// String is "KIND VERSION", e.g. "apache 4.1.0".
+func (b Broker) String() string {
+	if b.Kind == "" {
+		return ""
+	}
+	return b.Kind + " " + b.Version
+}
+
+// Runtime is the Java runtime and JVM flags in one line; "" for kfake.
+func (b Broker) Runtime() string {
+	return strings.TrimSpace(b.Java + " " + strings.Join(b.JVMFlags, " "))
+}
+
+// kfakeVersion is go.mod's version of KfakeModule, for binaries whose
+// build information lists no modules (test binaries); TestKfakeBroker
+// keeps it equal to go.mod's.
+const kfakeVersion = "v0.0.0-20260918054303-01f206a7e32c"
+
+// KfakeBroker is the embedded cluster this xp was built with: kfake at the
+// module version recorded in the binary's build information (go.mod's
+// when the binary lists no modules).
+func KfakeBroker() Broker {
+	v := kfakeVersion
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == KfakeModule {
+				v = d.Version
+				if d.Replace != nil && d.Replace.Version != "" {
+					v = d.Replace.Version
+				}
+			}
+		}
+	}
+	return Broker{Kind: BrokerKfake, Version: v}
+}
+
+// ParseBroker reads a Broker's String (as HostInfo.Kafka holds it); false
+// for anything else.
+func ParseBroker(s string) (Broker, bool) {
+	kind, version, ok := strings.Cut(strings.TrimSpace(s), " ")
+	if !ok || version == "" || (kind != BrokerApache && kind != BrokerKfake) {
+		return Broker{}, false
+	}
+	return Broker{Kind: kind, Version: version}, true
+}
+
+// BrokerReporter is a Target that says which broker software the group
+// that is up runs. The runner records it with every attempt and names the
+// group by it.
+type BrokerReporter interface {
+	Broker() Broker
+}
