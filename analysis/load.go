@@ -57,7 +57,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 		return nil, fmt.Errorf("%s: telemetry: %w", path, err)
 	}
 	byRun := map[string][]results.Attempt{}
-	var groups []string
+	var groups, brokers []string
 	for _, a := range atts {
 		byRun[a.Run] = append(byRun[a.Run], a)
 		var env struct {
@@ -66,8 +66,18 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 		if json.Unmarshal(a.Environment, &env) == nil && env.Group != "" && !slices.Contains(groups, env.Group) {
 			groups = append(groups, env.Group)
 		}
+		if b, rt := brokerOf(a.Environment); b != "" {
+			line := b
+			if rt != "" {
+				line += " on " + rt
+			}
+			if !slices.Contains(brokers, line) {
+				brokers = append(brokers, line)
+			}
+		}
 	}
 	slices.Sort(groups)
+	slices.Sort(brokers)
 
 	d := &Dataset{Campaign: c.Name, Seed: c.Seed}
 	var imp *ImportSpec
@@ -83,6 +93,9 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 		{"target", c.Target}, {"host", string(c.Host)}}
 	if len(groups) > 0 {
 		d.Info = append(d.Info, Field{"infrastructure groups", strings.Join(groups, "\n")})
+	}
+	if len(brokers) > 0 {
+		d.Info = append(d.Info, Field{"brokers measured", strings.Join(brokers, "\n")})
 	}
 	events, err := st.InfraEvents(ctx)
 	if err != nil {
@@ -169,6 +182,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 			run.Error = a.Error
 			run.GatewayRecordLayer, run.GatewayCipher, run.GatewayTLSKept = gatewayCrypto(a.Environment)
 			run.TelemetryGaps = telemetryGaps(a.Environment)
+			run.Broker, run.BrokerRuntime = brokerOf(a.Environment)
 			run.Metrics = a.Metrics
 			run.Histograms = hists[a.ID]
 			run.Hosts = hosts[a.ID]
@@ -311,4 +325,24 @@ func telemetryGaps(env json.RawMessage) string {
 		parts = append(parts, fmt.Sprintf("%s %.1f s of %.1f s", g.Host, g.MissingS, g.WindowS))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// brokerOf reads the broker software an attempt measured from its
+// environment (the runner's "broker"): "KIND VERSION", and for Apache
+// Kafka its Java runtime and JVM flags; "" for attempts that did not
+// record it.
+func brokerOf(env json.RawMessage) (broker, runtime string) {
+	var e struct {
+		Broker *struct {
+			Kind     string   `json:"kind"`
+			Version  string   `json:"version"`
+			Java     string   `json:"java"`
+			JVMFlags []string `json:"jvm_flags"`
+		} `json:"broker"`
+	}
+	if json.Unmarshal(env, &e) != nil || e.Broker == nil || e.Broker.Kind == "" {
+		return "", ""
+	}
+	b := e.Broker
+	return b.Kind + " " + b.Version, strings.TrimSpace(b.Java + " " + strings.Join(b.JVMFlags, " "))
 }

@@ -107,6 +107,12 @@ type Run struct {
 	// the runner records it (environment telemetry_gaps); "" when every
 	// host's does.
 	TelemetryGaps string
+	// Broker is the broker software the attempt measured, "KIND VERSION":
+	// "apache 4.1.0" (Apache Kafka) or "kfake v1.2.3" (the embedded
+	// cluster); "" where the attempt did not record it.
+	Broker string
+	// BrokerRuntime is Apache Kafka's Java runtime and JVM flags.
+	BrokerRuntime string
 	Metrics       map[string]float64
 	// Histograms maps a kind (publish, e2e, send_delay) to the attempt's
 	// whole-run HDR histogram, V2-compressed.

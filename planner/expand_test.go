@@ -443,6 +443,9 @@ func TestRowAccessors(t *testing.T) {
 		if s := r.InfraKey().String(); s != "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=2 builtin" {
 			t.Errorf("InfraKey.String %q", s)
 		}
+		if s := r.InfraKey().WithBroker("apache", "4.1.0"); s != "aws/m5.xlarge brokers=3 apache=4.1.0 gateways=2 builtin" {
+			t.Errorf("InfraKey.WithBroker %q", s)
+		}
 	}
 }
 

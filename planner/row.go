@@ -180,10 +180,18 @@ func (r *Row) InfraKey() InfraKey {
 
 // String writes k as "platform/instance_type brokers=N kafka=V gateways=N
 // gateway_kind", e.g. "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=1 builtin".
-func (k InfraKey) String() string {
+func (k InfraKey) String() string { return k.describe("kafka=" + k.KafkaVersion) }
+
+// WithBroker is String naming the broker software that ran instead of the
+// kafka_version the rows asked for, e.g. "local brokers=1 apache=4.1.0
+// gateways=0 builtin" or "local brokers=1 kfake=v1.2.3 gateways=0
+// builtin": what a group's evidence says it measured.
+func (k InfraKey) WithBroker(kind, version string) string { return k.describe(kind + "=" + version) }
+
+func (k InfraKey) describe(broker string) string {
 	p := k.Platform
 	if k.InstanceType != "" {
 		p += "/" + k.InstanceType
 	}
-	return fmt.Sprintf("%s brokers=%d kafka=%s gateways=%d %s", p, k.Brokers, k.KafkaVersion, k.Gateways, k.GatewayKind)
+	return fmt.Sprintf("%s brokers=%d %s gateways=%d %s", p, k.Brokers, broker, k.Gateways, k.GatewayKind)
 }

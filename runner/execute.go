@@ -376,6 +376,10 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	if hd, ok := r.target.(target.HostDescriber); ok {
 		env.Machines = hd.DescribeHosts()
 	}
+	if b, ok := brokerOf(r.target, env.Machines); ok {
+		env.Broker = &b
+		env.Group = row.InfraKey().WithBroker(b.Kind, b.Version)
+	}
 	envJSON, _ := json.Marshal(env)
 	a, err := r.store.StartAttempt(wctx, row.Run, started, envJSON)
 	if err != nil {
@@ -582,6 +586,29 @@ func attemptBound(r *planner.Row) time.Duration {
 	return time.Duration(r.WarmupS+r.DurationS+r.DrainTimeoutS)*time.Second + 2*time.Minute
 }
 
+// brokerOf is the broker software of the group that is up: what the
+// target reports (target.BrokerReporter), else what its machines say they
+// run (the first broker or cluster host whose Kafka names apache or kfake,
+// with its Java).
+func brokerOf(t target.Target, machines []target.HostInfo) (target.Broker, bool) {
+	if br, ok := t.(target.BrokerReporter); ok {
+		b := br.Broker()
+		return b, b.Kind != ""
+	}
+	for _, m := range machines {
+		if m.Role != target.RoleBroker && m.Role != target.RoleCluster {
+			continue
+		}
+		if b, ok := target.ParseBroker(m.Kafka); ok {
+			if b.Kind == target.BrokerApache {
+				b.Java, b.JVMFlags = m.Java, strings.Fields(m.JVMFlags)
+			}
+			return b, true
+		}
+	}
+	return target.Broker{}, false
+}
+
 // attemptEnv is an attempt's environment column.
 type attemptEnv struct {
 	Security  string   `json:"security"`
@@ -591,8 +618,13 @@ type attemptEnv struct {
 	Hosts     []string `json:"hosts,omitempty"`
 	// Machines describes the group's machines where the target can
 	// (target.HostDescriber): instance type, kernel, Java, Kafka.
-	Machines  []target.HostInfo `json:"machines,omitempty"`
-	XPVersion string            `json:"xp_version"`
+	Machines []target.HostInfo `json:"machines,omitempty"`
+	// Broker is the broker software the attempt measured: Apache Kafka
+	// with its release, Java and JVM flags, or kfake with its version;
+	// absent where the target cannot say (then Group keeps the rows'
+	// kafka_version).
+	Broker    *target.Broker `json:"broker,omitempty"`
+	XPVersion string         `json:"xp_version"`
 	// Gateway names the gateway the row ran through (gateway modes only,
 	// as the target reports it).
 	Gateway *target.GatewayInfo `json:"gateway,omitempty"`

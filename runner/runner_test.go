@@ -139,7 +139,9 @@ func bumpSchema(t *testing.T, path string) {
 // The local target runs rows through xp's gateway: proxy, encrypt and
 // field_encrypt next to a direct baseline, on the row's gateway transport.
 // The cluster and the gateways run in processes of their own: telemetry
-// samples each, and gateway rows get their gateway CPU per message.
+// samples each, and gateway rows get their gateway CPU per message. Every
+// attempt says it measured kfake, at its module version, and its group
+// claims no Kafka version.
 func TestGatewayRowsRunLocally(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -157,10 +159,21 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 	defer s.Close()
 	atts, _ := s.Attempts(ctx)
 	modes := map[string]bool{}
+	kfake := target.KfakeBroker()
 	for _, a := range atts {
-		var env struct{ Mode string }
+		var env struct {
+			Mode   string
+			Group  string
+			Broker *target.Broker
+		}
 		json.Unmarshal(a.Environment, &env)
 		modes[env.Mode] = true
+		if env.Broker == nil || env.Broker.Kind != target.BrokerKfake || env.Broker.Version != kfake.Version || env.Broker.Java != "" {
+			t.Errorf("%s: broker %+v, want kfake %s", env.Mode, env.Broker, kfake.Version)
+		}
+		if want := "local brokers=1 kfake=" + kfake.Version + " "; !strings.HasPrefix(env.Group, want) || strings.Contains(env.Group, "kafka=") {
+			t.Errorf("%s: group %q, want it to start %q and name no Kafka version", env.Mode, env.Group, want)
+		}
 		if a.Outcome != results.OutcomeDone || a.Metrics["consumed"] == 0 || a.Metrics["errors"] != 0 {
 			t.Errorf("%s: %s %v %s, consumed %v", env.Mode, a.Outcome, a.Reasons, a.Error, a.Metrics["consumed"])
 		}

@@ -69,14 +69,16 @@ func effectsRows(res *analysis.Result) [][]string {
 // RunsHeader returns the columns of runs.csv: identity, factors, outcome,
 // reasons, error, the record layer and cipher the gateway ran, the TLS
 // legs crypto/tls kept instead of tlsrec, the metrics for which the run is
-// flagged as an outlier (joined by ";") and the hosts whose telemetry
-// covers less than the measured window, then every
-// metric (the analysed ones first, others by name).
+// flagged as an outlier (joined by ";"), the hosts whose telemetry covers
+// less than the measured window, the broker software measured (broker:
+// "apache 4.1.0" or "kfake VERSION") and Apache Kafka's Java runtime and
+// JVM flags (broker_runtime), then every metric (the analysed ones first,
+// others by name).
 func RunsHeader(res *analysis.Result) (header, metrics []string) {
 	d := res.Dataset
 	header = []string{"run", "cell", "pair", "replicate", "attempt", "final", "saturating"}
 	header = append(header, d.Factors...)
-	header = append(header, "outcome", "reasons", "error", "gateway_record_layer", "gateway_cipher", "gateway_tls_kept", "outliers", "telemetry_gaps")
+	header = append(header, "outcome", "reasons", "error", "gateway_record_layer", "gateway_cipher", "gateway_tls_kept", "outliers", "telemetry_gaps", "broker", "broker_runtime")
 	seen := map[string]bool{}
 	for _, m := range d.Metrics {
 		metrics = append(metrics, m.Name)
@@ -110,7 +112,7 @@ func runsRows(res *analysis.Result, metrics []string) [][]string {
 			outcome = "pending"
 		}
 		row = append(row, outcome, strings.Join(r.Reasons, "; "), r.Error, r.GatewayRecordLayer, r.GatewayCipher, r.GatewayTLSKept,
-			strings.Join(r.Outliers, ";"), r.TelemetryGaps)
+			strings.Join(r.Outliers, ";"), r.TelemetryGaps, r.Broker, r.BrokerRuntime)
 		for _, m := range metrics {
 			if v, ok := r.Metrics[m]; ok {
 				row = append(row, num(v))

@@ -23,6 +23,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/xp-bench/xp/infra/gateway/envelope"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
@@ -175,7 +176,7 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 	if err := raw.QueryRow(`SELECT environment FROM attempt LIMIT 1`).Scan(&env); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"name":"broker-0"`, `"role":"broker"`, `"instance_type":"own"`, `"kernel":"`, `"kafka":"embedded (kfake)"`} {
+	for _, want := range []string{`"name":"broker-0"`, `"role":"broker"`, `"instance_type":"own"`, `"kernel":"`, `"kafka":"` + target.KfakeBroker().String() + `"`, `"broker":{"kind":"kfake","version":"` + target.KfakeBroker().Version + `"}`, `"group":"hosts brokers=1 kfake=`} {
 		if !strings.Contains(env, want) {
 			t.Errorf("attempt environment lacks %s: %s", want, env)
 		}

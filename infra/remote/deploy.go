@@ -25,6 +25,7 @@ import (
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/results"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
@@ -303,9 +304,10 @@ type HostRecord struct {
 	Address      string `json:"address"`
 	InstanceType string `json:"instance_type,omitempty"`
 	agent.Info
-	// Kafka is the broker software: "embedded (kfake)" or "apache
-	// VERSION" (on broker and controller hosts), and for Apache Kafka
-	// JVMFlags the heap and JVM flags it ran with (Info.Java the runtime).
+	// Kafka is the broker software, as target.Broker.String writes it:
+	// "kfake VERSION" or "apache VERSION" (on broker and controller
+	// hosts), and for Apache Kafka JVMFlags the heap and JVM flags it ran
+	// with (Info.Java the runtime).
 	Kafka    string `json:"kafka,omitempty"`
 	JVMFlags string `json:"jvm_flags,omitempty"`
 }
@@ -320,7 +322,7 @@ func (d *Deployment) Hosts() []HostRecord {
 		case d.kafka != "" && (h.Role == RoleBroker || h.Role == RoleController):
 			r.Kafka, r.JVMFlags = d.kafka, h.jvm
 		case h.Role == RoleBroker && d.modes != nil:
-			r.Kafka = "embedded (kfake)"
+			r.Kafka = target.KfakeBroker().String()
 		}
 		out = append(out, r)
 	}

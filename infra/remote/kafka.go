@@ -21,6 +21,7 @@ import (
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/infra/tf"
 )
 
@@ -315,7 +316,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 
 // KafkaApache is the word an attempt's host records start their Kafka
 // with when Apache Kafka ran there ("apache 4.4.0").
-const KafkaApache = "apache"
+const KafkaApache = target.BrokerApache
 
 // jvmOverheadMiB is what a JVM takes beyond its heap (metaspace, threads,
 // code cache, direct buffers) that a host must have besides.

@@ -99,7 +99,7 @@ teardown: always
 		t.Errorf("mode proxy: %+v, want on the gateway host with crypto std", e)
 	}
 	recs := dep.Deployment().Hosts()
-	if len(recs) != 4 || recs[0].Name != "broker-0" || recs[0].Kafka != "embedded (kfake)" || recs[0].InstanceType != "own" {
+	if len(recs) != 4 || recs[0].Name != "broker-0" || recs[0].Kafka != target.KfakeBroker().String() || recs[0].InstanceType != "own" {
 		t.Errorf("host records %+v", recs)
 	}
 	// The runner reaches loads, telemetry, logs and restarts through the

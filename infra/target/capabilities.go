@@ -182,8 +182,8 @@ type HostInfo struct {
 	MemoryMiB    int64  `json:"memory_mib,omitempty"`
 	// Java is the first line of `java -version` on the machine.
 	Java string `json:"java,omitempty"`
-	// Kafka is the broker software the machine runs, e.g.
-	// "embedded (kfake)" or "apache 4.4.0".
+	// Kafka is the broker software the machine runs, as Broker.String
+	// writes it: "apache 4.1.0", "kfake v1.2.3".
 	Kafka string `json:"kafka,omitempty"`
 	// JVMFlags are the heap and JVM flags Apache Kafka runs with on the
 	// machine (Java is the runtime).

@@ -164,7 +164,7 @@ func (k Kafka) Versions() []string {
 // CheckVersion says why a row asking for kafka_version cannot run on
 // these machines, naming file, line and the fix; "" when it can. With the
 // embedded cluster any version is accepted (kfake is no Apache Kafka
-// release; the hosts record "embedded (kfake)"), and without a kafka:
+// release; the hosts record kfake and its version), and without a kafka:
 // section the Deployer is what refuses.
 func (k Kafka) CheckVersion(file, version string) string {
 	if k.Embedded() || len(k.Releases) == 0 {
