@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 )
@@ -129,7 +130,7 @@ func waitMode(ctx context.Context, name string, opts []kgo.Opt, brokers []int32)
 	var last error
 	for {
 		tctx, cancel := context.WithTimeout(ctx, tryTimeout)
-		missing, last = checkMode(tctx, adm, brokers)
+		missing, last = checkMode(tctx, cl, adm, brokers)
 		cancel()
 		if len(missing) == 0 && last == nil {
 			return nil
@@ -144,9 +145,15 @@ func waitMode(ctx context.Context, name string, opts []kgo.Opt, brokers []int32)
 	}
 }
 
-// checkMode is one try: the brokers not seen answering, and why.
-func checkMode(ctx context.Context, adm *kadm.Client, brokers []int32) ([]int32, error) {
-	md, err := adm.BrokerMetadata(ctx)
+// checkMode is one try: the brokers not seen answering, and why. It asks
+// a broker for the cluster's brokers every time: kadm's BrokerMetadata
+// answers from the client's cache, which keeps the brokers of its first
+// answer for minutes, while a cluster that is starting registers its
+// brokers one by one.
+func checkMode(ctx context.Context, cl *kgo.Client, adm *kadm.Client, brokers []int32) ([]int32, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{}
+	md, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		return slices.Clone(brokers), err
 	}

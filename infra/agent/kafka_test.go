@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
@@ -214,4 +215,42 @@ func mustOpts(t *testing.T, props map[string]string) []kgo.Opt {
 		t.Fatal(err)
 	}
 	return opts
+}
+
+// TestWaitKafkaSeesBrokersJoin: a broker that registers after readiness
+// began is seen at a later try, as brokers of a starting Apache Kafka
+// cluster join one by one (kfake with one node; a second is added once
+// readiness has asked for the cluster's brokers twice).
+func TestWaitKafkaSeesBrokersJoin(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	asked := make(chan struct{}, 100)
+	c.ControlKey(kmsg.Metadata.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		return nil, nil, false // observe only
+	})
+	props := map[string]string{kafkaconf.BootstrapServers: c.ListenAddrs()[0]}
+	done := make(chan error, 1)
+	go func() {
+		done <- WaitKafka(context.Background(), []KafkaMode{{Name: "plaintext", Props: props}}, []int32{0, 1}, 20*time.Second)
+	}()
+	for range 2 {
+		select {
+		case <-asked:
+		case err := <-done:
+			t.Fatalf("readiness ended (%v) before it asked for the brokers twice", err)
+		}
+	}
+	if _, _, err := c.AddNode(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("node 1 joined but readiness did not see it: %v", err)
+	}
 }
