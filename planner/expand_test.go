@@ -446,6 +446,9 @@ func TestRowAccessors(t *testing.T) {
 		if s := r.InfraKey().WithBroker("apache", "4.1.0"); s != "aws/m5.xlarge brokers=3 apache=4.1.0 gateways=2 builtin" {
 			t.Errorf("InfraKey.WithBroker %q", s)
 		}
+		if s := r.InfraKey().WithBroker("", ""); s != "aws/m5.xlarge brokers=3 gateways=2 builtin" {
+			t.Errorf("InfraKey.WithBroker without a broker %q", s)
+		}
 	}
 }
 

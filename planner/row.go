@@ -185,13 +185,22 @@ func (k InfraKey) String() string { return k.describe("kafka=" + k.KafkaVersion)
 // WithBroker is String naming the broker software that ran instead of the
 // kafka_version the rows asked for, e.g. "local brokers=1 apache=4.1.0
 // gateways=0 builtin" or "local brokers=1 kfake=v1.2.3 gateways=0
-// builtin": what a group's evidence says it measured.
-func (k InfraKey) WithBroker(kind, version string) string { return k.describe(kind + "=" + version) }
+// builtin": what a group's evidence says it measured. With kind "" (no
+// broker ran) it names none: "local brokers=1 gateways=0 builtin".
+func (k InfraKey) WithBroker(kind, version string) string {
+	if kind == "" {
+		return k.describe("")
+	}
+	return k.describe(kind + "=" + version)
+}
 
 func (k InfraKey) describe(broker string) string {
 	p := k.Platform
 	if k.InstanceType != "" {
 		p += "/" + k.InstanceType
 	}
-	return fmt.Sprintf("%s brokers=%d %s gateways=%d %s", p, k.Brokers, broker, k.Gateways, k.GatewayKind)
+	if broker != "" {
+		broker += " "
+	}
+	return fmt.Sprintf("%s brokers=%d %sgateways=%d %s", p, k.Brokers, broker, k.Gateways, k.GatewayKind)
 }

@@ -169,8 +169,9 @@ func (r *run) failRows(wctx context.Context, rows []planner.Row, gf *groupFailur
 			continue
 		}
 		now := r.o.Now()
+		// No broker ran: the group names none.
 		env, _ := json.Marshal(attemptEnv{Security: row.Security, Mode: target.ModeKey(&row),
-			Group: row.InfraKey().String(), XPVersion: r.o.XPVersion})
+			Group: row.InfraKey().WithBroker("", ""), XPVersion: r.o.XPVersion})
 		ev := results.Evidence{Outcome: results.OutcomeFailed, Error: gf.Error(), Ended: now}
 		if _, err := r.store.RecordAttempt(wctx, row.Run, now, env, ev); err != nil {
 			return fmt.Errorf("record the failure of %s: %w", row.Run, err)
