@@ -150,14 +150,16 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 }
 
 // QuorumTimeouts are the failure-detection timeouts of the local
-// brokers, longer than Kafka's defaults (2 s, 1 s and 9 s): every node
-// shares this machine's CPUs with the load generator, so a node starved
-// for a few seconds is slow, not dead, and a new election or a fenced
-// broker in the middle of a run would be an artefact of the machine.
-// They change no steady-state path.
+// brokers, longer than Kafka's defaults (2 s, 1 s, 2 s and 9 s): every
+// node shares this machine's CPUs with the load generator, so a node
+// starved for a few seconds is slow, not dead, and a new election or a
+// fenced broker in the middle of a run would be an artefact of the
+// machine. controller.quorum.request.timeout.ms also bounds a broker's
+// heartbeats to the active controller. They change no steady-state path.
 var QuorumTimeouts = map[string]string{
 	"controller.quorum.fetch.timeout.ms":    "10000",
 	"controller.quorum.election.timeout.ms": "5000",
+	"controller.quorum.request.timeout.ms":  "10000",
 	"broker.session.timeout.ms":             "30000",
 }
 

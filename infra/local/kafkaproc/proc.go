@@ -82,12 +82,10 @@ func (p *proc) kill() {
 	}
 }
 
-// Sweep kills every process of this user started by kafkaproc for a node
-// under dir (its command line holds nodeMarker with a path under dir):
-// brokers a run with --keep left, or any a killed run could not take with
-// it. It returns the pids killed. Call it only while holding what makes
-// dir yours (the campaign db's writer lock).
-func Sweep(dir string) ([]int, error) {
+// Leftovers lists the processes of this user that kafkaproc started for a
+// node under dir (their command line holds nodeMarker with a path under
+// dir) and that have not ended.
+func Leftovers(dir string) ([]int, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -98,7 +96,7 @@ func Sweep(dir string) ([]int, error) {
 		return nil, err
 	}
 	uid := os.Getuid()
-	var killed []int
+	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
@@ -114,11 +112,28 @@ func Sweep(dir string) ([]int, error) {
 		}
 		for _, arg := range bytes.Split(b, []byte{0}) {
 			if strings.HasPrefix(string(arg), prefix) {
-				if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
-					killed = append(killed, pid)
+				if alive(pid) {
+					out = append(out, pid)
 				}
 				break
 			}
+		}
+	}
+	return out, nil
+}
+
+// Sweep kills the Leftovers of dir: brokers a run with --keep left, or any
+// a killed run could not take with it. It returns the pids killed. Call it
+// only while holding what makes dir yours (the campaign db's writer lock).
+func Sweep(dir string) ([]int, error) {
+	pids, err := Leftovers(dir)
+	if err != nil {
+		return nil, err
+	}
+	var killed []int
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			killed = append(killed, pid)
 		}
 	}
 	// Wait (bounded) until they are gone, so their ports are free.
