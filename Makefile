@@ -14,7 +14,7 @@ TEST_KAFKA_VERSIONS ?= 4 3.9
 # newest Maven Central has, or exact.
 KROXYLICIOUS_VERSION ?=
 
-.PHONY: build test bench lint demo readme-figure clean fuzz kafka-dist kroxylicious-dist dists
+.PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist dists
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/xp
@@ -68,6 +68,23 @@ demo: build
 	./$(BIN) run out/quickstart.jsonl --db out/quickstart.db --spec plans/quickstart.yaml || [ $$? -eq 3 ]
 	./$(BIN) analyse --db out/quickstart.db --out out/quickstart-analysis
 	@echo "results: out/quickstart.db, report: out/quickstart-analysis/report.html"
+
+# The quickstart on Apache Kafka brokers run by the local target: the release
+# make kafka-dist assembles (the newest 4.x, or KAFKA_VERSION), named in
+# out/kafka-local.yaml; the spec is plans/quickstart.yaml with that release's
+# kafka_version and its own campaign name.
+demo-kafka: build
+	@mkdir -p out
+	@rm -f out/quickstart-kafka.db out/quickstart-kafka.db-wal out/quickstart-kafka.db-shm out/quickstart-kafka.db.lock
+	@set -e; tgz=$$($(GO) run ./cmd/xpdist kafka -version '$(KAFKA_VERSION)' -out out/dist); \
+	v=$$(basename "$$tgz" .tgz | sed 's/^kafka_2\.13-//'); \
+	printf 'platform: local\nkafka:\n  distribution: dist/%s\n  sha512: %s\n' "$$(basename "$$tgz")" "$$(cut -d' ' -f1 "$$tgz.sha512")" > out/kafka-local.yaml; \
+	sed -e 's/^campaign: quickstart$$/campaign: quickstart-kafka/' -e "s/^fixed:$$/fixed:\n  kafka_version: $$v/" plans/quickstart.yaml > out/quickstart-kafka.yaml; \
+	echo "Apache Kafka $$v from $$tgz"
+	./$(BIN) plan expand out/quickstart-kafka.yaml -o out/quickstart-kafka.jsonl
+	./$(BIN) run out/quickstart-kafka.jsonl --db out/quickstart-kafka.db --target out/kafka-local.yaml --spec out/quickstart-kafka.yaml || [ $$? -eq 3 ]
+	./$(BIN) analyse --db out/quickstart-kafka.db --out out/quickstart-kafka-analysis
+	@echo "results: out/quickstart-kafka.db, report: out/quickstart-kafka-analysis/report.html"
 
 # The README's figure: the demo campaign's forest plot, as the report draws it.
 readme-figure: demo

@@ -98,7 +98,7 @@ rows, 130 interrupted, 1 other failures.`,
 	f.BoolVar(&o.Resume, "resume", false, "continue a campaign that has progress in --db")
 	f.BoolVar(&o.DryRun, "dry-run", false, "validate and print what would run; write nothing")
 	f.IntVar(&o.MaxAttempts, "max-attempts", 3, "failed attempts allowed per row before it stays failed")
-	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end and keep DB.work (the embedded cluster still ends with the process)")
+	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end and keep DB.work (local Apache Kafka brokers keep running; the embedded cluster still ends with the process)")
 	f.StringVar(&halfwidth, "halfwidth", "", "two-stage design: half-width asked of each configuration's interval of the mean penalty, e.g. 2%")
 	f.StringVar(&ts.Metric, "halfwidth-metric", runner.DefaultStageMetric, "metric whose mean penalty --halfwidth sizes")
 	f.IntVar(&ts.MaxReplicates, "max-replicates", 0, "two-stage design: most replicates of any configuration, first stage included (default 4 times the plan's)")
