@@ -75,19 +75,25 @@ vars:
 %s
 ssh: {user: %s, private_key: %s, known_hosts: accept-new, keepalive: 1s}
 kafka: {distribution: %s, sha512: %s, heap: 384m, jvm_flags: %s}
-teardown: always
+teardown: never
 `, strings.Join(machines, "\n"), n.User, n.UserKey, rel.Path, rel.SHA512, testJVMFlags))
 
 	kill := &brokerKill{host: n.Hosts[1]}
 	start := time.Now()
 	db := runOnHosts(t, dir, n, tpath, fmt.Sprintf(kafkaHostsSpec, rel.Version), kill.run)
 	t.Logf("xp run on Apache Kafka %s: %.1fs", rel.Version, time.Since(start).Seconds())
-	noXPLeft(t, n)
-	for _, h := range n.Hosts {
-		if procs, _ := h.Processes(); slices.Contains(procs, "java") {
-			t.Errorf("%s: a java process is left: %v", h.Name, procs)
+	// teardown: never keeps the group, and the brokers' files with it, for
+	// the checks below; xp infra down then stops and removes everything.
+	defer func() {
+		infraDown(t, dir, tpath, db)
+		campaignFilesGone(t, n, "remote-kafka")
+		noXPLeft(t, n)
+		for _, h := range n.Hosts {
+			if procs, _ := h.Processes(); slices.Contains(procs, "java") {
+				t.Errorf("%s: a java process is left: %v", h.Name, procs)
+			}
 		}
-	}
+	}()
 
 	raw, err := sql.Open("sqlite", db)
 	if err != nil {

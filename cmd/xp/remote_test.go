@@ -356,6 +356,14 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 
 	// teardown: never kept the group; xp infra down destroys it and, the
 	// machines staying, removes the campaign's files from them.
+	infraDown(t, dir, filepath.Join(dir, "target.yaml"), db)
+	campaignFilesGone(t, n, "remote-e2e")
+}
+
+// infraDown runs xp infra down --target tpath on the campaign db (its xp
+// binary built into dir by runOnHosts) and wants the group destroyed.
+func infraDown(t *testing.T, dir, tpath, db string) {
+	t.Helper()
 	st, stdout, stderr := testState()
 	st.getenv = func(k string) string {
 		if k == "XP_AGENT_BINARY" {
@@ -363,10 +371,9 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 		}
 		return os.Getenv(k)
 	}
-	if code := execute(st, []string{"infra", "down", "--target", filepath.Join(dir, "target.yaml"), "--db", db}); code != exitOK || !strings.Contains(stdout.String(), "destroyed") {
+	if code := execute(st, []string{"infra", "down", "--target", tpath, "--db", db}); code != exitOK || !strings.Contains(stdout.String(), "destroyed") {
 		t.Fatalf("xp infra down: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	campaignFilesGone(t, n, "remote-e2e")
 }
 
 // linkDown takes the link of client host client-3 down in the measurement
