@@ -491,6 +491,10 @@ func (c *Cluster) Dir() string { return c.dir }
 // Version is the Kafka release the brokers run.
 func (c *Cluster) Version() string { return c.release.Version }
 
+// Release is the release the brokers run (its libs/ also hold Kafka's
+// tools, ProducerPerformance among them).
+func (c *Cluster) Release() Release { return c.release }
+
 // JVMFlags are the brokers' JVM flags, heap included.
 func (c *Cluster) JVMFlags() []string { return slices.Clone(c.jvmFlags) }
 
