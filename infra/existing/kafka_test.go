@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,150 +17,44 @@ import (
 
 	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/pki"
-	"github.com/xp-bench/xp/infra/release"
+	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/infra/target"
-	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/internal/kafkatest"
 	"github.com/xp-bench/xp/internal/keytooltest"
 	"github.com/xp-bench/xp/results"
 	"github.com/xp-bench/xp/runner"
 )
 
-// apacheKafka is one Apache Kafka broker (combined KRaft node) the test
-// started, with a listener per direct mode on loopback.
+// apacheKafka is one Apache Kafka broker (a local JVM of the release in
+// out/dist, internal/kafkatest) with a listener per direct mode.
 type apacheKafka struct {
-	server *kafkaconf.Server
-	ca     *pki.Authority
+	c *kafkaproc.Cluster
 	// plaintext is a librdkafka config of the plaintext listener.
 	plaintext map[string]string
 }
 
-// startApacheKafka runs the Kafka 4 release of out/dist (make kafka-dist)
-// as one broker with `java -cp 'libs/*'`, its server.properties rendered
-// by kafkaconf, until the test ends.
 func startApacheKafka(t *testing.T) *apacheKafka {
 	t.Helper()
-	if _, err := exec.LookPath("java"); err != nil {
-		t.Fatal("java not on PATH: install openjdk-17-jre-headless")
-	}
-	rel := disttest.Kafka(t, 4)
-	dir := t.TempDir()
-	home := filepath.Join(dir, "kafka")
-	if err := release.Unpack(rel.Path, home); err != nil {
-		t.Fatal(err)
-	}
-	tops, _ := filepath.Glob(filepath.Join(home, "kafka_*"))
-	if len(tops) == 1 {
-		home = tops[0]
-	}
-	ca, err := pki.New(filepath.Join(dir, "pki"))
+	c := kafkatest.Start(t, kafkatest.Options{})
+	props, err := kafkaconf.ReadClientConfig(c.Modes()["plaintext"].ClientConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ca.Server("broker", "127.0.0.1"); err != nil {
-		t.Fatal(err)
-	}
-	ks, err := ca.Keystore("broker")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := kafkaconf.NewServer([]string{"127.0.0.1"}, nil)
-	ports := freePorts(t, 6)
-	s.Ports = kafkaconf.Ports{Plaintext: ports[0], SSL: ports[1], MTLS: ports[2], SASLSSL: ports[3], Internal: ports[4], Controller: ports[5]}
-	s.LogDirs = filepath.Join(dir, "data")
-	s.Keystore, s.Truststore = ks, ca.CAPath()
-	s.SASLUser, s.SASLPassword = "xp", "plain-secret"
-	props, err := s.Properties(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf := filepath.Join(dir, "server.properties")
-	if err := os.WriteFile(conf, props, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cp := filepath.Join(home, "libs", "*")
-	logf, err := os.Create(filepath.Join(dir, "kafka.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	format := exec.Command("java", "-cp", cp, release.KafkaStorageClass, "format", "-t", kafkaconf.NewClusterID(), "-c", conf)
-	if out, err := format.CombinedOutput(); err != nil {
-		t.Fatalf("kafka storage format: %v\n%s", err, out)
-	}
-	cmd := exec.Command("java", "-Xmx512m", "-Xms256m", "-cp", cp, release.KafkaServerClass, conf)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-	})
-	k := &apacheKafka{server: s, ca: ca}
-	k.plaintext, _ = s.ClientProps("plaintext", "", "", "", "")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for {
-		if err := agent.KafkaReady(ctx, strings.Split(k.plaintext[kafkaconf.BootstrapServers], ",")[0], nil); err == nil {
-			break
-		}
-		select {
-		case err := <-exited:
-			b, _ := os.ReadFile(logf.Name())
-			t.Fatalf("kafka exited: %v\n%s", err, tail(b))
-		case <-ctx.Done():
-			b, _ := os.ReadFile(logf.Name())
-			t.Fatalf("kafka not ready within 2 minutes\n%s", tail(b))
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return k
+	return &apacheKafka{c: c, plaintext: props}
 }
 
-func tail(b []byte) []byte { return b[max(0, len(b)-4096):] }
+// bootstrap is a direct mode's bootstrap servers.
+func (k *apacheKafka) bootstrap(mode string) string { return k.c.Modes()[mode].Bootstrap }
 
-func freePorts(t *testing.T, n int) []int {
-	var out []int
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
-}
-
-// TestCampaignOnApacheKafka runs a campaign on an Apache Kafka broker the
-// test started, through the client configs a Java shop has: a JKS trust
-// store, a JKS key store, a PKCS12 trust store and a SCRAM JAAS config
-// made with keytool. It checks that every row is done, that a topic that
-// was there before keeps its records, that xp's topics are gone, and that
-// a TLS endpoint pointed at the plaintext port and a SASL endpoint pointed
-// at the TLS port are refused before anything runs.
 func TestCampaignOnApacheKafka(t *testing.T) {
 	k := startApacheKafka(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	ccert, ckey, err := k.ca.Client("client")
+	ccert, ckey, err := k.c.Authority().Client("client")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := keytooltest.Make(t, dir, k.ca.CAPath(), ccert, ckey)
+	st := keytooltest.Make(t, dir, k.c.Authority().CAPath(), ccert, ckey)
 	// The SCRAM user the JAAS config names, as an operator creates one.
 	uctx, cancel := context.WithTimeout(ctx, time.Minute)
 	if err := agent.UpsertSCRAM(uctx, k.plaintext, "alice", "alice-secret"); err != nil {
@@ -185,7 +76,7 @@ func TestCampaignOnApacheKafka(t *testing.T) {
 	}
 	var eps []endpoint
 	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl"} {
-		boot, _ := k.server.Bootstrap(m)
+		boot := k.bootstrap(m)
 		eps = append(eps, endpoint{m, boot, writeConfig(t, dir, m+".properties", configs[m])})
 	}
 	tpath := targetYAML(t, dir, eps, "topic_prefix: xp-bench-\n")
@@ -210,8 +101,8 @@ func TestCampaignOnApacheKafka(t *testing.T) {
 	before := snapshotTopic(t, plainFile, "payments")
 
 	// Refusals against the real listeners.
-	tlsBoot, _ := k.server.Bootstrap("tls")
-	plainBoot, _ := k.server.Bootstrap("plaintext")
+	tlsBoot := k.bootstrap("tls")
+	plainBoot := k.bootstrap("plaintext")
 	for _, tc := range []struct {
 		name, mode, boot, want string
 	}{
