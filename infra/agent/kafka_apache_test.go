@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -15,8 +14,7 @@ import (
 	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
-	"github.com/xp-bench/xp/infra/local/kafkaproc"
-	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/internal/kafkatest"
 )
 
 // TestReadinessAndSCRAMOnApacheKafka runs UpsertSCRAM and WaitKafka
@@ -25,22 +23,9 @@ import (
 // wrong password and a broker id the cluster lacks are each reported
 // within the timeout, naming the mode and what is missing.
 func TestReadinessAndSCRAMOnApacheKafka(t *testing.T) {
-	d := disttest.Kafka(t, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	java, err := kafkaproc.FindJava(ctx, "", os.Getenv)
-	if err != nil {
-		t.Fatalf("%v (the tests run Apache Kafka: install openjdk-17-jre-headless)", err)
-	}
-	rel, err := kafkaproc.Prepare(ctx, t.TempDir(), d.Path, d.SHA512)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: rel, Java: java, Dir: t.TempDir(), Heap: "384m"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := kafkatest.Start(t, kafkatest.Options{})
 	read := func(path string) map[string]string {
 		p, err := kafkaconf.ReadClientConfig(path)
 		if err != nil {
