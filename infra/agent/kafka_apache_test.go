@@ -46,7 +46,7 @@ func TestReadinessAndSCRAMOnApacheKafka(t *testing.T) {
 	wrong := read(c.Modes()[local.SASLSSL].ClientConfig)
 	wrong[kafkaconf.SASLUsername], wrong[kafkaconf.SASLPassword] = "reader", "not-the-password"
 	modes := []agent.KafkaMode{{Name: "sasl_ssl-wrong", Props: wrong}, {Name: "tls", Props: read(c.Modes()[local.TLS].ClientConfig)}}
-	err = agent.WaitKafka(ctx, modes, []int32{1, 7}, 20*time.Second)
+	err := agent.WaitKafka(ctx, modes, []int32{1, 7}, 20*time.Second)
 	var nr *agent.NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("WaitKafka: %v, want a NotReadyError", err)
