@@ -430,3 +430,86 @@ func TestCtrlCToProcessGroup(t *testing.T) {
 		t.Errorf("the attempt ended %s after the signal: the run in flight was waited out, not stopped", d)
 	}
 }
+
+// TestTwoStageSurvivesSIGKILL kills `xp run --halfwidth` with SIGKILL in
+// a measurement of the first stage and again in one of the second, resumes
+// with --resume alone after each kill, and checks the books: the design
+// and its one decision recorded once, the second stage's matched set
+// appended once, every row done with exactly one attempt that counts.
+func TestTwoStageSurvivesSIGKILL(t *testing.T) {
+	bin := xpBinary(t)
+	dir := t.TempDir()
+	plan := writePlan(t, dir, "twokill", smallSpec("twokill", []string{"plaintext", "tls"}, 2))
+	db := filepath.Join(dir, "twokill.db")
+	// killIn starts xp with args and SIGKILLs it once a row whose run
+	// ends in suffix measures.
+	killIn := func(suffix string, args ...string) {
+		t.Helper()
+		c := startXP(t, bin, args...)
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			st, err := ReadStatus(context.Background(), db, time.Now())
+			if err == nil && st.Current != nil && st.Current.Phase == "measure" && strings.HasSuffix(st.Current.Run, suffix) {
+				break
+			}
+			select {
+			case <-c.done:
+				t.Fatalf("xp ended before a row of %s measured; stderr:\n%s", suffix, c.stderr.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no row of %s measured within 3 minutes; stderr:\n%s", suffix, c.stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond) // polling a condition, bounded above
+		}
+		c.cmd.Process.Signal(syscall.SIGKILL)
+		if code := c.exitCode(t, 30*time.Second); code != -int(syscall.SIGKILL) {
+			t.Fatalf("xp exited %d before the kill; stderr:\n%s", code, c.stderr.String())
+		}
+	}
+	killIn("-r1", "run", plan, "--db", db, "--halfwidth", "0.0001%", "--max-replicates", "3")
+	killIn("-r3", "run", plan, "--db", db, "--resume")
+	c := startXP(t, bin, "run", plan, "--db", db, "--resume")
+	if code := c.exitCode(t, 3*time.Minute); code != 0 {
+		t.Fatalf("final resume exited %d; stderr:\n%s", code, c.stderr.String())
+	}
+
+	ctx := context.Background()
+	s, err := results.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if r, err := s.IntegrityCheck(ctx); err != nil || r != "ok" {
+		t.Fatalf("integrity_check: %q, %v", r, err)
+	}
+	ts, ok, err := s.ReadTwoStage(ctx)
+	if err != nil || !ok || ts.FirstStage != 2 || len(ts.Decisions) != 1 || ts.Decisions[0].Replicates != 3 {
+		t.Fatalf("two-stage design %+v (%v, %v): want the first stage of 2 and one decision for 3 replicates", ts, ok, err)
+	}
+	st := readDB(t, db)
+	if len(st.states) != 6 || len(st.runsIn(results.Done)) != 6 {
+		t.Fatalf("rows %v: want the 4 of the plan and the 2 of the second stage, all done", st.states)
+	}
+	atts, err := s.Attempts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, interrupted := map[string]int{}, 0
+	for _, a := range atts {
+		switch {
+		case a.Outcome == results.OutcomeDone && a.Superseded == "":
+			done[a.Run]++
+		case a.Outcome == results.OutcomeInterrupted:
+			interrupted++
+		}
+	}
+	for run, n := range done {
+		if n != 1 {
+			t.Errorf("row %s has %d done attempts that count", run, n)
+		}
+	}
+	if interrupted != 2 {
+		t.Errorf("%d interrupted attempts, want the 2 the kills caught", interrupted)
+	}
+}
