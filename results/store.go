@@ -409,7 +409,10 @@ type Peek struct {
 func inspectLocked(ctx context.Context, path string) (Peek, error) {
 	q := "mode=ro&immutable=1"
 	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
-		q = "mode=ro"
+		// A reader (xp status) may hold the WAL's locks a moment, as it
+		// recovers the WAL a killed writer left: wait for it as every
+		// other open does, rather than fail the resume.
+		q = "mode=ro&_pragma=busy_timeout(10000)"
 	}
 	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: q}
 	db, err := sql.Open("sqlite", u.String())
