@@ -440,7 +440,11 @@ func TestRowAccessors(t *testing.T) {
 		if r.InfraKey() != want {
 			t.Errorf("InfraKey %+v", r.InfraKey())
 		}
-		if s := r.InfraKey().String(); s != "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=2 builtin" {
+		// ID is the recorded identity of a group: its form must not change.
+		if s := r.InfraKey().ID(); s != "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=2 builtin" {
+			t.Errorf("InfraKey.ID %q", s)
+		}
+		if s := r.InfraKey().String(); s != "aws/m5.xlarge brokers=3 kafka_version=3.9.1 gateways=2 builtin" {
 			t.Errorf("InfraKey.String %q", s)
 		}
 		if s := r.InfraKey().WithBroker("apache", "4.1.0"); s != "aws/m5.xlarge brokers=3 apache=4.1.0 gateways=2 builtin" {

@@ -178,9 +178,17 @@ func (r *Row) InfraKey() InfraKey {
 	}
 }
 
-// String writes k as "platform/instance_type brokers=N kafka=V gateways=N
-// gateway_kind", e.g. "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=1 builtin".
-func (k InfraKey) String() string { return k.describe("kafka=" + k.KafkaVersion) }
+// ID is the group's identity as the evidence records it (infra events,
+// Terraform's group slugs): "platform/instance_type brokers=N kafka=V
+// gateways=N gateway_kind", V the kafka_version the rows ask for, e.g.
+// "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=1 builtin". Its form never
+// changes: groups recorded by earlier campaigns are found by it.
+func (k InfraKey) ID() string { return k.describe("kafka=" + k.KafkaVersion) }
+
+// String describes k for people: as ID, but naming kafka_version as the
+// rows' request ("kafka_version=3.9.1"), which is not a claim of what ran
+// (the embedded cluster runs no Kafka release; WithBroker names what did).
+func (k InfraKey) String() string { return k.describe("kafka_version=" + k.KafkaVersion) }
 
 // WithBroker is String naming the broker software that ran instead of the
 // kafka_version the rows asked for, e.g. "local brokers=1 apache=4.1.0

@@ -367,7 +367,7 @@ func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep target.Endpo
 func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endpoints) (results.Outcome, error) {
 	mode, ok := ep.Modes[target.ModeKey(&row)]
 	started := r.o.Now()
-	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(&row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().String(),
+	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(&row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().WithBroker("", ""),
 		XPVersion: r.o.XPVersion, Hosts: ep.Hosts}
 	if mode.Crypto != nil {
 		env.GatewayCrypto = &attemptCrypto{CryptoInfo: *mode.Crypto}

@@ -81,7 +81,7 @@ func (r *run) up(ctx, wctx context.Context, g target.Group) (target.Endpoints, e
 		return ep, err
 	}
 	_, err = r.store.AddInfraEvent(wctx, results.InfraEvent{
-		Event: "up", Group: g.Key.String(), Time: r.o.Now(), Outputs: endpointsJSON(ep)})
+		Event: "up", Group: g.Key.ID(), Time: r.o.Now(), Outputs: endpointsJSON(ep)})
 	return ep, err
 }
 
@@ -94,7 +94,7 @@ func (r *run) restart(ctx, wctx context.Context, g target.Group, rs target.Resta
 		return ep, err
 	}
 	_, err = r.store.AddInfraEvent(wctx, results.InfraEvent{
-		Event: "restart", Group: g.Key.String(), Time: r.o.Now(), Outputs: endpointsJSON(ep)})
+		Event: "restart", Group: g.Key.ID(), Time: r.o.Now(), Outputs: endpointsJSON(ep)})
 	return ep, err
 }
 
@@ -115,7 +115,7 @@ func (r *run) retrying(ctx, wctx context.Context, name, event string, g target.G
 			return ep, ErrInterrupted
 		}
 		ended := r.o.Now()
-		if _, serr := r.store.AddInfraEvent(wctx, results.InfraEvent{Event: event, Group: g.Key.String(),
+		if _, serr := r.store.AddInfraEvent(wctx, results.InfraEvent{Event: event, Group: g.Key.ID(),
 			Time: ended, Started: started, Duration: ended.Sub(started), Error: err.Error()}); serr != nil {
 			return ep, serr
 		}
@@ -136,7 +136,7 @@ func (r *run) retrying(ctx, wctx context.Context, name, event string, g target.G
 // down takes the group down and records it.
 func (r *run) down(wctx context.Context, g target.Group) error {
 	r.prog.logf("phase=teardown group=%q", g.Key.String())
-	ev := results.InfraEvent{Event: "down", Group: g.Key.String()}
+	ev := results.InfraEvent{Event: "down", Group: g.Key.ID()}
 	derr := r.target.Down(wctx)
 	if derr != nil {
 		r.prog.logf("infrastructure down: %v", derr)

@@ -176,7 +176,7 @@ func TestTargetFailuresPolicy(t *testing.T) {
 			events, _ := s.InfraEvents(context.Background())
 			var events1 []string
 			for _, e := range events {
-				if e.Group == tc.s.first.String() {
+				if e.Group == tc.s.first.ID() {
 					events1 = append(events1, e.Event)
 					if strings.HasSuffix(e.Event, "-failed") && e.Error == "" {
 						t.Errorf("event %s without its error", e.Event)

@@ -248,7 +248,7 @@ func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, erro
 	if t.tel != nil {
 		ep.Hosts = append(ep.Hosts, t.tel.names()...)
 	}
-	t.upGroup, t.upSince = g.Key.String(), time.Now()
+	t.upGroup, t.upSince = g.Key.ID(), time.Now()
 	if t.events != nil {
 		out, _ := json.Marshal(map[string]any{"platform": tf.PlatformExisting, "cluster_id": t.cluster.ID, "brokers": len(t.cluster.Brokers)})
 		if _, err := t.events.AddInfraEvent(ctx, results.InfraEvent{Event: "up", Group: t.upGroup, Time: t.upSince,

@@ -151,7 +151,7 @@ func (p *Provisioner) PlanGroup(key planner.InfraKey, rows []planner.Row) (Plan,
 	if err != nil {
 		return Plan{}, err
 	}
-	return Plan{Key: key.String(), Dir: filepath.Join(p.Root, GroupSlug(key)), Vars: vars}, nil
+	return Plan{Key: key.ID(), Dir: filepath.Join(p.Root, GroupSlug(key)), Vars: vars}, nil
 }
 
 // Up makes one group's infrastructure exist and reads its inventory. A

@@ -99,7 +99,7 @@ func (t *Target) RecordEvents(e Events) { t.prov.Store = e }
 // Up brings the group's machines up (destroying the previous group's
 // first when it differs) and deploys onto them.
 func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
-	if t.cur != nil && t.cur.Key != g.Key.String() {
+	if t.cur != nil && t.cur.Key != g.Key.ID() {
 		if err := t.destroy(ctx, t.cur.Key); err != nil {
 			return target.Endpoints{}, fmt.Errorf("destroy the previous group %s: %w", t.cur.Key, err)
 		}
@@ -113,7 +113,7 @@ func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, erro
 		if ctx.Err() != nil {
 			// An interrupted apply keeps in its state what it made:
 			// Down and Finish destroy it as they would the group.
-			t.cur = &Group{Key: g.Key.String()}
+			t.cur = &Group{Key: g.Key.ID()}
 		}
 		return target.Endpoints{}, err
 	}
@@ -137,7 +137,7 @@ func (t *Target) deploy(ctx context.Context, g target.Group) (target.Endpoints, 
 // Restart stops and deploys the group's services again on the same
 // machines: a failed attempt never destroys and re-applies them.
 func (t *Target) Restart(ctx context.Context, g target.Group) (target.Endpoints, error) {
-	if t.cur == nil || t.cur.Key != g.Key.String() || t.cur.Inventory == nil {
+	if t.cur == nil || t.cur.Key != g.Key.ID() || t.cur.Inventory == nil {
 		return t.Up(ctx, g)
 	}
 	if err := t.deployer.Undeploy(ctx); err != nil {

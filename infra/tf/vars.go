@@ -14,7 +14,7 @@ import (
 // resource names and working directories: "g" and 8 hex digits of the
 // group key's hash.
 func GroupSlug(k planner.InfraKey) string {
-	h := sha256.Sum256([]byte(k.String()))
+	h := sha256.Sum256([]byte(k.ID()))
 	return "g" + hex.EncodeToString(h[:4])
 }
 
