@@ -112,6 +112,10 @@ const (
 	DefaultKafkaVersion = "3.9.1"
 )
 
+// GatewayKindKroxylicious is gateway_kind kroxylicious: the Kroxylicious
+// proxy serves the row's gateway mode.
+const GatewayKindKroxylicious = "kroxylicious"
+
 // Platforms are the values of the platform field: where a row runs.
 var Platforms = []string{"local", "aws", "azure", "hosts", "existing"}
 

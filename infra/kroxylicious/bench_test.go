@@ -69,10 +69,11 @@ type vsGateway struct {
 func BenchmarkGatewayVsKroxylicious(b *testing.B) {
 	rel := disttest.Kroxylicious(b)
 	dir := b.TempDir()
-	home, r, err := kroxylicious.Unpacked(rel.Path, rel.SHA512, dir)
+	r, err := kroxylicious.Prepare(context.Background(), dir, rel.Path, rel.SHA512)
 	if err != nil {
 		b.Fatal(err)
 	}
+	home := r.Home
 	java, err := kroxylicious.JavaHome(r.MinJava())
 	if err != nil {
 		b.Fatal(err)

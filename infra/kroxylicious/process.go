@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/release"
+	"github.com/xp-bench/xp/internal/childproc"
 )
 
 // Options of Start.
@@ -44,12 +44,11 @@ type Options struct {
 }
 
 // Process is a Kroxylicious proxy running as a child process, in a
-// process group of its own, killed if xp dies (the parent-death signal).
+// process group of its own, killed if xp dies (childproc: the parent-death
+// signal).
 type Process struct {
-	cmd  *exec.Cmd
+	proc *childproc.Proc
 	tail *tailBuffer
-	done chan struct{}
-	err  error // the wait's, once done is closed
 }
 
 // StartError is a proxy that exited or did not serve in time: its exit
@@ -90,37 +89,33 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	if o.JavaHome != "" {
 		cmd.Env = append(cmd.Env, "JAVA_HOME="+o.JavaHome)
 	}
-	p := &Process{cmd: cmd, tail: &tailBuffer{max: 64 << 10}, done: make(chan struct{})}
+	p := &Process{tail: &tailBuffer{max: 64 << 10}}
 	var out io.Writer = p.tail
 	if o.Log != nil {
 		out = io.MultiWriter(p.tail, o.Log)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	var err error
+	if p.proc, err = childproc.Start(cmd, false); err != nil {
 		return nil, fmt.Errorf("kroxylicious: %w", err)
 	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	var last error
 	for {
 		select {
-		case <-p.done:
-			err := p.err
+		case <-p.proc.Done():
+			err := p.proc.Err()
 			if err == nil {
 				err = errors.New("exit status 0")
 			}
-			return nil, &StartError{Exited: true, Err: err, Log: p.Tail(40)}
+			return nil, &StartError{Exited: true, Err: err, Log: p.logEnd()}
 		case <-ctx.Done():
 			p.Stop()
 			if last == nil {
 				last = ctx.Err()
 			}
-			return nil, &StartError{Err: fmt.Errorf("no Kafka ApiVersions answer on %s within %s: %w", o.Ready, o.Timeout, last), Log: p.Tail(40)}
+			return nil, &StartError{Err: fmt.Errorf("no Kafka ApiVersions answer on %s within %s: %w", o.Ready, o.Timeout, last), Log: p.logEnd()}
 		case <-time.After(200 * time.Millisecond):
 		}
 		if last = agent.KafkaReady(ctx, o.Ready, o.ReadyTLS); last == nil {
@@ -130,31 +125,40 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 }
 
 // Pid is the proxy's process id (java's: the start script execs it).
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int { return p.proc.Pid() }
 
 // Done is closed when the process has exited.
-func (p *Process) Done() <-chan struct{} { return p.done }
+func (p *Process) Done() <-chan struct{} { return p.proc.Done() }
 
 // Tail is the last n lines of the proxy's output.
 func (p *Process) Tail(n int) string { return lastLines(p.tail.String(), n) }
 
+// stopGrace is how long Stop lets the proxy shut down after SIGTERM.
+const stopGrace = 10 * time.Second
+
 // Stop sends SIGTERM to the proxy's process group and SIGKILL after 10
 // seconds; it returns once the process has exited.
 func (p *Process) Stop() error {
-	select {
-	case <-p.done:
-		return nil
-	default:
-	}
-	pg := -p.cmd.Process.Pid
-	syscall.Kill(pg, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		syscall.Kill(pg, syscall.SIGKILL)
-		<-p.done
-	}
+	p.proc.Stop(stopGrace)
 	return nil
+}
+
+// startErrorLines is how many lines of its log a StartError quotes.
+const startErrorLines = 40
+
+// logEnd is the end of the proxy's output for a StartError: its last
+// lines without the frames of Java stack traces ("\tat ...", "\t... 2
+// more"), so that the messages and the "Caused by:" lines of an exception,
+// which say what went wrong, fit in the lines quoted.
+func (p *Process) logEnd() string {
+	var kept []string
+	for _, l := range strings.Split(strings.TrimRight(p.tail.String(), "\n"), "\n") {
+		if t := strings.TrimLeft(l, " \t"); t != l && (strings.HasPrefix(t, "at ") || strings.HasPrefix(t, "... ")) {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	return lastLines(strings.Join(kept, "\n"), startErrorLines)
 }
 
 func lastLines(s string, n int) string {
@@ -188,38 +192,34 @@ func (t *tailBuffer) String() string {
 	return string(t.b)
 }
 
-// Unpacked checks the release archive at path against sha512 (its hex
-// SHA-512), finds a Kroxylicious release in it, and unpacks it once under
-// dir (in a directory named after the digest, so a second call, or a
-// second campaign, reuses it). It returns the release's home (the
-// directory holding bin/) and what InspectKroxylicious found.
-func Unpacked(path, sha512, dir string) (string, release.KroxyliciousRelease, error) {
-	sum, err := release.SHA512File(path)
-	if err != nil {
-		return "", release.KroxyliciousRelease{}, err
-	}
-	if sum != strings.ToLower(sha512) {
-		return "", release.KroxyliciousRelease{}, fmt.Errorf("%s has SHA-512 %s…, not the %s… given: the file is not the release named", path, sum[:16], sha512[:min(16, len(sha512))])
-	}
-	r, err := release.InspectKroxylicious(path)
-	if err != nil {
-		return "", r, err
-	}
-	into := filepath.Join(dir, "kroxylicious-"+sum[:16])
-	if _, err := os.Stat(into); errors.Is(err, os.ErrNotExist) {
-		if err := release.Unpack(path, into); err != nil && !isExist(err) {
-			return "", r, err
-		}
-	} else if err != nil {
-		return "", r, err
-	}
-	return filepath.Join(into, r.Top), r, nil
+// Release is a Kroxylicious release unpacked on this machine.
+type Release struct {
+	// Home is the release's top directory (holding bin/ and libs/).
+	Home string
+	// Archive is the tarball it was unpacked from.
+	Archive string
+	release.KroxyliciousRelease
 }
 
-// isExist is true for the error of a concurrent Unpack that renamed its
-// directory into place first.
-func isExist(err error) bool {
-	return errors.Is(err, os.ErrExist) || errors.Is(err, syscall.ENOTEMPTY)
+// Prepare makes the release of distribution (a tarball file on this
+// machine or an http(s) URL) ready to run, in xp's cache as release.Cache
+// keeps releases (cacheDir/kroxylicious): a URL downloaded once and
+// checked against sha512 (hex) before it is kept; the tarball checked,
+// found to hold Kroxylicious, and unpacked once, so a second call, or a
+// second campaign, reuses it.
+func Prepare(ctx context.Context, cacheDir, distribution, sha512 string) (Release, error) {
+	var rel release.KroxyliciousRelease
+	c, err := release.Cache(ctx, cacheDir, release.Fetch{Kind: "kroxylicious", Distribution: distribution, SHA512: strings.ToLower(sha512),
+		SHA512Key: "gateway.kroxylicious.sha512",
+		Inspect: func(archive string) (string, string, error) {
+			var err error
+			rel, err = release.InspectKroxylicious(archive)
+			return rel.Top, "libs", err
+		}})
+	if err != nil {
+		return Release{}, err
+	}
+	return Release{Home: c.Dir, Archive: c.Archive, KroxyliciousRelease: rel}, nil
 }
 
 var javaVersionRE = regexp.MustCompile(`version "([0-9]+)`)

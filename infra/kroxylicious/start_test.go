@@ -70,10 +70,11 @@ type proxyCase struct {
 // log.
 func TestRealKroxylicious(t *testing.T) {
 	r := disttest.Kroxylicious(t)
-	home, rel, err := Unpacked(r.Path, r.SHA512, t.TempDir())
+	rel, err := Prepare(context.Background(), t.TempDir(), r.Path, r.SHA512)
 	if err != nil {
 		t.Fatal(err)
 	}
+	home := rel.Home
 	java, err := JavaHome(rel.MinJava())
 	if err != nil {
 		t.Fatal(err)

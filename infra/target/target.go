@@ -88,6 +88,11 @@ type GatewayInfo struct {
 	// KMS is where a kroxylicious encrypt gateway's keys are: inmemory
 	// (Kroxylicious's in-memory KMS) or vault.
 	KMS string `json:"kms,omitempty"`
+	// Java and JVMFlags are the Java runtime a kroxylicious gateway ran on
+	// (`java -version`'s first line and java.vendor) and its JVM flags,
+	// where the target knows them (the local target).
+	Java     string   `json:"java,omitempty"`
+	JVMFlags []string `json:"jvm_flags,omitempty"`
 	// Start is a command gateway's start line, as the target file gives
 	// it (a template).
 	Start string `json:"start,omitempty"`

@@ -82,6 +82,21 @@ type Kroxylicious struct {
 	// VaultURL is the Vault release zip and VaultSHA256 its hex SHA-256
 	// (HashiCorp publishes SHA-256 sums); with KMSVault.
 	VaultURL, VaultSHA256 string
+	// Line is the section's line in the TARGET.yaml, Lines each key's.
+	Line  int
+	Lines map[string]int
+}
+
+// Where is "FILE:LINE" of key in the section (of the section when the
+// key is not given), for messages.
+func (k Kroxylicious) Where(file, key string) string {
+	if l := k.Lines[key]; l > 0 {
+		return fmt.Sprintf("%s:%d", file, l)
+	}
+	if k.Line > 0 {
+		return fmt.Sprintf("%s:%d", file, k.Line)
+	}
+	return file
 }
 
 // Local reports whether the release is a file on this machine rather than
@@ -213,9 +228,10 @@ func (p *fileParser) localFile(n *yaml.Node, what string, getenv func(string) st
 }
 
 func (p *fileParser) kroxylicious(n *yaml.Node) *Kroxylicious {
-	k := &Kroxylicious{}
+	k := &Kroxylicious{Line: n.Line, Lines: map[string]int{}}
 	var versionNode, kmsNode, vaultNode *yaml.Node
 	p.mapping(n, "gateway.kroxylicious.", kroxyliciousKeys, func(key string, v *yaml.Node) {
+		k.Lines[key] = v.Line
 		switch key {
 		case "version":
 			versionNode = v

@@ -31,6 +31,7 @@ import (
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/release"
+	"github.com/xp-bench/xp/internal/childproc"
 )
 
 // Options configure Start.
@@ -85,7 +86,7 @@ type Cluster struct {
 	modes    map[string]local.Mode
 	plain    string
 	brokers  []Broker
-	procs    []*proc
+	procs    []*childproc.Proc
 	once     sync.Once
 }
 
@@ -269,17 +270,17 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 		cmd := exec.Command(o.Java.Path, argv...)
 		cmd.Dir = b.Dir
 		cmd.Stdout, cmd.Stderr = out, out
-		p, err := startProc(cmd, o.Keep)
+		p, err := childproc.Start(cmd, o.Keep)
 		out.Close()
 		if err != nil {
 			return nil, fmt.Errorf("kafkaproc: start %s: %w", b.Name, err)
 		}
 		c.procs = append(c.procs, p)
-		c.brokers[i].Pid = p.pid()
+		c.brokers[i].Pid = p.Pid()
 		go func() {
 			select {
-			case <-p.done:
-				stop(fmt.Errorf("%s (pid %d) exited: %v", b.Name, p.pid(), p.err))
+			case <-p.Done():
+				stop(fmt.Errorf("%s (pid %d) exited: %v", b.Name, p.Pid(), p.Err()))
 			case <-rctx.Done():
 			}
 		}()
@@ -523,7 +524,7 @@ func (c *Cluster) Brokers() []Broker { return slices.Clone(c.brokers) }
 func (c *Cluster) Exited() []string {
 	var out []string
 	for i, p := range c.procs {
-		if p.exited() {
+		if p.Exited() {
 			out = append(out, c.brokers[i].Name)
 		}
 	}
@@ -537,7 +538,7 @@ func (c *Cluster) Close() error {
 		var wg sync.WaitGroup
 		for _, p := range c.procs {
 			wg.Add(1)
-			go func() { defer wg.Done(); p.kill() }()
+			go func() { defer wg.Done(); p.Kill() }()
 		}
 		wg.Wait()
 	})

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,70 +15,6 @@ import (
 // naming its node directory: Sweep finds leftover brokers by it, and it
 // says in `ps` whose broker a JVM is.
 const nodeMarker = "-Dxp.kafka.node="
-
-// proc is a running broker JVM.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	// err is cmd.Wait's error, set before done closes.
-	err error
-}
-
-// startProc starts cmd in a process group of its own (a terminal's Ctrl-C
-// reaches xp, which stops its brokers itself, not the JVMs under the run in
-// flight). Unless keep, the JVM gets SIGKILL when xp dies, however it
-// dies: the parent-death signal is bound to the thread that forks, so the
-// fork happens on a goroutine locked to its thread until the JVM ends.
-func startProc(cmd *exec.Cmd, keep bool) (*proc, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if !keep {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			close(p.done)
-			return
-		}
-		started <- nil
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	if err := <-started; err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
-// exited reports whether the process has ended.
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// kill ends the JVM at once and waits for it: a group's brokers hold no
-// data anyone keeps (Down removes their directory).
-func (p *proc) kill() {
-	if p.exited() {
-		return
-	}
-	syscall.Kill(-p.pid(), syscall.SIGKILL)
-	p.cmd.Process.Kill()
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-	}
-}
 
 // Leftovers lists the processes of this user that kafkaproc started for a
 // node under dir (their command line holds nodeMarker with a path under

@@ -39,15 +39,17 @@ type apache struct {
 	swept bool
 }
 
-// openTimeout bounds what opening an Apache Kafka local target does: find
-// and try Java, download (once) and unpack (once) the releases.
+// openTimeout bounds what opening a local target of a TARGET.yaml does:
+// find and try Java, download (once) and unpack (once) the releases of
+// Kafka and Kroxylicious.
 const openTimeout = 15 * time.Minute
 
 // Opener is the target.Opener of platform local. Without a TARGET.yaml,
 // or with one whose kafka: is absent or `distribution: embedded`, the
 // target runs the embedded cluster; with Apache Kafka releases in kafka:,
-// it runs them (openApache). getenv reads JAVA_HOME, PATH, HOME and
-// XDG_CACHE_HOME.
+// it runs them (openApache). A gateway.kroxylicious section lets rows of
+// gateway_kind kroxylicious run (openKroxylicious), on either cluster.
+// getenv reads JAVA_HOME, PATH, HOME and XDG_CACHE_HOME.
 func Opener(getenv func(string) string) target.Opener {
 	return func(c target.Config) (target.Target, error) {
 		t := New(c.WorkDir)
@@ -58,6 +60,8 @@ func Opener(getenv func(string) string) target.Opener {
 		if err != nil {
 			return nil, err
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+		defer cancel()
 		k := file.Kafka
 		if len(k.Releases) == 0 {
 			for _, key := range []string{"heap", "jvm_flags", "java"} {
@@ -66,16 +70,25 @@ func Opener(getenv func(string) string) target.Opener {
 						k.Where(c.Path, key), key, key)
 				}
 			}
-			return t, nil
+		} else {
+			a, err := openApache(ctx, c.Path, k, getenv)
+			if err != nil {
+				return nil, err
+			}
+			a.keep = c.Keep
+			t.apache = a
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-		defer cancel()
-		a, err := openApache(ctx, c.Path, k, getenv)
-		if err != nil {
-			return nil, err
+		if kx := file.Gateway.Kroxylicious; kx != nil {
+			var java kafkaproc.Java
+			if t.apache != nil {
+				java = t.apache.java
+			} else if java, err = kafkaproc.FindJava(ctx, "", getenv); err != nil {
+				return nil, fmt.Errorf("%s: gateway.kroxylicious: %w", kx.Where(c.Path, ""), err)
+			}
+			if t.kroxy, err = openKroxylicious(ctx, c.Path, *kx, java, getenv); err != nil {
+				return nil, err
+			}
 		}
-		a.keep = c.Keep
-		t.apache = a
 		return t, nil
 	}
 }

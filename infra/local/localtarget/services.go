@@ -15,8 +15,9 @@ import (
 // Sample reads the CPU time and resident memory of the cluster's
 // processes (the embedded cluster's child, host cluster; or each Apache
 // Kafka broker's JVM, hosts broker-1, broker-2, ...), the gateways process
-// (when the group has gateways) and xp's own process, where RunLoad runs
-// the load generator. Everything is on loopback on one machine, so there
+// (when the group has builtin gateways) or each Kroxylicious JVM (hosts
+// kroxylicious-NAME, role gateway) and xp's own process, where RunLoad
+// runs the load generator. Everything is on loopback on one machine, so there
 // are no disk or network counters.
 func (t *Target) Sample(context.Context) ([]target.HostSample, error) {
 	type proc struct {
@@ -35,6 +36,9 @@ func (t *Target) Sample(context.Context) ([]target.HostSample, error) {
 	}
 	if t.gateways != nil {
 		procs = append(procs, proc{HostGateway, target.RoleGateway, t.gateways.pid()})
+	}
+	for _, k := range t.kroxies {
+		procs = append(procs, proc{k.host, target.RoleGateway, k.proc.Pid()})
 	}
 	t.mu.Unlock()
 	var out []target.HostSample
@@ -55,15 +59,16 @@ func (t *Target) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, e
 	return target.RunLoadHere(ctx, l)
 }
 
-// brokerLogTail is how much of each Apache Kafka broker log CollectLogs
-// returns: its end, where a failure shows.
+// brokerLogTail is how much of each Apache Kafka broker log and
+// Kroxylicious log CollectLogs returns: its end, where a failure shows.
 const brokerLogTail = 256 << 10
 
 // CollectLogs returns the tail of what the running cluster and gateway
-// processes wrote to stderr (their start-up lines and the gateways' log)
-// and, for Apache Kafka, of each broker's server.log and kafka.out (the
-// JVM's stdout and stderr) as broker-N/server.log and broker-N/kafka.out,
-// since they started: since is not used.
+// processes wrote to stderr (their start-up lines and the gateways' log);
+// for Apache Kafka, of each broker's server.log and kafka.out (the JVM's
+// stdout and stderr) as broker-N/server.log and broker-N/kafka.out; for
+// Kroxylicious, of each one's output as kroxylicious-NAME.log; since
+// they started: since is not used.
 func (t *Target) CollectLogs(_ context.Context, _ time.Time) ([]target.Log, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -77,6 +82,11 @@ func (t *Target) CollectLogs(_ context.Context, _ time.Time) ([]target.Log, erro
 				}
 				out = append(out, target.Log{Name: b.Name + "/" + f, Text: text})
 			}
+		}
+	}
+	for _, k := range t.kroxies {
+		if text, err := tail(k.log, brokerLogTail); err == nil {
+			out = append(out, target.Log{Name: k.host + ".log", Text: text})
 		}
 	}
 	for _, pr := range []struct {

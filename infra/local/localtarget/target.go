@@ -38,11 +38,14 @@ type Target struct {
 	dir string
 	// apache, when set, runs Apache Kafka instead of the embedded cluster.
 	apache *apache
+	// kroxy, when set, runs rows of gateway_kind kroxylicious.
+	kroxy *kroxy
 
 	mu       sync.Mutex
 	cluster  *childProc         // the embedded cluster's child
 	kafka    *kafkaproc.Cluster // Apache Kafka's brokers
 	gateways *childProc
+	kroxies  []*kroxyProc // the running group's Kroxylicious
 	broker   target.Broker // of the running group
 	groupDir string        // the running group's files, removed by Down
 	groups   int
@@ -106,11 +109,13 @@ func (t *Target) Broker() target.Broker {
 
 // upstream is the cluster a group's gateways stand in front of: its
 // directory (with the certificate authority in pki/, which gateways issue
-// their certificates from) and its direct modes (bootstrap servers and
-// client config of each).
+// their certificates from), its direct modes (bootstrap servers and
+// client config of each), and its brokers' node ids, FirstNodeID to
+// FirstNodeID+Brokers-1.
 type upstream struct {
-	Dir   string
-	Modes map[string]local.Mode
+	Dir                  string
+	Modes                map[string]local.Mode
+	Brokers, FirstNodeID int
 }
 
 // CA is the path of the cluster's CA certificate.
@@ -158,7 +163,7 @@ func (t *Target) startCluster(ctx context.Context, g target.Group) (upstream, er
 		}
 		t.kafka = kc
 		t.broker = t.apache.broker(t.apache.releases[g.Key.KafkaVersion], kc.JVMFlags())
-		return upstream{Dir: kc.Dir(), Modes: kc.Modes()}, nil
+		return upstream{Dir: kc.Dir(), Modes: kc.Modes(), Brokers: len(kc.Brokers()), FirstNodeID: kc.Brokers()[0].ID}, nil
 	}
 	cl, rep, err := startChild(ctx, childSpec{Role: roleCluster, Brokers: g.Key.Brokers, Dir: t.groupDir})
 	if err != nil {
@@ -166,7 +171,8 @@ func (t *Target) startCluster(ctx context.Context, g target.Group) (upstream, er
 	}
 	t.cluster = cl
 	t.broker = target.KfakeBroker()
-	return upstream{Dir: rep.Dir, Modes: rep.Modes}, nil
+	// kfake numbers its brokers from 0.
+	return upstream{Dir: rep.Dir, Modes: rep.Modes, Brokers: max(g.Key.Brokers, 1)}, nil
 }
 
 // startGateways starts the gateways of the group's gateway_kind in front
@@ -176,8 +182,10 @@ func (t *Target) startGateways(ctx context.Context, g target.Group, up upstream,
 	switch kind := g.Key.GatewayKind; kind {
 	case "", planner.DefaultGatewayKind:
 		return t.startBuiltinGateways(ctx, g.Rows, up, ep)
+	case planner.GatewayKindKroxylicious:
+		return t.startKroxyliciousGateways(ctx, g.Rows, up, ep)
 	default:
-		return fmt.Errorf("local target: gateway_kind %s: only the builtin gateway runs here", kind)
+		return fmt.Errorf("local target: gateway_kind %s: the local target runs the builtin and kroxylicious gateways", kind)
 	}
 }
 
@@ -308,6 +316,15 @@ func (t *Target) downLocked() error {
 		t.gateways = nil
 	}
 	t.metrics = nil
+	if len(t.kroxies) > 0 {
+		var wg sync.WaitGroup
+		for _, k := range t.kroxies {
+			wg.Add(1)
+			go func() { defer wg.Done(); k.proc.Stop() }()
+		}
+		wg.Wait()
+		t.kroxies = nil
+	}
 	if t.cluster != nil {
 		errs = append(errs, t.cluster.stop())
 		t.cluster = nil
@@ -361,7 +378,8 @@ func (t *Target) Modes(ctx context.Context) ([]string, error) {
 
 // CheckRow refuses rows the local target cannot serve: with Apache Kafka,
 // a kafka_version without a release or more brokers than this machine's
-// memory holds; gateway rows of a kind other than xp's builtin, and
+// memory holds; gateway rows of gateway_kind command, of kroxylicious
+// without a gateway.kroxylicious section or in a mode it cannot run, and
 // field_encrypt without structured records.
 func (t *Target) CheckRow(r *planner.Row) error {
 	if t.apache != nil {
@@ -372,8 +390,15 @@ func (t *Target) CheckRow(r *planner.Row) error {
 	if !r.NeedsGateway() {
 		return nil
 	}
-	if r.GatewayKind != "" && r.GatewayKind != "builtin" {
-		return fmt.Errorf("gateway_kind %s: the local target runs only the builtin gateway", r.GatewayKind)
+	switch r.GatewayKind {
+	case "", planner.DefaultGatewayKind:
+	case planner.GatewayKindKroxylicious:
+		if t.kroxy == nil {
+			return errors.New("gateway_kind kroxylicious: the local target runs Kroxylicious from a TARGET.yaml (platform: local) with a gateway.kroxylicious section (url, sha512, kms; see docs/targets.md); give one with --target")
+		}
+		return t.kroxy.checkRow(r)
+	default:
+		return fmt.Errorf("gateway_kind %s: the local target runs the builtin and kroxylicious gateways", r.GatewayKind)
 	}
 	if r.Security == planner.SecurityFieldEncrypt {
 		if _, err := encrypt.FieldPreset(r.Encoding, "vault", "schema"); err != nil {
