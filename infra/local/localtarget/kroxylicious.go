@@ -86,8 +86,12 @@ func (x *kroxy) checkRow(r *planner.Row) error {
 		return fmt.Errorf("%s: %s", x.k.Where(x.file, ""), why)
 	}
 	if r.Security == planner.SecurityEncrypt && x.k.KMS != tf.KMSInMemory {
+		key := "kms"
+		if x.k.Lines[key] == 0 {
+			key = "vault" // implies kms vault
+		}
 		return fmt.Errorf("%s: gateway_kind kroxylicious with security encrypt: the local target runs Kroxylicious's in-memory KMS only; set kms: inmemory (kms vault runs on gateway hosts)",
-			x.k.Where(x.file, "kms"))
+			x.k.Where(x.file, key))
 	}
 	if r.GatewayCrypto == planner.GatewayCryptoFast {
 		return errors.New("gateway_crypto fast is xp's builtin gateway's record layer; Kroxylicious runs the JDK's TLS and AES-GCM: remove gateway_crypto from kroxylicious rows")
