@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"reflect"
 	"os"
 	"path/filepath"
 	"slices"
@@ -159,7 +160,7 @@ func TestGatewayInfo(t *testing.T) {
 		{"", GatewaySpec{Security: "proxy"}, target.GatewayInfo{Kind: "builtin", Crypto: "std"}},
 	}
 	for _, tc := range tests {
-		if got := d.gatewayInfo(tc.kind, tc.spec); got == nil || *got != tc.want {
+		if got := d.gatewayInfo(tc.kind, tc.spec); got == nil || !reflect.DeepEqual(*got, tc.want) {
 			t.Errorf("gatewayInfo(%q, %+v) = %+v, want %+v", tc.kind, tc.spec, got, tc.want)
 		}
 	}

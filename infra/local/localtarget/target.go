@@ -45,7 +45,7 @@ type Target struct {
 	cluster  *childProc         // the embedded cluster's child
 	kafka    *kafkaproc.Cluster // Apache Kafka's brokers
 	gateways *childProc
-	kroxies  []*kroxyProc // the running group's Kroxylicious
+	kroxies  []*kroxyProc  // the running group's Kroxylicious
 	broker   target.Broker // of the running group
 	groupDir string        // the running group's files, removed by Down
 	groups   int
