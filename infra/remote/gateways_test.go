@@ -1,9 +1,9 @@
 package remote
 
 import (
-	"reflect"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
