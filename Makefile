@@ -46,7 +46,7 @@ dists:
 # One table, every comparison measured side by side in one run, written to
 # BENCHMARKS.md with the machine, date, Go version, commit and every target's
 # verdict (bench.out starts with those header lines).
-bench: build kroxylicious-dist
+bench: build kafka-dist kroxylicious-dist
 	$(GO) run ./cmd/xpbench -header > bench.out
 	$(GO) test -run '^$$' -bench . -benchmem -p 1 -timeout 60m $(PKGS) 2>&1 | tee -a bench.out
 	$(GO) run ./cmd/xpbench -o BENCHMARKS.md < bench.out

@@ -21,6 +21,7 @@ import (
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/kroxylicious"
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/remote"
 	"github.com/xp-bench/xp/internal/disttest"
@@ -56,8 +57,8 @@ type vsGateway struct {
 // std) and Kroxylicious (the release make kroxylicious-dist assembled, its
 // Record Encryption on the in-memory KMS), each as passthrough (proxy) and
 // encrypting (encrypt) gateway, TLS on both legs, in front of the same
-// broker (the embedded cluster, in this process with the load), on the
-// same loads: a fixed rate and saturation, in rounds, each round every
+// broker (one Apache Kafka broker, the 4.x release of make kafka-dist, a
+// JVM of its own), on the same loads: a fixed rate and saturation, in rounds, each round every
 // gateway (and the direct path) in a fresh shuffled order. Reported per
 // gateway and load: the gateway process's CPU per record (user + system
 // from /proc over the measured window, divided by the records published,
@@ -85,11 +86,21 @@ func BenchmarkGatewayVsKroxylicious(b *testing.B) {
 		b.Fatalf("building xp: %v\n%s", err, out)
 	}
 	ctx := context.Background()
-	c, err := local.Start(ctx, local.Options{Brokers: 1, Dir: filepath.Join(dir, "cluster")})
+	kd := disttest.Kafka(b, 4)
+	krel, err := kafkaproc.Prepare(ctx, dir, kd.Path, kd.SHA512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kjava, err := kafkaproc.FindJava(ctx, "", os.Getenv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: krel, Java: kjava, Brokers: 1, Dir: filepath.Join(dir, "cluster")})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
+	nodeID := c.Brokers()[0].ID
 	tlsMode := c.Modes()[local.TLS]
 	props, err := kafkaconf.ReadClientConfig(tlsMode.ClientConfig)
 	if err != nil {
@@ -119,7 +130,7 @@ func BenchmarkGatewayVsKroxylicious(b *testing.B) {
 		gws = append(gws, startBuiltin(b, xp, dir, "builtin_"+mode, cfg))
 		// Kroxylicious, as the kroxylicious gateway kind runs it.
 		port := freeBase(b, 3)
-		s := kroxylicious.Setup{Version: r.Version, Name: "kroxylicious-" + mode, Host: "127.0.0.1", Port: port, Brokers: 1, Upstream: upstream,
+		s := kroxylicious.Setup{Version: r.Version, Name: "kroxylicious-" + mode, Host: "127.0.0.1", Port: port, Brokers: 1, FirstNodeID: nodeID, Upstream: upstream,
 			Transport: local.TLS, CA: c.Authority().CAPath(), Cert: cert, Key: key, Mode: mode, ManagementPort: port + 2}
 		if mode == "encrypt" {
 			s.KMS.InMemory = &kroxylicious.InMemory{Alias: kek.Alias, KEKs: []kroxylicious.KEK{kek}}
