@@ -1,12 +1,19 @@
 package localtarget
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/planner"
 )
@@ -80,5 +87,90 @@ func TestKroxyliciousOpen(t *testing.T) {
 				t.Errorf("CheckRow: %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestKroxyliciousGroup: a group of kroxylicious proxy rows over mtls in
+// front of the embedded cluster runs one Kroxylicious JVM, whose
+// bootstrap and client config the endpoint names (a client with the mtls
+// mode's certificate reaches the cluster through it), with its provenance;
+// telemetry samples it as kroxylicious-proxy.mtls, role gateway; its log is
+// collected; Down stops it.
+func TestKroxyliciousGroup(t *testing.T) {
+	kx := disttest.Kroxylicious(t)
+	dir := t.TempDir()
+	tg, err := openFile(t, dir, fmt.Sprintf("platform: local\ngateway:\n  kroxylicious: {url: %s, sha512: %s}\n", kx.Path, kx.SHA512),
+		testEnv(filepath.Join(dir, "cache"), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := tg.(*Target)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	defer lt.Down(ctx)
+	g := target.Group{Key: planner.InfraKey{Platform: "local", Brokers: 1, Gateways: 1, GatewayKind: "kroxylicious"},
+		Rows: []planner.Row{{Security: "proxy", GatewayKind: "kroxylicious", GatewayTransport: "mtls", Gateways: 1, Brokers: 1}}}
+	ep, err := lt.Up(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := ep.Modes["proxy.mtls"]
+	if !ok || len(e.Bootstrap) != 1 || e.Gateway == nil || e.Gateway.Kind != "kroxylicious" || e.Gateway.Version != kx.Version || e.Gateway.KMS != "" {
+		t.Fatalf("endpoint %+v (gateway %+v), want proxy.mtls through one Kroxylicious %s", e, e.Gateway, kx.Version)
+	}
+	props, err := kafkaconf.ReadClientConfig(e.ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if props[kafkaconf.BootstrapServers] != e.Bootstrap[0] {
+		t.Errorf("client config bootstrap %q, want %q", props[kafkaconf.BootstrapServers], e.Bootstrap[0])
+	}
+	opts, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers, err := kadm.NewClient(cl).ListBrokers(ctx)
+	cl.Close()
+	if err != nil || len(brokers) != 1 || brokers[0].Host != "127.0.0.1" {
+		t.Errorf("brokers through Kroxylicious: %v, %v; want one, advertised on 127.0.0.1", brokers, err)
+	}
+	samples, err := lt.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	for _, s := range samples {
+		if s.Host == "kroxylicious-proxy.mtls" {
+			if s.Role != target.RoleGateway || s.CPU <= 0 || s.MemMiB <= 0 {
+				t.Errorf("sample %+v: want role gateway with CPU and memory", s)
+			}
+			pid = lt.kroxies[0].proc.Pid()
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("samples %+v: no kroxylicious-proxy.mtls", samples)
+	}
+	logs, err := lt.CollectLogs(ctx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range logs {
+		if l.Name == "kroxylicious-proxy.mtls.log" {
+			found = strings.Contains(string(l.Text), "kroxylicious: "+kx.Version)
+		}
+	}
+	if !found {
+		t.Errorf("logs %v: no kroxylicious-proxy.mtls.log naming Kroxylicious %s", logs, kx.Version)
+	}
+	if err := lt.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+		t.Errorf("Kroxylicious %d still runs after Down", pid)
 	}
 }
