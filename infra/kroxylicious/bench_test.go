@@ -25,6 +25,7 @@ import (
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/remote"
 	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/internal/kafkatest"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -58,7 +59,7 @@ type vsGateway struct {
 // Record Encryption on the in-memory KMS), each as passthrough (proxy) and
 // encrypting (encrypt) gateway, TLS on both legs, in front of the same
 // broker (one Apache Kafka broker, the 4.x release of make kafka-dist, a
-// JVM of its own), on the same loads: a fixed rate and saturation, in rounds, each round every
+// JVM of its own with kafkaproc's default heap), on the same loads: a fixed rate and saturation, in rounds, each round every
 // gateway (and the direct path) in a fresh shuffled order. Reported per
 // gateway and load: the gateway process's CPU per record (user + system
 // from /proc over the measured window, divided by the records published,
@@ -85,21 +86,7 @@ func BenchmarkGatewayVsKroxylicious(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building xp: %v\n%s", err, out)
 	}
-	ctx := context.Background()
-	kd := disttest.Kafka(b, 4)
-	krel, err := kafkaproc.Prepare(ctx, dir, kd.Path, kd.SHA512)
-	if err != nil {
-		b.Fatal(err)
-	}
-	kjava, err := kafkaproc.FindJava(ctx, "", os.Getenv)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: krel, Java: kjava, Brokers: 1, Dir: filepath.Join(dir, "cluster")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := kafkatest.Start(b, kafkatest.Options{Heap: kafkaproc.DefaultHeap})
 	nodeID := c.Brokers()[0].ID
 	tlsMode := c.Modes()[local.TLS]
 	props, err := kafkaconf.ReadClientConfig(tlsMode.ClientConfig)
