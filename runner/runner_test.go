@@ -232,7 +232,7 @@ func TestLocalTargetRefusesRows(t *testing.T) {
 		extra string
 		want  string
 	}{
-		{"foreign gateway", "  gateway_kind: kroxylicious\n", "only the builtin gateway"},
+		{"foreign gateway", "  gateway_kind: kroxylicious\n", "gateway_kind kroxylicious: the local target runs Kroxylicious from a TARGET.yaml (platform: local) with a gateway.kroxylicious section"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -99,6 +99,11 @@ func TestConsumerGroupOfThree(t *testing.T) {
 	members := make([]*kgo.Client, 3)
 	var wg sync.WaitGroup
 	for i := range members {
+		// The member's set exists before the client does: it may join
+		// and be assigned partitions before NewClient returns.
+		mu.Lock()
+		assigned[i] = map[int32]bool{}
+		mu.Unlock()
 		cl, err := kgo.NewClient(append(via,
 			kgo.ConsumerGroup("g3"), kgo.ConsumeTopics("group"),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -121,9 +126,6 @@ func TestConsumerGroupOfThree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		assigned[i] = map[int32]bool{}
-		mu.Unlock()
 		members[i] = cl
 		wg.Add(1)
 		go func() {

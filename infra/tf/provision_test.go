@@ -125,7 +125,7 @@ func TestProvisionerUpDown(t *testing.T) {
 
 	// The runner records its own "up" of the group (endpoints, no working
 	// directory); the provisioner reads past it.
-	if _, err := store.AddInfraEvent(ctx, results.InfraEvent{Event: "up", Group: key.String(), Outputs: []byte(`{"modes":{}}`)}); err != nil {
+	if _, err := store.AddInfraEvent(ctx, results.InfraEvent{Event: "up", Group: key.ID(), Outputs: []byte(`{"modes":{}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	again, err := p.Up(ctx, key, rows)
@@ -136,7 +136,7 @@ func TestProvisionerUpDown(t *testing.T) {
 		t.Fatalf("a reused group recorded events: %s", got)
 	}
 
-	if err := p.Down(ctx, key.String()); err != nil {
+	if err := p.Down(ctx, key.ID()); err != nil {
 		t.Fatalf("down: %v\n%s", err, p.Log)
 	}
 	if got := strings.Join(events(t, store), ","); got != "applying,up,up,down" {
