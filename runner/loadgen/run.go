@@ -526,7 +526,6 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("topics not deleted: %v", err))
 		}
 	}
-	G := int64(cfg.ConsumerGroups)
 	d := cfg.Duration.Seconds()
 	res.Published = r.pubMeasured.Load()
 	res.Consumed = r.consMeasured.Load()
@@ -579,37 +578,12 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		res.Intervals = append(res.Intervals, iv)
 	}
 
-	// Health (design rule 3).
-	if cfg.Rate > 0 {
-		if off := (res.PublishRate - float64(cfg.Rate)) / float64(cfg.Rate); math.Abs(off) > 0.01 {
-			why := ""
-			if n := r.unsent.Load(); n > 0 {
-				why = fmt.Sprintf("; %d records due in the window were never sent (producers more than %v behind schedule)", n, sendGrace)
-			}
-			res.Reasons = append(res.Reasons, fmt.Sprintf("publish rate %.1f msg/s is %+.2f%% off the target %d msg/s (limit ±1%%)%s", res.PublishRate, 100*off, cfg.Rate, why))
-		}
-	} else if res.Published == 0 {
-		res.Reasons = append(res.Reasons, "no record was published in the measurement window")
-	}
-	if want := G * res.Published; G > 0 {
-		if off := float64(res.Consumed-want) / math.Max(1, float64(want)); math.Abs(off) > 0.01 {
-			res.Reasons = append(res.Reasons, fmt.Sprintf("consume rate %.1f msg/s is %+.2f%% off %d groups × publish rate %.1f msg/s (limit ±1%%)", res.ConsumeRate, 100*off, G, res.PublishRate))
-		}
-	}
-	if !drained {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("not drained within the drain timeout %v: %d records unconsumed, %d unacknowledged", cfg.DrainTimeout, r.backlog(), unacked))
-	}
-	if res.Errors > 0 {
-		first := ""
-		if len(r.errSamples) > 0 {
-			first = " (first: " + r.errSamples[0] + ")"
-		}
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d errors%s", res.Errors, first))
-	}
-	if res.Reasons == nil {
-		res.Reasons = []string{}
-	}
-	res.Healthy = len(res.Reasons) == 0
+	res.Healthy, res.Reasons = judgeHealth(cfg, measurement{
+		Published: res.Published, Consumed: res.Consumed,
+		PublishRate: res.PublishRate, ConsumeRate: res.ConsumeRate,
+		Unsent: r.unsent.Load(), Drained: drained, Backlog: r.backlog(), Unacked: unacked,
+		Errors: res.Errors, ErrorSamples: r.errSamples,
+	})
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
