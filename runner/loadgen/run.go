@@ -439,79 +439,15 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	if cfg.Warmup > 0 {
 		r.phase("warmup", warmEnd)
 	}
-	// Series sampler: one sample per second from the start of measurement
-	// until the drain ends.
 	res := &Result{TargetRate: Rate(cfg.Rate), Start: warmEnd, End: measEnd}
-	sampleDone := make(chan struct{})
-	stopSampling := make(chan struct{})
-	var cpuStart, cpuEnd float64
-	go func() {
-		defer close(sampleDone)
-		if !sleepUntil(ctx, warmEnd) {
-			return
-		}
-		cpuStart = procstat.SelfCPU().Seconds()
-		lastPub, lastCons := r.ackedAll.Load(), r.consumedAll.Load()
-		r.phase("measure", measEnd)
-		// Backlog is sampled every 10 ms (its maximum must not hide
-		// between seconds); the series once a second.
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for s := 0; ; s++ {
-			next := warmEnd.Add(time.Duration(s+1) * time.Second)
-			stopped := false
-			for !stopped && time.Now().Before(next) {
-				select {
-				case <-tick.C:
-					r.sampleBacklog()
-				case <-stopSampling:
-					stopped = true
-				case <-ctx.Done():
-					stopped = true
-				}
-			}
-			r.sampleBacklog()
-			p, c := r.ackedAll.Load(), r.consumedAll.Load()
-			res.Series = append(res.Series, Second{Second: s, Published: p - lastPub, Consumed: c - lastCons, Backlog: r.backlog()})
-			lastPub, lastCons = p, c
-			if s+1 == r.nsec {
-				cpuEnd = procstat.SelfCPU().Seconds()
-			}
-			if stopped {
-				return
-			}
-		}
-	}()
+	smp := r.startSampler(ctx, warmEnd, measEnd)
 
 	prodWG.Wait()
 	if ctx.Err() == nil {
 		r.phase("drain", drainEnd)
 	}
-	// Drain: every buffered record acknowledged, every acknowledged record
-	// consumed by every group, or the drain timeout.
-	dctx, dcancel := context.WithDeadline(ctx, drainEnd)
-	for _, cl := range producers {
-		if err := cl.Flush(dctx); err != nil && ctx.Err() == nil {
-			break
-		}
-	}
-	drained := false
-	for dctx.Err() == nil {
-		r.sampleBacklog()
-		if r.backlog() == 0 && r.pendingProduce(producers) == 0 {
-			drained = true
-			break
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	dcancel()
-	drainedAt := time.Now()
-	unacked := r.pendingProduce(producers)
-	close(stopSampling)
-	<-sampleDone
-	if cpuEnd == 0 && cpuStart != 0 {
-		cpuEnd = procstat.SelfCPU().Seconds()
-	}
+	dr := r.drain(ctx, producers, drainEnd)
+	smp.stop()
 	stopAll()
 	consWG.Wait()
 	closeAll(producers)
@@ -534,12 +470,13 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	res.Errors = r.errs.Load()
 	res.Duplicates = r.duplicates.Load()
 	res.BacklogMax = r.backlogMax.Load()
-	if drained {
-		res.DrainS = max(0, drainedAt.Sub(measEnd).Seconds())
+	res.Series = smp.series
+	if dr.drained {
+		res.DrainS = max(0, dr.at.Sub(measEnd).Seconds())
 	} else {
 		res.DrainS = cfg.DrainTimeout.Seconds()
 	}
-	res.ClientCPUS = max(0, cpuEnd-cpuStart)
+	res.ClientCPUS = smp.cpu()
 	res.ClientRSSMaxMiB = procstat.SelfMaxRSS()
 	res.Warmup = WarmupCounts{Seconds: cfg.Warmup.Seconds(), Published: r.pubWarm.Load(), Consumed: r.consWarm.Load()}
 	res.ErrorSamples = r.errSamples
@@ -581,7 +518,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	res.Healthy, res.Reasons = judgeHealth(cfg, measurement{
 		Published: res.Published, Consumed: res.Consumed,
 		PublishRate: res.PublishRate, ConsumeRate: res.ConsumeRate,
-		Unsent: r.unsent.Load(), Drained: drained, Backlog: r.backlog(), Unacked: unacked,
+		Unsent: r.unsent.Load(), Drained: dr.drained, Backlog: r.backlog(), Unacked: dr.unacked,
 		Errors: res.Errors, ErrorSamples: r.errSamples,
 	})
 	if err := ctx.Err(); err != nil {
@@ -591,20 +528,41 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-func (r *run) backlog() int64 {
-	return max(0, int64(r.cfg.ConsumerGroups)*r.ackedAll.Load()-r.consumedAll.Load())
+// drainOutcome is how a run's drain ended.
+type drainOutcome struct {
+	// drained is whether every record was acknowledged and consumed by
+	// every group before the deadline.
+	drained bool
+	at      time.Time // when the drain ended
+	unacked int64     // records left in the producers' buffers
 }
 
-func (r *run) sampleBacklog() {
-	bl := r.backlog()
-	for {
-		cur := r.backlogMax.Load()
-		if bl <= cur || r.backlogMax.CompareAndSwap(cur, bl) {
-			return
+// drain waits, once the producers have stopped sending, until every
+// buffered record is acknowledged and every acknowledged record consumed by
+// every group, or until deadline (the end of measurement plus the drain
+// timeout) or ctx ends.
+func (r *run) drain(ctx context.Context, producers []*kgo.Client, deadline time.Time) drainOutcome {
+	dctx, dcancel := context.WithDeadline(ctx, deadline)
+	for _, cl := range producers {
+		if err := cl.Flush(dctx); err != nil && ctx.Err() == nil {
+			break
 		}
 	}
+	drained := false
+	for dctx.Err() == nil {
+		r.sampleBacklog()
+		if r.backlog() == 0 && r.pendingProduce(producers) == 0 {
+			drained = true
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	dcancel()
+	return drainOutcome{drained: drained, at: time.Now(), unacked: r.pendingProduce(producers)}
 }
 
+// pendingProduce is the records buffered in producers, not yet acknowledged
+// or failed.
 func (r *run) pendingProduce(producers []*kgo.Client) int64 {
 	var n int64
 	for _, cl := range producers {
