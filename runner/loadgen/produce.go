@@ -253,3 +253,73 @@ func (r *run) paceUntil(ctx context.Context, t int64) bool {
 		syscall.Nanosleep(&ts, nil) // EINTR: loop recomputes the rest
 	}
 }
+
+// producerOpts are the producer clients' options from the config: the
+// batching and compression asked for, acks (idempotence only with acks
+// all), a delivery timeout of the drain timeout, and a buffer of a second
+// of records at the target rate (at least 10000), so a broker hiccup shows
+// as publish latency, and only a longer one blocks the pacer (and then
+// shows as send delay).
+func (r *run) producerOpts() []kgo.Opt {
+	cfg := r.cfg
+	codec, _ := compression(cfg.Compression)
+	inFlight := 0
+	if cfg.Rate == 0 {
+		inFlight = cfg.InFlight()
+	}
+	popts := []kgo.Opt{
+		kgo.DefaultProduceTopic(r.topics[0]),
+		kgo.ProducerLinger(time.Duration(cfg.LingerMs) * time.Millisecond),
+		kgo.ProducerBatchMaxBytes(int32(cfg.BatchBytes)),
+		kgo.ProducerBatchCompression(codec),
+		kgo.MaxBufferedRecords(max(10000, 2*inFlight, int(cfg.Rate)/cfg.Producers)),
+		kgo.RecordDeliveryTimeout(cfg.DrainTimeout),
+	}
+	switch cfg.Acks {
+	case "0":
+		popts = append(popts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+	case "1":
+		popts = append(popts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	default:
+		popts = append(popts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	}
+	return popts
+}
+
+// newProducers creates the Producers producer clients.
+func (r *run) newProducers() ([]*kgo.Client, error) {
+	popts := r.producerOpts()
+	var producers []*kgo.Client
+	for range r.cfg.Producers {
+		cl, err := kgo.NewClient(append(r.base[:len(r.base):len(r.base)], popts...)...)
+		if err != nil {
+			closeAll(producers)
+			return nil, r.fail("producer: %v", err)
+		}
+		producers = append(producers, cl)
+	}
+	return producers, nil
+}
+
+// startProducers starts one goroutine per producer client, each with its
+// own random stream derived from the seed and its own first topic: at its
+// share of the rate (open loop), or keeping its records in flight (closed
+// loop). The returned group is done when every producer has stopped
+// sending.
+func (r *run) startProducers(ctx context.Context, producers []*kgo.Client) *sync.WaitGroup {
+	cfg := r.cfg
+	var wg sync.WaitGroup
+	for k, cl := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(k)+1))
+			if cfg.Rate > 0 {
+				r.openLoop(ctx, cl, rng, r.firstTopic(k), float64(cfg.Rate)/float64(cfg.Producers))
+			} else {
+				r.closedLoop(ctx, cl, rng, r.firstTopic(k))
+			}
+		}()
+	}
+	return &wg
+}

@@ -248,6 +248,22 @@ func (r *run) prepareTopics(ctx context.Context, adm *kadm.Client) (existed bool
 	return true, nil
 }
 
+// indexTopics numbers the partitions of all the run's topics in one
+// sequence (r.first, for the per-partition state of r.seen), maps each
+// topic to its index (r.index), makes the per-topic counts, and returns
+// the total number of partitions.
+func (r *run) indexTopics() (nparts int) {
+	r.index = make(map[string]int, len(r.topics))
+	r.first = make([]int, len(r.topics))
+	for i, t := range r.topics {
+		r.index[t] = i
+		r.first[i] = nparts
+		nparts += r.parts[i]
+	}
+	r.counts = make([]topicCounts, len(r.topics))
+	return nparts
+}
+
 // deleteTopics deletes the topics the run created.
 func (r *run) deleteTopics(adm *kadm.Client) error {
 	if len(r.created) == 0 {
@@ -286,156 +302,33 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	nparts := 0
-	r.index = make(map[string]int, len(r.topics))
-	r.first = make([]int, len(r.topics))
-	for i, t := range r.topics {
-		r.index[t] = i
-		r.first[i] = nparts
-		nparts += r.parts[i]
-	}
-	r.counts = make([]topicCounts, len(r.topics))
+	nparts := r.indexTopics()
 
-	// Consumers first, so every member of every group holds its partitions
-	// before the first record is sent. One offset reset applies to all
-	// topics: from the end when any named topic already existed.
-	start := kgo.NewOffset().AtStart()
-	if existed {
-		start = kgo.NewOffset().AtEnd()
-	}
-	var consumers []*kgo.Client
+	consumers, assigned, err := r.newConsumers(existed, nparts)
 	defer func() { closeAll(consumers) }()
-	nc := cfg.ConsumerGroups * cfg.ConsumersPerGroup
-	assigned := make([]atomic.Int64, nc) // per consumer
-	r.seen = make([][]atomic.Int64, cfg.ConsumerGroups)
-	for g := range cfg.ConsumerGroups {
-		r.seen[g] = make([]atomic.Int64, nparts)
-		for p := range r.seen[g] {
-			r.seen[g][p].Store(-1)
-		}
-		for j := range cfg.ConsumersPerGroup {
-			a := &assigned[g*cfg.ConsumersPerGroup+j]
-			count := func(m map[string][]int32) int64 {
-				n := 0
-				for _, t := range r.topics {
-					n += len(m[t])
-				}
-				return int64(n)
-			}
-			cl, err := kgo.NewClient(append(r.base[:len(r.base):len(r.base)],
-				kgo.ConsumerGroup(fmt.Sprintf("%s-g%d", r.name, g)),
-				kgo.ConsumeTopics(r.topics...),
-				kgo.ConsumeResetOffset(start),
-				kgo.DisableAutoCommit(),
-				kgo.FetchMaxWait(500*time.Millisecond),
-				kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.Add(count(m)) }),
-				kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.Add(-count(m)) }),
-				kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.Add(-count(m)) }),
-			)...)
-			if err != nil {
-				return nil, r.fail("consumer: %v", err)
-			}
-			consumers = append(consumers, cl)
-		}
+	if err != nil {
+		return nil, err
 	}
 	runCtx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
-	var consWG sync.WaitGroup
-	for i, cl := range consumers {
-		consWG.Add(1)
-		go func() { defer consWG.Done(); r.consume(runCtx, cl, i/cfg.ConsumersPerGroup) }()
-	}
-	// A group is ready when its partitions are all held and as many members
-	// hold some as can (a later joiner would trigger a rebalance mid-run).
-	ready := func(g int) (held, members int) {
-		for j := range cfg.ConsumersPerGroup {
-			if n := assigned[g*cfg.ConsumersPerGroup+j].Load(); n > 0 {
-				held += int(n)
-				members++
-			}
-		}
-		return
-	}
-	wait := 3 * connectTimeout / 2
-	deadline := time.Now().Add(wait)
-	for g := range cfg.ConsumerGroups {
-		for {
-			held, members := ready(g)
-			if held == nparts && members == min(cfg.ConsumersPerGroup, nparts) {
-				break
-			}
-			if time.Now().After(deadline) {
-				stopAll()
-				consWG.Wait()
-				return nil, r.fail("consumer group %d: %d members hold %d of %d partitions after %v", g, members, held, nparts, wait)
-			}
-			if ctx.Err() != nil {
-				stopAll()
-				consWG.Wait()
-				return nil, ctx.Err()
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+	consWG := r.startConsumers(runCtx, consumers)
+	if err := r.awaitAssignment(ctx, assigned, nparts); err != nil {
+		stopAll()
+		consWG.Wait()
+		return nil, err
 	}
 
-	// Producers.
-	codec, _ := compression(cfg.Compression)
-	inFlight := 0
-	if cfg.Rate == 0 {
-		inFlight = cfg.InFlight()
-	}
-	popts := []kgo.Opt{
-		kgo.DefaultProduceTopic(r.topics[0]),
-		kgo.ProducerLinger(time.Duration(cfg.LingerMs) * time.Millisecond),
-		kgo.ProducerBatchMaxBytes(int32(cfg.BatchBytes)),
-		kgo.ProducerBatchCompression(codec),
-		// A second of records at the target rate (at least 10000): a broker
-		// hiccup shows as publish latency, and only a longer one blocks the
-		// pacer (and then shows as send delay).
-		kgo.MaxBufferedRecords(max(10000, 2*inFlight, int(cfg.Rate)/cfg.Producers)),
-		kgo.RecordDeliveryTimeout(cfg.DrainTimeout),
-	}
-	switch cfg.Acks {
-	case "0":
-		popts = append(popts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
-	case "1":
-		popts = append(popts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-	default:
-		popts = append(popts, kgo.RequiredAcks(kgo.AllISRAcks()))
-	}
-	var producers []*kgo.Client
+	producers, err := r.newProducers()
 	defer func() { closeAll(producers) }()
-	for range cfg.Producers {
-		cl, err := kgo.NewClient(append(r.base[:len(r.base):len(r.base)], popts...)...)
-		if err != nil {
-			return nil, r.fail("producer: %v", err)
-		}
-		producers = append(producers, cl)
+	if err != nil {
+		return nil, err
 	}
 
-	// Timeline.
-	r.nsec = int(math.Ceil(cfg.Duration.Seconds()))
-	r.pub, r.e2e, r.sendDelay = newRecorder(r.nsec), newRecorder(r.nsec), newRecorder(r.nsec)
-	r.t0 = r.now() + int64(100*time.Millisecond)
-	r.warmEnd = r.t0 + int64(cfg.Warmup)
-	r.measEnd = r.warmEnd + int64(cfg.Duration)
+	r.planTimeline()
 	warmEnd, measEnd := r.at(r.warmEnd), r.at(r.measEnd)
 	drainEnd := measEnd.Add(cfg.DrainTimeout)
 
-	var prodWG sync.WaitGroup
-	for k, cl := range producers {
-		prodWG.Add(1)
-		go func() {
-			defer prodWG.Done()
-			rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(k)+1))
-			if cfg.Rate > 0 {
-				r.openLoop(runCtx, cl, rng, r.firstTopic(k), float64(cfg.Rate)/float64(cfg.Producers))
-			} else {
-				r.closedLoop(runCtx, cl, rng, r.firstTopic(k))
-			}
-		}()
-	}
-
+	prodWG := r.startProducers(runCtx, producers)
 	if cfg.Warmup > 0 {
 		r.phase("warmup", warmEnd)
 	}
@@ -526,6 +419,18 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	}
 	r.phase("done", time.Now())
 	return res, nil
+}
+
+// planTimeline fixes the run's timeline on its clock: the first record is
+// due 100 ms from now (time for the producers to start), the warm-up
+// follows, then Duration of measurement; and it makes the per-second
+// recorders for the measurement.
+func (r *run) planTimeline() {
+	r.nsec = int(math.Ceil(r.cfg.Duration.Seconds()))
+	r.pub, r.e2e, r.sendDelay = newRecorder(r.nsec), newRecorder(r.nsec), newRecorder(r.nsec)
+	r.t0 = r.now() + int64(100*time.Millisecond)
+	r.warmEnd = r.t0 + int64(r.cfg.Warmup)
+	r.measEnd = r.warmEnd + int64(r.cfg.Duration)
 }
 
 // drainOutcome is how a run's drain ended.
