@@ -5,7 +5,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/procstat"
 )
 
 // Rate is a target publish rate in msg/s; 0 is max (closed loop), written
@@ -180,4 +183,74 @@ func echo(c Config, topic string, bootstrap []string) ConfigEcho {
 		WarmupS: c.Warmup.Seconds(), DurationS: c.Duration.Seconds(), DrainTimeoutS: c.DrainTimeout.Seconds(),
 		Seed: c.Seed,
 	}
+}
+
+// result builds a run's Result, all but its health and warnings, from the
+// run's counters, recorders and series once every client has stopped.
+// warmEnd and measEnd bound the measurement window.
+func (r *run) result(warmEnd, measEnd time.Time, smp *sampler, dr drainOutcome) (*Result, error) {
+	cfg := r.cfg
+	d := cfg.Duration.Seconds()
+	res := &Result{TargetRate: Rate(cfg.Rate), Start: warmEnd, End: measEnd}
+	res.Published = r.pubMeasured.Load()
+	res.Consumed = r.consMeasured.Load()
+	res.PublishRate = float64(res.Published) / d
+	res.ConsumeRate = float64(res.Consumed) / d
+	res.Errors = r.errs.Load()
+	res.Duplicates = r.duplicates.Load()
+	res.BacklogMax = r.backlogMax.Load()
+	res.Series = smp.series
+	if dr.drained {
+		res.DrainS = max(0, dr.at.Sub(measEnd).Seconds())
+	} else {
+		res.DrainS = cfg.DrainTimeout.Seconds()
+	}
+	res.ClientCPUS = smp.cpu()
+	res.ClientRSSMaxMiB = procstat.SelfMaxRSS()
+	res.Warmup = WarmupCounts{Seconds: cfg.Warmup.Seconds(), Published: r.pubWarm.Load(), Consumed: r.consWarm.Load()}
+	res.ErrorSamples = r.errSamples
+	res.Config = echo(cfg, r.name, r.bootstrap)
+	if p := r.pacerPriority.Load(); p != nil {
+		res.Config.PacerPriority = *p
+	}
+	res.Topics = make([]TopicCount, len(r.topics))
+	for i, t := range r.topics {
+		res.Topics[i] = TopicCount{Topic: t, Partitions: r.parts[i], Published: r.counts[i].published.Load(), Consumed: r.counts[i].consumed.Load()}
+	}
+	if err := r.encodeHistograms(res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// encodeHistograms fills res's latency percentiles and whole-run
+// histograms, and its Intervals with each second's histograms.
+func (r *run) encodeHistograms(res *Result) error {
+	pubH, e2eH, sdH := r.pub.total(), r.e2e.total(), r.sendDelay.total()
+	res.PublishLatencyMs, res.E2ELatencyMs, res.SendDelayMs = Summarize(pubH), Summarize(e2eH), Summarize(sdH)
+	for _, h := range []struct {
+		dst *string
+		h   *hdrhistogram.Histogram
+	}{{&res.Histograms.Publish, pubH}, {&res.Histograms.E2E, e2eH}, {&res.Histograms.SendDelay, sdH}} {
+		b, err := EncodeHistogram(h.h)
+		if err != nil {
+			return fmt.Errorf("loadgen: encode histogram: %w", err)
+		}
+		*h.dst = string(b)
+	}
+	for s := range r.nsec {
+		iv := Interval{Second: s}
+		var err error
+		if iv.Publish, err = r.pub.encodeSecond(s); err != nil {
+			return err
+		}
+		if iv.E2E, err = r.e2e.encodeSecond(s); err != nil {
+			return err
+		}
+		if iv.SendDelay, err = r.sendDelay.encodeSecond(s); err != nil {
+			return err
+		}
+		res.Intervals = append(res.Intervals, iv)
+	}
+	return nil
 }

@@ -2,22 +2,17 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/procstat"
 )
 
 // Header keys every produced record carries.
@@ -78,25 +73,6 @@ type topicCounts struct {
 	_                   [48]byte // own cache line: producers and consumers of other topics count too
 }
 
-// topicNames lists the n topics of a run named name: name itself when n is
-// 1, else name-0 .. name-(n-1).
-func topicNames(name string, n int) []string {
-	if n <= 1 {
-		return []string{name}
-	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("%s-%d", name, i)
-	}
-	return out
-}
-
-// firstTopic is the topic producer k starts its round robin at: producers
-// start spread over the topics, at an offset fixed by the seed.
-func (r *run) firstTopic(k int) int {
-	return int((uint64(r.cfg.Seed) + uint64(k)) % uint64(len(r.topics)))
-}
-
 // Run executes one load run. It returns a usage error wrapping ErrConfig
 // for bad configuration, an error naming the mode and cause when the
 // cluster cannot be reached, and otherwise a Result whose Healthy and
@@ -141,10 +117,14 @@ func (r *run) at(ns int64) time.Time {
 	return r.clock0.Add(time.Duration(ns - r.wall0))
 }
 
+// fail is an error of the run naming its security mode and bootstrap
+// servers, which is what a reader needs to find the failing listener.
 func (r *run) fail(format string, a ...any) error {
 	return fmt.Errorf("loadgen: mode %s (%s): %s", r.cfg.Mode, strings.Join(r.bootstrap, ","), fmt.Sprintf(format, a...))
 }
 
+// noteErr counts an error of the run and keeps its message among the
+// first maxErrSamples distinct ones.
 func (r *run) noteErr(err error) {
 	r.errs.Add(1)
 	msg := err.Error()
@@ -171,118 +151,10 @@ func (r *run) phase(name string, ends time.Time) {
 	}
 }
 
-// prepareTopics creates the run's topics, or finds the named ones that
-// already exist (kept in r.created, r.parts), and returns whether any
-// already existed. On error r.created still lists the topics to delete.
-func (r *run) prepareTopics(ctx context.Context, adm *kadm.Client) (existed bool, err error) {
-	cfg := r.cfg
-	r.name = cfg.Topic
-	if r.name == "" {
-		r.name = fmt.Sprintf("xp-%d-%04x", time.Now().UnixNano(), rand.Uint32()&0xffff)
-	}
-	r.topics = topicNames(r.name, cfg.Topics)
-	what := "topic " + r.name
-	if len(r.topics) > 1 {
-		what = fmt.Sprintf("topics %s-0 .. %s-%d", r.name, r.name, len(r.topics)-1)
-	}
-	var configs map[string]*string
-	if cfg.MinInsyncReplicas > 0 {
-		v := fmt.Sprint(cfg.MinInsyncReplicas)
-		configs = map[string]*string{"min.insync.replicas": &v}
-	}
-	rf := int16(cfg.ReplicationFactor)
-	if rf == 0 {
-		rf = -1 // the broker's default.replication.factor
-	}
-	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	resps, err := adm.CreateTopics(cctx, int32(cfg.Partitions), rf, configs, r.topics...)
-	cancel()
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return false, ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded):
-		return false, r.fail("create %s: no answer within %v: %v", what, connectTimeout, err)
-	default:
-		return false, r.fail("create %s: %v", what, err)
-	}
-	r.parts = make([]int, len(r.topics))
-	var existing []string
-	var createErr error
-	for i, t := range r.topics {
-		resp, ok := resps[t]
-		switch {
-		case !ok:
-			createErr = errors.Join(createErr, fmt.Errorf("create topic %s: no answer for it", t))
-		case resp.Err == nil:
-			r.created = append(r.created, t)
-			r.parts[i] = cfg.Partitions
-		case cfg.Topic != "" && errors.Is(resp.Err, kerr.TopicAlreadyExists):
-			existing = append(existing, t)
-		default:
-			createErr = errors.Join(createErr, fmt.Errorf("create topic %s: %v", t, resp.Err))
-		}
-	}
-	if createErr != nil {
-		return false, r.fail("%v", createErr)
-	}
-	if len(existing) == 0 {
-		return false, nil
-	}
-	mctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	td, err := adm.ListTopics(mctx, existing...)
-	cancel()
-	if err != nil {
-		return true, r.fail("describe %s: %v", what, err)
-	}
-	for i, t := range r.topics {
-		if r.parts[i] > 0 {
-			continue
-		}
-		d, ok := td[t]
-		if !ok || d.Err != nil || len(d.Partitions) == 0 {
-			return true, r.fail("describe topic %s: not found (%v)", t, d.Err)
-		}
-		r.parts[i] = len(d.Partitions)
-	}
-	return true, nil
-}
-
-// indexTopics numbers the partitions of all the run's topics in one
-// sequence (r.first, for the per-partition state of r.seen), maps each
-// topic to its index (r.index), makes the per-topic counts, and returns
-// the total number of partitions.
-func (r *run) indexTopics() (nparts int) {
-	r.index = make(map[string]int, len(r.topics))
-	r.first = make([]int, len(r.topics))
-	for i, t := range r.topics {
-		r.index[t] = i
-		r.first[i] = nparts
-		nparts += r.parts[i]
-	}
-	r.counts = make([]topicCounts, len(r.topics))
-	return nparts
-}
-
-// deleteTopics deletes the topics the run created.
-func (r *run) deleteTopics(adm *kadm.Client) error {
-	if len(r.created) == 0 {
-		return nil
-	}
-	dctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	resps, err := adm.DeleteTopics(dctx, r.created...)
-	if err != nil {
-		return err
-	}
-	for _, t := range r.created {
-		if resp, ok := resps[t]; ok && resp.Err != nil {
-			err = errors.Join(err, fmt.Errorf("%s: %w", t, resp.Err))
-		}
-	}
-	return err
-}
-
+// execute is one load run, step by step: the topics, the consumers (every
+// group holding its partitions before the first record is sent), the
+// producers on the run's timeline with the sampler beside them, the drain,
+// then the Result from what was counted and its health judged.
 func (r *run) execute(ctx context.Context) (*Result, error) {
 	cfg := r.cfg
 	admin, err := kgo.NewClient(r.base...)
@@ -332,7 +204,6 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	if cfg.Warmup > 0 {
 		r.phase("warmup", warmEnd)
 	}
-	res := &Result{TargetRate: Rate(cfg.Rate), Start: warmEnd, End: measEnd}
 	smp := r.startSampler(ctx, warmEnd, measEnd)
 
 	prodWG.Wait()
@@ -341,6 +212,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	}
 	dr := r.drain(ctx, producers, drainEnd)
 	smp.stop()
+	// Every client stops before anything is read, so the counts are final.
 	stopAll()
 	consWG.Wait()
 	closeAll(producers)
@@ -348,66 +220,18 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	closeAll(consumers)
 	consumers = nil
 
-	// Result.
+	var warnings []string
 	if !topicDeleted {
 		topicDeleted = true
 		if err := r.deleteTopics(adm); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("topics not deleted: %v", err))
+			warnings = append(warnings, fmt.Sprintf("topics not deleted: %v", err))
 		}
 	}
-	d := cfg.Duration.Seconds()
-	res.Published = r.pubMeasured.Load()
-	res.Consumed = r.consMeasured.Load()
-	res.PublishRate = float64(res.Published) / d
-	res.ConsumeRate = float64(res.Consumed) / d
-	res.Errors = r.errs.Load()
-	res.Duplicates = r.duplicates.Load()
-	res.BacklogMax = r.backlogMax.Load()
-	res.Series = smp.series
-	if dr.drained {
-		res.DrainS = max(0, dr.at.Sub(measEnd).Seconds())
-	} else {
-		res.DrainS = cfg.DrainTimeout.Seconds()
+	res, err := r.result(warmEnd, measEnd, smp, dr)
+	if err != nil {
+		return nil, err
 	}
-	res.ClientCPUS = smp.cpu()
-	res.ClientRSSMaxMiB = procstat.SelfMaxRSS()
-	res.Warmup = WarmupCounts{Seconds: cfg.Warmup.Seconds(), Published: r.pubWarm.Load(), Consumed: r.consWarm.Load()}
-	res.ErrorSamples = r.errSamples
-	res.Config = echo(cfg, r.name, r.bootstrap)
-	if p := r.pacerPriority.Load(); p != nil {
-		res.Config.PacerPriority = *p
-	}
-	res.Topics = make([]TopicCount, len(r.topics))
-	for i, t := range r.topics {
-		res.Topics[i] = TopicCount{Topic: t, Partitions: r.parts[i], Published: r.counts[i].published.Load(), Consumed: r.counts[i].consumed.Load()}
-	}
-	pubH, e2eH, sdH := r.pub.total(), r.e2e.total(), r.sendDelay.total()
-	res.PublishLatencyMs, res.E2ELatencyMs, res.SendDelayMs = Summarize(pubH), Summarize(e2eH), Summarize(sdH)
-	for _, h := range []struct {
-		dst *string
-		h   *hdrhistogram.Histogram
-	}{{&res.Histograms.Publish, pubH}, {&res.Histograms.E2E, e2eH}, {&res.Histograms.SendDelay, sdH}} {
-		b, err := EncodeHistogram(h.h)
-		if err != nil {
-			return nil, fmt.Errorf("loadgen: encode histogram: %w", err)
-		}
-		*h.dst = string(b)
-	}
-	for s := range r.nsec {
-		iv := Interval{Second: s}
-		var err error
-		if iv.Publish, err = r.pub.encodeSecond(s); err != nil {
-			return nil, err
-		}
-		if iv.E2E, err = r.e2e.encodeSecond(s); err != nil {
-			return nil, err
-		}
-		if iv.SendDelay, err = r.sendDelay.encodeSecond(s); err != nil {
-			return nil, err
-		}
-		res.Intervals = append(res.Intervals, iv)
-	}
-
+	res.Warnings = warnings
 	res.Healthy, res.Reasons = judgeHealth(cfg, measurement{
 		Published: res.Published, Consumed: res.Consumed,
 		PublishRate: res.PublishRate, ConsumeRate: res.ConsumeRate,
