@@ -190,37 +190,80 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 		}
 		return r.Factors[ti]
 	}
+	if err := res.findLevels(level); err != nil {
+		return nil, err
+	}
+	cellOf := res.buildCells(ti)
+	sets, healthyAny := res.matchSets(level, cellOf)
+	res.flagOutliers(level)
+	res.notesTLSKept()
+	res.buildTelemetry()
+	if !healthyAny {
+		res.Notes = append(res.Notes, "Partial report: "+ErrNoHealthySet.Error()+". See the excluded sets below for the reasons.")
+		return res, ErrNoHealthySet
+	}
+	if err := res.buildCurves(); err != nil {
+		return nil, err
+	}
 
-	// Levels, baseline first, others sorted.
+	effectJobs, sensJobs := res.planEstimates(sets)
+	attachPools(effectJobs, sensJobs)
+	var jobs []*bootJob
+	for _, p := range effectJobs {
+		jobs = append(jobs, p.job)
+	}
+	for _, p := range sensJobs {
+		jobs = append(jobs, p.job)
+	}
+	runJobs(jobs, bootConfig{seed: uint64(opt.Seed), resamples: opt.Resamples, confidence: opt.Confidence, method: opt.Method}, opt.Workers)
+
+	res.collectEffects(effectJobs)
+	res.noteEffectsTLSKept(sets)
+	res.buildStages(sets)
+	res.collectSensitivity(sensJobs, effectJobs)
+	return res, nil
+}
+
+// findLevels sets the treatment's levels, baseline first and the others
+// (the treatments) sorted. A baseline no run has, or no level besides it,
+// leaves nothing to compare: that is an error.
+func (res *Result) findLevels(level func(*Run) string) error {
+	d, baseline := res.Dataset, res.Options.Baseline
 	seen := map[string]bool{}
 	var others []string
 	for i := range d.Runs {
 		l := level(&d.Runs[i])
 		if !seen[l] {
 			seen[l] = true
-			if l != opt.Baseline {
+			if l != baseline {
 				others = append(others, l)
 			}
 		}
 	}
 	slices.Sort(others)
-	if !seen[opt.Baseline] {
+	if !seen[baseline] {
 		all := slices.Clone(others)
-		return nil, &BaselineError{Baseline: opt.Baseline, Treatment: d.Treatment, Levels: all}
+		return &BaselineError{Baseline: baseline, Treatment: d.Treatment, Levels: all}
 	}
-	res.Levels = append([]string{opt.Baseline}, others...)
+	res.Levels = append([]string{baseline}, others...)
 	res.Treatments = others
 	if len(others) == 0 {
-		return nil, fmt.Errorf("%w: every run has %s = %s", ErrOneLevel, d.Treatment, opt.Baseline)
+		return fmt.Errorf("%w: every run has %s = %s", ErrOneLevel, d.Treatment, baseline)
 	}
+	return nil
+}
 
-	// Cells: one per pair, factors without the treatment.
+// buildCells makes one Cell per pair, sorted by pair, with the factors of
+// the pair's first run but the treatment (factor ti), and returns each
+// pair's index in res.Cells.
+func (res *Result) buildCells(ti int) (cellOf map[string]int) {
+	d := res.Dataset
 	for i, f := range d.Factors {
 		if i != ti {
 			res.CellFactors = append(res.CellFactors, f)
 		}
 	}
-	cellOf := map[string]int{}
+	cellOf = map[string]int{}
 	var pairs []string
 	first := map[string]*Run{}
 	for i := range d.Runs {
@@ -242,12 +285,18 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 		res.Cells = append(res.Cells, c)
 		cellOf[p] = i
 	}
+	return cellOf
+}
 
-	// Matched sets per treatment, from each row's final attempt.
-	type setKey struct {
-		pair string
-		rep  int
-	}
+// setKey names a matched set: a pair and a replicate.
+type setKey struct {
+	pair string
+	rep  int
+}
+
+// finalRuns groups each row's final attempt by matched set and level, and
+// lists the sets in order of pair and replicate.
+func finalRuns(d *Dataset, level func(*Run) string) (map[setKey]map[string]*Run, []setKey) {
 	final := map[setKey]map[string]*Run{}
 	var keys []setKey
 	for i := range d.Runs {
@@ -265,6 +314,19 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 	slices.SortFunc(keys, func(a, b setKey) int {
 		return cmp.Or(cmp.Compare(a.pair, b.pair), cmp.Compare(a.rep, b.rep))
 	})
+	return final, keys
+}
+
+// matchSets sorts each treatment's matched sets (its run and the
+// baseline's, from each row's final attempt) into healthy, excluded with
+// the reasons, and unfinished, counting them per treatment (res.Counts)
+// and per cell. It returns the healthy sets per treatment, and whether any
+// treatment has one. A set with a run not finished yet is left out and
+// only counted, with a note; an imported set missing one of its runs is
+// excluded as unpaired.
+func (res *Result) matchSets(level func(*Run) string, cellOf map[string]int) (map[string][]matchedSet, bool) {
+	d, baseline := res.Dataset, res.Options.Baseline
+	final, keys := finalRuns(d, level)
 	sets := map[string][]matchedSet{}
 	unfinishedSets := map[setKey]bool{}
 	healthyAny := false
@@ -272,18 +334,20 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 		res.Cells[i].Healthy = make([]int, len(res.Treatments))
 		res.Cells[i].Excluded = make([]int, len(res.Treatments))
 	}
+	exclude := func(cnt *SetCount, tix int, k setKey, reasons []string) {
+		cnt.Excluded++
+		res.Cells[cellOf[k.pair]].Excluded[tix]++
+		res.Excluded = append(res.Excluded, ExcludedSet{Treatment: res.Treatments[tix], Pair: k.pair, Replicate: k.rep, Reasons: reasons})
+	}
 	for tix, tr := range res.Treatments {
 		cnt := SetCount{Treatment: tr}
 		for _, k := range keys {
 			m := final[k]
-			b, t := m[opt.Baseline], m[tr]
+			b, t := m[baseline], m[tr]
 			if b == nil || t == nil {
 				if d.Imported && (b != nil || t != nil) {
 					cnt.Sets++
-					cnt.Excluded++
-					res.Cells[cellOf[k.pair]].Excluded[tix]++
-					res.Excluded = append(res.Excluded, ExcludedSet{Treatment: tr, Pair: k.pair, Replicate: k.rep,
-						Reasons: append(unpaired(b, opt.Baseline), unpaired(t, tr)...)})
+					exclude(&cnt, tix, k, append(unpaired(b, baseline), unpaired(t, tr)...))
 				}
 				continue
 			}
@@ -299,10 +363,7 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 				sets[tr] = append(sets[tr], matchedSet{cell: cellOf[k.pair], t: t, b: b})
 				continue
 			}
-			cnt.Excluded++
-			res.Cells[cellOf[k.pair]].Excluded[tix]++
-			res.Excluded = append(res.Excluded, ExcludedSet{Treatment: tr, Pair: k.pair, Replicate: k.rep,
-				Reasons: append(unhealthy(b, level(b)), unhealthy(t, level(t))...)})
+			exclude(&cnt, tix, k, append(unhealthy(b, level(b)), unhealthy(t, level(t))...))
 		}
 		if cnt.Healthy > 0 {
 			healthyAny = true
@@ -314,44 +375,45 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("Partial analysis: %d of %d matched sets have a run not finished yet (pending, running or interrupted); they are left out, not counted as excluded.",
 			n, len(keys)))
 	}
-	res.flagOutliers(level)
-	res.notesTLSKept()
-	res.buildTelemetry()
-	if !healthyAny {
-		res.Notes = append(res.Notes, "Partial report: "+ErrNoHealthySet.Error()+". See the excluded sets below for the reasons.")
-		return res, ErrNoHealthySet
-	}
-	if err := res.buildCurves(); err != nil {
-		return nil, err
-	}
+	return sets, healthyAny
+}
 
+// rateClass is a pooled scope and whether its configurations saturate:
+// capped (fixed-rate) and saturating runs are never pooled together.
+type rateClass struct {
+	scope string
+	sat   bool
+}
+
+// rateClasses are the pooled scopes of the cells: ScopeAll when all share
+// one rate class, else ScopeAllCapped and ScopeAllMax.
+func rateClasses(cells []Cell) []rateClass {
 	capped, saturating := false, false
-	for _, c := range res.Cells {
+	for _, c := range cells {
 		if c.Saturating {
 			saturating = true
 		} else {
 			capped = true
 		}
 	}
-	type class struct {
-		scope string
-		sat   bool
-	}
-	var classes []class
 	switch {
 	case capped && saturating:
-		classes = []class{{ScopeAllCapped, false}, {ScopeAllMax, true}}
+		return []rateClass{{ScopeAllCapped, false}, {ScopeAllMax, true}}
 	case saturating:
-		classes = []class{{ScopeAll, true}}
+		return []rateClass{{ScopeAll, true}}
 	default:
-		classes = []class{{ScopeAll, false}}
+		return []rateClass{{ScopeAll, false}}
 	}
+}
 
-	cfg := bootConfig{seed: uint64(opt.Seed), resamples: opt.Resamples, confidence: opt.Confidence, method: opt.Method}
-	var jobs []*bootJob
-	var effectJobs, sensJobs []*plannedJob
+// planEstimates plans the bootstrap jobs of every treatment and rate
+// class: the effects (pooled over the class's cells, pooled again without
+// the sets holding an outlier, and per cell) and the sensitivity (per
+// level of each varying factor). The order of the jobs is the order of
+// the output.
+func (res *Result) planEstimates(sets map[string][]matchedSet) (effectJobs, sensJobs []*plannedJob) {
 	for _, tr := range res.Treatments {
-		for _, cl := range classes {
+		for _, cl := range rateClasses(res.Cells) {
 			var cls []matchedSet
 			for _, s := range sets[tr] {
 				if res.Cells[s.cell].Saturating == cl.sat {
@@ -361,103 +423,116 @@ func Analyse(d *Dataset, opt Options) (*Result, error) {
 			if len(cls) == 0 {
 				continue
 			}
-			metrics := metricsFor(d.Metrics, cl.sat)
-			// Pooled over cells: resample cells, then replicates.
-			pj := planJobs(d.Metrics, metrics, cls, true, false, tr+"|"+cl.scope)
-			for _, p := range pj {
-				p.treatment, p.scope, p.class = tr, cl.scope, cl.scope
-			}
-			effectJobs = append(effectJobs, pj...)
-			// Sensitivity to outliers: pooled again without the sets
-			// holding a flagged run, per metric that has one.
-			for _, mi := range metrics {
-				name := d.Metrics[mi].Name
-				if !slices.ContainsFunc(cls, func(s matchedSet) bool { return s.flagged(name) }) {
-					continue
-				}
-				var keep []matchedSet
-				for _, s := range cls {
-					if !s.flagged(name) {
-						keep = append(keep, s)
-					}
-				}
-				scope := cl.scope + ScopeSuffixWithoutOutliers
-				oj := planJobs(d.Metrics, []int{mi}, keep, true, false, tr+"|"+scope)
-				for _, p := range oj {
-					p.treatment, p.scope, p.class = tr, scope, cl.scope
-				}
-				effectJobs = append(effectJobs, oj...)
-			}
-			// Per cell.
-			for start := 0; start < len(cls); {
-				end := start
-				for end < len(cls) && cls[end].cell == cls[start].cell {
-					end++
-				}
-				pair := res.Cells[cls[start].cell].Pair
-				cj := planJobs(d.Metrics, metrics, cls[start:end], false, false, tr+"|"+pair)
-				for _, p := range cj {
-					p.treatment, p.scope, p.pair, p.class = tr, pair, pair, cl.scope
-				}
-				effectJobs = append(effectJobs, cj...)
-				start = end
-			}
-			// Sensitivity: mean penalty per level of each varying factor
-			// (not of a factor of many levels each one configuration, a
-			// configuration id: its levels are the per-configuration
-			// effects).
-			for fi, f := range res.CellFactors {
-				byLevel := map[string][]matchedSet{}
-				cellsOf := map[string]int{}
-				var levels []string
-				lastCell := map[string]int{}
-				for _, s := range cls {
-					lv := res.Cells[s.cell].Factors[fi]
-					if _, ok := byLevel[lv]; !ok {
-						levels = append(levels, lv)
-						lastCell[lv] = -1
-					}
-					byLevel[lv] = append(byLevel[lv], s)
-					if lastCell[lv] != s.cell {
-						lastCell[lv] = s.cell
-						cellsOf[lv]++
-					}
-				}
-				if len(levels) < 2 {
-					continue
-				}
-				identity := len(levels) >= absorbLevels
-				for _, lv := range levels {
-					identity = identity && cellsOf[lv] == 1
-				}
-				if identity {
-					continue // one row in sensitivity.csv says why
-				}
-				slices.SortFunc(levels, compareLevels)
-				for _, lv := range levels {
-					sj := planJobs(d.Metrics, metrics, byLevel[lv], true, true, tr+"|"+cl.scope+"|"+f+"="+lv)
-					for _, p := range sj {
-						p.treatment, p.scope, p.class, p.factor, p.level = tr, cl.scope, cl.scope, f, lv
-					}
-					sensJobs = append(sensJobs, sj...)
-				}
-			}
+			metrics := metricsFor(res.Dataset.Metrics, cl.sat)
+			effectJobs = append(effectJobs, res.planPooled(tr, cl, cls, metrics)...)
+			effectJobs = append(effectJobs, res.planWithoutOutliers(tr, cl, cls, metrics)...)
+			effectJobs = append(effectJobs, res.planPerCell(tr, cl, cls, metrics)...)
+			sensJobs = append(sensJobs, res.planSensitivity(tr, cl, cls, metrics)...)
 		}
 	}
-	attachPools(effectJobs, sensJobs)
-	for _, p := range effectJobs {
-		jobs = append(jobs, p.job)
-	}
-	for _, p := range sensJobs {
-		jobs = append(jobs, p.job)
-	}
-	runJobs(jobs, cfg, opt.Workers)
+	return effectJobs, sensJobs
+}
 
-	res.collectEffects(effectJobs)
-	res.noteEffectsTLSKept(sets)
-	res.buildStages(sets)
-	res.collectSensitivity(sensJobs, effectJobs)
-	return res, nil
+// planPooled plans a treatment's effects pooled over the cells of a rate
+// class: the bootstrap resamples cells, then replicates.
+func (res *Result) planPooled(tr string, cl rateClass, cls []matchedSet, metrics []int) []*plannedJob {
+	pj := planJobs(res.Dataset.Metrics, metrics, cls, true, false, tr+"|"+cl.scope)
+	for _, p := range pj {
+		p.treatment, p.scope, p.class = tr, cl.scope, cl.scope
+	}
+	return pj
+}
+
+// planWithoutOutliers plans the pooled effects again without the sets
+// holding a run flagged as an outlier, for each metric that has one: how
+// much the headline rests on those runs.
+func (res *Result) planWithoutOutliers(tr string, cl rateClass, cls []matchedSet, metrics []int) []*plannedJob {
+	var out []*plannedJob
+	for _, mi := range metrics {
+		name := res.Dataset.Metrics[mi].Name
+		if !slices.ContainsFunc(cls, func(s matchedSet) bool { return s.flagged(name) }) {
+			continue
+		}
+		var keep []matchedSet
+		for _, s := range cls {
+			if !s.flagged(name) {
+				keep = append(keep, s)
+			}
+		}
+		scope := cl.scope + ScopeSuffixWithoutOutliers
+		oj := planJobs(res.Dataset.Metrics, []int{mi}, keep, true, false, tr+"|"+scope)
+		for _, p := range oj {
+			p.treatment, p.scope, p.class = tr, scope, cl.scope
+		}
+		out = append(out, oj...)
+	}
+	return out
+}
+
+// planPerCell plans a treatment's effects in each cell of a rate class on
+// its own; cls is sorted by cell.
+func (res *Result) planPerCell(tr string, cl rateClass, cls []matchedSet, metrics []int) []*plannedJob {
+	var out []*plannedJob
+	for start := 0; start < len(cls); {
+		end := start
+		for end < len(cls) && cls[end].cell == cls[start].cell {
+			end++
+		}
+		pair := res.Cells[cls[start].cell].Pair
+		cj := planJobs(res.Dataset.Metrics, metrics, cls[start:end], false, false, tr+"|"+pair)
+		for _, p := range cj {
+			p.treatment, p.scope, p.pair, p.class = tr, pair, pair, cl.scope
+		}
+		out = append(out, cj...)
+		start = end
+	}
+	return out
+}
+
+// planSensitivity plans the mean penalty per level of each factor that
+// varies within a rate class, levels in compareLevels order. A factor of
+// many levels each holding one configuration is a configuration id, whose
+// levels are the per-configuration effects: it is left out (one row in
+// sensitivity.csv says why).
+func (res *Result) planSensitivity(tr string, cl rateClass, cls []matchedSet, metrics []int) []*plannedJob {
+	var out []*plannedJob
+	for fi, f := range res.CellFactors {
+		byLevel := map[string][]matchedSet{}
+		cellsOf := map[string]int{}
+		var levels []string
+		lastCell := map[string]int{}
+		for _, s := range cls {
+			lv := res.Cells[s.cell].Factors[fi]
+			if _, ok := byLevel[lv]; !ok {
+				levels = append(levels, lv)
+				lastCell[lv] = -1
+			}
+			byLevel[lv] = append(byLevel[lv], s)
+			if lastCell[lv] != s.cell {
+				lastCell[lv] = s.cell
+				cellsOf[lv]++
+			}
+		}
+		if len(levels) < 2 {
+			continue
+		}
+		identity := len(levels) >= absorbLevels
+		for _, lv := range levels {
+			identity = identity && cellsOf[lv] == 1
+		}
+		if identity {
+			continue
+		}
+		slices.SortFunc(levels, compareLevels)
+		for _, lv := range levels {
+			sj := planJobs(res.Dataset.Metrics, metrics, byLevel[lv], true, true, tr+"|"+cl.scope+"|"+f+"="+lv)
+			for _, p := range sj {
+				p.treatment, p.scope, p.class, p.factor, p.level = tr, cl.scope, cl.scope, f, lv
+			}
+			out = append(out, sj...)
+		}
+	}
+	return out
 }
 
 // unfinished says whether a run has not finished yet: never attempted,
