@@ -56,155 +56,19 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: telemetry: %w", path, err)
 	}
-	byRun := map[string][]results.Attempt{}
-	var groups, brokers []string
-	for _, a := range atts {
-		byRun[a.Run] = append(byRun[a.Run], a)
-		var env struct {
-			Group string `json:"group"`
-		}
-		if json.Unmarshal(a.Environment, &env) == nil && env.Group != "" && !slices.Contains(groups, env.Group) {
-			groups = append(groups, env.Group)
-		}
-		if b, rt := brokerOf(a.Environment); b != "" {
-			line := b
-			if rt != "" {
-				line += " on " + rt
-			}
-			if !slices.Contains(brokers, line) {
-				brokers = append(brokers, line)
-			}
-		}
-	}
-	slices.Sort(groups)
-	slices.Sort(brokers)
 
 	d := &Dataset{Campaign: c.Name, Seed: c.Seed}
-	var imp *ImportSpec
-	var wrapper struct {
-		Import *ImportSpec `json:"import"`
+	imp := importSpec(c.Spec)
+	d.Imported = imp != nil
+	if d.Info, err = campaignInfo(ctx, st, c, path, atts); err != nil {
+		return nil, err
 	}
-	if json.Unmarshal([]byte(c.Spec), &wrapper) == nil && wrapper.Import != nil {
-		imp = wrapper.Import
-		d.Imported = true
-	}
-	d.Info = []Field{{"campaign", c.Name}, {"database", filepath.Base(path)}, {"created", c.Created.UTC().Format("2006-01-02 15:04:05 UTC")},
-		{"seed", strconv.FormatInt(c.Seed, 10)}, {"xp version", c.XPVersion}, {"plan sha256", c.PlanSHA256},
-		{"target", c.Target}, {"host", string(c.Host)}}
-	if len(groups) > 0 {
-		d.Info = append(d.Info, Field{"infrastructure groups", strings.Join(groups, "\n")})
-	}
-	if len(brokers) > 0 {
-		d.Info = append(d.Info, Field{"brokers measured", strings.Join(brokers, "\n")})
-	}
-	events, err := st.InfraEvents(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s: infrastructure events: %w", path, err)
-	}
-	var cost float64
-	for _, e := range events {
-		cost += e.Cost
-	}
-	if cost > 0 {
-		d.Info = append(d.Info, Field{"infrastructure cost", fmt.Sprintf("$%.2f (machines up, as recorded when destroyed)", cost)})
-	}
-	d.Info = append(d.Info, Field{"spec", c.Spec})
-	if ts, ok, err := st.ReadTwoStage(ctx); err != nil {
+	if d.Stage, err = loadStage(ctx, st, &d.Info); err != nil {
 		return nil, fmt.Errorf("%s: two-stage design: %w", path, err)
-	} else if ok {
-		d.Stage = &StageDesign{HalfWidth: ts.HalfWidth, Metric: ts.Metric, Confidence: ts.Confidence,
-			MaxReplicates: ts.MaxReplicates, FirstStage: ts.FirstStage, Decided: !ts.Decided.IsZero(), Replicates: map[string]int{}}
-		for _, dec := range ts.Decisions {
-			d.Stage.Replicates[dec.Pair] = dec.Replicates
-		}
-		state := "second stage not decided yet"
-		if d.Stage.Decided {
-			state = "second stage decided " + ts.Decided.UTC().Format("2006-01-02 15:04:05 UTC")
-		}
-		d.Info = append(d.Info, Field{"two-stage design", fmt.Sprintf("half-width %g%% on %s at %g%%, first stage %d replicates, at most %d; %s",
-			ts.HalfWidth, ts.Metric, ts.Confidence*100, ts.FirstStage, ts.MaxReplicates, state)})
 	}
-
-	factorSeen := map[string]bool{}
-	metricSeen := map[string]bool{}
-	var metricNames []string
-	for _, r := range rows {
-		fields, err := orderedFields(r.Plan)
-		if err != nil {
-			return nil, fmt.Errorf("%s: row %s: plan row: %w", path, r.Run, err)
-		}
-		vals := map[string]string{}
-		for _, f := range fields {
-			switch f.Name {
-			case "treatment":
-				if d.Treatment == "" {
-					d.Treatment = f.Value
-				}
-			case "baseline":
-				if d.Baseline == "" {
-					d.Baseline = f.Value
-				}
-			}
-			if identityFields[f.Name] {
-				continue
-			}
-			vals[f.Name] = f.Value
-			if !factorSeen[f.Name] {
-				factorSeen[f.Name] = true
-				d.Factors = append(d.Factors, f.Name)
-			}
-		}
-		base := Run{Run: r.Run, Cell: r.Cell, Pair: r.Pair, Replicate: r.Replicate, Saturating: vals["target_rate"] == "max"}
-		base.Factors = make([]string, 0, len(d.Factors))
-		for _, f := range d.Factors {
-			base.Factors = append(base.Factors, vals[f])
-		}
-		ra := byRun[r.Run]
-		if len(ra) == 0 {
-			run := base
-			run.Final = true
-			d.Runs = append(d.Runs, run)
-			continue
-		}
-		for i, a := range ra {
-			run := base
-			run.Factors = slices.Clone(base.Factors)
-			run.Attempt = a.Number
-			// A superseded attempt is evidence, never paired: its matched
-			// set ran (or will run) again whole.
-			run.Final = i == len(ra)-1 && a.Superseded == ""
-			run.Superseded = a.Superseded
-			run.Outcome = string(a.Outcome)
-			if run.Outcome == "" {
-				run.Outcome = OutcomeRunning
-			}
-			run.Reasons = a.Reasons
-			run.Error = a.Error
-			run.GatewayRecordLayer, run.GatewayCipher, run.GatewayTLSKept = gatewayCrypto(a.Environment)
-			run.TelemetryGaps = telemetryGaps(a.Environment)
-			run.Broker, run.BrokerRuntime = brokerOf(a.Environment)
-			run.Metrics = a.Metrics
-			run.Histograms = hists[a.ID]
-			run.Hosts = hosts[a.ID]
-			for name := range a.Metrics {
-				if !metricSeen[name] {
-					metricSeen[name] = true
-					metricNames = append(metricNames, name)
-				}
-			}
-			d.Runs = append(d.Runs, run)
-		}
-		if ra[len(ra)-1].Superseded != "" { // superseded, not yet run again
-			run := base
-			run.Final = true
-			d.Runs = append(d.Runs, run)
-		}
-	}
-	// Rows written before a factor first appeared get "" for it.
-	for i := range d.Runs {
-		for len(d.Runs[i].Factors) < len(d.Factors) {
-			d.Runs[i].Factors = append(d.Runs[i].Factors, "")
-		}
+	metricNames, err := d.addRuns(path, rows, atts, hists, hosts)
+	if err != nil {
+		return nil, err
 	}
 	if d.Treatment == "" {
 		d.Treatment = "security"
@@ -226,6 +90,206 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 		return nil, fmt.Errorf("%s: the treatment factor %q is not a field of the plan rows (fields: %v)", path, d.Treatment, d.Factors)
 	}
 	return d, nil
+}
+
+// importSpec is the ImportSpec an imported campaign's spec holds, or nil
+// for a campaign xp ran.
+func importSpec(spec string) *ImportSpec {
+	var wrapper struct {
+		Import *ImportSpec `json:"import"`
+	}
+	if json.Unmarshal([]byte(spec), &wrapper) == nil && wrapper.Import != nil {
+		return wrapper.Import
+	}
+	return nil
+}
+
+// campaignInfo is what the report says about the campaign: its identity
+// and provenance, the infrastructure groups and brokers its attempts ran
+// on, the recorded infrastructure cost, and the spec.
+func campaignInfo(ctx context.Context, st *results.Store, c results.Campaign, path string, atts []results.Attempt) ([]Field, error) {
+	info := []Field{{"campaign", c.Name}, {"database", filepath.Base(path)}, {"created", c.Created.UTC().Format("2006-01-02 15:04:05 UTC")},
+		{"seed", strconv.FormatInt(c.Seed, 10)}, {"xp version", c.XPVersion}, {"plan sha256", c.PlanSHA256},
+		{"target", c.Target}, {"host", string(c.Host)}}
+	groups, brokers := infrastructureOf(atts)
+	if len(groups) > 0 {
+		info = append(info, Field{"infrastructure groups", strings.Join(groups, "\n")})
+	}
+	if len(brokers) > 0 {
+		info = append(info, Field{"brokers measured", strings.Join(brokers, "\n")})
+	}
+	events, err := st.InfraEvents(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: infrastructure events: %w", path, err)
+	}
+	var cost float64
+	for _, e := range events {
+		cost += e.Cost
+	}
+	if cost > 0 {
+		info = append(info, Field{"infrastructure cost", fmt.Sprintf("$%.2f (machines up, as recorded when destroyed)", cost)})
+	}
+	return append(info, Field{"spec", c.Spec}), nil
+}
+
+// infrastructureOf lists, sorted, the infrastructure groups the attempts
+// ran on and the brokers they measured ("VERSION on RUNTIME").
+func infrastructureOf(atts []results.Attempt) (groups, brokers []string) {
+	for _, a := range atts {
+		var env struct {
+			Group string `json:"group"`
+		}
+		if json.Unmarshal(a.Environment, &env) == nil && env.Group != "" && !slices.Contains(groups, env.Group) {
+			groups = append(groups, env.Group)
+		}
+		if b, rt := brokerOf(a.Environment); b != "" {
+			line := b
+			if rt != "" {
+				line += " on " + rt
+			}
+			if !slices.Contains(brokers, line) {
+				brokers = append(brokers, line)
+			}
+		}
+	}
+	slices.Sort(groups)
+	slices.Sort(brokers)
+	return groups, brokers
+}
+
+// loadStage reads the campaign's two-stage design, if it has one, and adds
+// a line describing it to info.
+func loadStage(ctx context.Context, st *results.Store, info *[]Field) (*StageDesign, error) {
+	ts, ok, err := st.ReadTwoStage(ctx)
+	if err != nil || !ok {
+		return nil, err
+	}
+	stage := &StageDesign{HalfWidth: ts.HalfWidth, Metric: ts.Metric, Confidence: ts.Confidence,
+		MaxReplicates: ts.MaxReplicates, FirstStage: ts.FirstStage, Decided: !ts.Decided.IsZero(), Replicates: map[string]int{}}
+	for _, dec := range ts.Decisions {
+		stage.Replicates[dec.Pair] = dec.Replicates
+	}
+	state := "second stage not decided yet"
+	if stage.Decided {
+		state = "second stage decided " + ts.Decided.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	*info = append(*info, Field{"two-stage design", fmt.Sprintf("half-width %g%% on %s at %g%%, first stage %d replicates, at most %d; %s",
+		ts.HalfWidth, ts.Metric, ts.Confidence*100, ts.FirstStage, ts.MaxReplicates, state)})
+	return stage, nil
+}
+
+// addRuns adds the runs of every plan row, in plan order, with the
+// factors, treatment and baseline the rows name, and returns the names of
+// the metrics the attempts recorded. Rows written before a factor first
+// appeared get "" for it.
+func (d *Dataset) addRuns(path string, rows []results.Row, atts []results.Attempt,
+	hists map[int64]map[string][]byte, hosts map[int64][]HostUse) (metricNames []string, _ error) {
+	byRun := map[string][]results.Attempt{}
+	for _, a := range atts {
+		byRun[a.Run] = append(byRun[a.Run], a)
+	}
+	factorSeen := map[string]bool{}
+	metricSeen := map[string]bool{}
+	for _, r := range rows {
+		base, err := d.planRun(r, factorSeen)
+		if err != nil {
+			return nil, fmt.Errorf("%s: row %s: plan row: %w", path, r.Run, err)
+		}
+		ra := byRun[r.Run]
+		d.Runs = append(d.Runs, attemptRuns(base, ra, hists, hosts)...)
+		for _, a := range ra {
+			for name := range a.Metrics {
+				if !metricSeen[name] {
+					metricSeen[name] = true
+					metricNames = append(metricNames, name)
+				}
+			}
+		}
+	}
+	for i := range d.Runs {
+		for len(d.Runs[i].Factors) < len(d.Factors) {
+			d.Runs[i].Factors = append(d.Runs[i].Factors, "")
+		}
+	}
+	return metricNames, nil
+}
+
+// planRun is a plan row as a Run without an attempt: its identity and its
+// factor values in d.Factors order. Factors first seen in this row are
+// added to d.Factors (factorSeen tracks them), and the first treatment and
+// baseline named set d's.
+func (d *Dataset) planRun(r results.Row, factorSeen map[string]bool) (Run, error) {
+	fields, err := orderedFields(r.Plan)
+	if err != nil {
+		return Run{}, err
+	}
+	vals := map[string]string{}
+	for _, f := range fields {
+		switch f.Name {
+		case "treatment":
+			if d.Treatment == "" {
+				d.Treatment = f.Value
+			}
+		case "baseline":
+			if d.Baseline == "" {
+				d.Baseline = f.Value
+			}
+		}
+		if identityFields[f.Name] {
+			continue
+		}
+		vals[f.Name] = f.Value
+		if !factorSeen[f.Name] {
+			factorSeen[f.Name] = true
+			d.Factors = append(d.Factors, f.Name)
+		}
+	}
+	base := Run{Run: r.Run, Cell: r.Cell, Pair: r.Pair, Replicate: r.Replicate, Saturating: vals["target_rate"] == "max"}
+	base.Factors = make([]string, 0, len(d.Factors))
+	for _, f := range d.Factors {
+		base.Factors = append(base.Factors, vals[f])
+	}
+	return base, nil
+}
+
+// attemptRuns are a row's runs: one per attempt (ra, in order), the last
+// final unless superseded; and a final run without an attempt when the row
+// has none, or its last attempt was superseded and it has not run again.
+// A superseded attempt is evidence, never paired: its matched set ran (or
+// will run) again whole.
+func attemptRuns(base Run, ra []results.Attempt, hists map[int64]map[string][]byte, hosts map[int64][]HostUse) []Run {
+	if len(ra) == 0 {
+		run := base
+		run.Final = true
+		return []Run{run}
+	}
+	out := make([]Run, 0, len(ra)+1)
+	for i, a := range ra {
+		run := base
+		run.Factors = slices.Clone(base.Factors)
+		run.Attempt = a.Number
+		run.Final = i == len(ra)-1 && a.Superseded == ""
+		run.Superseded = a.Superseded
+		run.Outcome = string(a.Outcome)
+		if run.Outcome == "" {
+			run.Outcome = OutcomeRunning
+		}
+		run.Reasons = a.Reasons
+		run.Error = a.Error
+		run.GatewayRecordLayer, run.GatewayCipher, run.GatewayTLSKept = gatewayCrypto(a.Environment)
+		run.TelemetryGaps = telemetryGaps(a.Environment)
+		run.Broker, run.BrokerRuntime = brokerOf(a.Environment)
+		run.Metrics = a.Metrics
+		run.Histograms = hists[a.ID]
+		run.Hosts = hosts[a.ID]
+		out = append(out, run)
+	}
+	if ra[len(ra)-1].Superseded != "" { // superseded, not yet run again
+		run := base
+		run.Final = true
+		out = append(out, run)
+	}
+	return out
 }
 
 // orderedFields decodes a JSON object keeping its key order; values become
