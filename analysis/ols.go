@@ -49,6 +49,63 @@ func mainEffects(y []float64, cell []int, levels [][]string, names []string) (te
 	if n < 3 || len(levels) == 0 {
 		return nil, FactorModel{}, false
 	}
+	m := mainEffectsModel{configMeans: meansOf(y, cell)}
+	m.fit, terms = codeFactors(levels, names, len(m.w))
+	if len(m.fit) == 0 {
+		return terms, FactorModel{}, len(terms) > 0
+	}
+	m.absorb = absorbedFactor(m.fit)
+	cols := 0
+	for f := range m.fit {
+		if f != m.absorb {
+			cols += m.fit[f].levels - 1
+		}
+	}
+	if cols > maxModelColumns {
+		for _, f := range m.fit {
+			terms = append(terms, FactorTerm{Factor: f.name, F: math.NaN(), P: math.NaN(), SS: math.NaN(), Share: math.NaN(),
+				Note: fmt.Sprintf("not fitted: the factors need %d model columns beyond the largest factor's, more than %d", cols, maxModelColumns)})
+		}
+		return terms, FactorModel{}, true
+	}
+	rssFull, rankFull := m.fitWithout(-1)
+	dfResid := n - rankFull
+	if dfResid <= 0 {
+		return nil, FactorModel{}, false
+	}
+	model = FactorModel{N: n, DFResid: dfResid, R2: math.NaN()}
+	if m.sst > 0 {
+		model.R2 = 1 - rssFull/m.sst
+	}
+	for f := range m.fit {
+		rss, rank := m.fitWithout(f)
+		t := FactorTerm{Factor: m.fit[f].name, DF: rankFull - rank, SS: math.Max(0, rss-rssFull),
+			F: math.NaN(), P: math.NaN(), Share: math.NaN()}
+		if t.DF > 0 && rssFull > 0 {
+			t.F = (t.SS / float64(t.DF)) / (rssFull / float64(dfResid))
+			t.P = distuv.F{D1: float64(t.DF), D2: float64(dfResid)}.Survival(t.F)
+		}
+		if m.sst > 0 {
+			t.Share = t.SS / m.sst
+		}
+		terms = append(terms, t)
+	}
+	return terms, model, true
+}
+
+// configMeans summarises y per configuration: the set counts w and means
+// ybar of each configuration (0..K-1), and the total and
+// within-configuration sums of squares, which the fit on the means needs
+// to stand for the fit on the sets.
+type configMeans struct {
+	w, ybar  []float64
+	sst, ssw float64
+}
+
+// meansOf summarises y (cell[i]: value i's configuration) per
+// configuration.
+func meansOf(y []float64, cell []int) configMeans {
+	n := len(y)
 	K := 0
 	for _, c := range cell {
 		K = max(K, c+1)
@@ -73,14 +130,22 @@ func mainEffects(y []float64, cell []int, levels [][]string, names []string) (te
 		sst += (v - mean) * (v - mean)
 		ssw += (v - ybar[cell[i]]) * (v - ybar[cell[i]])
 	}
+	return configMeans{w: w, ybar: ybar, sst: sst, ssw: ssw}
+}
 
-	// Level codes per factor, levels sorted; identity factors set aside.
-	type factor struct {
-		name   string
-		codes  []int
-		levels int
-	}
-	var fit []factor
+// modelFactor is a factor of the model: each configuration's level code
+// (0..levels-1, levels sorted; 0 the reference).
+type modelFactor struct {
+	name   string
+	codes  []int
+	levels int
+}
+
+// codeFactors codes each factor's levels (levels[f][c]: factor f's level
+// of configuration c, for K configurations) in sortLevels order. Identity
+// factors are set aside with a term saying why (NoteIdentityFactor); the
+// others are returned to fit.
+func codeFactors(levels [][]string, names []string, K int) (fit []modelFactor, identity []FactorTerm) {
 	for f, vals := range levels {
 		lv := slices.Clone(vals)
 		sortLevels(lv)
@@ -94,123 +159,109 @@ func mainEffects(y []float64, cell []int, levels [][]string, names []string) (te
 			codes[c] = index[v]
 		}
 		if identityFactor(codes, len(lv)) {
-			terms = append(terms, FactorTerm{Factor: names[f], F: math.NaN(), P: math.NaN(), SS: math.NaN(), Share: math.NaN(), Note: NoteIdentityFactor})
+			identity = append(identity, FactorTerm{Factor: names[f], F: math.NaN(), P: math.NaN(), SS: math.NaN(), Share: math.NaN(), Note: NoteIdentityFactor})
 			continue
 		}
-		fit = append(fit, factor{names[f], codes, len(lv)})
+		fit = append(fit, modelFactor{names[f], codes, len(lv)})
 	}
-	if len(fit) == 0 {
-		return terms, FactorModel{}, len(terms) > 0
-	}
+	return fit, identity
+}
+
+// absorbedFactor is the index of the factor to absorb: the one with the
+// most levels, when it has absorbLevels or more; -1 for none.
+func absorbedFactor(fit []modelFactor) int {
 	absorb := -1
 	for f := range fit {
 		if fit[f].levels >= absorbLevels && (absorb < 0 || fit[f].levels > fit[absorb].levels) {
 			absorb = f
 		}
 	}
-	cols := 0
-	for f := range fit {
-		if f != absorb {
-			cols += fit[f].levels - 1
-		}
+	return absorb
+}
+
+// mainEffectsModel is a main-effects model on configuration means: the
+// factors fitted with a column per level beyond the first, and the factor
+// absorbed (absorb, -1 for none).
+type mainEffectsModel struct {
+	configMeans
+	fit    []modelFactor
+	absorb int
+}
+
+// fitWithout fits the configuration means without factor skip (-1: none)
+// and returns the residual sum of squares over the sets and the rank of
+// the design.
+func (m *mainEffectsModel) fitWithout(skip int) (rss float64, rank int) {
+	K := len(m.w)
+	var grp []int
+	groups := 1
+	if m.absorb >= 0 && skip != m.absorb {
+		grp, groups = m.fit[m.absorb].codes, m.fit[m.absorb].levels
+	} else {
+		grp = make([]int, K)
 	}
-	if cols > maxModelColumns {
-		for _, f := range fit {
-			terms = append(terms, FactorTerm{Factor: f.name, F: math.NaN(), P: math.NaN(), SS: math.NaN(), Share: math.NaN(),
-				Note: fmt.Sprintf("not fitted: the factors need %d model columns beyond the largest factor's, more than %d", cols, maxModelColumns)})
-		}
-		return terms, FactorModel{}, true
+	X, p := m.design(skip)
+	// Centre y and every column within the groups (the intercept, or
+	// the absorbed factor's levels), weighted by the set counts.
+	gw := make([]float64, groups)
+	for c := range K {
+		gw[grp[c]] += m.w[c]
 	}
-	// fitWithout fits the configuration means without factor skip (-1:
-	// none) and returns the residual sum of squares over the sets and the
-	// rank of the design.
-	fitWithout := func(skip int) (rss float64, rank int) {
-		var grp []int
-		groups := 1
-		if absorb >= 0 && skip != absorb {
-			grp, groups = fit[absorb].codes, fit[absorb].levels
-		} else {
-			grp = make([]int, K)
-		}
-		p := 0
-		for f := range fit {
-			if f != skip && f != absorb {
-				p += fit[f].levels - 1
-			}
-		}
-		X := mat.NewDense(K, max(p, 1), nil)
-		col := 0
-		for f := range fit {
-			if f == skip || f == absorb {
-				continue
-			}
-			for c, code := range fit[f].codes {
-				if code > 0 {
-					X.Set(c, col+code-1, 1)
-				}
-			}
-			col += fit[f].levels - 1
-		}
-		// Centre y and every column within the groups (the intercept, or
-		// the absorbed factor's levels), weighted by the set counts.
-		gw := make([]float64, groups)
+	centre := func(get func(c int) float64, set func(c int, v float64)) {
+		gm := make([]float64, groups)
 		for c := range K {
-			gw[grp[c]] += w[c]
+			gm[grp[c]] += m.w[c] * get(c)
 		}
-		centre := func(get func(c int) float64, set func(c int, v float64)) {
-			gm := make([]float64, groups)
-			for c := range K {
-				gm[grp[c]] += w[c] * get(c)
-			}
-			for c := range K {
-				if gw[grp[c]] > 0 {
-					set(c, get(c)-gm[grp[c]]/gw[grp[c]])
-				}
+		for c := range K {
+			if gw[grp[c]] > 0 {
+				set(c, get(c)-gm[grp[c]]/gw[grp[c]])
 			}
 		}
-		yc := slices.Clone(ybar)
-		centre(func(c int) float64 { return yc[c] }, func(c int, v float64) { yc[c] = v })
-		for j := range p {
-			centre(func(c int) float64 { return X.At(c, j) }, func(c int, v float64) { X.Set(c, j, v) })
+	}
+	yc := slices.Clone(m.ybar)
+	centre(func(c int) float64 { return yc[c] }, func(c int, v float64) { yc[c] = v })
+	for j := range p {
+		centre(func(c int) float64 { return X.At(c, j) }, func(c int, v float64) { X.Set(c, j, v) })
+	}
+	used := 0
+	for g := range groups {
+		if gw[g] > 0 {
+			used++
 		}
-		used := 0
-		for g := range groups {
-			if gw[g] > 0 {
-				used++
+	}
+	if p == 0 {
+		for c := range K {
+			rss += m.w[c] * yc[c] * yc[c]
+		}
+		return m.ssw + rss, used
+	}
+	r, rk := weightedLeastSquares(yc, m.w, X)
+	return m.ssw + r, used + rk
+}
+
+// design is the model's design matrix without factor skip and the
+// absorbed factor: a configuration per row, p columns of level
+// indicators (treatment coding). With no column it has one of zeros.
+func (m *mainEffectsModel) design(skip int) (X *mat.Dense, p int) {
+	for f := range m.fit {
+		if f != skip && f != m.absorb {
+			p += m.fit[f].levels - 1
+		}
+	}
+	X = mat.NewDense(len(m.w), max(p, 1), nil)
+	col := 0
+	for f := range m.fit {
+		if f == skip || f == m.absorb {
+			continue
+		}
+		for c, code := range m.fit[f].codes {
+			if code > 0 {
+				X.Set(c, col+code-1, 1)
 			}
 		}
-		if p == 0 {
-			for c := range K {
-				rss += w[c] * yc[c] * yc[c]
-			}
-			return ssw + rss, used
-		}
-		r, rk := weightedLeastSquares(yc, w, X)
-		return ssw + r, used + rk
+		col += m.fit[f].levels - 1
 	}
-	rssFull, rankFull := fitWithout(-1)
-	dfResid := n - rankFull
-	if dfResid <= 0 {
-		return nil, FactorModel{}, false
-	}
-	model = FactorModel{N: n, DFResid: dfResid, R2: math.NaN()}
-	if sst > 0 {
-		model.R2 = 1 - rssFull/sst
-	}
-	for f := range fit {
-		rss, rank := fitWithout(f)
-		t := FactorTerm{Factor: fit[f].name, DF: rankFull - rank, SS: math.Max(0, rss-rssFull),
-			F: math.NaN(), P: math.NaN(), Share: math.NaN()}
-		if t.DF > 0 && rssFull > 0 {
-			t.F = (t.SS / float64(t.DF)) / (rssFull / float64(dfResid))
-			t.P = distuv.F{D1: float64(t.DF), D2: float64(dfResid)}.Survival(t.F)
-		}
-		if sst > 0 {
-			t.Share = t.SS / sst
-		}
-		terms = append(terms, t)
-	}
-	return terms, model, true
+	return X, p
 }
 
 // weightedLeastSquares returns the weighted residual sum of squares of y
