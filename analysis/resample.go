@@ -189,28 +189,17 @@ func (s *bootScratch) values(samples, b int) [][nStats][]float64 {
 	return s.vals[:samples]
 }
 
-// run computes the estimates and their intervals.
+// run computes the estimates and their intervals: the point estimates on
+// the sets as observed, then the small-sample methods where they apply,
+// else the jackknife and the bootstrap distribution (counted exactly for
+// few independent sets, tabulated or drawn directly otherwise) and the
+// interval from it.
 func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 	ns := len(j.samples)
 	if ns == 0 {
 		return
 	}
-	for _, p := range j.samples {
-		p.meanOnly = j.meanOnly
-	}
-	if len(j.clusters) == 1 {
-		// One cluster: drawing it is certain, so the two-level bootstrap is
-		// the resampling of its sets.
-		j.clusters = nil
-	}
-	n := len(j.samples[0].t)
-	j.est = make([][nStats]float64, ns)
-	j.low = make([][nStats]float64, ns)
-	j.high = make([][nStats]float64, ns)
-	j.used = make([][nStats]Method, ns)
-	j.note = make([][nStats]string, ns)
-	j.unbounded = make([][nStats]bool, ns)
-
+	n := j.prepare()
 	w := s.weights(n)
 	for i := range w {
 		w[i] = 1
@@ -237,13 +226,73 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 		}
 		return
 	}
+	jack := j.jackknife(w)
 
-	// Jackknife: leave out one set, or one whole cluster.
-	units := n
+	rng := rand.New(rand.NewPCG(cfg.seed, streamSeed(j.key)))
+	if j.clusters == nil && n <= exactLimit && !j.direct {
+		j.runCounted(cfg, s, rng, w, jack)
+		return
+	}
+	vals := s.values(ns, cfg.resamples)
+	switch {
+	case j.clusters != nil && j.tabulable() && !j.direct:
+		j.resampleTabled(rng, w, vals)
+	case j.clusters != nil && j.meanOnly:
+		j.resampleMeans(rng, vals)
+	default:
+		j.resampleDirect(rng, w, vals)
+	}
+	if j.keep {
+		j.dist = make([][nStats][]float64, ns)
+		for si := range j.samples {
+			for k := range nStats {
+				j.dist[si][k] = slices.Clone(vals[si][k])
+			}
+		}
+	}
+	for si := range j.samples {
+		for k := range nStats {
+			if j.meanOnly && k != statMeanPenalty {
+				j.low[si][k], j.high[si][k], j.used[si][k] = math.NaN(), math.NaN(), method
+				continue
+			}
+			d := distributionOf(vals[si][k], s.atoms)
+			j.low[si][k], j.high[si][k], j.used[si][k] = intervalOf(d, j.est[si][k], jack[si][k], cfg.confidence, method)
+			s.atoms = d.atoms[:0]
+		}
+	}
+}
+
+// prepare readies the job to run and returns its number of sets: the
+// samples learn meanOnly, a single cluster becomes independent sets
+// (drawing the one cluster is certain, so the two-level bootstrap is the
+// resampling of its sets), and the results are allocated.
+func (j *bootJob) prepare() (n int) {
+	for _, p := range j.samples {
+		p.meanOnly = j.meanOnly
+	}
+	if len(j.clusters) == 1 {
+		j.clusters = nil
+	}
+	ns := len(j.samples)
+	j.est = make([][nStats]float64, ns)
+	j.low = make([][nStats]float64, ns)
+	j.high = make([][nStats]float64, ns)
+	j.used = make([][nStats]Method, ns)
+	j.note = make([][nStats]string, ns)
+	j.unbounded = make([][nStats]bool, ns)
+	return len(j.samples[0].t)
+}
+
+// jackknife evaluates every statistic leaving out one set, or one whole
+// cluster, at a time (for the BCa acceleration): jack[sample][stat][unit].
+// w holds all ones and is restored.
+func (j *bootJob) jackknife(w []int32) [][nStats][]float64 {
+	units := len(w)
 	if j.clusters != nil {
 		units = len(j.clusters)
 	}
-	jack := make([][nStats][]float64, ns)
+	jack := make([][nStats][]float64, len(j.samples))
 	for si := range jack {
 		for k := range nStats {
 			jack[si][k] = make([]float64, units)
@@ -272,59 +321,35 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 			}
 		}
 	}
+	return jack
+}
 
-	rng := rand.New(rand.NewPCG(cfg.seed, streamSeed(j.key)))
-	B := cfg.resamples
-	if j.clusters == nil && n <= exactLimit && !j.direct {
-		j.runCounted(cfg, s, rng, w, jack)
-		return
-	}
-	vals := s.values(ns, B)
-	if j.clusters != nil && j.tabulable() && !j.direct {
-		j.resampleTabled(rng, w, vals)
-	} else if j.clusters != nil && j.meanOnly {
-		j.resampleMeans(rng, vals)
-	} else {
-		for r := 0; r < B; r++ {
-			clear(w)
-			if j.clusters == nil {
-				for range n {
-					w[rng.IntN(n)]++
-				}
-			} else {
-				nc := len(j.clusters)
-				for range nc {
-					c := j.clusters[rng.IntN(nc)]
-					for range c {
-						w[c[rng.IntN(len(c))]]++
-					}
-				}
+// resampleDirect draws each resample's weights (sets independently, or
+// clusters then sets within each drawn cluster) and evaluates every
+// statistic on it into vals[sample][stat][resample].
+func (j *bootJob) resampleDirect(rng *rand.Rand, w []int32, vals [][nStats][]float64) {
+	n := len(w)
+	var out [nStats]float64
+	for r := range vals[0][0] {
+		clear(w)
+		if j.clusters == nil {
+			for range n {
+				w[rng.IntN(n)]++
 			}
-			for si, p := range j.samples {
-				p.eval(w, &out)
-				for k := range nStats {
-					vals[si][k][r] = out[k]
+		} else {
+			nc := len(j.clusters)
+			for range nc {
+				c := j.clusters[rng.IntN(nc)]
+				for range c {
+					w[c[rng.IntN(len(c))]]++
 				}
 			}
 		}
-	}
-	if j.keep {
-		j.dist = make([][nStats][]float64, ns)
-		for si := range j.samples {
+		for si, p := range j.samples {
+			p.eval(w, &out)
 			for k := range nStats {
-				j.dist[si][k] = slices.Clone(vals[si][k])
+				vals[si][k][r] = out[k]
 			}
-		}
-	}
-	for si := range j.samples {
-		for k := range nStats {
-			if j.meanOnly && k != statMeanPenalty {
-				j.low[si][k], j.high[si][k], j.used[si][k] = math.NaN(), math.NaN(), method
-				continue
-			}
-			d := distributionOf(vals[si][k], s.atoms)
-			j.low[si][k], j.high[si][k], j.used[si][k] = intervalOf(d, j.est[si][k], jack[si][k], cfg.confidence, method)
-			s.atoms = d.atoms[:0]
 		}
 	}
 }
