@@ -421,6 +421,9 @@ func parseMetricFlags(specs []string) ([]MetricDef, error) {
 	return out, nil
 }
 
+// importCSV reads per-run CSV files (a header row, then a run a row) into
+// a Dataset: o.Treatment and o.Metrics name columns, every other column is
+// a factor, and pair, replicate and outcome columns are optional.
 func importCSV(files []string, o *ImportOptions) (*Dataset, error) {
 	if o.Treatment == "" {
 		return nil, fmt.Errorf("%w: --treatment COLUMN is required for a CSV import: the column whose levels are compared", ErrImportOption)
@@ -432,126 +435,157 @@ func importCSV(files []string, o *ImportOptions) (*Dataset, error) {
 	if len(metrics) == 0 {
 		return nil, fmt.Errorf("%w: --metric NAME[:higher] is required for a CSV import (repeat it for every metric column)", ErrImportOption)
 	}
-	d := &Dataset{Campaign: o.Campaign, Seed: campaignSeed(o.Campaign), Treatment: o.Treatment, Metrics: metrics}
-	isMetric := map[string]bool{}
+	ci := &csvImport{o: o, metrics: metrics, isMetric: map[string]bool{},
+		d: &Dataset{Campaign: o.Campaign, Seed: campaignSeed(o.Campaign), Treatment: o.Treatment, Metrics: metrics}}
 	for _, m := range metrics {
-		isMetric[m.Name] = true
+		ci.isMetric[m.Name] = true
 	}
-	var recs []csvRecord
-	explicitPair, explicitRep := false, false
 	for fi, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
+		if err := ci.readFile(f, fi == 0, files[0]); err != nil {
 			return nil, err
 		}
-		r := csv.NewReader(fh)
-		r.FieldsPerRecord = 0
-		header, err := r.Read()
-		if err != nil {
-			fh.Close()
-			return nil, &ImportError{File: f, Line: 1, Msg: "want a header row: " + err.Error(), Err: ErrImportShape}
-		}
-		if len(header) > 0 {
-			header[0] = strings.TrimPrefix(header[0], "\ufeff") // a UTF-8 byte-order mark, as spreadsheets write
-		}
-		col := map[string]int{}
-		for i, h := range header {
-			h = strings.TrimSpace(h)
-			if _, dup := col[h]; dup {
-				fh.Close()
-				return nil, &ImportError{File: f, Line: 1, Msg: fmt.Sprintf("column %q appears twice", h), Err: ErrImportShape}
-			}
-			col[h] = i
-		}
-		var missing []string
-		if _, ok := col[o.Treatment]; !ok {
-			missing = append(missing, o.Treatment+" (--treatment)")
-		}
-		for _, m := range metrics {
-			if _, ok := col[m.Name]; !ok {
-				missing = append(missing, m.Name+" (--metric)")
-			}
-		}
-		if len(missing) > 0 {
-			fh.Close()
-			return nil, &ImportError{File: f, Line: 1, Msg: fmt.Sprintf("header lacks column(s) %s; it has: %s",
-				strings.Join(missing, ", "), strings.Join(header, ", ")), Err: ErrImportShape}
-		}
-		_, hasPair := col["pair"]
-		_, hasRep := col["replicate"]
-		if fi == 0 {
-			explicitPair, explicitRep = hasPair, hasRep
-		} else if hasPair != explicitPair || hasRep != explicitRep {
-			fh.Close()
-			return nil, &ImportError{File: f, Line: 1, Msg: "pair/replicate columns differ from " + files[0], Err: ErrImportShape}
-		}
-		for i, h := range header {
-			h = strings.TrimSpace(h)
-			if isMetric[h] || h == "pair" || h == "replicate" || h == "outcome" {
-				continue
-			}
-			if !slices.Contains(d.Factors, h) {
-				d.Factors = append(d.Factors, h)
-			}
-			_ = i
-		}
-		line := 1
-		for {
-			rec, err := r.Read()
-			if err == io.EOF {
-				break
-			}
-			line++
-			if err != nil {
-				fh.Close()
-				return nil, &ImportError{File: f, Line: line, Msg: err.Error(), Err: ErrImportShape}
-			}
-			cr := csvRecord{file: f, line: line, factors: map[string]string{}, metrics: map[string]float64{}}
-			for i, h := range header {
-				h = strings.TrimSpace(h)
-				v := strings.TrimSpace(rec[i])
-				switch {
-				case isMetric[h]:
-					if v == "" {
-						continue
-					}
-					x, err := strconv.ParseFloat(v, 64)
-					if err != nil && !errors.Is(err, strconv.ErrRange) {
-						fh.Close()
-						return nil, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("metric %s: %q is not a number", h, v)}
-					}
-					if !finite(x) {
-						fh.Close()
-						return nil, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("metric %s: %q is not a finite number: leave the cell empty when there is no value", h, v)}
-					}
-					cr.metrics[h] = x
-				case h == "pair":
-					cr.pair = v
-				case h == "replicate":
-					n, err := strconv.Atoi(v)
-					if err != nil || n < 1 {
-						fh.Close()
-						return nil, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("replicate %q: want a positive integer", v)}
-					}
-					cr.replicate = n
-				case h == "outcome":
-					cr.outcome = v
-				default:
-					cr.factors[h] = v
-				}
-			}
-			if cr.factors[o.Treatment] == "" {
-				fh.Close()
-				return nil, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("empty treatment column %s", o.Treatment)}
-			}
-			recs = append(recs, cr)
-		}
-		fh.Close()
 	}
-	if len(recs) == 0 {
+	if len(ci.recs) == 0 {
 		return nil, &ImportError{File: files[0], Msg: "no data rows after the header", Err: ErrImportShape}
 	}
-	return buildImported(d, recs, o, explicitRep)
+	return buildImported(ci.d, ci.recs, o, ci.explicitRep)
+}
+
+// csvImport is a CSV import under way: the dataset whose factors the
+// headers name, and the records read so far.
+type csvImport struct {
+	o        *ImportOptions
+	d        *Dataset
+	metrics  []MetricDef
+	isMetric map[string]bool
+	// explicitPair and explicitRep say whether the first file has pair and
+	// replicate columns; every other file must agree.
+	explicitPair, explicitRep bool
+	recs                      []csvRecord
+}
+
+// readFile reads one CSV file's header and records. first says whether it
+// is the first file, named firstName.
+func (ci *csvImport) readFile(f string, first bool, firstName string) error {
+	fh, err := os.Open(f)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	r := csv.NewReader(fh)
+	r.FieldsPerRecord = 0
+	header, err := ci.readHeader(f, r, first, firstName)
+	if err != nil {
+		return err
+	}
+	line := 1
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		line++
+		if err != nil {
+			return &ImportError{File: f, Line: line, Msg: err.Error(), Err: ErrImportShape}
+		}
+		cr, err := ci.record(f, line, header, rec)
+		if err != nil {
+			return err
+		}
+		ci.recs = append(ci.recs, cr)
+	}
+}
+
+// readHeader reads and checks a file's header: no column twice, the
+// treatment and every metric present, pair and replicate columns as in the
+// first file. Every other column is a factor, added to the dataset's.
+func (ci *csvImport) readHeader(f string, r *csv.Reader, first bool, firstName string) ([]string, error) {
+	header, err := r.Read()
+	if err != nil {
+		return nil, &ImportError{File: f, Line: 1, Msg: "want a header row: " + err.Error(), Err: ErrImportShape}
+	}
+	if len(header) > 0 {
+		header[0] = strings.TrimPrefix(header[0], "\ufeff") // a UTF-8 byte-order mark, as spreadsheets write
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		if _, dup := col[h]; dup {
+			return nil, &ImportError{File: f, Line: 1, Msg: fmt.Sprintf("column %q appears twice", h), Err: ErrImportShape}
+		}
+		col[h] = i
+	}
+	var missing []string
+	if _, ok := col[ci.o.Treatment]; !ok {
+		missing = append(missing, ci.o.Treatment+" (--treatment)")
+	}
+	for _, m := range ci.metrics {
+		if _, ok := col[m.Name]; !ok {
+			missing = append(missing, m.Name+" (--metric)")
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &ImportError{File: f, Line: 1, Msg: fmt.Sprintf("header lacks column(s) %s; it has: %s",
+			strings.Join(missing, ", "), strings.Join(header, ", ")), Err: ErrImportShape}
+	}
+	_, hasPair := col["pair"]
+	_, hasRep := col["replicate"]
+	if first {
+		ci.explicitPair, ci.explicitRep = hasPair, hasRep
+	} else if hasPair != ci.explicitPair || hasRep != ci.explicitRep {
+		return nil, &ImportError{File: f, Line: 1, Msg: "pair/replicate columns differ from " + firstName, Err: ErrImportShape}
+	}
+	for _, h := range header {
+		h = strings.TrimSpace(h)
+		if ci.isMetric[h] || h == "pair" || h == "replicate" || h == "outcome" {
+			continue
+		}
+		if !slices.Contains(ci.d.Factors, h) {
+			ci.d.Factors = append(ci.d.Factors, h)
+		}
+	}
+	return header, nil
+}
+
+// record reads one data row (at line of file f): finite metrics (an empty
+// cell is no value), pair, a positive replicate, outcome, and the factors,
+// the treatment not empty.
+func (ci *csvImport) record(f string, line int, header, rec []string) (csvRecord, error) {
+	cr := csvRecord{file: f, line: line, factors: map[string]string{}, metrics: map[string]float64{}}
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		v := strings.TrimSpace(rec[i])
+		switch {
+		case ci.isMetric[h]:
+			if v == "" {
+				continue
+			}
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
+				return cr, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("metric %s: %q is not a number", h, v)}
+			}
+			if !finite(x) {
+				return cr, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("metric %s: %q is not a finite number: leave the cell empty when there is no value", h, v)}
+			}
+			cr.metrics[h] = x
+		case h == "pair":
+			cr.pair = v
+		case h == "replicate":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return cr, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("replicate %q: want a positive integer", v)}
+			}
+			cr.replicate = n
+		case h == "outcome":
+			cr.outcome = v
+		default:
+			cr.factors[h] = v
+		}
+	}
+	if cr.factors[ci.o.Treatment] == "" {
+		return cr, &ImportError{File: f, Line: line, Msg: fmt.Sprintf("empty treatment column %s", ci.o.Treatment)}
+	}
+	return cr, nil
 }
 
 // buildImported assigns identities: the pair is the given pair column or
