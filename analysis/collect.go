@@ -71,75 +71,95 @@ func methodLabel(m Method, clustered bool) string {
 	return string(m)
 }
 
+// collectEffects turns the effect jobs' estimates into res.Effects (each
+// statistic of each metric and scope, with its test) and res.Tests (the
+// per-configuration tests, Holm-adjusted within their family), in the
+// order of the outputs.
 func (res *Result) collectEffects(jobs []*plannedJob) {
-	d := res.Dataset
-	base := res.Levels[0]
-	type testKey struct{ tr, metric, class string }
-	family := map[testKey][]int{} // indexes into res.Tests
+	family := map[testFamily][]int{} // indexes into res.Tests
 	for _, p := range jobs {
-		j := p.job
 		for si, mi := range p.metrics {
-			m := d.Metrics[mi]
-			smp := j.samples[si]
-			n := len(smp.t)
-			pv, pmin, test := math.NaN(), math.NaN(), ""
-			if p.pair != "" {
-				w := Wilcoxon(smp.d)
-				ct := CellTest{Treatment: p.treatment, Metric: m.Name, Scope: p.class, Pair: p.pair, N: n,
-					MeanDifference: j.est[si][statMeanDifference], Dz: CohenDz(smp.d),
-					T: w.T, P: w.P, PHolm: math.NaN(), Exact: w.Exact}
-				k := testKey{p.treatment, m.Name, p.class}
-				family[k] = append(family[k], len(res.Tests))
-				res.Tests = append(res.Tests, ct)
-				pv, pmin, test = w.P, wilcoxonPMin(w), TestWilcoxon
-			} else {
-				// Pooled: every matched set, configurations as strata.
-				strata := [][]float64{smp.d}
-				if j.clusters != nil {
-					strata = strata[:0]
-					for _, c := range j.clusters {
-						d := make([]float64, len(c))
-						for k, i := range c {
-							d[k] = smp.d[i]
-						}
-						strata = append(strata, d)
-					}
-				}
-				st := StratifiedSignedRank(strata)
-				pv, pmin, test = st.P, st.PMin, TestStratified
-			}
-			reach := ""
-			if alpha := 1 - res.Options.Confidence; pmin > alpha {
-				reach = fmt.Sprintf("the smallest p-value %d matched sets can give is %.3g, above %.3g: this design cannot reach significance", n, pmin, alpha)
-			}
-			outlierSets := 0
-			for _, s := range p.sets[si] {
-				if s.flagged(m.Name) {
-					outlierSets++
-				}
-			}
-			for st := range nStats {
-				res.Effects = append(res.Effects, Effect{
-					Treatment: p.treatment, Baseline: base, Metric: m.Name, Scope: p.scope, N: n,
-					Statistic: statNames[st], Unit: statUnit(st, m),
-					Estimate: j.est[si][st], Low: j.low[si][st], High: j.high[si][st],
-					Method: methodLabel(j.used[si][st], j.clusters != nil), Note: joinNotes(j.note[si][st], reach),
-					P: pv, PHolm: math.NaN(), PMin: pmin, Test: test, Unbounded: j.unbounded[si][st], OutlierSets: outlierSets,
-				})
-				if st == statRatioOfMeans {
-					res.Effects = append(res.Effects, ratioPenalty(res.Effects[len(res.Effects)-1], m))
-				}
-			}
+			res.addEffects(p, si, res.Dataset.Metrics[mi], family)
 		}
 	}
-	// Holm across the cells of one treatment, metric and rate class.
-	holm := map[[2]string]float64{} // (treatment|metric, pair) -> adjusted
-	keys := make([]testKey, 0, len(family))
-	for k := range family {
-		keys = append(keys, k)
+	res.adjustHolm(family)
+	res.sortEffects()
+}
+
+// testFamily is the tests Holm's adjustment runs across: the
+// configurations of one treatment, metric and rate class.
+type testFamily struct{ tr, metric, class string }
+
+// addEffects appends the effects of sample si of job p, of metric m: every
+// statistic, and the ratio penalty beside the ratio of means, each with the
+// test of the sample's scope and a note when the design cannot reach
+// significance.
+func (res *Result) addEffects(p *plannedJob, si int, m MetricDef, family map[testFamily][]int) {
+	j := p.job
+	n := len(j.samples[si].t)
+	pv, pmin, test := res.significance(p, si, m, family)
+	reach := ""
+	if alpha := 1 - res.Options.Confidence; pmin > alpha {
+		reach = fmt.Sprintf("the smallest p-value %d matched sets can give is %.3g, above %.3g: this design cannot reach significance", n, pmin, alpha)
 	}
-	for _, k := range keys {
-		idx := family[k]
+	outlierSets := 0
+	for _, s := range p.sets[si] {
+		if s.flagged(m.Name) {
+			outlierSets++
+		}
+	}
+	for st := range nStats {
+		res.Effects = append(res.Effects, Effect{
+			Treatment: p.treatment, Baseline: res.Levels[0], Metric: m.Name, Scope: p.scope, N: n,
+			Statistic: statNames[st], Unit: statUnit(st, m),
+			Estimate: j.est[si][st], Low: j.low[si][st], High: j.high[si][st],
+			Method: methodLabel(j.used[si][st], j.clusters != nil), Note: joinNotes(j.note[si][st], reach),
+			P: pv, PHolm: math.NaN(), PMin: pmin, Test: test, Unbounded: j.unbounded[si][st], OutlierSets: outlierSets,
+		})
+		if st == statRatioOfMeans {
+			res.Effects = append(res.Effects, ratioPenalty(res.Effects[len(res.Effects)-1], m))
+		}
+	}
+}
+
+// significance tests sample si of job p, of metric m: per configuration
+// the Wilcoxon signed-rank test, recorded in res.Tests and its family;
+// pooled the stratified signed-rank test, configurations as strata. It
+// returns the p-value, the smallest p-value the design can give, and the
+// test's name.
+func (res *Result) significance(p *plannedJob, si int, m MetricDef, family map[testFamily][]int) (pv, pmin float64, test string) {
+	j, smp := p.job, p.job.samples[si]
+	if p.pair != "" {
+		w := Wilcoxon(smp.d)
+		ct := CellTest{Treatment: p.treatment, Metric: m.Name, Scope: p.class, Pair: p.pair, N: len(smp.t),
+			MeanDifference: j.est[si][statMeanDifference], Dz: CohenDz(smp.d),
+			T: w.T, P: w.P, PHolm: math.NaN(), Exact: w.Exact}
+		k := testFamily{p.treatment, m.Name, p.class}
+		family[k] = append(family[k], len(res.Tests))
+		res.Tests = append(res.Tests, ct)
+		return w.P, wilcoxonPMin(w), TestWilcoxon
+	}
+	strata := [][]float64{smp.d}
+	if j.clusters != nil {
+		strata = strata[:0]
+		for _, c := range j.clusters {
+			d := make([]float64, len(c))
+			for k, i := range c {
+				d[k] = smp.d[i]
+			}
+			strata = append(strata, d)
+		}
+	}
+	st := StratifiedSignedRank(strata)
+	return st.P, st.PMin, TestStratified
+}
+
+// adjustHolm adjusts the per-configuration p-values by Holm's method
+// within each family, and gives each per-configuration effect its
+// adjusted p-value.
+func (res *Result) adjustHolm(family map[testFamily][]int) {
+	holm := map[[2]string]float64{} // (treatment|metric, pair) -> adjusted
+	for k, idx := range family {
 		ps := make([]float64, len(idx))
 		for i, ti := range idx {
 			ps[i] = res.Tests[ti].P
@@ -156,14 +176,14 @@ func (res *Result) collectEffects(jobs []*plannedJob) {
 			e.PHolm = v
 		}
 	}
-	metricOrder := map[string]int{}
-	for i, m := range d.Metrics {
-		metricOrder[m.Name] = i
-	}
-	levelOrder := map[string]int{}
-	for i, l := range res.Levels {
-		levelOrder[l] = i
-	}
+}
+
+// sortEffects orders the effects by treatment (level order), metric
+// (definition order), scope (pooled, pooled by rate class, without
+// outliers, then configurations) and statistic; and the tests by
+// treatment, metric and configuration.
+func (res *Result) sortEffects() {
+	metricOrder, levelOrder := res.metricOrder(), rankOf(res.Levels)
 	scopeRank := func(s string) int {
 		switch s {
 		case ScopeAll:
@@ -177,10 +197,7 @@ func (res *Result) collectEffects(jobs []*plannedJob) {
 		}
 		return 4
 	}
-	statOrder := map[string]int{}
-	for i, s := range statNames {
-		statOrder[s] = i
-	}
+	statOrder := rankOf(statNames[:])
 	statOrder[StatRatioPenalty] = len(statNames)
 	slices.SortStableFunc(res.Effects, func(a, b Effect) int {
 		return cmp.Or(
@@ -200,6 +217,29 @@ func (res *Result) collectEffects(jobs []*plannedJob) {
 	})
 }
 
+// rankOf maps each name to its position in names.
+func rankOf(names []string) map[string]int {
+	m := make(map[string]int, len(names))
+	for i, n := range names {
+		m[n] = i
+	}
+	return m
+}
+
+// metricOrder maps each metric's name to its position in the dataset's
+// metric definitions.
+func (res *Result) metricOrder() map[string]int {
+	m := map[string]int{}
+	for i, d := range res.Dataset.Metrics {
+		m[d.Name] = i
+	}
+	return m
+}
+
+// collectSensitivity turns the sensitivity jobs' estimates into
+// res.Sensitivity (the mean penalty per factor level, with the spread of
+// each factor's level means), and fits the main-effects model of every
+// pooled effect (res.Models, res.Terms).
 func (res *Result) collectSensitivity(sens, effects []*plannedJob) {
 	d := res.Dataset
 	for _, p := range sens {
@@ -213,18 +253,7 @@ func (res *Result) collectSensitivity(sens, effects []*plannedJob) {
 			})
 		}
 	}
-	metricOrder := map[string]int{}
-	for i, m := range d.Metrics {
-		metricOrder[m.Name] = i
-	}
-	levelOrder := map[string]int{}
-	for i, l := range res.Levels {
-		levelOrder[l] = i
-	}
-	factorOrder := map[string]int{}
-	for i, f := range res.CellFactors {
-		factorOrder[f] = i
-	}
+	metricOrder, levelOrder, factorOrder := res.metricOrder(), rankOf(res.Levels), rankOf(res.CellFactors)
 	slices.SortStableFunc(res.Sensitivity, func(a, b LevelEffect) int {
 		return cmp.Or(
 			cmp.Compare(levelOrder[a.Treatment], levelOrder[b.Treatment]),
@@ -234,7 +263,20 @@ func (res *Result) collectSensitivity(sens, effects []*plannedJob) {
 			compareLevels(a.Level, b.Level),
 		)
 	})
-	// Spread across a factor's levels.
+	res.spreadSensitivity()
+	for _, p := range effects {
+		if p.pair != "" || p.scope != p.class {
+			continue // per configuration, or a sensitivity line
+		}
+		for si, mi := range p.metrics {
+			res.fitMainEffects(p, si, d.Metrics[mi].Name)
+		}
+	}
+}
+
+// spreadSensitivity gives each sensitivity line its factor's spread: the
+// largest minus the smallest of the factor's level means.
+func (res *Result) spreadSensitivity() {
 	for i := 0; i < len(res.Sensitivity); {
 		e := i
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -248,58 +290,62 @@ func (res *Result) collectSensitivity(sens, effects []*plannedJob) {
 		}
 		i = e
 	}
+}
 
-	// Main-effects models on the pooled sets.
-	for _, p := range effects {
-		if p.pair != "" || p.scope != p.class {
-			continue // per configuration, or a sensitivity line
+// fitMainEffects fits the main-effects model of the penalty of sample si
+// of pooled job p (of metric) on the factors that vary among its
+// configurations, and adds the model and its terms, ranked by sum of
+// squares (unfitted terms last).
+func (res *Result) fitMainEffects(p *plannedJob, si int, metric string) {
+	cell, names, levels := res.varyingFactors(p.sets[si])
+	terms, model, ok := mainEffects(p.job.samples[si].pen, cell, levels, names)
+	if !ok {
+		return
+	}
+	if model.N > 0 {
+		model.Treatment, model.Metric, model.Scope = p.treatment, metric, p.scope
+		res.Models = append(res.Models, model)
+	}
+	slices.SortStableFunc(terms, func(a, b FactorTerm) int {
+		return cmp.Or(cmp.Compare(len(a.Note), len(b.Note)), cmp.Compare(b.SS, a.SS))
+	})
+	for r := range terms {
+		if terms[r].Note == "" {
+			terms[r].Rank = r + 1
 		}
-		for si, mi := range p.metrics {
-			sets := p.sets[si]
-			cellIdx := map[int]int{}
-			var cellList []int
-			cell := make([]int, len(sets))
-			for k, s := range sets {
-				c, ok := cellIdx[s.cell]
-				if !ok {
-					c = len(cellList)
-					cellIdx[s.cell] = c
-					cellList = append(cellList, s.cell)
-				}
-				cell[k] = c
-			}
-			var names []string
-			var levels [][]string
-			for fi, f := range res.CellFactors {
-				col := make([]string, len(cellList))
-				for c, rc := range cellList {
-					col[c] = res.Cells[rc].Factors[fi]
-				}
-				if distinct(col) > 1 {
-					names = append(names, f)
-					levels = append(levels, col)
-				}
-			}
-			terms, model, ok := mainEffects(p.job.samples[si].pen, cell, levels, names)
-			if !ok {
-				continue
-			}
-			if model.N > 0 {
-				model.Treatment, model.Metric, model.Scope = p.treatment, d.Metrics[mi].Name, p.scope
-				res.Models = append(res.Models, model)
-			}
-			slices.SortStableFunc(terms, func(a, b FactorTerm) int {
-				return cmp.Or(cmp.Compare(len(a.Note), len(b.Note)), cmp.Compare(b.SS, a.SS))
-			})
-			for r := range terms {
-				if terms[r].Note == "" {
-					terms[r].Rank = r + 1
-				}
-				terms[r].Treatment, terms[r].Metric, terms[r].Scope = p.treatment, d.Metrics[mi].Name, p.scope
-			}
-			res.Terms = append(res.Terms, terms...)
+		terms[r].Treatment, terms[r].Metric, terms[r].Scope = p.treatment, metric, p.scope
+	}
+	res.Terms = append(res.Terms, terms...)
+}
+
+// varyingFactors numbers the configurations of sets in order of first
+// appearance (cell[k]: set k's) and lists the factors taking more than one
+// level among them: their names, and levels[f][c] factor f's level of
+// configuration c.
+func (res *Result) varyingFactors(sets []matchedSet) (cell []int, names []string, levels [][]string) {
+	cellIdx := map[int]int{}
+	var cellList []int
+	cell = make([]int, len(sets))
+	for k, s := range sets {
+		c, ok := cellIdx[s.cell]
+		if !ok {
+			c = len(cellList)
+			cellIdx[s.cell] = c
+			cellList = append(cellList, s.cell)
+		}
+		cell[k] = c
+	}
+	for fi, f := range res.CellFactors {
+		col := make([]string, len(cellList))
+		for c, rc := range cellList {
+			col[c] = res.Cells[rc].Factors[fi]
+		}
+		if distinct(col) > 1 {
+			names = append(names, f)
+			levels = append(levels, col)
 		}
 	}
+	return cell, names, levels
 }
 
 func sameFactor(a, b LevelEffect) bool {
