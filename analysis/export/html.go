@@ -146,67 +146,115 @@ func inlineSVG(svg []byte) string {
 	return s
 }
 
+// writeReport writes report.html: one self-contained page (styles, script
+// and figures inline) with a section per subject, in reading order.
 func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	var b bytes.Buffer
-	d := res.Dataset
-	o := res.Options
 	esc := html.EscapeString
+	d := res.Dataset
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>xp analysis: %s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n",
 		esc(d.Campaign), reportStyle)
 	fmt.Fprintf(&b, "<h1>What %s costs: campaign %s</h1>\n", esc(d.Treatment), esc(d.Campaign))
 	for _, n := range res.Notes {
 		fmt.Fprintf(&b, "<p class=\"note\">%s</p>\n", esc(n))
 	}
+	writeCampaignSection(&b, res)
+	writeMethodSection(&b, res)
+	writeSetsSection(&b, res)
+	writeHeadlineSection(&b, res)
+	writeOutliers(&b, res)
+	writeTwoStage(&b, res)
+	writeFiguresSection(&b, res, figs)
+	writeEffectsSection(&b, res)
+	writeSensitivitySection(&b, res)
+	writeSignificanceSection(&b, res)
+	b.WriteString("<section id=\"runs-section\"><h2>Runs</h2>\n<p>One row per attempt; runs.csv has every metric.</p>\n")
+	runsTable(res).write(&b)
+	b.WriteString("</section>\n")
+	writePercentilesSection(&b, res)
+	writeTelemetrySection(&b, res)
+	b.WriteString("<section id=\"excluded-section\"><h2>Excluded matched sets</h2>\n")
+	xt := &table{id: "excluded", header: excludedHeader, rows: excludedRows(res)}
+	xt.numeric = numericCols(xt.header, xt.rows)
+	xt.write(&b)
+	b.WriteString("</section>\n")
+	fmt.Fprintf(&b, "<script>\n%s\n</script>\n</body>\n</html>\n", reportScript)
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
 
+// writeCampaignSection writes the campaign's identity and environment.
+func writeCampaignSection(b *bytes.Buffer, res *analysis.Result) {
+	esc := html.EscapeString
+	d := res.Dataset
 	b.WriteString("<section id=\"campaign\"><h2>Campaign and environment</h2>\n<dl>\n")
-	fmt.Fprintf(&b, "<dt>treatment</dt><dd>%s (baseline %s; levels %s)</dd>\n", esc(d.Treatment), esc(res.Options.Baseline), esc(strings.Join(res.Levels, ", ")))
-	fmt.Fprintf(&b, "<dt>runs</dt><dd>%d attempts</dd>\n", len(d.Runs))
+	fmt.Fprintf(b, "<dt>treatment</dt><dd>%s (baseline %s; levels %s)</dd>\n", esc(d.Treatment), esc(res.Options.Baseline), esc(strings.Join(res.Levels, ", ")))
+	fmt.Fprintf(b, "<dt>runs</dt><dd>%d attempts</dd>\n", len(d.Runs))
 	for _, f := range d.Info {
-		fmt.Fprintf(&b, "<dt>%s</dt><dd>%s</dd>\n", esc(f.Name), esc(f.Value))
+		fmt.Fprintf(b, "<dt>%s</dt><dd>%s</dd>\n", esc(f.Name), esc(f.Value))
 	}
 	b.WriteString("</dl></section>\n")
+}
 
+// writeMethodSection writes how the estimates, intervals and tests are
+// made, with this analysis's confidence, resamples and seed.
+func writeMethodSection(b *bytes.Buffer, res *analysis.Result) {
+	esc := html.EscapeString
+	o := res.Options
 	b.WriteString("<section id=\"method\"><h2>Method</h2>\n")
-	fmt.Fprintf(&b, `<p>The unit of analysis is a matched set: one configuration (pair) and one replicate, whose %s run and treatment run are both healthy. Sets with an unhealthy, failed or missing member are left out and counted below. Per set and metric, the effect is the difference (treatment &minus; baseline) and the penalty in percent of the baseline, positive meaning worse: (baseline &minus; treatment)/baseline for throughput, (treatment &minus; baseline)/baseline for latency and CPU.</p>
+	fmt.Fprintf(b, `<p>The unit of analysis is a matched set: one configuration (pair) and one replicate, whose %s run and treatment run are both healthy. Sets with an unhealthy, failed or missing member are left out and counted below. Per set and metric, the effect is the difference (treatment &minus; baseline) and the penalty in percent of the baseline, positive meaning worse: (baseline &minus; treatment)/baseline for throughput, (treatment &minus; baseline)/baseline for latency and CPU.</p>
 <p>Every estimate (mean and median penalty, difference of means, ratio of means) has a %g%% confidence interval whose method is named per row in effects.csv (method and note). Fewer than %d matched sets: no interval. Over one configuration: Student-t on the paired penalties and differences, on the linearised ratio of means (delta method), and for the median the distribution-free interval between two order statistics (none below 6 sets); a bootstrap interval from few sets is too narrow (Hesterberg 2015) and undercovers heavy-tailed penalties even at 100 sets. Pooled over configurations, below %d sets: Student-t with each configuration a stratum (Welch-Satterthwaite degrees of freedom); from %d sets: the %s bootstrap, %d resamples, seed %d (Efron and Tibshirani 1993; Davison and Hinkley 1997), two-level: it resamples whole configurations, then replicates within each, so the runs of one configuration are not treated as independent. Capped-rate and saturating (target_rate max) runs are never pooled in one estimate; throughput is estimated only for saturating runs.</p>
 <p>Significance per configuration: Wilcoxon signed-rank test of the paired differences (exact null distribution up to 50 differences without zeros or ties, normal approximation with tie correction otherwise; zero differences dropped), Holm-adjusted across configurations for each treatment and metric; effect size d<sub>z</sub> in significance.csv. Pooled p-values use every matched set, configurations as strata (van Elteren's stratified signed-rank test, exact by counting sign flips where the count allows); where the design cannot reach significance the note gives the smallest p-value it could give. The headline is the penalty from the ratio of means, whose sign always agrees with the difference of means; the mean of per-set penalties is in effects.csv beside it. Per-configuration intervals of a campaign of 20 or more configurations are bounded below by the spread pooled over them when their spreads are compatible (docs/analysis.md); an interval whose runs alone cannot bound the mean is marked &dagger;. Factor sensitivity: mean penalty at each level of each factor (cluster bootstrap interval), and a least-squares model of the penalty on the factors' main effects with an F-test per factor, ranked by its share of the penalty's variance.</p>
 `, esc(o.Baseline), o.Confidence*100, analysis.MinSetsForInterval, analysis.MinSetsForBootstrap,
 		analysis.MinSetsForBootstrap, esc(string(o.Method)), o.Resamples, o.Seed)
 	b.WriteString("</section>\n")
+}
 
+// writeSetsSection writes the count of matched sets per treatment.
+func writeSetsSection(b *bytes.Buffer, res *analysis.Result) {
 	b.WriteString("<section id=\"sets\"><h2>Matched sets</h2>\n")
 	ct := &table{id: "counts", header: []string{"treatment", "baseline", "matched sets", "healthy (analysed)", "excluded"}}
 	for _, c := range res.Counts {
-		ct.rows = append(ct.rows, []string{c.Treatment, o.Baseline, strconv.Itoa(c.Sets), strconv.Itoa(c.Healthy), strconv.Itoa(c.Excluded)})
+		ct.rows = append(ct.rows, []string{c.Treatment, res.Options.Baseline, strconv.Itoa(c.Sets), strconv.Itoa(c.Healthy), strconv.Itoa(c.Excluded)})
 	}
 	ct.numeric = numericCols(ct.header, ct.rows)
-	ct.write(&b)
+	ct.write(b)
 	b.WriteString("</section>\n")
+}
 
+// writeHeadlineSection writes the headline penalty (ratio of means) per
+// pooled scope.
+func writeHeadlineSection(b *bytes.Buffer, res *analysis.Result) {
+	esc := html.EscapeString
 	b.WriteString("<section id=\"headline\"><h2>Headline: penalty (ratio of means)</h2>\n")
 	scopes := pooledScopes(res)
 	if len(scopes) == 0 {
 		b.WriteString("<p>No estimates: there is no healthy matched set.</p>\n")
 	}
 	for _, scope := range scopes {
-		fmt.Fprintf(&b, "<h3>%s</h3>\n", esc(scopeText(scope)))
-		headlineTable(res, scope).write(&b)
+		fmt.Fprintf(b, "<h3>%s</h3>\n", esc(scopeText(scope)))
+		headlineTable(res, scope).write(b)
 	}
-	writeUnboundedNote(&b, res)
+	writeUnboundedNote(b, res)
 	b.WriteString("</section>\n")
-	writeOutliers(&b, res)
-	writeTwoStage(&b, res)
+}
 
+// writeFiguresSection inlines the figures with their captions.
+func writeFiguresSection(b *bytes.Buffer, res *analysis.Result, figs []*figure) {
+	esc := html.EscapeString
 	b.WriteString("<section id=\"figures\"><h2>Figures</h2>\n")
 	for _, f := range figs {
-		fmt.Fprintf(&b, "<figure id=\"fig-%s\">\n%s<figcaption>%s (figures/%s)</figcaption>\n</figure>\n",
+		fmt.Fprintf(b, "<figure id=\"fig-%s\">\n%s<figcaption>%s (figures/%s)</figcaption>\n</figure>\n",
 			esc(strings.TrimSuffix(f.Name, ".svg")), inlineSVG(f.SVG), esc(f.Caption), esc(f.Name))
 	}
 	if len(res.Curves) > 0 {
-		fmt.Fprintf(&b, "<p>Latency curves are drawn for the first %d configurations; latency.csv holds every configuration's curves.</p>\n", MaxCurveFigures)
+		fmt.Fprintf(b, "<p>Latency curves are drawn for the first %d configurations; latency.csv holds every configuration's curves.</p>\n", MaxCurveFigures)
 	}
 	b.WriteString("</section>\n")
+}
 
+// writeEffectsSection writes every pooled estimate and the mean penalty of
+// every configuration.
+func writeEffectsSection(b *bytes.Buffer, res *analysis.Result) {
 	b.WriteString("<section id=\"effects-section\"><h2>Effects</h2>\n<p>Every pooled estimate and the mean penalty of every configuration; effects.csv has all four statistics for every scope.</p>\n")
 	et := &table{id: "effects", header: EffectsHeader}
 	for _, r := range effectsRows(res) {
@@ -216,22 +264,32 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	}
 	shorten(et.rows, 7, 8, 9, 11, 12)
 	et.numeric = numericCols(et.header, et.rows)
-	et.write(&b)
+	et.write(b)
 	b.WriteString("</section>\n")
+}
 
+// writeSensitivitySection writes the mean penalty per factor level, or why
+// there is none.
+func writeSensitivitySection(b *bytes.Buffer, res *analysis.Result) {
+	esc := html.EscapeString
 	b.WriteString("<section id=\"sensitivity-section\"><h2>Factor sensitivity</h2>\n")
 	if why := noSensitivity(res); why != "" {
-		fmt.Fprintf(&b, "<p>%s</p>\n", esc(why))
+		fmt.Fprintf(b, "<p>%s</p>\n", esc(why))
 	} else {
 		st := &table{id: "sensitivity", header: SensitivityHeader, rows: sensitivityRows(res)}
 		shorten(st.rows, 8, 9, 10, 12, 16, 17, 18, 19, 20)
 		st.numeric = numericCols(st.header, st.rows)
-		st.write(&b)
+		st.write(b)
 	}
 	b.WriteString("</section>\n")
+}
 
+// writeSignificanceSection writes the per-configuration tests of the
+// headline metric.
+func writeSignificanceSection(b *bytes.Buffer, res *analysis.Result) {
+	esc := html.EscapeString
 	hm := headlineMetric(res)
-	fmt.Fprintf(&b, "<section id=\"significance-section\"><h2>Significance per configuration: %s</h2>\n<p>Wilcoxon signed-rank test of the paired differences in each configuration, Holm-adjusted across configurations; d<sub>z</sub> = mean / sd of the differences. significance.csv has every metric.</p>\n", esc(hm))
+	fmt.Fprintf(b, "<section id=\"significance-section\"><h2>Significance per configuration: %s</h2>\n<p>Wilcoxon signed-rank test of the paired differences in each configuration, Holm-adjusted across configurations; d<sub>z</sub> = mean / sd of the differences. significance.csv has every metric.</p>\n", esc(hm))
 	gt := &table{id: "significance", header: significanceHeader}
 	for _, r := range significanceRows(res) {
 		if r[2] == hm {
@@ -240,45 +298,43 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	}
 	shorten(gt.rows, 6, 7, 10, 11)
 	gt.numeric = numericCols(gt.header, gt.rows)
-	gt.write(&b)
+	gt.write(b)
 	b.WriteString("</section>\n")
+}
 
-	b.WriteString("<section id=\"runs-section\"><h2>Runs</h2>\n<p>One row per attempt; runs.csv has every metric.</p>\n")
-	rt := runsTable(res)
-	rt.write(&b)
-	b.WriteString("</section>\n")
-
-	if len(res.Percentiles) > 0 {
-		b.WriteString("<section id=\"percentiles-section\"><h2>Percentiles supported</h2>\n<p>A latency percentile q of a run is used only when the run holds at least 10/(1&minus;q) samples (p99: 1,000; p99.9: 10,000; p99.99: 100,000), so that ten samples lie beyond it; otherwise that metric is left out of the run. Per configuration (percentiles.csv has the counts):</p>\n")
-		h, r := supportSummary(res)
-		pt := &table{id: "percentiles", header: h, rows: r}
-		pt.numeric = numericCols(pt.header, pt.rows)
-		pt.write(&b)
-		b.WriteString("</section>\n")
+// writePercentilesSection writes which latency percentiles each
+// configuration's runs support (campaigns with sample counts).
+func writePercentilesSection(b *bytes.Buffer, res *analysis.Result) {
+	if len(res.Percentiles) == 0 {
+		return
 	}
-
-	if len(res.Telemetry) > 0 {
-		fmt.Fprintf(&b, "<section id=\"telemetry-section\"><h2>Hosts by role</h2>\n<p>What the hosts of each role did during the measured window of the healthy runs, per configuration and %s: per run the mean over the role's hosts, then the mean over the runs (memory: the largest sample). CPU is in cores kept busy (CPU seconds per second; a process on the local target, the whole machine on a remote one); memory is the resident memory of the process (local) or the machine's used memory (remote). Empty cells were not measured (the local target has no network or disk counters). telemetry.csv has the same numbers unrounded.</p>\n", esc(d.Treatment))
-		tt := &table{id: "telemetry", header: []string{"pair", d.Treatment, "role", "hosts", "runs", "CPU (cores busy)",
-			"memory, largest (MiB)", "network received (MiB/s)", "network sent (MiB/s)", "disk read (MiB/s)", "disk written (MiB/s)"}}
-		tt.rows = telemetryRows(res)
-		for _, r := range tt.rows {
-			r[3] = strings.ReplaceAll(r[3], ";", ", ")
-		}
-		shorten(tt.rows, 5, 6, 7, 8, 9, 10)
-		tt.numeric = numericCols(tt.header, tt.rows)
-		tt.write(&b)
-		b.WriteString("</section>\n")
-	}
-
-	b.WriteString("<section id=\"excluded-section\"><h2>Excluded matched sets</h2>\n")
-	xt := &table{id: "excluded", header: excludedHeader, rows: excludedRows(res)}
-	xt.numeric = numericCols(xt.header, xt.rows)
-	xt.write(&b)
+	b.WriteString("<section id=\"percentiles-section\"><h2>Percentiles supported</h2>\n<p>A latency percentile q of a run is used only when the run holds at least 10/(1&minus;q) samples (p99: 1,000; p99.9: 10,000; p99.99: 100,000), so that ten samples lie beyond it; otherwise that metric is left out of the run. Per configuration (percentiles.csv has the counts):</p>\n")
+	h, r := supportSummary(res)
+	pt := &table{id: "percentiles", header: h, rows: r}
+	pt.numeric = numericCols(pt.header, pt.rows)
+	pt.write(b)
 	b.WriteString("</section>\n")
+}
 
-	fmt.Fprintf(&b, "<script>\n%s\n</script>\n</body>\n</html>\n", reportScript)
-	return os.WriteFile(path, b.Bytes(), 0o644)
+// writeTelemetrySection writes what the hosts of each role did
+// (campaigns with telemetry).
+func writeTelemetrySection(b *bytes.Buffer, res *analysis.Result) {
+	if len(res.Telemetry) == 0 {
+		return
+	}
+	esc := html.EscapeString
+	d := res.Dataset
+	fmt.Fprintf(b, "<section id=\"telemetry-section\"><h2>Hosts by role</h2>\n<p>What the hosts of each role did during the measured window of the healthy runs, per configuration and %s: per run the mean over the role's hosts, then the mean over the runs (memory: the largest sample). CPU is in cores kept busy (CPU seconds per second; a process on the local target, the whole machine on a remote one); memory is the resident memory of the process (local) or the machine's used memory (remote). Empty cells were not measured (the local target has no network or disk counters). telemetry.csv has the same numbers unrounded.</p>\n", esc(d.Treatment))
+	tt := &table{id: "telemetry", header: []string{"pair", d.Treatment, "role", "hosts", "runs", "CPU (cores busy)",
+		"memory, largest (MiB)", "network received (MiB/s)", "network sent (MiB/s)", "disk read (MiB/s)", "disk written (MiB/s)"}}
+	tt.rows = telemetryRows(res)
+	for _, r := range tt.rows {
+		r[3] = strings.ReplaceAll(r[3], ";", ", ")
+	}
+	shorten(tt.rows, 5, 6, 7, 8, 9, 10)
+	tt.numeric = numericCols(tt.header, tt.rows)
+	tt.write(b)
+	b.WriteString("</section>\n")
 }
 
 // headlineTable is the pooled mean penalties of scope, one row per metric
