@@ -157,6 +157,9 @@ func excludedCount(res *analysis.Result, tr string) (healthy, excluded int) {
 // page of an A4 article with its caption.
 const headlineRows = 30
 
+// writeLaTeX writes tables.tex: per pooled scope the headline penalties
+// (split over tables that fit a page), then per treatment and scope the
+// sensitivity of the headline metric to each factor.
 func writeLaTeX(path string, res *analysis.Result) error {
 	var b bytes.Buffer
 	o := res.Options
@@ -169,125 +172,143 @@ func writeLaTeX(path string, res *analysis.Result) error {
 		counts = append(counts, fmt.Sprintf("%s: %d matched sets, %d excluded", tex(tr), h, x))
 	}
 	for _, scope := range pooledScopes(res) {
-		metrics := metricsWithScope(res, scope)
-		// One row per metric and treatment, so a table keeps its width
-		// however many treatments there are; metrics are split over
-		// tables of at most headlineRows rows, so each fits a page.
-		var groups [][]string
-		rows := 0
-		for _, m := range metrics {
-			k := 0
-			for _, tr := range res.Treatments {
-				if _, ok := headline(res, tr, m, scope); ok {
-					k++
-				}
-			}
-			if len(groups) == 0 || rows+k > headlineRows {
-				groups = append(groups, nil)
-				rows = 0
-			}
-			groups[len(groups)-1] = append(groups[len(groups)-1], m)
-			rows += k
-		}
+		groups := headlineGroups(res, scope)
 		for gi, group := range groups {
 			part, label := "", scope
 			if len(groups) > 1 {
 				part = fmt.Sprintf(" (part %d of %d)", gi+1, len(groups))
 				label = fmt.Sprintf("%s-%d", scope, gi+1)
 			}
-			var body bytes.Buffer
-			var used []string
-			for mi, m := range group {
-				if mi > 0 {
-					fmt.Fprintf(&body, "\\addlinespace\n")
-				}
-				first := true
-				for _, tr := range res.Treatments {
-					e, ok := headline(res, tr, m, scope)
-					if !ok {
-						continue
-					}
-					label := ""
-					if first {
-						// The penalty is in percent whatever the
-						// metric's unit: the metric without it.
-						label = tex(metricName(m))
-						first = false
-					}
-					est, iv := texEstimate(e.Estimate, e.Low, e.High)
-					method := methodShort[e.Method]
-					if method == "" {
-						method = e.Method
-					}
-					if !slices.Contains(used, method) {
-						used = append(used, method)
-					}
-					fmt.Fprintf(&body, "%s & %s & %s & %s & %d & %s \\\\\n", label, tex(tr), est, iv, e.N, tex(method))
-				}
-			}
-			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n")
-			fmt.Fprintf(&b, "\\caption{Penalty from the ratio of means against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets; each estimate to the decimals its interval supports. %s. %s}\n",
-				tex(res.Levels[0]), tex(scopeText(scope)), part, o.Confidence*100, strings.Join(counts, "; "), tex(methodsLegend(used)))
-			fmt.Fprintf(&b, "\\label{tab:xp-headline-%s}\n", label)
-			fmt.Fprintf(&b, "\\begin{tabular}{llrrrl}\n\\toprule\nMetric & Treatment & Penalty (\\%%) & Interval & n & Method \\\\\n\\midrule\n")
-			b.Write(body.Bytes())
-			fmt.Fprintf(&b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
+			writeHeadlineTable(&b, res, scope, group, part, label, strings.Join(counts, "; "))
 		}
 	}
-
 	hm := headlineMetric(res)
 	for _, tr := range res.Treatments {
 		for _, scope := range pooledScopes(res) {
-			var rows []analysis.LevelEffect
-			for _, s := range res.Sensitivity {
-				if s.Treatment == tr && s.Scope == scope && s.Metric == hm {
-					rows = append(rows, s)
-				}
-			}
-			if len(rows) == 0 {
-				continue
-			}
-			terms := map[string]analysis.FactorTerm{}
-			for _, t := range res.Terms {
-				if t.Treatment == tr && t.Scope == scope && t.Metric == hm {
-					terms[t.Factor] = t
-				}
-			}
-			// Factors in the order of their share of the variance.
-			rank := func(f string) int {
-				if t, ok := terms[f]; ok {
-					return t.Rank
-				}
-				return len(terms) + 1
-			}
-			slices.SortStableFunc(rows, func(a, b analysis.LevelEffect) int { return cmp.Compare(rank(a.Factor), rank(b.Factor)) })
-			fmt.Fprintf(&b, "\\begin{table}[ht]\n\\centering\n")
-			fmt.Fprintf(&b, "\\caption{Sensitivity of the %s penalty of %s against %s (%s): mean penalty in percent at each factor level with %g\\%% intervals; F-test of each factor in a main-effects model and its share of the penalty's variance; factors by share.}\n",
-				tex(metricName(hm)), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), o.Confidence*100)
-			fmt.Fprintf(&b, "\\label{tab:xp-sensitivity-%s-%s}\n", safeName(tr), scope)
-			fmt.Fprintf(&b, "\\small\n\\begin{tabular}{lrrrrr}\n\\toprule\nLevel & Mean penalty (\\%%) & Interval & Share & F & p \\\\\n\\midrule\n")
-			prev := ""
-			for _, s := range rows {
-				share, F, p := "", "", ""
-				if s.Factor != prev {
-					if t, ok := terms[s.Factor]; ok {
-						share, F, p = texNumber(short(t.Share)), texNumber(short(t.F)), texP(t.P)
-					}
-					if prev != "" {
-						fmt.Fprintf(&b, "\\addlinespace\n")
-					}
-					// The factor on a line of its own: names of combined
-					// factors are long.
-					fmt.Fprintf(&b, "\\multicolumn{6}{l}{\\textit{%s}} \\\\\n", texBreakable(factorWords(s.Factor)))
-				}
-				prev = s.Factor
-				est, iv := texEstimate(s.Mean, s.Low, s.High)
-				fmt.Fprintf(&b, "\\quad %s & %s & %s & %s & %s & %s \\\\\n", tex(s.Level), est, iv, share, F, p)
-			}
-			fmt.Fprintf(&b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
+			writeSensitivityTable(&b, res, tr, scope, hm)
 		}
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// headlineGroups splits the metrics of scope over tables of at most
+// headlineRows rows (a row per metric and treatment, so a table keeps its
+// width however many treatments there are), so each fits a page.
+func headlineGroups(res *analysis.Result, scope string) [][]string {
+	var groups [][]string
+	rows := 0
+	for _, m := range metricsWithScope(res, scope) {
+		k := 0
+		for _, tr := range res.Treatments {
+			if _, ok := headline(res, tr, m, scope); ok {
+				k++
+			}
+		}
+		if len(groups) == 0 || rows+k > headlineRows {
+			groups = append(groups, nil)
+			rows = 0
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], m)
+		rows += k
+	}
+	return groups
+}
+
+// writeHeadlineTable writes one headline table of scope: the penalty of
+// each metric of group and treatment with its interval, n and method.
+// part and label tell the table apart from the scope's others; counts
+// gives the matched sets per treatment for the caption.
+func writeHeadlineTable(b *bytes.Buffer, res *analysis.Result, scope string, group []string, part, label, counts string) {
+	var body bytes.Buffer
+	var used []string
+	for mi, m := range group {
+		if mi > 0 {
+			fmt.Fprintf(&body, "\\addlinespace\n")
+		}
+		first := true
+		for _, tr := range res.Treatments {
+			e, ok := headline(res, tr, m, scope)
+			if !ok {
+				continue
+			}
+			name := ""
+			if first {
+				// The penalty is in percent whatever the
+				// metric's unit: the metric without it.
+				name = tex(metricName(m))
+				first = false
+			}
+			est, iv := texEstimate(e.Estimate, e.Low, e.High)
+			method := methodShort[e.Method]
+			if method == "" {
+				method = e.Method
+			}
+			if !slices.Contains(used, method) {
+				used = append(used, method)
+			}
+			fmt.Fprintf(&body, "%s & %s & %s & %s & %d & %s \\\\\n", name, tex(tr), est, iv, e.N, tex(method))
+		}
+	}
+	fmt.Fprintf(b, "\\begin{table}[ht]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n")
+	fmt.Fprintf(b, "\\caption{Penalty from the ratio of means against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets; each estimate to the decimals its interval supports. %s. %s}\n",
+		tex(res.Levels[0]), tex(scopeText(scope)), part, res.Options.Confidence*100, counts, tex(methodsLegend(used)))
+	fmt.Fprintf(b, "\\label{tab:xp-headline-%s}\n", label)
+	fmt.Fprintf(b, "\\begin{tabular}{llrrrl}\n\\toprule\nMetric & Treatment & Penalty (\\%%) & Interval & n & Method \\\\\n\\midrule\n")
+	b.Write(body.Bytes())
+	fmt.Fprintf(b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
+}
+
+// writeSensitivityTable writes the sensitivity of treatment tr's penalty
+// of metric hm in scope: the mean penalty at each factor level, and each
+// factor's F-test and share of the variance, factors by share. Nothing
+// when there is no sensitivity line.
+func writeSensitivityTable(b *bytes.Buffer, res *analysis.Result, tr, scope, hm string) {
+	var rows []analysis.LevelEffect
+	for _, s := range res.Sensitivity {
+		if s.Treatment == tr && s.Scope == scope && s.Metric == hm {
+			rows = append(rows, s)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	terms := map[string]analysis.FactorTerm{}
+	for _, t := range res.Terms {
+		if t.Treatment == tr && t.Scope == scope && t.Metric == hm {
+			terms[t.Factor] = t
+		}
+	}
+	rank := func(f string) int {
+		if t, ok := terms[f]; ok {
+			return t.Rank
+		}
+		return len(terms) + 1
+	}
+	slices.SortStableFunc(rows, func(a, b analysis.LevelEffect) int { return cmp.Compare(rank(a.Factor), rank(b.Factor)) })
+	fmt.Fprintf(b, "\\begin{table}[ht]\n\\centering\n")
+	fmt.Fprintf(b, "\\caption{Sensitivity of the %s penalty of %s against %s (%s): mean penalty in percent at each factor level with %g\\%% intervals; F-test of each factor in a main-effects model and its share of the penalty's variance; factors by share.}\n",
+		tex(metricName(hm)), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), res.Options.Confidence*100)
+	fmt.Fprintf(b, "\\label{tab:xp-sensitivity-%s-%s}\n", safeName(tr), scope)
+	fmt.Fprintf(b, "\\small\n\\begin{tabular}{lrrrrr}\n\\toprule\nLevel & Mean penalty (\\%%) & Interval & Share & F & p \\\\\n\\midrule\n")
+	prev := ""
+	for _, s := range rows {
+		share, F, p := "", "", ""
+		if s.Factor != prev {
+			if t, ok := terms[s.Factor]; ok {
+				share, F, p = texNumber(short(t.Share)), texNumber(short(t.F)), texP(t.P)
+			}
+			if prev != "" {
+				fmt.Fprintf(b, "\\addlinespace\n")
+			}
+			// The factor on a line of its own: names of combined
+			// factors are long.
+			fmt.Fprintf(b, "\\multicolumn{6}{l}{\\textit{%s}} \\\\\n", texBreakable(factorWords(s.Factor)))
+		}
+		prev = s.Factor
+		est, iv := texEstimate(s.Mean, s.Low, s.High)
+		fmt.Fprintf(b, "\\quad %s & %s & %s & %s & %s & %s \\\\\n", tex(s.Level), est, iv, share, F, p)
+	}
+	fmt.Fprintf(b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
 }
 
 // texEstimate typesets an estimate and its interval ("--" without one),
