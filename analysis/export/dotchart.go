@@ -62,7 +62,46 @@ var (
 
 // render draws the chart as SVG.
 func (ch *dotChart) render() ([]byte, error) {
-	// The label column fits the widest heading and indented label.
+	x0 := dotPad + ch.labelWidth() + dotLabelGap
+	x1 := ch.width - dotPad - dotRightPad
+	axisLines := wrapText(dotAxisStyle, ch.axis, x1-x0+dotRightPad)
+	scales := ch.scales()
+	axisH := dotTickLen + 2 + dotTickStyle.Height("0") + 3 + vg.Length(len(axisLines))*dotAxisStyle.Height("M")
+	var height vg.Length = 2 * dotPad
+	for i, p := range ch.panels {
+		rows := 0
+		for _, g := range p.groups {
+			rows += 1 + len(g.rows)
+		}
+		height += dotTitleH + vg.Length(rows)*dotRowH + axisH
+		if i > 0 {
+			height += dotPanelGap
+		}
+	}
+
+	c := newSVG(ch.width, height)
+	dc := draw.New(c)
+	y := height - dotPad
+	for i, p := range ch.panels {
+		if i > 0 {
+			y -= dotPanelGap
+		}
+		pl := panelLayout{x0: x0, x1: x1, s: scales[i]}
+		dc.FillText(func() text.Style { st := dotTitleStyle; st.YAlign = draw.YTop; return st }(), vg.Point{X: dotPad, Y: y}, p.title)
+		y -= dotTitleH
+		top := y
+		y = pl.drawRows(dc, p, y)
+		// Zero, dashed, under nothing but above the rules.
+		dc.StrokeLine2(draw.LineStyle{Color: color.Gray{Y: 120}, Width: vg.Points(0.6), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}},
+			pl.x(0), top, pl.x(0), y)
+		y = pl.drawAxis(dc, y, axisLines)
+	}
+	return finishSVG(c)
+}
+
+// labelWidth is the width of the label column: the widest heading or
+// indented label.
+func (ch *dotChart) labelWidth() vg.Length {
 	var labelW vg.Length
 	for _, p := range ch.panels {
 		for _, g := range p.groups {
@@ -72,13 +111,13 @@ func (ch *dotChart) render() ([]byte, error) {
 			}
 		}
 	}
-	x0 := dotPad + labelW + dotLabelGap
-	x1 := ch.width - dotPad - dotRightPad
-	axisLines := wrapText(dotAxisStyle, ch.axis, x1-x0+dotRightPad)
+	return labelW
+}
 
-	// Each panel's range holds its intervals and zero; then the ranges
-	// are widened so that zero falls at one fraction of the width in all
-	// (zeroFraction).
+// scales are the panels' ranges: each holds its intervals and zero, then
+// all are widened so that zero falls at one fraction of the width in
+// every panel (zeroFraction).
+func (ch *dotChart) scales() []scale {
 	scales := make([]scale, len(ch.panels))
 	for i, p := range ch.panels {
 		lo, hi := 0.0, 0.0
@@ -101,85 +140,75 @@ func (ch *dotChart) render() ([]byte, error) {
 	for i, s := range scales {
 		scales[i] = s.withZeroAt(f)
 	}
+	return scales
+}
 
-	axisH := dotTickLen + 2 + dotTickStyle.Height("0") + 3 + vg.Length(len(axisLines))*dotAxisStyle.Height("M")
-	var height vg.Length = 2 * dotPad
-	for i, p := range ch.panels {
-		rows := 0
-		for _, g := range p.groups {
-			rows += 1 + len(g.rows)
-		}
-		height += dotTitleH + vg.Length(rows)*dotRowH + axisH
-		if i > 0 {
-			height += dotPanelGap
-		}
-	}
+// panelLayout places a panel's data: scale s drawn from x0 to x1.
+type panelLayout struct {
+	x0, x1 vg.Length
+	s      scale
+}
 
-	c := newSVG(ch.width, height)
-	dc := draw.New(c)
-	grey := color.Gray{Y: 120}
+// x is the position of value v.
+func (pl panelLayout) x(v float64) vg.Length {
+	return pl.x0 + vg.Length((v-pl.s.min)/(pl.s.max-pl.s.min))*(pl.x1-pl.x0)
+}
+
+// drawRows draws a panel's groups from y down, a rule between groups: the
+// heading, then each row's label, interval and estimate. It returns the y
+// below the last row.
+func (pl panelLayout) drawRows(dc draw.Canvas, p dotPanel, y vg.Length) vg.Length {
 	rule := draw.LineStyle{Color: color.Gray{Y: 215}, Width: vg.Points(0.5)}
-	y := height - dotPad
-	for i, p := range ch.panels {
-		if i > 0 {
-			y -= dotPanelGap
+	left := func(sty text.Style) text.Style { sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter; return sty }
+	for gi, g := range p.groups {
+		if gi > 0 {
+			dc.StrokeLine2(rule, dotPad, y, pl.x1, y)
 		}
-		s := scales[i]
-		xOf := func(v float64) vg.Length { return x0 + vg.Length((v-s.min)/(s.max-s.min))*(x1-x0) }
-		left := func(sty text.Style) text.Style { sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter; return sty }
-
-		dc.FillText(func() text.Style { st := dotTitleStyle; st.YAlign = draw.YTop; return st }(), vg.Point{X: dotPad, Y: y}, p.title)
-		y -= dotTitleH
-		top := y
-		for gi, g := range p.groups {
-			if gi > 0 {
-				dc.StrokeLine2(rule, dotPad, y, x1, y)
+		dc.FillText(left(dotHeadingStyle), vg.Point{X: dotPad, Y: y - dotRowH/2}, g.heading)
+		y -= dotRowH
+		for _, r := range g.rows {
+			cy := y - dotRowH/2
+			dc.FillText(left(dotLabelStyle), vg.Point{X: dotPad + dotIndent, Y: cy}, r.label)
+			col := levelColor(r.level)
+			if !math.IsNaN(r.lo) && !math.IsNaN(r.hi) {
+				ls := draw.LineStyle{Color: col, Width: vg.Points(1)}
+				dc.StrokeLine2(ls, pl.x(r.lo), cy, pl.x(r.hi), cy)
+				dc.StrokeLine2(ls, pl.x(r.lo), cy-dotCapHeight/2, pl.x(r.lo), cy+dotCapHeight/2)
+				dc.StrokeLine2(ls, pl.x(r.hi), cy-dotCapHeight/2, pl.x(r.hi), cy+dotCapHeight/2)
 			}
-			dc.FillText(left(dotHeadingStyle), vg.Point{X: dotPad, Y: y - dotRowH/2}, g.heading)
+			if !math.IsNaN(r.est) {
+				dc.DrawGlyphNoClip(draw.GlyphStyle{Color: col, Radius: dotMarkerR, Shape: levelShape(r.level)}, vg.Point{X: pl.x(r.est), Y: cy})
+			}
 			y -= dotRowH
-			for _, r := range g.rows {
-				cy := y - dotRowH/2
-				dc.FillText(left(dotLabelStyle), vg.Point{X: dotPad + dotIndent, Y: cy}, r.label)
-				col := levelColor(r.level)
-				if !math.IsNaN(r.lo) && !math.IsNaN(r.hi) {
-					ls := draw.LineStyle{Color: col, Width: vg.Points(1)}
-					dc.StrokeLine2(ls, xOf(r.lo), cy, xOf(r.hi), cy)
-					dc.StrokeLine2(ls, xOf(r.lo), cy-dotCapHeight/2, xOf(r.lo), cy+dotCapHeight/2)
-					dc.StrokeLine2(ls, xOf(r.hi), cy-dotCapHeight/2, xOf(r.hi), cy+dotCapHeight/2)
-				}
-				if !math.IsNaN(r.est) {
-					dc.DrawGlyphNoClip(draw.GlyphStyle{Color: col, Radius: dotMarkerR, Shape: levelShape(r.level)}, vg.Point{X: xOf(r.est), Y: cy})
-				}
-				y -= dotRowH
-			}
-		}
-		// Zero, dashed, under nothing but above the rules.
-		dc.StrokeLine2(draw.LineStyle{Color: grey, Width: vg.Points(0.6), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}},
-			xOf(0), top, xOf(0), y)
-
-		// The x axis: a line, ticks, labels, and the axis label.
-		axis := draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)}
-		dc.StrokeLine2(axis, x0, y, x1, y)
-		tickSty := dotTickStyle
-		tickSty.XAlign, tickSty.YAlign = draw.XCenter, draw.YTop
-		for _, t := range (zeroTicks{}).Ticks(s.min, s.max) {
-			x := xOf(t.Value)
-			if t.IsMinor() {
-				dc.StrokeLine2(axis, x, y, x, y-dotTickLen/2)
-				continue
-			}
-			dc.StrokeLine2(axis, x, y, x, y-dotTickLen)
-			dc.FillText(tickSty, vg.Point{X: x, Y: y - dotTickLen - 2}, t.Label)
-		}
-		y -= dotTickLen + 2 + dotTickStyle.Height("0") + 3
-		axSty := dotAxisStyle
-		axSty.XAlign, axSty.YAlign = draw.XCenter, draw.YTop
-		for _, l := range axisLines {
-			dc.FillText(axSty, vg.Point{X: (x0 + x1 + dotRightPad) / 2, Y: y}, l)
-			y -= dotAxisStyle.Height("M")
 		}
 	}
-	return finishSVG(c)
+	return y
+}
+
+// drawAxis draws a panel's x axis at y: a line, ticks, tick labels, and
+// the axis label's lines. It returns the y below it.
+func (pl panelLayout) drawAxis(dc draw.Canvas, y vg.Length, axisLines []string) vg.Length {
+	axis := draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)}
+	dc.StrokeLine2(axis, pl.x0, y, pl.x1, y)
+	tickSty := dotTickStyle
+	tickSty.XAlign, tickSty.YAlign = draw.XCenter, draw.YTop
+	for _, t := range (zeroTicks{}).Ticks(pl.s.min, pl.s.max) {
+		x := pl.x(t.Value)
+		if t.IsMinor() {
+			dc.StrokeLine2(axis, x, y, x, y-dotTickLen/2)
+			continue
+		}
+		dc.StrokeLine2(axis, x, y, x, y-dotTickLen)
+		dc.FillText(tickSty, vg.Point{X: x, Y: y - dotTickLen - 2}, t.Label)
+	}
+	y -= dotTickLen + 2 + dotTickStyle.Height("0") + 3
+	axSty := dotAxisStyle
+	axSty.XAlign, axSty.YAlign = draw.XCenter, draw.YTop
+	for _, l := range axisLines {
+		dc.FillText(axSty, vg.Point{X: (pl.x0 + pl.x1 + dotRightPad) / 2, Y: y}, l)
+		y -= dotAxisStyle.Height("M")
+	}
+	return y
 }
 
 // scale is a panel's range of values.
