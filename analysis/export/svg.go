@@ -171,19 +171,12 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	return t
 }
 
+// curveFigures draws the latency percentile curves of the first
+// MaxCurveFigures configurations, a figure per configuration and kind
+// (publish, end-to-end) with a curve per level.
 func curveFigures(res *analysis.Result) ([]*figure, error) {
 	var out []*figure
-	var pairs []string
-	for _, c := range res.Curves {
-		if len(pairs) == 0 || pairs[len(pairs)-1] != c.Pair {
-			if len(pairs) == MaxCurveFigures {
-				break
-			}
-			pairs = append(pairs, c.Pair)
-		}
-	}
-	const width, height = 14 * vg.Centimeter, 9 * vg.Centimeter
-	for _, pair := range pairs {
+	for _, pair := range curvePairs(res) {
 		for _, kind := range analysis.CurveKinds {
 			var curves []analysis.Curve
 			for _, c := range res.Curves {
@@ -194,83 +187,15 @@ func curveFigures(res *analysis.Result) ([]*figure, error) {
 			if len(curves) == 0 {
 				continue
 			}
-			p := sansPlot()
-			p.X.Label.Text = "percentile (%)"
-			p.Y.Label.Text = "latency (ms, log scale)"
-			p.X.Tick.Marker = nines{}
-			positive := true
-			for _, c := range curves {
-				for _, pt := range c.Points {
-					if pt.Ms <= 0 {
-						positive = false
-					}
-				}
+			p, legend, err := curvePlot(res, curves)
+			if err != nil {
+				return nil, err
 			}
-			if positive {
-				p.Y.Scale = plot.LogScale{}
-				p.Y.Tick.Marker = logTicks{}
-			} else {
-				p.Y.Label.Text = "latency (ms)"
-				p.Y.Tick.Marker = zeroTicks{}
-			}
-			type entry struct {
-				label string
-				style draw.LineStyle
-			}
-			var legend []entry
-			for _, c := range curves {
-				xys := make(plotter.XYs, len(c.Points))
-				for k, pt := range c.Points {
-					xys[k] = plotter.XY{X: -math.Log10(1 - pt.Percentile/100), Y: pt.Ms}
-				}
-				l, err := plotter.NewLine(xys)
-				if err != nil {
-					return nil, err
-				}
-				li := levelIndex(res, c.Level)
-				l.LineStyle = draw.LineStyle{Color: levelColor(li), Dashes: levelDashes(li), Width: vg.Points(1.5)}
-				p.Add(l)
-				legend = append(legend, entry{fmt.Sprintf("%s (%d runs)", c.Level, c.Runs), l.LineStyle})
-			}
-			p.X.Min = 0
-
-			// The title, wrapped to the width, over the plot and the
-			// legend beside it, right of the data.
 			title := fmt.Sprintf("%s latency percentiles by %s", kindWords(kind), res.Dataset.Treatment)
 			if v := varyingSettings(res, pair); v != "" {
 				title += ": " + v
 			}
-			c := newSVG(width, height)
-			dc := draw.New(c)
-			dc.SetColor(color.White)
-			dc.Fill(dc.Rectangle.Path())
-			tsty := textStyle(10, true)
-			tsty.YAlign = draw.YTop
-			lines := wrapText(tsty, title, width-2*dotPad)
-			y := height - dotPad
-			for _, l := range lines {
-				dc.FillText(tsty, vg.Point{X: dotPad, Y: y}, l)
-				y -= tsty.Height("M")
-			}
-			lsty := textStyle(8, false)
-			lsty.YAlign = draw.YCenter
-			const thumb = 18
-			var legendW vg.Length
-			for _, e := range legend {
-				legendW = max(legendW, lsty.Width(e.label))
-			}
-			legendW += thumb + 4 + dotPad
-			lx := width - legendW
-			ly := y - 8
-			for _, e := range legend {
-				dc.StrokeLine2(e.style, lx, ly, lx+thumb, ly)
-				dc.FillText(lsty, vg.Point{X: lx + thumb + 4, Y: ly}, e.label)
-				ly -= 11
-			}
-			area := draw.Crop(dc, dotPad, -(legendW + 8), dotPad, -(height - y + 6))
-			p.BackgroundColor = nil
-			p.Draw(area)
-			b, err := finishSVG(c)
+			b, err := titledPlot(p, title, legend)
 			if err != nil {
 				return nil, err
 			}
@@ -279,6 +204,107 @@ func curveFigures(res *analysis.Result) ([]*figure, error) {
 		}
 	}
 	return out, nil
+}
+
+// curvePairs are the configurations with curves, in the curves' order, at
+// most MaxCurveFigures of them.
+func curvePairs(res *analysis.Result) []string {
+	var pairs []string
+	for _, c := range res.Curves {
+		if len(pairs) == 0 || pairs[len(pairs)-1] != c.Pair {
+			if len(pairs) == MaxCurveFigures {
+				break
+			}
+			pairs = append(pairs, c.Pair)
+		}
+	}
+	return pairs
+}
+
+// legendEntry is a line of a figure's legend: a label and its line's
+// style.
+type legendEntry struct {
+	label string
+	style draw.LineStyle
+}
+
+// curvePlot plots curves against the percentile on a nines axis, latency
+// on a log axis (linear when a latency is not positive), a line per curve
+// styled by its level; it returns the plot and its legend.
+func curvePlot(res *analysis.Result, curves []analysis.Curve) (*plot.Plot, []legendEntry, error) {
+	p := sansPlot()
+	p.X.Label.Text = "percentile (%)"
+	p.Y.Label.Text = "latency (ms, log scale)"
+	p.X.Tick.Marker = nines{}
+	positive := true
+	for _, c := range curves {
+		for _, pt := range c.Points {
+			if pt.Ms <= 0 {
+				positive = false
+			}
+		}
+	}
+	if positive {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+	} else {
+		p.Y.Label.Text = "latency (ms)"
+		p.Y.Tick.Marker = zeroTicks{}
+	}
+	var legend []legendEntry
+	for _, c := range curves {
+		xys := make(plotter.XYs, len(c.Points))
+		for k, pt := range c.Points {
+			xys[k] = plotter.XY{X: -math.Log10(1 - pt.Percentile/100), Y: pt.Ms}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, nil, err
+		}
+		li := levelIndex(res, c.Level)
+		l.LineStyle = draw.LineStyle{Color: levelColor(li), Dashes: levelDashes(li), Width: vg.Points(1.5)}
+		p.Add(l)
+		legend = append(legend, legendEntry{fmt.Sprintf("%s (%d runs)", c.Level, c.Runs), l.LineStyle})
+	}
+	p.X.Min = 0
+	return p, legend, nil
+}
+
+// titledPlot draws p as SVG (14 × 9 cm) under its title, wrapped to the
+// width, with the legend beside it, right of the data.
+func titledPlot(p *plot.Plot, title string, legend []legendEntry) ([]byte, error) {
+	const width, height = 14 * vg.Centimeter, 9 * vg.Centimeter
+	c := newSVG(width, height)
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	tsty := textStyle(10, true)
+	tsty.YAlign = draw.YTop
+	lines := wrapText(tsty, title, width-2*dotPad)
+	y := height - dotPad
+	for _, l := range lines {
+		dc.FillText(tsty, vg.Point{X: dotPad, Y: y}, l)
+		y -= tsty.Height("M")
+	}
+	lsty := textStyle(8, false)
+	lsty.YAlign = draw.YCenter
+	const thumb = 18
+	var legendW vg.Length
+	for _, e := range legend {
+		legendW = max(legendW, lsty.Width(e.label))
+	}
+	legendW += thumb + 4 + dotPad
+	lx := width - legendW
+	ly := y - 8
+	for _, e := range legend {
+		dc.StrokeLine2(e.style, lx, ly, lx+thumb, ly)
+		dc.FillText(lsty, vg.Point{X: lx + thumb + 4, Y: ly}, e.label)
+		ly -= 11
+	}
+	area := draw.Crop(dc, dotPad, -(legendW + 8), dotPad, -(height - y + 6))
+	p.BackgroundColor = nil
+	p.Draw(area)
+	return finishSVG(c)
 }
 
 // safeName keeps a file name to letters, digits, '-' and '_'.
