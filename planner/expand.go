@@ -259,23 +259,20 @@ func (e *expander) dropReason(r *Row) string {
 func Expand(s *Spec, w io.Writer) (Summary, error) {
 	e := compile(s)
 	sum := Summary{Campaign: s.Campaign, Seed: s.Seed, Replicates: s.Replicates}
-	nG, nP, nT := e.size(e.group), e.size(e.pair), 1
+	nP, nT := e.size(e.pair), 1
 	if e.treat >= 0 {
 		nT = len(e.dims[e.treat].levels)
 	}
-	sum.Combinations = int64(nG) * int64(nP) * int64(nT)
-	groups := []int(nil) // nil: every group
+	groups := e.groupList()
+	sum.Combinations = int64(e.size(e.group)) * int64(nP) * int64(nT)
 	if e.included != nil {
 		sum.Combinations = 0
-		for g, ps := range e.included {
-			groups = append(groups, g)
+		for _, ps := range e.included {
 			sum.Combinations += int64(len(ps)) * int64(nT)
 		}
-		slices.Sort(groups)
-		nG = len(groups)
 	}
-	dropped := map[string]int64{}
-	bw := bufio.NewWriterSize(w, 64<<10)
+	x := &expansion{expander: e, bw: bufio.NewWriterSize(w, 64<<10), sum: &sum, dropped: map[string]int64{},
+		tperm: make([]int, nT), rows: make([]Row, nT), keep: make([]bool, nT)}
 	var perm []uint32
 	if e.included != nil {
 		for _, ps := range e.included {
@@ -286,113 +283,185 @@ func Expand(s *Spec, w io.Writer) (Summary, error) {
 	} else {
 		perm = make([]uint32, nP)
 	}
-	tperm := make([]int, nT)
-	set := make([]Row, nT)
-	keep := make([]bool, nT)
-	var line, canon []byte
-	order := 0
-	for gi := 0; gi < nG; gi++ {
-		g := gi
-		if groups != nil {
-			g = groups[gi]
+	for _, g := range groups {
+		if e.included != nil {
 			perm = perm[:len(e.included[g])]
 		}
-		groupKept := false
-		for rep := 1; rep <= s.Replicates; rep++ {
-			rng := newRNG(s.Seed, uint64(g), uint64(rep))
-			if groups != nil {
-				copy(perm, e.included[g])
-			} else {
-				for i := range perm {
-					perm[i] = uint32(i)
-				}
-			}
-			rng.shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-			for _, p := range perm {
-				// Build and judge every row of the matched set first: a set
-				// without its baseline is dropped whole.
-				kept := 0
-				for t := 0; t < nT; t++ {
-					r := &set[t]
-					*r = e.base
-					e.setLevels(r, e.group, g)
-					e.setLevels(r, e.pair, int(p))
-					if e.treat >= 0 {
-						fields[e.dims[e.treat].field].set(r, e.dims[e.treat].levels[t])
-					}
-					applyDerived(r, e.set)
-					why := e.dropReason(r)
-					keep[t] = why == ""
-					if !keep[t] {
-						if rep == 1 {
-							dropped[why]++
-						}
-					} else {
-						kept++
-					}
-				}
-				if kept > 0 && !keep[e.baselineIndex()] {
-					if rep == 1 {
-						dropped[ReasonNoBaseline] += int64(kept)
-					}
-					kept = 0
-				}
-				if kept == 0 {
-					rng.shuffle(nT, func(int, int) {}) // keep the stream independent of drops
-					continue
-				}
-				groupKept = true
-				sum.MatchedSets++
-				if rep == 1 {
-					sum.Cells += int64(kept)
-				}
-				canon = appendCanonical(canon[:0], &set[e.baselineIndex()], fieldIndex(s.Treatment))
-				pair := hash12(canon)
-				for i := range tperm {
-					tperm[i] = i
-				}
-				rng.shuffle(nT, func(i, j int) { tperm[i], tperm[j] = tperm[j], tperm[i] })
-				for _, t := range tperm {
-					if !keep[t] {
-						continue
-					}
-					r := &set[t]
-					canon = appendCanonical(canon[:0], r, -1)
-					r.Cell = hash12(canon)
-					r.Pair = pair
-					r.Replicate, r.Block = rep, rep
-					r.Run = RunOf(r.Cell, rep)
-					order++
-					r.Order = order
-					line = appendRowJSON(line[:0], r)
-					line = append(line, '\n')
-					if _, err := bw.Write(line); err != nil {
-						return sum, err
-					}
-					sum.Rows++
-				}
-			}
+		kept, err := x.expandGroup(g, perm)
+		if err != nil {
+			return sum, err
 		}
-		if groupKept {
+		if kept {
 			sum.InfraGroups++
 		}
 	}
-	if err := bw.Flush(); err != nil {
+	if err := x.bw.Flush(); err != nil {
 		return sum, err
 	}
-	for why, n := range dropped {
-		sum.Dropped = append(sum.Dropped, Drop{Reason: why, Combinations: n})
+	sum.Dropped = sortedDrops(x.dropped)
+	if sum.Rows == 0 {
+		return sum, ErrNoRows
 	}
-	slices.SortFunc(sum.Dropped, func(a, b Drop) int {
+	return sum, nil
+}
+
+// groupList lists the infrastructure groups to expand, in order: every
+// group, or with an include list the groups it names.
+func (e *expander) groupList() []int {
+	if e.included == nil {
+		groups := make([]int, e.size(e.group))
+		for g := range groups {
+			groups[g] = g
+		}
+		return groups
+	}
+	groups := make([]int, 0, len(e.included))
+	for g := range e.included {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	return groups
+}
+
+// expansion is one Expand under way: where the rows go, the summary so
+// far, and the buffers every matched set reuses, so that expanding
+// allocates nothing per row.
+type expansion struct {
+	*expander
+	bw      *bufio.Writer
+	sum     *Summary
+	dropped map[string]int64 // combinations dropped, by reason
+	order   int              // the last row's position in execution order
+	// rows holds one matched set, a row per treatment level; keep says
+	// which of them run; tperm is their shuffled order.
+	rows        []Row
+	keep        []bool
+	tperm       []int
+	line, canon []byte
+}
+
+// expandGroup writes the blocks of infrastructure group g, 1..replicates:
+// in each, the group's matched sets in a seeded shuffle. perm has room
+// for the group's pair indexes. It returns whether any row was kept.
+func (x *expansion) expandGroup(g int, perm []uint32) (groupKept bool, _ error) {
+	for rep := 1; rep <= x.spec.Replicates; rep++ {
+		rng := newRNG(x.spec.Seed, uint64(g), uint64(rep))
+		if x.included != nil {
+			copy(perm, x.included[g])
+		} else {
+			for i := range perm {
+				perm[i] = uint32(i)
+			}
+		}
+		rng.shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		for _, p := range perm {
+			kept, err := x.matchedSet(g, int(p), rep, rng)
+			if err != nil {
+				return groupKept, err
+			}
+			groupKept = groupKept || kept
+		}
+	}
+	return groupKept, nil
+}
+
+// matchedSet writes the rows of the matched set of group g and pair p in
+// block rep, in a seeded shuffle, and returns whether any was kept. Every
+// row of the set is built and judged first: a set without its baseline is
+// dropped whole. Drops are counted in block 1 only (a combination, not
+// its replicates).
+func (x *expansion) matchedSet(g, p, rep int, rng *rng) (bool, error) {
+	kept := 0
+	for t := range x.rows {
+		why := x.buildRow(&x.rows[t], g, p, t)
+		x.keep[t] = why == ""
+		if !x.keep[t] {
+			if rep == 1 {
+				x.dropped[why]++
+			}
+		} else {
+			kept++
+		}
+	}
+	if kept > 0 && !x.keep[x.baselineIndex()] {
+		if rep == 1 {
+			x.dropped[ReasonNoBaseline] += int64(kept)
+		}
+		kept = 0
+	}
+	if kept == 0 {
+		rng.shuffle(len(x.rows), func(int, int) {}) // keep the stream independent of drops
+		return false, nil
+	}
+	x.sum.MatchedSets++
+	if rep == 1 {
+		x.sum.Cells += int64(kept)
+	}
+	x.canon = appendCanonical(x.canon[:0], &x.rows[x.baselineIndex()], fieldIndex(x.spec.Treatment))
+	pair := hash12(x.canon)
+	tperm := x.tperm
+	for i := range tperm {
+		tperm[i] = i
+	}
+	rng.shuffle(len(tperm), func(i, j int) { tperm[i], tperm[j] = tperm[j], tperm[i] })
+	for _, t := range tperm {
+		if !x.keep[t] {
+			continue
+		}
+		if err := x.writeRow(&x.rows[t], pair, rep); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// buildRow sets r to the row of group g, pair p and treatment level t,
+// with derived fields applied, and returns why it is dropped ("" to keep
+// it).
+func (x *expansion) buildRow(r *Row, g, p, t int) string {
+	*r = x.base
+	x.setLevels(r, x.group, g)
+	x.setLevels(r, x.pair, p)
+	if x.treat >= 0 {
+		fields[x.dims[x.treat].field].set(r, x.dims[x.treat].levels[t])
+	}
+	applyDerived(r, x.set)
+	return x.dropReason(r)
+}
+
+// writeRow gives r its identity (cell, pair, replicate and block rep,
+// run, order) and writes it as a JSONL line.
+func (x *expansion) writeRow(r *Row, pair string, rep int) error {
+	x.canon = appendCanonical(x.canon[:0], r, -1)
+	r.Cell = hash12(x.canon)
+	r.Pair = pair
+	r.Replicate, r.Block = rep, rep
+	r.Run = RunOf(r.Cell, rep)
+	x.order++
+	r.Order = x.order
+	x.line = appendRowJSON(x.line[:0], r)
+	x.line = append(x.line, '\n')
+	if _, err := x.bw.Write(x.line); err != nil {
+		return err
+	}
+	x.sum.Rows++
+	return nil
+}
+
+// sortedDrops lists the dropped combinations by reason, most first, ties
+// by reason.
+func sortedDrops(dropped map[string]int64) []Drop {
+	var out []Drop
+	for why, n := range dropped {
+		out = append(out, Drop{Reason: why, Combinations: n})
+	}
+	slices.SortFunc(out, func(a, b Drop) int {
 		if a.Combinations != b.Combinations {
 			return int(b.Combinations - a.Combinations)
 		}
 		return strings.Compare(a.Reason, b.Reason)
 	})
-	if sum.Rows == 0 {
-		return sum, ErrNoRows
-	}
-	return sum, nil
+	return out
 }
 
 func (e *expander) baselineIndex() int {
