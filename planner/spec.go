@@ -131,6 +131,59 @@ func resolve(n *yaml.Node) *yaml.Node {
 // messages. A returned error is SpecErrors listing every problem.
 func ParseSpec(name string, data []byte) (*Spec, error) {
 	p := &specParser{file: name}
+	root := p.document(data)
+	if root == nil {
+		return nil, p.errs
+	}
+	s := &Spec{Replicates: 1, Treatment: "security"}
+	sec := p.topLevel(s, root)
+	where := map[string]string{} // field -> "factors" or "fixed"
+	if sec.factors != nil {
+		p.factors(s, sec.factors, where)
+	}
+	if sec.fixed != nil {
+		p.fixed(s, sec.fixed, where)
+	}
+	for _, f := range fields {
+		if f.required && where[f.name] == "" {
+			p.errf(nil, "%s is required: give it under factors or fixed", f.name)
+		}
+	}
+	p.treatment(s, root, sec.treatment, sec.baseline, where)
+	if sec.include != nil {
+		p.include(s, sec.include)
+	}
+	if sec.exclude != nil {
+		p.exclude(s, sec.exclude, where)
+	}
+	if len(p.errs) == 0 {
+		if n := s.rowsBeforeExclusion(); n > MaxRows {
+			p.errf(nil, "spec crosses to more than %d rows before exclusions; split it", MaxRows)
+		}
+	}
+	if !s.HasSeed {
+		s.Seed = DefaultSeed(s.Campaign)
+	}
+	if len(p.errs) > 0 {
+		// File order; problems without a single place last.
+		slices.SortStableFunc(p.errs, func(a, b SpecError) int {
+			if (a.Line == 0) != (b.Line == 0) {
+				if a.Line == 0 {
+					return 1
+				}
+				return -1
+			}
+			return a.Line - b.Line
+		})
+		return nil, p.errs
+	}
+	return s, nil
+}
+
+// document decodes data as one YAML document and returns its top-level
+// mapping, or nil (with the error recorded) when it is empty, not YAML,
+// or not a mapping. A second document is an error, but parsing goes on.
+func (p *specParser) document(data []byte) *yaml.Node {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	if err := dec.Decode(&doc); err != nil {
@@ -139,7 +192,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		} else {
 			p.errf(nil, "%v", err)
 		}
-		return nil, p.errs
+		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -151,11 +204,24 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	}
 	if root.Kind != yaml.MappingNode {
 		p.errf(root, "a spec is a mapping with campaign, factors, ...; got %s", kindName(root))
-		return nil, p.errs
+		return nil
 	}
-	s := &Spec{Replicates: 1, Treatment: "security"}
-	var baselineNode, treatmentNode *yaml.Node
-	var factorsNode, fixedNode, includeNode, excludeNode *yaml.Node
+	return root
+}
+
+// specSections are the top-level values of a spec that are read after
+// the others, because they depend on each other.
+type specSections struct {
+	baseline, treatment              *yaml.Node
+	factors, fixed, include, exclude *yaml.Node
+}
+
+// topLevel reads the spec's top-level keys: campaign, seed, replicates and
+// treatment into s; the sections read later are returned. A key twice, an
+// unknown key (with a suggestion, or the hint that row fields go under
+// factors or fixed) and a missing campaign are errors.
+func (p *specParser) topLevel(s *Spec, root *yaml.Node) specSections {
+	var sec specSections
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], resolve(root.Content[i+1])
@@ -185,7 +251,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 				}
 			}
 		case "treatment":
-			treatmentNode = v
+			sec.treatment = v
 			if str, ok := p.scalar(v, "treatment"); ok {
 				if fieldIndex(str) < 0 {
 					p.errf(v, "treatment %q is not a row field%s", str, suggestion(str, FieldNames()))
@@ -194,15 +260,15 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 				}
 			}
 		case "baseline":
-			baselineNode = v
+			sec.baseline = v
 		case "factors":
-			factorsNode = v
+			sec.factors = v
 		case "fixed":
-			fixedNode = v
+			sec.fixed = v
 		case "include":
-			includeNode = v
+			sec.include = v
 		case "exclude":
-			excludeNode = v
+			sec.exclude = v
 		default:
 			if fieldIndex(k.Value) >= 0 {
 				p.errf(k, "unknown key %q: row fields go under factors (several levels) or fixed (one value)", k.Value)
@@ -214,47 +280,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	if _, ok := seen["campaign"]; !ok {
 		p.errf(nil, "campaign is required, e.g. campaign: tls-overhead")
 	}
-	where := map[string]string{} // field -> "factors" or "fixed"
-	if factorsNode != nil {
-		p.factors(s, factorsNode, where)
-	}
-	if fixedNode != nil {
-		p.fixed(s, fixedNode, where)
-	}
-	for _, f := range fields {
-		if f.required && where[f.name] == "" {
-			p.errf(nil, "%s is required: give it under factors or fixed", f.name)
-		}
-	}
-	p.treatment(s, root, treatmentNode, baselineNode, where)
-	if includeNode != nil {
-		p.include(s, includeNode)
-	}
-	if excludeNode != nil {
-		p.exclude(s, excludeNode, where)
-	}
-	if len(p.errs) == 0 {
-		if n := s.rowsBeforeExclusion(); n > MaxRows {
-			p.errf(nil, "spec crosses to more than %d rows before exclusions; split it", MaxRows)
-		}
-	}
-	if !s.HasSeed {
-		s.Seed = DefaultSeed(s.Campaign)
-	}
-	if len(p.errs) > 0 {
-		// File order; problems without a single place last.
-		slices.SortStableFunc(p.errs, func(a, b SpecError) int {
-			if (a.Line == 0) != (b.Line == 0) {
-				if a.Line == 0 {
-					return 1
-				}
-				return -1
-			}
-			return a.Line - b.Line
-		})
-		return nil, p.errs
-	}
-	return s, nil
+	return sec
 }
 
 // rowsBeforeExclusion is levels crossed × replicates (with include: the
