@@ -48,101 +48,129 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 		return p, err
 	}
 	p.Campaign, p.PlanSHA256, p.Target, p.Created = c.Name, c.PlanSHA256, c.Target, c.Created
+	for _, read := range []func(context.Context, *Progress) error{
+		s.countRows, s.countAttempts, s.countSuperseded, s.attemptTimes, s.currentAttempt,
+	} {
+		if err := read(ctx, &p); err != nil {
+			return p, err
+		}
+	}
+	events, err := s.InfraEvents(ctx)
+	if err != nil {
+		return p, err
+	}
+	p.InfraUp, p.Cost = infraUp(events)
+	return p, nil
+}
 
+// countRows counts the rows per state (every state present, 0 if none)
+// and in total.
+func (s *Store) countRows(ctx context.Context, p *Progress) error {
 	p.Rows = map[State]int{}
 	for _, st := range States {
 		p.Rows[st] = 0
 	}
 	rs, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM row GROUP BY state`)
 	if err != nil {
-		return p, err
+		return err
 	}
+	defer rs.Close()
 	for rs.Next() {
 		var st string
 		var n int
 		if err := rs.Scan(&st, &n); err != nil {
-			rs.Close()
-			return p, err
+			return err
 		}
 		p.Rows[State(st)] = n
 		p.Total += n
 	}
-	rs.Close()
-	if err := rs.Err(); err != nil {
-		return p, err
-	}
+	return rs.Err()
+}
 
+// countAttempts counts the attempts in force per outcome ("" for one
+// under way).
+func (s *Store) countAttempts(ctx context.Context, p *Progress) error {
 	p.Attempts = map[Outcome]int{}
-	rs, err = s.db.QueryContext(ctx, `SELECT coalesce(outcome, ''), count(*) FROM attempt WHERE superseded = '' GROUP BY outcome`)
+	rs, err := s.db.QueryContext(ctx, `SELECT coalesce(outcome, ''), count(*) FROM attempt WHERE superseded = '' GROUP BY outcome`)
 	if err != nil {
-		return p, err
+		return err
 	}
+	defer rs.Close()
 	for rs.Next() {
 		var o string
 		var n int
 		if err := rs.Scan(&o, &n); err != nil {
-			rs.Close()
-			return p, err
+			return err
 		}
 		p.Attempts[Outcome(o)] = n
 	}
-	rs.Close()
-	if err := rs.Err(); err != nil {
-		return p, err
-	}
+	return rs.Err()
+}
 
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempt WHERE superseded != ''`).Scan(&p.Superseded); err != nil {
-		return p, err
-	}
+// countSuperseded counts the superseded attempts.
+func (s *Store) countSuperseded(ctx context.Context, p *Progress) error {
+	return s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempt WHERE superseded != ''`).Scan(&p.Superseded)
+}
 
+// attemptTimes reads when the first attempt started, the last started and
+// the last ended, and the mean duration of a finished attempt.
+func (s *Store) attemptTimes(ctx context.Context, p *Progress) error {
 	var first, lastStart, last sql.NullString
 	var mean sql.NullFloat64
 	if err := s.db.QueryRowContext(ctx, `SELECT min(started), max(started), max(ended),
 		avg(CASE WHEN outcome IN ('done', 'invalid', 'failed')
 			THEN (julianday(ended) - julianday(started)) * 86400.0 END)
 		FROM attempt`).Scan(&first, &lastStart, &last, &mean); err != nil {
-		return p, err
+		return err
 	}
+	var err error
 	if p.FirstStarted, err = parseTime(first.String); err != nil {
-		return p, err
+		return err
 	}
 	if p.LastEnded, err = parseTime(last.String); err != nil {
-		return p, err
+		return err
 	}
 	if p.LastStarted, err = parseTime(lastStart.String); err != nil {
-		return p, err
+		return err
 	}
 	// julianday() carries about a millisecond of rounding.
 	p.MeanAttempt = time.Duration(mean.Float64 * float64(time.Second)).Round(time.Millisecond)
+	return nil
+}
 
+// currentAttempt reads the latest attempt under way, if any, with its
+// row's plan.
+func (s *Store) currentAttempt(ctx context.Context, p *Progress) error {
 	var cur Attempt
 	var started, plan string
-	err = s.db.QueryRowContext(ctx, `SELECT a.id, a.run, a.number, a.started, a.phase, r.plan_row
+	err := s.db.QueryRowContext(ctx, `SELECT a.id, a.run, a.number, a.started, a.phase, r.plan_row
 		FROM attempt a JOIN row r ON r.run = a.run WHERE a.outcome IS NULL ORDER BY a.id DESC LIMIT 1`).
 		Scan(&cur.ID, &cur.Run, &cur.Number, &started, &cur.Phase, &plan)
 	switch {
 	case err == nil:
 		if cur.Started, err = parseTime(started); err != nil {
-			return p, err
+			return err
 		}
 		p.Current, p.CurrentPlan = &cur, json.RawMessage(plan)
 	case !errors.Is(err, sql.ErrNoRows):
-		return p, err
+		return err
 	}
+	return nil
+}
 
-	events, err := s.InfraEvents(ctx)
-	if err != nil {
-		return p, err
-	}
-	// A group still up is reported by its first "up" since it was last
-	// down (when its machines came up, with their price: a provisioner
-	// records its own "up" before the runner's), with the outputs of its
-	// latest "up" or "restart" (how to reach it now).
+// infraUp lists, from the infrastructure events in order, each group
+// still up (its latest event "up", "restart" or "restart-failed") in the
+// order groups first appear, and sums every event's cost. A group is
+// reported by its first "up" since it was last down (when its machines
+// came up, with their price: a provisioner records its own "up" before
+// the runner's), with the outputs of its latest "up" or "restart" (how to
+// reach it now).
+func infraUp(events []InfraEvent) (up []InfraEvent, cost float64) {
 	latest, firstUp := map[string]InfraEvent{}, map[string]InfraEvent{}
 	outputs := map[string][]byte{}
 	var order []string
 	for _, e := range events {
-		p.Cost += e.Cost
+		cost += e.Cost
 		if _, ok := latest[e.Group]; !ok {
 			order = append(order, e.Group)
 		}
@@ -162,15 +190,15 @@ func (s *Store) Progress(ctx context.Context) (Progress, error) {
 	for _, g := range order {
 		switch latest[g].Event {
 		case "up", "restart", "restart-failed":
-			up, ok := firstUp[g]
+			e, ok := firstUp[g]
 			if !ok {
-				up = latest[g]
+				e = latest[g]
 			}
-			up.Outputs = outputs[g]
-			p.InfraUp = append(p.InfraUp, up)
+			e.Outputs = outputs[g]
+			up = append(up, e)
 		}
 	}
-	return p, nil
+	return up, cost
 }
 
 // campaignHead reads the campaign without its plan and spec bytes.
