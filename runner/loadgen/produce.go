@@ -161,8 +161,8 @@ func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, ti
 // acquires; promises release from franz-go's goroutines. A full window
 // parks the producer until an eighth of it has freed, so at high
 // concurrency the producer wakes once per many acknowledgements instead
-// of once per record (a channel semaphore woke it per record and cost a
-// fifth of the closed loop's CPU in select and scheduling).
+// of once per record: a wake-up per record would spend the closed loop's
+// CPU in the scheduler rather than on records.
 type window struct {
 	max, low int64 // park at max in flight; wake at low or fewer
 	inflight atomic.Int64
