@@ -365,8 +365,6 @@ func distinct(v []string) int {
 	return len(seen)
 }
 
-func contains(s []string, v string) bool { return slices.Contains(s, v) }
-
 func sortLevels(l []string) { slices.SortFunc(l, compareLevels) }
 
 func parseNum(s string) (float64, bool) {

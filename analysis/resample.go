@@ -163,7 +163,6 @@ type bootScratch struct {
 	w     []int32
 	vals  [][nStats][]float64
 	atoms []atom
-	idx   []int32
 }
 
 func (s *bootScratch) weights(n int) []int32 {

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,8 +36,8 @@ var buildXP = sync.OnceValues(func() (string, error) {
 	xpBinDir = dir
 	bin := filepath.Join(dir, "xp")
 	goBin, err := exec.LookPath("go")
-	if err != nil { // go test runs without go on PATH: use the toolchain's
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	if err != nil {
+		return "", fmt.Errorf("go not on PATH: the test builds xp with it: %w", err)
 	}
 	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/xp-bench/xp/cmd/xp")
 	out, err := cmd.CombinedOutput()

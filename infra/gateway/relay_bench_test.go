@@ -40,7 +40,6 @@ func (c *loopConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
 func (c *loopConn) SetDeadline(time.Time) error      { return nil }
 func (c *loopConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *loopConn) SetWriteDeadline(time.Time) error { return nil }
-func (c *loopConn) setReplays(n int)                 { c.left, c.off = n-1, 0 }
 func newLoopConn(stream []byte, replays int) *loopConn {
 	return &loopConn{stream: stream, left: replays - 1}
 }

@@ -8,9 +8,6 @@ import (
 	"testing"
 )
 
-// concat joins records.
-func concat(recs ...[]byte) []byte { return bytes.Join(recs, nil) }
-
 // TestMalformedRecords feeds crafted records (sealed under the right key
 // unless said otherwise) and checks the error and the alert sent back.
 func TestMalformedRecords(t *testing.T) {

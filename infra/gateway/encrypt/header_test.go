@@ -76,7 +76,7 @@ func TestKeyAndHeaderEncryption(t *testing.T) {
 	if _, err := w.Rewrite(nil, rt.rest, func(_ *records.BatchInfo, r *records.Record) (bool, error) {
 		in := recs[i]
 		i++
-		if in.Key != nil && len(in.Key) > 0 && bytes.Contains(r.Key, in.Key) || (in.Key == nil) != (r.Key == nil) {
+		if len(in.Key) > 0 && bytes.Contains(r.Key, in.Key) || (in.Key == nil) != (r.Key == nil) {
 			t.Errorf("record %d: key at rest %q", i, r.Key)
 		}
 		if (in.Value == nil) != (r.Value == nil) {
