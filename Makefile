@@ -13,6 +13,8 @@ TEST_KAFKA_VERSIONS ?= 4 3.9
 # The Kroxylicious release make kroxylicious-dist assembles: empty for the
 # newest Maven Central has, or exact.
 KROXYLICIOUS_VERSION ?=
+# make lint runs this staticcheck release (through the module proxy).
+STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist dists
 
@@ -58,6 +60,7 @@ lint:
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	@$(TERRAFORM) fmt -check -recursive terraform/ || { echo "terraform fmt needed: run terraform fmt -recursive terraform/"; exit 1; }
 	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
 # A fresh campaign each time (the previous demo's db is replaced). Exit 3
 # (some runs invalid) still goes on to the analysis, which reports them.

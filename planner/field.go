@@ -214,9 +214,6 @@ func withInfra(f fieldDef) fieldDef              { f.infra = true; return f }
 
 // Field indices used by the planner's own logic.
 var (
-	fSecurity    = fieldIndex("security")
-	fBrokers     = fieldIndex("brokers")
-	fPlatform    = fieldIndex("platform")
 	fInstance    = fieldIndex("instance_type")
 	fRF          = fieldIndex("replication_factor")
 	fISR         = fieldIndex("min_insync_replicas")

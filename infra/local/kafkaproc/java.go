@@ -117,6 +117,7 @@ func (j Java) CheckFlags(ctx context.Context, flags []string) error {
 // the fix; nil when it can.
 func (j Java) Suits(rel release.KafkaRelease) error {
 	if need := rel.MinJava(); j.Major < need {
+		//lint:ignore ST1005 Kafka is a proper noun, and the message follows its key
 		return fmt.Errorf("Kafka %s needs Java %d or later, but %s is Java %d (%s): install Java %d or later (Debian: apt-get install openjdk-17-jre-headless) and name it with kafka.java or JAVA_HOME",
 			rel.Version, need, j.Path, j.Major, j.Version, need)
 	}
