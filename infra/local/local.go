@@ -43,6 +43,15 @@ const (
 // DirectModes lists the direct modes in a fixed order.
 var DirectModes = []string{Plaintext, TLS, MTLS, SASLSSL}
 
+// Names of the certificates the cluster's authority holds (pki: NAME.pem
+// and NAME-key.pem): the brokers' fronts present BrokerCertName, clients
+// of mtls present ClientCertName. Whoever issues them in the cluster's
+// place (the remote target, which keeps the CA's key) uses these names.
+const (
+	BrokerCertName = "broker"
+	ClientCertName = "client"
+)
+
 // SASLUser is the user the sasl_ssl fronts know; its password is random
 // per cluster and lives only in the 0600 client config files.
 const SASLUser = "xp"
@@ -143,11 +152,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if c.ca, err = pki.New(filepath.Join(c.dir, "pki")); err != nil {
 		return nil, err
 	}
-	scert, skey, err := c.ca.Server("broker", o.Host)
+	scert, skey, err := c.ca.Server(BrokerCertName, o.Host)
 	if err != nil {
 		return nil, err
 	}
-	ccert, ckey, err := c.ca.Client("client")
+	ccert, ckey, err := c.ca.Client(ClientCertName)
 	if err != nil {
 		return nil, err
 	}

@@ -15,11 +15,13 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 )
@@ -39,6 +41,14 @@ const Validity = 398 * 24 * time.Hour
 
 // Authority is a certificate authority rooted in one directory. Reopening
 // the same directory reuses its CA, so remote hosts and local runs share it.
+//
+// A directory holding the CA certificate without its key is an authority
+// that cannot sign: the key stayed with whoever made the CA (xp on the
+// operator's machine), who issued this host's certificates and uploaded
+// them with the CA certificate. Such an authority hands out those
+// certificates (Server, Gateway and Client return the files already
+// there, after checking the CA signed them for the names and hosts
+// asked for) and refuses to make any other.
 type Authority struct {
 	dir  string
 	cert *x509.Certificate
@@ -49,7 +59,8 @@ type Authority struct {
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // New opens the authority in dir, creating dir (0700) and a fresh CA when
-// none exists yet.
+// none exists yet. A dir with the CA certificate but not its key opens as
+// an authority that cannot sign (see Authority).
 func New(dir string) (*Authority, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
@@ -57,6 +68,14 @@ func New(dir string) (*Authority, error) {
 	a := &Authority{dir: dir}
 	certPath, keyPath := a.CAPath(), filepath.Join(dir, caKeyFile)
 	if _, err := os.Stat(certPath); err == nil {
+		if _, err := os.Stat(keyPath); errors.Is(err, fs.ErrNotExist) {
+			cert, err := loadCA(certPath)
+			if err != nil {
+				return nil, fmt.Errorf("pki: existing CA in %s: %w", dir, err)
+			}
+			a.cert = cert
+			return a, nil
+		}
 		cert, key, err := loadPair(certPath, keyPath)
 		if err != nil {
 			return nil, fmt.Errorf("pki: existing CA in %s: %w", dir, err)
@@ -90,6 +109,10 @@ func New(dir string) (*Authority, error) {
 	a.cert, a.key = cert, key
 	return a, nil
 }
+
+// CanSign says whether the authority holds its CA's key, so can issue
+// certificates rather than only hand out those issued before.
+func (a *Authority) CanSign() bool { return a.key != nil }
 
 // Dir is the authority's directory.
 func (a *Authority) Dir() string { return a.dir }
@@ -130,6 +153,9 @@ func (a *Authority) issue(name string, hosts []string, usage ...x509.ExtKeyUsage
 	if !nameRE.MatchString(name) {
 		return "", "", fmt.Errorf("pki: certificate name %q: use letters, digits, '.', '_' and '-' only", name)
 	}
+	if a.key == nil {
+		return a.issued(name, hosts, usage)
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return "", "", fmt.Errorf("pki: %w", err)
@@ -165,6 +191,45 @@ func (a *Authority) issue(name string, hosts []string, usage ...x509.ExtKeyUsage
 	defer a.mu.Unlock()
 	if err := writePair(certPath, keyPath, der, key); err != nil {
 		return "", "", err
+	}
+	return certPath, keyPath, nil
+}
+
+// issued returns the certificate name that an authority without its key
+// was given, <name>.pem and <name>-key.pem in its directory, once it is
+// sure the CA signed it, it is still valid, its key matches, and it is
+// good for every host and usage asked for: a certificate made for another
+// address would fail only later, in a client's handshake.
+func (a *Authority) issued(name string, hosts []string, usage []x509.ExtKeyUsage) (string, string, error) {
+	certPath := filepath.Join(a.dir, name+".pem")
+	keyPath := filepath.Join(a.dir, name+"-key.pem")
+	refuse := func(why string, args ...any) (string, string, error) {
+		return "", "", fmt.Errorf("pki: %s holds the CA certificate without its key, so certificate %s must be issued where the key is (and copied here with its key): %s",
+			a.dir, name, fmt.Sprintf(why, args...))
+	}
+	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return refuse("%v", err)
+	}
+	if err := cert.CheckSignatureFrom(a.cert); err != nil {
+		return refuse("%s is not signed by %s: %v", certPath, a.CAPath(), err)
+	}
+	if now := time.Now(); now.Before(cert.NotBefore) || now.After(cert.NotAfter) {
+		return refuse("%s is valid from %s to %s only", certPath, cert.NotBefore.Format(time.RFC3339), cert.NotAfter.Format(time.RFC3339))
+	}
+	for _, h := range hosts {
+		if h != "" && cert.VerifyHostname(h) != nil {
+			return refuse("%s is not valid for host %s", certPath, h)
+		}
+	}
+	for _, u := range usage {
+		if !slices.Contains(cert.ExtKeyUsage, u) {
+			return refuse("%s lacks extended key usage %v", certPath, u)
+		}
 	}
 	return certPath, keyPath, nil
 }
@@ -303,6 +368,26 @@ func writeFile(path string, b []byte) error {
 		return fmt.Errorf("pki: %w", err)
 	}
 	return nil
+}
+
+// loadCA reads a CA certificate without its key.
+func loadCA(certPath string) (*x509.Certificate, error) {
+	b, err := os.ReadFile(certPath)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(b)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, fmt.Errorf("%s holds no PEM certificate", certPath)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", certPath, err)
+	}
+	if !cert.IsCA {
+		return nil, fmt.Errorf("%s is not a CA certificate", certPath)
+	}
+	return cert, nil
 }
 
 func loadPair(certPath, keyPath string) (*x509.Certificate, crypto.Signer, error) {

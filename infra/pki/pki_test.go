@@ -226,3 +226,114 @@ func TestKeystore(t *testing.T) {
 		t.Fatal("keystore for a name never issued")
 	}
 }
+
+// TestWithoutCAKey: a directory given the CA certificate and certificates
+// issued elsewhere, but not the CA's key, hands out exactly those
+// certificates, and refuses to make any other or one that does not fit.
+func TestWithoutCAKey(t *testing.T) {
+	op, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	scert, skey, err := op.Server("broker", "10.1.2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccert, ckey, err := op.Client("client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := t.TempDir()
+	copyFile := func(src, name string) {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(host, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(op.CAPath(), CACertFile)
+	copyFile(scert, "broker.pem")
+	copyFile(skey, "broker-key.pem")
+	copyFile(ccert, "client.pem")
+	copyFile(ckey, "client-key.pem")
+	// A certificate of another CA, under the name of one this CA issued.
+	other, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ocert, okey, err := other.Gateway("gateway-proxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyFile(ocert, "gateway-proxy.pem")
+	copyFile(okey, "gateway-proxy-key.pem")
+
+	a, err := New(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.CanSign() || !op.CanSign() {
+		t.Fatalf("CanSign: host %v, operator %v; want false, true", a.CanSign(), op.CanSign())
+	}
+	if _, err := os.Stat(filepath.Join(host, CAKeyFile)); err == nil {
+		t.Fatal("opening the directory made a CA key")
+	}
+	gotCert, gotKey, err := a.Server("broker", "10.1.2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotCert != filepath.Join(host, "broker.pem") || gotKey != filepath.Join(host, "broker-key.pem") {
+		t.Errorf("Server: %s %s, want the uploaded pair", gotCert, gotKey)
+	}
+	if _, _, err := a.Client("client"); err != nil {
+		t.Fatal(err)
+	}
+	// The certificates serve a handshake as the ones the operator made do.
+	srv, err := a.ServerTLS(gotCert, gotKey, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := ClientTLS(a.CAPath(), filepath.Join(host, "client.pem"), filepath.Join(host, "client-key.pem"), "10.1.2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := handshake(srv, cli); err != nil {
+		t.Fatalf("handshake with the uploaded certificates: %v", err)
+	}
+
+	for _, tc := range []struct {
+		what  string
+		issue func() (string, string, error)
+		want  string
+	}{
+		{"another host", func() (string, string, error) { return a.Server("broker", "10.9.9.9") }, "not valid for host 10.9.9.9"},
+		{"a server certificate as a client's", func() (string, string, error) { return a.Client("broker") }, "lacks extended key usage"},
+		{"a certificate never uploaded", func() (string, string, error) { return a.Gateway("gateway-encrypt") }, "gateway-encrypt.pem: no such file"},
+		{"another CA's certificate", func() (string, string, error) { return a.Gateway("gateway-proxy") }, "is not signed by"},
+	} {
+		_, _, err := tc.issue()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "without its key") {
+			t.Errorf("%s: %v, want an error naming %q", tc.what, err, tc.want)
+		}
+	}
+}
+
+// handshake runs one TLS handshake between srv and cli over a pipe.
+func handshake(srv, cli *tls.Config) error {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	errc := make(chan error, 1)
+	go func() { errc <- tls.Server(a, srv).Handshake() }()
+	cerr := tls.Client(b, cli).Handshake()
+	if cerr != nil {
+		b.Close()
+	}
+	serr := <-errc
+	if cerr != nil {
+		return cerr
+	}
+	return serr
+}

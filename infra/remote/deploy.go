@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
@@ -329,6 +330,54 @@ func (d *Deployment) Hosts() []HostRecord {
 	return out
 }
 
+// embeddedAuthority makes, on this machine, the authority of an embedded
+// cluster whose gateways run on gateway hosts, and gives the broker host
+// what the cluster's pki directory needs: the CA certificate, the
+// broker's certificate and the client's, with their keys, but not the
+// CA's key, which stays here (the cluster opens the directory as an
+// authority that cannot sign, pki.Authority). The gateway hosts'
+// certificates are signed here too (gatewayAuthority). Without gateway
+// hosts the cluster makes its CA itself, and its key never leaves the
+// broker host.
+func (d *Deployment) embeddedAuthority(ctx context.Context, b *deployed, dir string) error {
+	tmp, err := d.keyDir("xp-pki-")
+	if err != nil {
+		return fmt.Errorf("remote: embedded cluster: %w", err)
+	}
+	ca, err := pki.New(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	d.setAuthority(ca, tmp)
+	files := map[string]string{pki.CACertFile: ca.CAPath()}
+	for _, issue := range []func() (string, string, error){
+		func() (string, string, error) { return ca.Server(local.BrokerCertName, b.Private) },
+		func() (string, string, error) { return ca.Client(local.ClientCertName) },
+	} {
+		cert, key, err := issue()
+		if err != nil {
+			return err
+		}
+		files[filepath.Base(cert)], files[filepath.Base(key)] = cert, key
+	}
+	contents := map[string][]byte{}
+	for name, src := range files {
+		if contents[path.Join(dir, name)], err = os.ReadFile(src); err != nil {
+			return err
+		}
+	}
+	// A directory left by an earlier start holds another CA, perhaps with
+	// its key: start from an empty one.
+	if _, err := b.c.Output(ctx, "rm -rf -- "+ssh.Quote(dir)+" && mkdir -p -m 0700 -- "+ssh.Quote(dir)); err != nil {
+		return fmt.Errorf("remote: embedded cluster on %s: %w", b.Name, err)
+	}
+	if err := b.writeFiles(ctx, contents); err != nil {
+		return fmt.Errorf("remote: embedded cluster on %s: %w", b.Name, err)
+	}
+	return nil
+}
+
 // embeddedService is the service name of the embedded cluster.
 const embeddedService = "cluster"
 
@@ -352,6 +401,9 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 		ssh.Quote(b.xp), ssh.Quote(b.Private), brokers, ssh.Quote(cdir))
 	if len(d.names(RoleGateway)) > 0 {
 		cmd += " --direct-only"
+		if err := d.embeddedAuthority(ctx, b, path.Join(cdir, "pki")); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := b.c.Output(ctx, cmd); err != nil {
 		return nil, fmt.Errorf("remote: embedded cluster on %s: %w", b.Name, err)

@@ -212,7 +212,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 
 	// The cluster's CA, to issue each gateway host a certificate its
 	// clients trust.
-	ca, err := d.gatewayAuthority(ctx, b)
+	ca, err := d.gatewayAuthority()
 	if err != nil {
 		return nil, err
 	}
@@ -309,35 +309,14 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 }
 
 // gatewayAuthority is the authority gateway hosts' certificates come
-// from: the one this machine made for the cluster (Apache Kafka), whose
-// key never leaves it; for the embedded cluster, which makes its own CA on
-// its broker host, that CA, fetched into a directory of this machine kept
-// with the deployment's.
-func (d *Deployment) gatewayAuthority(ctx context.Context, b *deployed) (*pki.Authority, error) {
-	if d.ca != nil {
-		return d.ca, nil
+// from: the one this machine made for the cluster (for Apache Kafka, and
+// for the embedded cluster when gateways run on gateway hosts), whose key
+// never leaves it.
+func (d *Deployment) gatewayAuthority() (*pki.Authority, error) {
+	if d.ca == nil || !d.ca.CanSign() {
+		return nil, errors.New("remote: gateways: the cluster's certificate authority was not made on this machine")
 	}
-	tmp, err := d.keyDir("xp-gwpki-")
-	if err != nil {
-		return nil, fmt.Errorf("remote: gateways: %w", err)
-	}
-	for _, f := range []string{pki.CACertFile, pki.CAKeyFile} {
-		data, err := b.c.Output(ctx, "cat "+ssh.Quote(path.Join(b.dir, "cluster", "pki", f)))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(tmp, f), data, 0o600)
-		}
-		if err != nil {
-			os.RemoveAll(tmp)
-			return nil, fmt.Errorf("remote: gateways: the cluster's CA on %s: %w", b.Name, err)
-		}
-	}
-	ca, err := pki.New(tmp)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	d.setAuthority(ca, tmp)
-	return ca, nil
+	return d.ca, nil
 }
 
 // needsSchema says whether the gateway of s reads the load generator's

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/internal/netnstest"
 )
@@ -101,6 +102,22 @@ func TestTLSKeptOnNamespaceHosts(t *testing.T) {
 		// The broker host serves only the direct modes here.
 		if _, err := d.TLSKept(ctx, "encrypt.fast"); err == nil {
 			t.Error("encrypt.fast, served nowhere in this group, was read")
+		}
+		// The CA is this machine's: hosts get certificates and their own
+		// keys, never the CA's, and the ones the broker host was given
+		// serve mutual TLS.
+		for _, h := range d.hosts {
+			out, err := h.c.Output(ctx, "find "+ssh.Quote(path.Dir(h.dir))+" -name "+pki.CAKeyFile)
+			if err != nil || strings.TrimSpace(string(out)) != "" {
+				t.Errorf("%s: the CA's key: %q (%v)", h.Name, out, err)
+			}
+		}
+		if d.ca == nil || !d.ca.CanSign() {
+			t.Error("no authority that can sign on this machine")
+		}
+		client := d.hosts["client-2"]
+		if out, err := client.c.Output(ctx, "/usr/bin/kcat -F "+ssh.Quote(d.modes["mtls"].ClientConfig)+" -L -m 10"); err != nil || !strings.Contains(string(out), "broker") {
+			t.Errorf("kcat over mtls with the certificates made on this machine: %v\n%s", err, out)
 		}
 	})
 }
