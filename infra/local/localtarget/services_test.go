@@ -48,9 +48,23 @@ func TestRestartSampleLogs(t *testing.T) {
 			t.Errorf("host %s has role %q, want %q", h, roles[h], r)
 		}
 	}
-	logs, err := tg.CollectLogs(ctx, time.Time{})
-	if err != nil {
-		t.Fatal(err)
+	// A child's stderr reaches its log through a pipe xp reads on its own
+	// goroutine, so a line written just before the child answered may
+	// arrive a moment after Up returned: wait for both start-up lines.
+	var logs []target.Log
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if logs, err = tg.CollectLogs(ctx, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		started := 0
+		for _, l := range logs {
+			if strings.Contains(string(l.Text), "embedded cluster serving") || strings.Contains(string(l.Text), "gateway listening") {
+				started++
+			}
+		}
+		if started == 2 || time.Now().After(deadline) {
+			break
+		}
 	}
 	names := []string{}
 	for _, l := range logs {
