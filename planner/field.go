@@ -84,7 +84,7 @@ const (
 	FieldCipherFPE  = "fpe"
 )
 
-// Defaults of the optional factor fields (DESIGN.md's plan-row table).
+// Defaults of the optional factor fields (docs/spec.md's row fields).
 const (
 	DefaultPlatform          = "local"
 	DefaultPartitions        = 6
@@ -168,7 +168,7 @@ func textField(name string, re *regexp.Regexp, hint string, get func(*Row) *stri
 		set: func(r *Row, v Value) { *get(r) = v.Str }}
 }
 
-// fields lists every factor field in DESIGN.md's order.
+// fields lists every factor field in docs/spec.md's order.
 var fields = []fieldDef{
 	withReq(enumField("security", []string{SecurityPlaintext, SecurityTLS, SecurityMTLS, SecuritySASLSSL, SecurityProxy, SecurityEncrypt, SecurityFieldEncrypt}, func(r *Row) *string { return &r.Security })),
 	withInfra(withReq(intField("brokers", 1, 9, func(r *Row) *int { return &r.Brokers }))),
@@ -222,7 +222,7 @@ var (
 	canonicalIdx = sortedFieldIndices()
 )
 
-// FieldNames returns the factor field names of a plan row in DESIGN.md's
+// FieldNames returns the factor field names of a plan row in docs/spec.md's
 // order.
 func FieldNames() []string {
 	out := make([]string, len(fields))

@@ -13,7 +13,7 @@ import (
 )
 
 // The documentation is checked against the code: README.md is the front
-// door and docs/ the reference (issue #17), so a link that leads nowhere, a
+// door and docs/ the reference, so a link that leads nowhere, a
 // command the README lists that xp does not have (or one xp has that the
 // README omits), or a spec example that does not expand fails here.
 

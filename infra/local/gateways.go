@@ -16,7 +16,7 @@ import (
 	"github.com/xp-bench/xp/planner"
 )
 
-// Default gateway settings of a plan row (DESIGN.md: gateway_transport tls,
+// Default gateway settings of a plan row (docs/spec.md: gateway_transport tls,
 // encoding json for field_encrypt).
 const (
 	DefaultGatewayTransport = TLS

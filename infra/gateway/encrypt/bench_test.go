@@ -13,7 +13,7 @@ import (
 // encrypting filter (encrypt on produce plus decrypt and batch rebuild on
 // fetch, 1 KiB records with an 11-byte ssn, batches of 100, uncompressed)
 // next to the floor: raw AES-256-GCM seal+open of the same bytes. Targets
-// (issue 7): encrypt and field_encrypt avro/protobuf < 2.5 µs/record, json
+// (cmd/xpbench): encrypt and field_encrypt avro/protobuf < 2.5 µs/record, json
 // < 3.5 µs/record. The TLS legs are the gateway benchmark's.
 func BenchmarkGatewayEncryption(b *testing.B) {
 	for _, n := range []int{1024, 11} {

@@ -169,7 +169,7 @@ const (
 // the consumer keep their connections from load to load (the consumer
 // adds each load's topic and drops it after), so TLS handshakes and
 // connection set-up are not in the figures, as in the gateway benchmark
-// (#6). Every mode runs five loads, in rounds: each round runs one load of
+// (gateway.BenchmarkGatewayCPU). Every mode runs five loads, in rounds: each round runs one load of
 // every mode, in a shuffled order. The host of a shared VM can slow any
 // load by a third; a slow minute then lands on one load of several modes
 // instead of on all of one mode's. Each mode reports the median of
@@ -192,8 +192,7 @@ const (
 // AES-GCM envelope, with the floor row floor/field_encrypt_fpe: FF1
 // encryption and decryption of the ssn's nine digits plus the TLS legs.
 //
-// Targets (issue 7, set for the fast path before std became the
-// default): encrypt and field_encrypt avro and protobuf under 2.5 µs per
+// Targets (cmd/xpbench, judged on the fast rows): encrypt and field_encrypt avro and protobuf under 2.5 µs per
 // record, json under 3.5 µs; over_proxy_us is what a mode adds to the
 // proxy of the same crypto measured in the same run.
 //

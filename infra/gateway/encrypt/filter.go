@@ -25,7 +25,7 @@
 //     (tampered, moved to another topic or field, or a corrupt envelope or
 //     batch). franz-go returns both to the application as fetch errors
 //     and kcat (librdkafka) reports them ("Broker failed to validate
-//     record", "Topic authorization failed"), both tested; CORRUPT_MESSAGE
+//     record", "Topic authorization failed"); CORRUPT_MESSAGE
 //     would be retried silently by franz-go. The failed partition's record
 //     set is empty, not null: librdkafka refuses a null one as a protocol
 //     error.
