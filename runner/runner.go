@@ -363,22 +363,12 @@ func checkRows(ctx context.Context, p *plan, t openedTarget, o Options) error {
 		p.path, strings.Join(problems, "\n  "))
 }
 
-// groupRows groups rows by infrastructure: groups in order of their first
-// row, rows in plan order within a group.
+// groupRows groups rows by infrastructure (planner.GroupByInfra): rows in
+// run order, groups in the order of their first row.
 func groupRows(rows []planner.Row) []target.Group {
-	sorted := append([]planner.Row(nil), rows...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Order < sorted[j].Order })
-	idx := map[planner.InfraKey]int{}
 	var groups []target.Group
-	for _, r := range sorted {
-		k := r.InfraKey()
-		i, ok := idx[k]
-		if !ok {
-			i = len(groups)
-			idx[k] = i
-			groups = append(groups, target.Group{Key: k})
-		}
-		groups[i].Rows = append(groups[i].Rows, r)
+	for _, rs := range planner.GroupByInfra(rows) {
+		groups = append(groups, target.Group{Key: rs[0].InfraKey(), Rows: rs})
 	}
 	return groups
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xp-bench/xp/infra/remote"
+	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/plans"
@@ -66,29 +67,14 @@ func readTarget(st *state, path string) (*tf.TargetFile, error) {
 	return t, nil
 }
 
-// infraGroup is the rows of one infrastructure group.
-type infraGroup struct {
-	key  planner.InfraKey
-	rows []planner.Row
-}
-
-// infraGroups splits rows into their infrastructure groups, in plan order,
-// skipping rows on the local platform.
-func infraGroups(rows []planner.Row) []infraGroup {
-	var out []infraGroup
-	at := map[planner.InfraKey]int{}
-	for _, r := range rows {
-		if r.Platform == "local" {
-			continue
-		}
-		k := r.InfraKey()
-		i, ok := at[k]
-		if !ok {
-			i = len(out)
-			at[k] = i
-			out = append(out, infraGroup{key: k})
-		}
-		out[i].rows = append(out[i].rows, r)
+// infraGroups splits rows into their infrastructure groups
+// (planner.GroupByInfra: in run order), skipping rows on the local
+// platform.
+func infraGroups(rows []planner.Row) []target.Group {
+	remote := slices.DeleteFunc(slices.Clone(rows), func(r planner.Row) bool { return r.Platform == "local" })
+	var out []target.Group
+	for _, rs := range planner.GroupByInfra(remote) {
+		out = append(out, target.Group{Key: rs[0].InfraKey(), Rows: rs})
 	}
 	return out
 }
@@ -260,20 +246,20 @@ estimated cost, and applies nothing. An estimate above budget_usd is refused
 				return usageErrf("no row of the plan runs on %s (every row is on platform local)", t.Platform)
 			}
 			for _, g := range groups {
-				if g.key.Platform != t.Platform {
-					return usageErrf("rows of group %s run on %s, but %s is platform %s", g.key, g.key.Platform, t.Path, t.Platform)
+				if g.Key.Platform != t.Platform {
+					return usageErrf("rows of group %s run on %s, but %s is platform %s", g.Key, g.Key.Platform, t.Path, t.Platform)
 				}
 			}
 			est, err := checkBudget(t, rows)
 			if dryRun {
 				p := &tf.Provisioner{Target: t, Campaign: rows[0].Campaign, Root: tf.WorkRoot(db)}
 				for _, g := range groups {
-					plan, perr := p.PlanGroup(g.key, g.rows)
+					plan, perr := p.PlanGroup(g.Key, g.Rows)
 					if perr != nil {
 						return usageErr(perr)
 					}
 					b, _ := json.MarshalIndent(plan.Vars, "  ", "  ")
-					fmt.Fprintf(st.stdout, "group %s (%d rows) in %s, module %s:\n  %s\n", g.key, len(g.rows), plan.Dir, t.ModuleName(), b)
+					fmt.Fprintf(st.stdout, "group %s (%d rows) in %s, module %s:\n  %s\n", g.Key, len(g.Rows), plan.Dir, t.ModuleName(), b)
 				}
 				writeEstimate(st.stdout, est, t)
 				return err
@@ -290,21 +276,21 @@ estimated cost, and applies nothing. An estimate above budget_usd is refused
 			}
 			defer done()
 			for _, g := range groups {
-				up, err := p.Up(ctx, g.key, g.rows)
+				up, err := p.Up(ctx, g.Key, g.Rows)
 				if errors.Is(err, tf.ErrNoCredentials) {
 					return usageErr(err)
 				}
 				if err != nil && ctx.Err() != nil {
-					return withCode(exitInterrupted, fmt.Errorf("group %s: %w (Terraform's output: %s)", g.key, err, filepath.Join(p.Root, "terraform.log")))
+					return withCode(exitInterrupted, fmt.Errorf("group %s: %w (Terraform's output: %s)", g.Key, err, filepath.Join(p.Root, "terraform.log")))
 				}
 				if err != nil {
-					return fmt.Errorf("group %s: %w (Terraform's output: %s)", g.key, err, filepath.Join(p.Root, "terraform.log"))
+					return fmt.Errorf("group %s: %w (Terraform's output: %s)", g.Key, err, filepath.Join(p.Root, "terraform.log"))
 				}
 				verb := "applied"
 				if up.Reused {
 					verb = "already up"
 				}
-				fmt.Fprintf(st.stdout, "group %s: %s, $%.3f/h\n", g.key, verb, up.HourlyUSD)
+				fmt.Fprintf(st.stdout, "group %s: %s, $%.3f/h\n", g.Key, verb, up.HourlyUSD)
 				writeHosts(st.stdout, up.Inventory)
 			}
 			return nil
