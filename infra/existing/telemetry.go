@@ -88,14 +88,7 @@ func (m *telemetry) names() []string {
 }
 
 // describe describes the telemetry hosts as their agents do.
-func (m *telemetry) describe() []target.HostInfo {
-	var out []target.HostInfo
-	for _, h := range m.dep.Hosts() {
-		out = append(out, target.HostInfo{Name: h.Name, Role: h.Role, Address: h.Address, OS: h.OS, Arch: h.Arch,
-			Kernel: h.Kernel, Distro: h.Distro, CPUs: h.CPUs, MemoryMiB: h.MemoryMiB, Java: h.Java})
-	}
-	return out
-}
+func (m *telemetry) describe() []target.HostInfo { return m.dep.Hosts() }
 
 // sample is every host's latest cumulative counters.
 func (m *telemetry) sample() []target.HostSample {

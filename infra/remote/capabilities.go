@@ -28,13 +28,7 @@ func (d *Deployer) DescribeHosts() []target.HostInfo {
 	if dep == nil {
 		return nil
 	}
-	var out []target.HostInfo
-	for _, h := range dep.Hosts() {
-		out = append(out, target.HostInfo{Name: h.Name, Role: h.Role, Address: h.Address, InstanceType: h.InstanceType,
-			OS: h.OS, Arch: h.Arch, Kernel: h.Kernel, Distro: h.Distro, CPUs: h.CPUs, MemoryMiB: h.MemoryMiB,
-			Java: h.Java, Kafka: h.Kafka, JVMFlags: h.JVMFlags})
-	}
-	return out
+	return dep.Hosts()
 }
 
 // logBound is how much of the end of each service log CollectLogs fetches.

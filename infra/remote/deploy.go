@@ -20,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/hoststat"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
@@ -124,10 +123,12 @@ type deployed struct {
 	c *ssh.Client
 	// cmu guards c where it may be replaced while other goroutines use
 	// the host (client: loads, telemetry, logs).
-	cmu  sync.Mutex
-	dir  string
-	xp   string
-	info agent.Info
+	cmu sync.Mutex
+	dir string
+	xp  string
+	// info is what `xp agent info` says of the machine (agent.Info,
+	// whose fields target.HostInfo has under the same JSON names).
+	info target.HostInfo
 	// jvm is the heap and JVM flags of the Kafka node StartKafka started
 	// on the host ("" for none).
 	jvm string
@@ -298,27 +299,17 @@ func (h *deployed) writeFiles(ctx context.Context, files map[string][]byte) erro
 	return nil
 }
 
-// HostRecord is what an attempt records about one host.
-type HostRecord struct {
-	Name         string `json:"name"`
-	Role         string `json:"role"`
-	Address      string `json:"address"`
-	InstanceType string `json:"instance_type,omitempty"`
-	agent.Info
-	// Kafka is the broker software, as target.Broker.String writes it:
-	// "kfake VERSION" or "apache VERSION" (on broker and controller
-	// hosts), and for Apache Kafka JVMFlags the heap and JVM flags it ran
-	// with (Info.Java the runtime).
-	Kafka    string `json:"kafka,omitempty"`
-	JVMFlags string `json:"jvm_flags,omitempty"`
-}
-
-// Hosts describes every host, sorted by name.
-func (d *Deployment) Hosts() []HostRecord {
-	var out []HostRecord
+// Hosts describes every host, sorted by name: what an attempt records
+// about it. Kafka is the broker software, as target.Broker.String writes
+// it: "kfake VERSION" or "apache VERSION" (on broker and controller
+// hosts), and for Apache Kafka JVMFlags the heap and JVM flags it ran with
+// (Java the runtime).
+func (d *Deployment) Hosts() []target.HostInfo {
+	var out []target.HostInfo
 	for _, n := range d.names("") {
 		h := d.hosts[n]
-		r := HostRecord{Name: n, Role: h.Role, Address: h.Private, InstanceType: h.InstanceType, Info: h.info}
+		r := h.info
+		r.Name, r.Role, r.Address, r.InstanceType = n, h.Role, h.Private, h.InstanceType
 		switch {
 		case d.kafka != "" && (h.Role == RoleBroker || h.Role == RoleController):
 			r.Kafka, r.JVMFlags = d.kafka, h.jvm
