@@ -13,10 +13,6 @@ import (
 	"github.com/xp-bench/xp/planner"
 )
 
-// ClusterFile is the file, in --dir, that `xp cluster local` writes once
-// it serves: the JSON line --json prints.
-const ClusterFile = "cluster.json"
-
 // writeFileAtomic writes b to path (0600) so a reader sees all or nothing.
 func writeFileAtomic(path string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
@@ -122,7 +118,7 @@ them for long high-rate loads. --direct-only leaves the gateway modes out
 			if dir != "" {
 				// Written last: its presence says the cluster serves (xp's
 				// agent waits for it on remote broker hosts).
-				if err := writeFileAtomic(filepath.Join(cl.Dir(), ClusterFile), append(out, '\n')); err != nil {
+				if err := writeFileAtomic(filepath.Join(cl.Dir(), local.ClusterFile), append(out, '\n')); err != nil {
 					return err
 				}
 			}

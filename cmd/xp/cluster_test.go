@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xp-bench/xp/infra/local"
 )
 
 // lockedBuffer is a bytes.Buffer safe to read while a command writes.
@@ -72,8 +74,8 @@ func TestClusterLocalJSONServesUntilSignal(t *testing.T) {
 	if got.Dir != dir {
 		t.Errorf("dir %q, want %q", got.Dir, dir)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, ClusterFile)); err != nil || string(b) != out.String() {
-		t.Errorf("%s: %v\n%s\nwant the --json line\n%s", ClusterFile, err, b, out.String())
+	if b, err := os.ReadFile(filepath.Join(dir, local.ClusterFile)); err != nil || string(b) != out.String() {
+		t.Errorf("%s: %v\n%s\nwant the --json line\n%s", local.ClusterFile, err, b, out.String())
 	}
 	for _, m := range []string{"proxy", "encrypt", "field_encrypt", "field_encrypt.fpe", "proxy.fast", "encrypt.fast", "field_encrypt.fast", "field_encrypt.fpe.fast"} {
 		mode, ok := got.Modes[m]

@@ -23,6 +23,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/xp-bench/xp/infra/gateway/envelope"
+	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
@@ -288,7 +289,7 @@ func TestRunOnNamespaceHosts(t *testing.T) {
 	}
 	// The broker host served only the direct modes: the gateway modes
 	// were the gateway host's.
-	cl, err := os.ReadFile(filepath.Join(broker.Home(), "xp", "remote-e2e", "broker-0", "cluster", ClusterFile))
+	cl, err := os.ReadFile(filepath.Join(broker.Home(), "xp", "remote-e2e", "broker-0", "cluster", local.ClusterFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +466,7 @@ type sealedRecord struct {
 }
 
 func (s *sealedRecord) run(ctx context.Context, _, _ string, n *netnstest.Net) error {
-	file := filepath.Join(n.Hosts[0].Home(), "xp", "remote-e2e", "broker-0", "cluster", ClusterFile)
+	file := filepath.Join(n.Hosts[0].Home(), "xp", "remote-e2e", "broker-0", "cluster", local.ClusterFile)
 	var cl struct {
 		Modes map[string]struct {
 			Bootstrap string `json:"bootstrap"`

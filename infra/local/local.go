@@ -52,6 +52,17 @@ const (
 	ClientCertName = "client"
 )
 
+// Files of a cluster's directory (Cluster.Dir) that other packages read.
+const (
+	// ClusterFile is the file `xp cluster local --dir` writes once the
+	// cluster serves: the JSON line its --json prints (a remote broker
+	// host's agent waits for it, then the deployer reads it).
+	ClusterFile = "cluster.json"
+	// PKIDir is the directory of the cluster's certificate authority
+	// (pki.New), which gateways issue their certificates from.
+	PKIDir = "pki"
+)
+
 // SASLUser is the user the sasl_ssl fronts know; its password is random
 // per cluster and lives only in the 0600 client config files.
 const SASLUser = "xp"
@@ -149,7 +160,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	var err error
-	if c.ca, err = pki.New(filepath.Join(c.dir, "pki")); err != nil {
+	if c.ca, err = pki.New(filepath.Join(c.dir, PKIDir)); err != nil {
 		return nil, err
 	}
 	scert, skey, err := c.ca.Server(BrokerCertName, o.Host)
@@ -279,10 +290,10 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 // from the authority in dir/pki and register their modes here. Close
 // stops nothing of the cluster and removes nothing.
 func Attach(dir string, modes map[string]Mode) (*Cluster, error) {
-	if _, err := os.Stat(filepath.Join(dir, "pki")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, PKIDir)); err != nil {
 		return nil, fmt.Errorf("local: attach: %s is not an embedded cluster's directory: %w", dir, err)
 	}
-	ca, err := pki.New(filepath.Join(dir, "pki"))
+	ca, err := pki.New(filepath.Join(dir, PKIDir))
 	if err != nil {
 		return nil, err
 	}

@@ -369,8 +369,12 @@ func (d *Deployment) embeddedAuthority(ctx context.Context, b *deployed, dir str
 	return nil
 }
 
-// embeddedService is the service name of the embedded cluster.
-const embeddedService = "cluster"
+// The embedded cluster's service name, and its directory in the broker
+// host's directory (its --dir).
+const (
+	embeddedService = "cluster"
+	embeddedDir     = "cluster"
+)
 
 // StartEmbedded runs xp's embedded cluster (kafka.distribution: embedded)
 // with brokers brokers on the first broker host, listening on and
@@ -386,20 +390,20 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 		return nil, errors.New("remote: no broker host")
 	}
 	b := d.hosts[bs[0]]
-	cdir := path.Join(b.dir, "cluster")
+	cdir := path.Join(b.dir, embeddedDir)
 	cmd := fmt.Sprintf("%s agent start --dir %s --name %s --wait-file %s --timeout 60s -- %s cluster local --host %s --brokers %d --dir %s --retention 60s",
-		ssh.Quote(b.xp), ssh.Quote(b.dir), embeddedService, ssh.Quote(path.Join(cdir, "cluster.json")),
+		ssh.Quote(b.xp), ssh.Quote(b.dir), embeddedService, ssh.Quote(path.Join(cdir, local.ClusterFile)),
 		ssh.Quote(b.xp), ssh.Quote(b.Private), brokers, ssh.Quote(cdir))
 	if len(d.names(RoleGateway)) > 0 {
 		cmd += " --direct-only"
-		if err := d.embeddedAuthority(ctx, b, path.Join(cdir, "pki")); err != nil {
+		if err := d.embeddedAuthority(ctx, b, path.Join(cdir, local.PKIDir)); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := b.c.Output(ctx, cmd); err != nil {
 		return nil, fmt.Errorf("remote: embedded cluster on %s: %w", b.Name, err)
 	}
-	out, err := b.c.Output(ctx, "cat "+ssh.Quote(path.Join(cdir, "cluster.json")))
+	out, err := b.c.Output(ctx, "cat "+ssh.Quote(path.Join(cdir, local.ClusterFile)))
 	if err != nil {
 		return nil, err
 	}
@@ -407,13 +411,13 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 		Modes map[string]local.Mode `json:"modes"`
 	}
 	if err := json.Unmarshal(out, &cl); err != nil {
-		return nil, fmt.Errorf("remote: %s cluster.json: %w", b.Name, err)
+		return nil, fmt.Errorf("remote: %s "+local.ClusterFile+": %w", b.Name, err)
 	}
 	contents, err := clientFiles(path.Dir(b.dir), cl.Modes, func(f string) ([]byte, error) {
 		return b.c.Output(ctx, "cat "+ssh.Quote(f))
 	})
 	if err != nil {
-		return nil, fmt.Errorf("remote: %s cluster.json: %w", b.Name, err)
+		return nil, fmt.Errorf("remote: %s "+local.ClusterFile+": %w", b.Name, err)
 	}
 	if err := d.writeAll(ctx, d.names(RoleClient), contents); err != nil {
 		return nil, err

@@ -19,9 +19,6 @@ import (
 	"github.com/xp-bench/xp/planner"
 )
 
-// DistributionEmbedded is kafka.distribution for xp's embedded cluster.
-const DistributionEmbedded = "embedded"
-
 // DeployerOptions configure a Deployer.
 type DeployerOptions struct {
 	// Campaign names the directory on every host.

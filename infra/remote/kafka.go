@@ -149,7 +149,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 		s := *srv
 		s.LogDirs = path.Join(h.dir, kafkaData)
 		s.Keystore = path.Join(h.dir, kafkaPKI, "keystore.pem")
-		s.Truststore = path.Join(h.dir, kafkaPKI, "ca.pem")
+		s.Truststore = path.Join(h.dir, kafkaPKI, pki.CACertFile)
 		if kn.props, err = s.Properties(node.ID); err != nil {
 			return nil, err
 		}
@@ -172,7 +172,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	caPath, certPath, keyPath := path.Join(clientDir, "ca.pem"), path.Join(clientDir, "client.pem"), path.Join(clientDir, "client-key.pem")
+	caPath, certPath, keyPath := path.Join(clientDir, pki.CACertFile), path.Join(clientDir, "client.pem"), path.Join(clientDir, "client-key.pem")
 	p.clientFiles[caPath] = p.ca
 	for f, src := range map[string]string{certPath: cert, keyPath: key} {
 		if p.clientFiles[f], err = os.ReadFile(src); err != nil {
@@ -385,7 +385,7 @@ func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelea
 	}
 	if n.keystore != nil {
 		files[path.Join(h.dir, kafkaPKI, "keystore.pem")] = n.keystore
-		files[path.Join(h.dir, kafkaPKI, "ca.pem")] = p.ca
+		files[path.Join(h.dir, kafkaPKI, pki.CACertFile)] = p.ca
 	}
 	if err := h.writeFiles(ctx, files); err != nil {
 		return err

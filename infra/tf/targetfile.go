@@ -78,8 +78,11 @@ type SSH struct {
 	Wait time.Duration `json:"wait,omitempty"`
 }
 
+// DistributionEmbedded is kafka.distribution for xp's embedded cluster.
+const DistributionEmbedded = "embedded"
+
 // Kafka is the Kafka the machines run: xp's embedded cluster
-// (Distribution "embedded"), or Apache Kafka releases, one per version a
+// (Distribution DistributionEmbedded), or Apache Kafka releases, one per version a
 // row's kafka_version may ask for. The single-release form (version,
 // distribution, sha512 at the top of kafka:) is Releases with one entry;
 // Version, Distribution and SHA512 keep what that form wrote.
@@ -140,7 +143,7 @@ func (r KafkaRelease) Local() bool { return !isURL(r.Distribution) }
 func isURL(s string) bool { return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") }
 
 // Embedded reports whether the machines run xp's embedded cluster.
-func (k Kafka) Embedded() bool { return k.Distribution == "embedded" }
+func (k Kafka) Embedded() bool { return k.Distribution == DistributionEmbedded }
 
 // Release returns the release of version.
 func (k Kafka) Release(version string) (KafkaRelease, bool) {
@@ -404,7 +407,7 @@ func (p *fileParser) kafka(n *yaml.Node, getenv func(string) string) Kafka {
 					r.Version = p.kafkaVersion(v, what+".version")
 				case "distribution":
 					r.Distribution = p.distribution(v, what+".distribution")
-					if r.Distribution == "embedded" {
+					if r.Distribution == DistributionEmbedded {
 						p.bad(v, "%s.distribution: \"embedded\" is not the URL or file of a release tarball (embedded is a distribution of its own, not a release)", what)
 					}
 				case "sha512":
@@ -426,7 +429,7 @@ func (p *fileParser) kafka(n *yaml.Node, getenv func(string) string) Kafka {
 		}
 		return k
 	}
-	if single.Distribution == "embedded" || single == (KafkaRelease{}) {
+	if single.Distribution == DistributionEmbedded || single == (KafkaRelease{}) {
 		return k
 	}
 	if single.Distribution == "" {
@@ -456,7 +459,7 @@ func keyLine(n *yaml.Node, key string) int {
 // TARGET.yaml's directory) and required to exist.
 func (p *fileParser) distribution(n *yaml.Node, what string) string {
 	d := p.str(n, what)
-	if d == "" || d == "embedded" || isURL(d) {
+	if d == "" || d == DistributionEmbedded || isURL(d) {
 		return d
 	}
 	if strings.Contains(d, "://") {
@@ -486,7 +489,7 @@ func (p *fileParser) checkRelease(n *yaml.Node, what string, r *KafkaRelease) bo
 	case "":
 		p.bad(n, "%s: no distribution (a release is a tarball's URL or file, with its sha512)", what)
 		return false
-	case "embedded":
+	case DistributionEmbedded:
 		return false // refused where it was read
 	}
 	var missing []string

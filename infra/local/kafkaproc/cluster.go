@@ -183,7 +183,7 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 		}
 	}()
 	// A fresh layout each try: earlier files, data included, go.
-	os.RemoveAll(filepath.Join(dir, "pki"))
+	os.RemoveAll(filepath.Join(dir, local.PKIDir))
 	olds, _ := filepath.Glob(filepath.Join(dir, "broker-*"))
 	for _, d := range olds {
 		os.RemoveAll(d)
@@ -199,7 +199,7 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 	srv := kafkaconf.NewServer(addrs, nil)
 	srv.Ports = ports
 	srv.Extra = QuorumTimeouts
-	if c.ca, err = pki.New(filepath.Join(dir, "pki")); err != nil {
+	if c.ca, err = pki.New(filepath.Join(dir, local.PKIDir)); err != nil {
 		return nil, err
 	}
 	pw := make([]byte, 16)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/kroxylicious"
+	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/target"
@@ -169,7 +170,7 @@ func (t *Target) startKroxyliciousGateways(ctx context.Context, rows []planner.R
 	if len(insts) == 0 {
 		return nil
 	}
-	ca, err := pki.New(filepath.Join(up.Dir, "pki"))
+	ca, err := pki.New(filepath.Join(up.Dir, local.PKIDir))
 	if err != nil {
 		return fmt.Errorf("local target: kroxylicious: %w", err)
 	}

@@ -119,7 +119,7 @@ type upstream struct {
 }
 
 // CA is the path of the cluster's CA certificate.
-func (u upstream) CA() string { return filepath.Join(u.Dir, "pki", pki.CACertFile) }
+func (u upstream) CA() string { return filepath.Join(u.Dir, local.PKIDir, pki.CACertFile) }
 
 func (t *Target) startLocked(ctx context.Context, g target.Group) (target.Endpoints, error) {
 	t.downLocked()
