@@ -7,12 +7,8 @@ import (
 	"github.com/xp-bench/xp/planner"
 )
 
-// GatewayCPUMetric is the gateway's CPU time per published message;
-// RoleGateway the role of the gateway's hosts in telemetry.
-const (
-	GatewayCPUMetric = "gateway_cpu_us_per_msg"
-	RoleGateway      = "gateway"
-)
+// GatewayCPUMetric is the gateway's CPU time per published message.
+const GatewayCPUMetric = "gateway_cpu_us_per_msg"
 
 // withoutIdleGateway returns d with the gateway's CPU metric and its
 // hosts' telemetry removed from the runs whose security mode has no
@@ -37,8 +33,8 @@ func withoutIdleGateway(d *Dataset) *Dataset {
 			r.Metrics = maps.Clone(r.Metrics)
 			delete(r.Metrics, GatewayCPUMetric)
 		}
-		if slices.ContainsFunc(r.Hosts, func(h HostUse) bool { return h.Role == RoleGateway }) {
-			r.Hosts = slices.DeleteFunc(slices.Clone(r.Hosts), func(h HostUse) bool { return h.Role == RoleGateway })
+		if slices.ContainsFunc(r.Hosts, func(h HostUse) bool { return h.Role == planner.RoleGateway }) {
+			r.Hosts = slices.DeleteFunc(slices.Clone(r.Hosts), func(h HostUse) bool { return h.Role == planner.RoleGateway })
 		}
 	}
 	return &out

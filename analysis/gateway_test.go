@@ -1,6 +1,10 @@
 package analysis
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/xp-bench/xp/planner"
+)
 
 // TestDirectRowsShowNoGateway: a direct mode (plaintext, tls) has no
 // gateway in the path; the 0 the evidence store records for its gateway
@@ -17,7 +21,7 @@ func TestDirectRowsShowNoGateway(t *testing.T) {
 			r.Metrics[GatewayCPUMetric] = 12.5
 		}
 		r.Hosts = []HostUse{{Host: "cluster", Role: "cluster", CPUCores: 0.2, MemMaxMiB: 50},
-			{Host: "gateway", Role: RoleGateway, CPUCores: 0, MemMaxMiB: 40}}
+			{Host: "gateway", Role: planner.RoleGateway, CPUCores: 0, MemMaxMiB: 40}}
 	}
 	d.Metrics = append(d.Metrics, ExtraMetrics([]string{GatewayCPUMetric})...)
 	res, err := Analyse(d, Options{Resamples: 200})
@@ -35,7 +39,7 @@ func TestDirectRowsShowNoGateway(t *testing.T) {
 		roles[u.Level+"/"+u.Role] = true
 	}
 	for lv, want := range map[string]bool{"plaintext": false, "tls": false, "proxy": true} {
-		if roles[lv+"/"+RoleGateway] != want || !roles[lv+"/cluster"] {
+		if roles[lv+"/"+planner.RoleGateway] != want || !roles[lv+"/cluster"] {
 			t.Errorf("%s: hosts by role %v, want a gateway row %v", lv, roles, want)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -52,7 +53,7 @@ type RoleUse struct {
 
 // roleOrder sorts roles in the report: the cluster's, then the gateway,
 // then the clients; others after them by name.
-var roleOrder = []string{"broker", "controller", "cluster", "gateway", "client"}
+var roleOrder = []string{planner.RoleBroker, planner.RoleController, planner.RoleCluster, planner.RoleGateway, planner.RoleClient}
 
 // measuredWindow reads the measurement window from the load generator's
 // --json output (the attempt's loadgen.json log).

@@ -46,17 +46,6 @@ type fieldDef struct {
 	set      func(*Row, Value)
 }
 
-// Security modes.
-const (
-	SecurityPlaintext    = "plaintext"
-	SecurityTLS          = "tls"
-	SecurityMTLS         = "mtls"
-	SecuritySASLSSL      = "sasl_ssl"
-	SecurityProxy        = "proxy"
-	SecurityEncrypt      = "encrypt"
-	SecurityFieldEncrypt = "field_encrypt"
-)
-
 // Levels of gateway_crypto: the implementation of the built-in gateway's
 // cryptography. std is the standard library's (crypto/tls carries the
 // records, crypto/cipher's GCM seals envelopes); fast is xp's own TLS 1.3
@@ -101,7 +90,7 @@ const (
 	DefaultEncoding         = "bytes"
 	DefaultGateways         = 1
 	DefaultGatewayKind      = "builtin"
-	DefaultGatewayTransport = "tls"
+	DefaultGatewayTransport = SecurityTLS
 	DefaultGatewayCrypto    = GatewayCryptoStd
 	DefaultFieldCipher      = FieldCipherAEAD
 	DefaultWarmupS          = 10
@@ -170,7 +159,7 @@ func textField(name string, re *regexp.Regexp, hint string, get func(*Row) *stri
 
 // fields lists every factor field in docs/spec.md's order.
 var fields = []fieldDef{
-	withReq(enumField("security", []string{SecurityPlaintext, SecurityTLS, SecurityMTLS, SecuritySASLSSL, SecurityProxy, SecurityEncrypt, SecurityFieldEncrypt}, func(r *Row) *string { return &r.Security })),
+	withReq(enumField("security", slices.Concat(directModes, gatewayModes), func(r *Row) *string { return &r.Security })),
 	withInfra(withReq(intField("brokers", 1, 9, func(r *Row) *int { return &r.Brokers }))),
 	withReq(intField("message_size", 16, 1<<20, func(r *Row) *int { return &r.MessageSize })),
 	withReq(enumField("acks", []string{"0", "1", "all"}, func(r *Row) *string { return &r.Acks })),
@@ -197,7 +186,7 @@ var fields = []fieldDef{
 	unhashedAt(enumField("field_cipher", []string{FieldCipherAEAD, FieldCipherFPE}, func(r *Row) *string { return &r.FieldCipher }), DefaultFieldCipher),
 	withInfra(intField("gateways", 1, 16, func(r *Row) *int { return &r.Gateways })),
 	withInfra(enumField("gateway_kind", []string{"builtin", "kroxylicious", "command"}, func(r *Row) *string { return &r.GatewayKind })),
-	enumField("gateway_transport", []string{"plaintext", "tls", "mtls", "sasl_ssl"}, func(r *Row) *string { return &r.GatewayTransport }),
+	enumField("gateway_transport", directModes, func(r *Row) *string { return &r.GatewayTransport }),
 	enumField("gateway_crypto", []string{GatewayCryptoStd, GatewayCryptoFast}, func(r *Row) *string { return &r.GatewayCrypto }),
 	intField("warmup_s", 0, 3600, func(r *Row) *int { return &r.WarmupS }),
 	intField("duration_s", 1, 86400, func(r *Row) *int { return &r.DurationS }),
@@ -393,6 +382,3 @@ var derivedFrom = map[string][]string{
 	"replication_factor": {"min_insync_replicas"},
 	"target_rate":        {"concurrency"},
 }
-
-// gatewayModes are the security modes served through a gateway.
-var gatewayModes = []string{SecurityProxy, SecurityEncrypt, SecurityFieldEncrypt}

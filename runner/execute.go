@@ -473,7 +473,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 		ev = evidenceOf(res, lerr, samples)
 		if res != nil && res.Published > 0 && ev.Metrics != nil {
 			perMsg := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(res.Published) }
-			for _, role := range []string{target.RoleCluster, target.RoleBroker, target.RoleController} {
+			for _, role := range []string{planner.RoleCluster, planner.RoleBroker, planner.RoleController} {
 				for _, host := range tel.hostsOf(role) {
 					if cpu, ok := tel.cpu(host); ok {
 						ev.Metrics["host_cpu_"+host+"_us_per_msg"] = perMsg(cpu)
@@ -486,7 +486,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 					// says so; effects skip zero baselines).
 					ev.Metrics["gateway_cpu_us_per_msg"] = 0
 				}
-			} else if gws := tel.hostsOf(target.RoleGateway); len(gws) > 0 {
+			} else if gws := tel.hostsOf(planner.RoleGateway); len(gws) > 0 {
 				var sum time.Duration
 				all := true
 				for _, host := range gws {
@@ -596,7 +596,7 @@ func brokerOf(t target.Target, machines []target.HostInfo) (target.Broker, bool)
 		return b, b.Kind != ""
 	}
 	for _, m := range machines {
-		if m.Role != target.RoleBroker && m.Role != target.RoleCluster {
+		if m.Role != planner.RoleBroker && m.Role != planner.RoleCluster {
 			continue
 		}
 		if b, ok := target.ParseBroker(m.Kafka); ok {

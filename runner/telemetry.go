@@ -14,6 +14,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -47,7 +48,7 @@ const sampleTimeout = 5 * time.Second
 type selfSource struct{}
 
 func (selfSource) Sample(context.Context) ([]target.HostSample, error) {
-	return []target.HostSample{{Host: telemetryHost, Role: target.RoleClient, CPU: procstat.SelfCPU(),
+	return []target.HostSample{{Host: telemetryHost, Role: planner.RoleClient, CPU: procstat.SelfCPU(),
 		MemMiB: procstat.RSS(os.Getpid())}}, nil
 }
 

@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
 )
 
 // gappySource samples hosts a and b, b only while up says.
 type gappySource struct{ up func() bool }
 
 func (s gappySource) Sample(context.Context) ([]target.HostSample, error) {
-	out := []target.HostSample{{Host: "a", Role: target.RoleBroker, CPU: time.Second, MemMiB: 1}}
+	out := []target.HostSample{{Host: "a", Role: planner.RoleBroker, CPU: time.Second, MemMiB: 1}}
 	if s.up() {
-		out = append(out, target.HostSample{Host: "b", Role: target.RoleClient, CPU: time.Second, MemMiB: 1})
+		out = append(out, target.HostSample{Host: "b", Role: planner.RoleClient, CPU: time.Second, MemMiB: 1})
 	}
 	return out, nil
 }

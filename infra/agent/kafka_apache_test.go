@@ -13,8 +13,8 @@ import (
 
 	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/internal/kafkatest"
+	"github.com/xp-bench/xp/planner"
 )
 
 // TestReadinessAndSCRAMOnApacheKafka runs UpsertSCRAM and WaitKafka
@@ -33,19 +33,19 @@ func TestReadinessAndSCRAMOnApacheKafka(t *testing.T) {
 		}
 		return p
 	}
-	admin := read(c.Modes()[local.Plaintext].ClientConfig)
+	admin := read(c.Modes()[planner.SecurityPlaintext].ClientConfig)
 	if err := agent.UpsertSCRAM(ctx, admin, "reader", "s3cret-reader"); err != nil {
 		t.Fatal(err)
 	}
-	reader := read(c.Modes()[local.SASLSSL].ClientConfig)
+	reader := read(c.Modes()[planner.SecuritySASLSSL].ClientConfig)
 	reader[kafkaconf.SASLUsername], reader[kafkaconf.SASLPassword] = "reader", "s3cret-reader"
 	if err := agent.WaitKafka(ctx, []agent.KafkaMode{{Name: "sasl_ssl-reader", Props: reader}}, []int32{1}, time.Minute); err != nil {
 		t.Fatalf("the new SCRAM user: %v", err)
 	}
 
-	wrong := read(c.Modes()[local.SASLSSL].ClientConfig)
+	wrong := read(c.Modes()[planner.SecuritySASLSSL].ClientConfig)
 	wrong[kafkaconf.SASLUsername], wrong[kafkaconf.SASLPassword] = "reader", "not-the-password"
-	modes := []agent.KafkaMode{{Name: "sasl_ssl-wrong", Props: wrong}, {Name: "tls", Props: read(c.Modes()[local.TLS].ClientConfig)}}
+	modes := []agent.KafkaMode{{Name: "sasl_ssl-wrong", Props: wrong}, {Name: "tls", Props: read(c.Modes()[planner.SecurityTLS].ClientConfig)}}
 	err := agent.WaitKafka(ctx, modes, []int32{1, 7}, 20*time.Second)
 	var nr *agent.NotReadyError
 	if !errors.As(err, &nr) {

@@ -18,6 +18,7 @@ import (
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/planner"
 )
 
 // embeddedModes starts xp's embedded cluster (kfake behind a front per
@@ -31,7 +32,7 @@ func embeddedModes(t *testing.T) (*local.Cluster, []KafkaMode) {
 	}
 	t.Cleanup(func() { c.Close() })
 	var modes []KafkaMode
-	for _, name := range local.DirectModes {
+	for _, name := range planner.DirectModes() {
 		props, err := kafkaconf.ReadClientConfig(c.Modes()[name].ClientConfig)
 		if err != nil {
 			t.Fatal(err)

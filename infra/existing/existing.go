@@ -340,7 +340,7 @@ func (t *Target) DescribeHosts() []target.HostInfo {
 	var out []target.HostInfo
 	if t.cluster != nil {
 		for _, b := range t.cluster.Brokers {
-			out = append(out, target.HostInfo{Name: b.Name, Role: target.RoleBroker, Address: b.Address, Kafka: t.cluster.Kafka()})
+			out = append(out, target.HostInfo{Name: b.Name, Role: planner.RoleBroker, Address: b.Address, Kafka: t.cluster.Kafka()})
 		}
 	}
 	if t.tel != nil {
@@ -356,7 +356,7 @@ func (t *Target) Sample(ctx context.Context) ([]target.HostSample, error) {
 	t.mu.Lock()
 	tel := t.tel
 	t.mu.Unlock()
-	out := []target.HostSample{{Host: "client", Role: target.RoleClient, CPU: procstat.SelfCPU(), MemMiB: procstat.RSS(os.Getpid())}}
+	out := []target.HostSample{{Host: "client", Role: planner.RoleClient, CPU: procstat.SelfCPU(), MemMiB: procstat.RSS(os.Getpid())}}
 	if tel == nil {
 		return out, nil
 	}

@@ -217,7 +217,7 @@ func TestPreflight(t *testing.T) {
 			t.Errorf("summary %q", rep.Summary)
 		}
 		hosts := tgt.DescribeHosts()
-		if len(hosts) != 2 || hosts[0].Role != target.RoleBroker || !strings.Contains(hosts[0].Kafka, "guessed from ApiVersions") {
+		if len(hosts) != 2 || hosts[0].Role != planner.RoleBroker || !strings.Contains(hosts[0].Kafka, "guessed from ApiVersions") {
 			t.Errorf("hosts %+v", hosts)
 		}
 	})

@@ -16,14 +16,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 // TestCompressionCodecs sends gzip, snappy, lz4 and zstd batches through the
 // gateway; a consumer through the gateway reads exactly what a direct one
 // reads.
 func TestCompressionCodecs(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+	g := startGateway(t, gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext))
 	cases := []struct {
 		name  string
 		codec kgo.CompressionCodec
@@ -37,17 +39,17 @@ func TestCompressionCodecs(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 200
-			via := franzOpts(t, []string{g.Bootstrap()}, Plaintext)
+			via := franzOpts(t, []string{g.Bootstrap()}, planner.SecurityPlaintext)
 			produce(t, via, "compressed", n, kgo.ProducerBatchCompression(tc.codec), kgo.ProducerLinger(50*time.Millisecond))
 			total += n
 			got := consume(t, via, "compressed", total)
-			want := consume(t, franzOpts(t, kf.ListenAddrs(), Plaintext), "compressed", total)
+			want := consume(t, franzOpts(t, kf.ListenAddrs(), planner.SecurityPlaintext), "compressed", total)
 			sameRecords(t, want, got)
 		})
 	}
 	// The fetched batches must have been compressed, or the test proves
 	// nothing: check the codec bits of the batches at rest.
-	rc := dialRaw(t, kf.ListenAddrs()[0], Plaintext)
+	rc := dialRaw(t, kf.ListenAddrs()[0], planner.SecurityPlaintext)
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = 11
 	req.MaxBytes = 1 << 24
@@ -85,9 +87,9 @@ func TestCompressionCodecs(t *testing.T) {
 // between them, consume everything once, and rebalance again when one
 // leaves.
 func TestConsumerGroupOfThree(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 3, transport: Plaintext})
-	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
-	via := franzOpts(t, []string{g.Bootstrap()}, Plaintext)
+	kf := startUpstream(t, upstreamSpec{brokers: 3, transport: planner.SecurityPlaintext})
+	g := startGateway(t, gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext))
+	via := franzOpts(t, []string{g.Bootstrap()}, planner.SecurityPlaintext)
 	const n = 300
 	produce(t, via, "group", n)
 
@@ -204,9 +206,9 @@ func TestConsumerGroupOfThree(t *testing.T) {
 // pipelined, then checks every record arrived and the connection still
 // serves requests that do get answers.
 func TestAcksZeroFranz(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
-	via := franzOpts(t, []string{g.Bootstrap()}, Plaintext)
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+	g := startGateway(t, gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext))
+	via := franzOpts(t, []string{g.Bootstrap()}, planner.SecurityPlaintext)
 	const n = 500
 	cl, err := kgo.NewClient(append(via, kgo.DefaultProduceTopic("roundtrip"), kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite(), kgo.MaxBufferedRecords(50))...)
 	if err != nil {
@@ -240,9 +242,9 @@ func TestAcksZeroFranz(t *testing.T) {
 // check is a bounded request, not a produce.
 func TestUpstreamGone(t *testing.T) {
 	ports, dir := freePorts(t, 2), t.TempDir()
-	kf := startUpstream(t, upstreamSpec{brokers: 2, transport: Plaintext}, kfake.Ports(ports...), kfake.DataDir(dir))
-	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
-	cl, err := kgo.NewClient(append(franzOpts(t, []string{g.Bootstrap()}, Plaintext), kgo.DefaultProduceTopic("faults"))...)
+	kf := startUpstream(t, upstreamSpec{brokers: 2, transport: planner.SecurityPlaintext}, kfake.Ports(ports...), kfake.DataDir(dir))
+	g := startGateway(t, gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext))
+	cl, err := kgo.NewClient(append(franzOpts(t, []string{g.Bootstrap()}, planner.SecurityPlaintext), kgo.DefaultProduceTopic("faults"))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,9 +257,9 @@ func TestUpstreamGone(t *testing.T) {
 	if err := produceOne(); err != nil {
 		t.Fatalf("before the outage: %v", err)
 	}
-	boot := dialRaw(t, g.Bootstrap(), Plaintext)
+	boot := dialRaw(t, g.Bootstrap(), planner.SecurityPlaintext)
 	md := boot.metadata()
-	node := dialRaw(t, net.JoinHostPort(md.Brokers[0].Host, strconv.Itoa(int(md.Brokers[0].Port))), Plaintext)
+	node := dialRaw(t, net.JoinHostPort(md.Brokers[0].Host, strconv.Itoa(int(md.Brokers[0].Port))), planner.SecurityPlaintext)
 	node.metadata()
 
 	kf.Close()
@@ -266,8 +268,8 @@ func TestUpstreamGone(t *testing.T) {
 		node.expectClosed()
 	})
 	t.Run("new connections are closed, not held", func(t *testing.T) {
-		dialRaw(t, g.Bootstrap(), Plaintext).expectClosed()
-		dialRaw(t, net.JoinHostPort(md.Brokers[1].Host, strconv.Itoa(int(md.Brokers[1].Port))), Plaintext).expectClosed()
+		dialRaw(t, g.Bootstrap(), planner.SecurityPlaintext).expectClosed()
+		dialRaw(t, net.JoinHostPort(md.Brokers[1].Host, strconv.Itoa(int(md.Brokers[1].Port))), planner.SecurityPlaintext).expectClosed()
 	})
 	t.Run("a bounded client request fails, does not hang", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -288,7 +290,7 @@ func TestUpstreamGone(t *testing.T) {
 
 	// Back on the same ports with the same data, the same client through
 	// the same gateway recovers.
-	startUpstream(t, upstreamSpec{brokers: 2, transport: Plaintext}, kfake.Ports(ports...), kfake.DataDir(dir))
+	startUpstream(t, upstreamSpec{brokers: 2, transport: planner.SecurityPlaintext}, kfake.Ports(ports...), kfake.DataDir(dir))
 	done := make(chan error, 1)
 	go func() { done <- produceOne() }()
 	select {
@@ -299,7 +301,7 @@ func TestUpstreamGone(t *testing.T) {
 	case <-time.After(40 * time.Second):
 		t.Fatal("produce did not complete within 40s of the upstream coming back")
 	}
-	dialRaw(t, g.Bootstrap(), Plaintext).metadata()
+	dialRaw(t, g.Bootstrap(), planner.SecurityPlaintext).metadata()
 }
 
 func freePorts(t *testing.T, n int) []int {
@@ -331,12 +333,12 @@ func TestBackpressure(t *testing.T) {
 	for i := range 300 {
 		topics = append(topics, fmt.Sprintf("bp-%03d", i))
 	}
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext}, kfake.SeedTopics(1, topics...))
-	cfg := gatewayConfig(t, kf, Plaintext, Plaintext)
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext}, kfake.SeedTopics(1, topics...))
+	cfg := gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext)
 	cfg.Limits.MaxInFlight = 4
 	cfg.Limits.BufferBytes = 4096
 	g := startGateway(t, cfg)
-	rc := dialRaw(t, g.Bootstrap(), Plaintext)
+	rc := dialRaw(t, g.Bootstrap(), planner.SecurityPlaintext)
 	rc.fmt = kmsg.NewRequestFormatter(kmsg.FormatterClientID(strings.Repeat("c", 30000)))
 	req := kmsg.NewPtrMetadataRequest()
 	req.Version = 9
@@ -440,17 +442,17 @@ func (f *refusingFilter) FetchResponse(ctx context.Context, req *kmsg.FetchReque
 // per-partition fetch error reaches the client, and a filter that changes
 // nothing changes no byte.
 func TestRecordFilterSeam(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 2, transport: Plaintext}, kfake.SeedTopics(1, "refused", "broken"))
-	cfg := gatewayConfig(t, kf, Plaintext, Plaintext)
+	kf := startUpstream(t, upstreamSpec{brokers: 2, transport: planner.SecurityPlaintext}, kfake.SeedTopics(1, "refused", "broken"))
+	cfg := gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext)
 	f := &refusingFilter{}
 	cfg.Filters = []RecordFilter{f}
 	g := startGateway(t, cfg)
-	via := franzOpts(t, []string{g.Bootstrap()}, Plaintext)
+	via := franzOpts(t, []string{g.Bootstrap()}, planner.SecurityPlaintext)
 
 	t.Run("unchanged records pass byte-identical", func(t *testing.T) {
 		produce(t, via, "roundtrip", 100, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
 		got := consume(t, via, "roundtrip", 100)
-		sameRecords(t, consume(t, franzOpts(t, kf.ListenAddrs(), Plaintext), "roundtrip", 100), got)
+		sameRecords(t, consume(t, franzOpts(t, kf.ListenAddrs(), planner.SecurityPlaintext), "roundtrip", 100), got)
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if f.produced == 0 || f.fetched == 0 {
@@ -470,7 +472,7 @@ func TestRecordFilterSeam(t *testing.T) {
 			t.Fatalf("produce to a refused topic: %v, want POLICY_VIOLATION", err)
 		}
 		// Nothing reached the broker.
-		cl2, _ := kgo.NewClient(franzOpts(t, kf.ListenAddrs(), Plaintext)...)
+		cl2, _ := kgo.NewClient(franzOpts(t, kf.ListenAddrs(), planner.SecurityPlaintext)...)
 		defer cl2.Close()
 		req := kmsg.NewPtrListOffsetsRequest()
 		lt := kmsg.NewListOffsetsRequestTopic()
@@ -488,7 +490,7 @@ func TestRecordFilterSeam(t *testing.T) {
 		}
 	})
 	t.Run("per-partition fetch error reaches the client", func(t *testing.T) {
-		produce(t, franzOpts(t, kf.ListenAddrs(), Plaintext), "broken", 5)
+		produce(t, franzOpts(t, kf.ListenAddrs(), planner.SecurityPlaintext), "broken", 5)
 		cl, err := kgo.NewClient(append(via, kgo.ConsumeTopics("broken"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.KeepRetryableFetchErrors())...)
 		if err != nil {
 			t.Fatal(err)
@@ -521,8 +523,8 @@ func TestRecordFilterSeam(t *testing.T) {
 // wait for the 10 s handshake timeout, and both clients see their
 // connection closed.
 func TestCloseIsPrompt(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	g, err := Start(context.Background(), gatewayConfig(t, kf, TLS, Plaintext))
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+	g, err := Start(context.Background(), gatewayConfig(t, kf, planner.SecurityTLS, planner.SecurityPlaintext))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,7 +533,7 @@ func TestCloseIsPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stalled.Close()
-	idle := dialRaw(t, g.Bootstrap(), TLS)
+	idle := dialRaw(t, g.Bootstrap(), planner.SecurityTLS)
 	idle.metadata()
 	// The stalled connection is accepted and waiting in its handshake.
 	poll(t, 5*time.Second, "both connections accepted", func() bool { return g.metrics.connActive.Load() == 2 })
@@ -556,13 +558,13 @@ func TestCloseIsPrompt(t *testing.T) {
 // gateways factor): a client bootstrapping from both stays on whichever
 // answered its metadata, and produce and consume work across them.
 func TestTwoGateways(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 3, transport: Plaintext})
-	g1 := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
-	g2 := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
-	both := franzOpts(t, []string{g1.Bootstrap(), g2.Bootstrap()}, Plaintext)
+	kf := startUpstream(t, upstreamSpec{brokers: 3, transport: planner.SecurityPlaintext})
+	g1 := startGateway(t, gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext))
+	g2 := startGateway(t, gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext))
+	both := franzOpts(t, []string{g1.Bootstrap(), g2.Bootstrap()}, planner.SecurityPlaintext)
 	produce(t, both, "roundtrip", 200)
-	got := consume(t, franzOpts(t, []string{g2.Bootstrap()}, Plaintext), "roundtrip", 200)
-	sameRecords(t, consume(t, franzOpts(t, kf.ListenAddrs(), Plaintext), "roundtrip", 200), got)
+	got := consume(t, franzOpts(t, []string{g2.Bootstrap()}, planner.SecurityPlaintext), "roundtrip", 200)
+	sameRecords(t, consume(t, franzOpts(t, kf.ListenAddrs(), planner.SecurityPlaintext), "roundtrip", 200), got)
 	if g1.metrics.connTotal.Load()+g2.metrics.connTotal.Load() == 0 {
 		t.Fatal("no connection through either gateway")
 	}
@@ -576,8 +578,8 @@ func TestTwoGateways(t *testing.T) {
 // node addresses from before a gateway restart reaches its node before any
 // metadata passed through the new gateway.
 func TestPrimedNodeListeners(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	cfg := gatewayConfig(t, kf, Plaintext, Plaintext)
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+	cfg := gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext)
 	base := freePorts(t, 1)[0]
 	cfg.Listen.NodePortBase = &base
 	g := startGateway(t, cfg)
@@ -592,7 +594,7 @@ func TestPrimedNodeListeners(t *testing.T) {
 	if n := g.metrics.requests[keyMetadata].Load(); n != 0 {
 		t.Fatalf("%d client metadata requests before the check", n)
 	}
-	rc := dialRaw(t, addr, Plaintext)
+	rc := dialRaw(t, addr, planner.SecurityPlaintext)
 	if resp := apiVersions(rc); resp.ErrorCode != 0 {
 		t.Fatalf("ApiVersions through the primed node port: error %d", resp.ErrorCode)
 	}
@@ -616,9 +618,9 @@ func TestCloseWhileWritingToClient(t *testing.T) {
 		transport string
 		close     func(t *testing.T, g *Gateway, rc *rawConn)
 	}{
-		{"bad frame from the client, plaintext", Plaintext, badFrame},
-		{"bad frame from the client, tls", TLS, badFrame},
-		{"gateway Close, plaintext", Plaintext, func(t *testing.T, g *Gateway, _ *rawConn) {
+		{"bad frame from the client, plaintext", planner.SecurityPlaintext, badFrame},
+		{"bad frame from the client, tls", planner.SecurityTLS, badFrame},
+		{"gateway Close, plaintext", planner.SecurityPlaintext, func(t *testing.T, g *Gateway, _ *rawConn) {
 			done := make(chan struct{})
 			go func() { g.Close(); close(done) }()
 			select {
@@ -630,9 +632,9 @@ func TestCloseWhileWritingToClient(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-			g := startGateway(t, gatewayConfig(t, kf, tc.transport, Plaintext))
-			cl, err := kgo.NewClient(append(franzOpts(t, kf.ListenAddrs(), Plaintext),
+			kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+			g := startGateway(t, gatewayConfig(t, kf, tc.transport, planner.SecurityPlaintext))
+			cl, err := kgo.NewClient(append(franzOpts(t, kf.ListenAddrs(), planner.SecurityPlaintext),
 				kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20),
 				kgo.ProducerBatchCompression(kgo.NoCompression()))...)
 			if err != nil {

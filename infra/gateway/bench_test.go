@@ -26,6 +26,7 @@ import (
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/internal/aesgcm"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -104,7 +105,7 @@ func benchConfig(upstream []string) *gateway.Config {
 // also reports the gateway's CPU per record at this rate. 8 × (1 s warm-up
 // + 3 s) whatever b.N.
 func BenchmarkGatewayPublishLatency(b *testing.B) {
-	for _, transport := range []string{gateway.Plaintext, gateway.TLS} {
+	for _, transport := range []string{planner.SecurityPlaintext, planner.SecurityTLS} {
 		b.Run(transport, func(b *testing.B) { publishLatency(b, transport) })
 	}
 }
@@ -113,7 +114,7 @@ func publishLatency(b *testing.B, transport string) {
 	props := map[string]string{"security.protocol": "plaintext"}
 	var opts []kfake.Opt
 	var ca *pki.Authority
-	if transport == gateway.TLS {
+	if transport == planner.SecurityTLS {
 		var err error
 		if ca, err = pki.New(b.TempDir()); err != nil {
 			b.Fatal(err)
@@ -135,13 +136,13 @@ func publishLatency(b *testing.B, transport string) {
 	}
 	defer kf.Close()
 	cfg := benchConfig(kf.ListenAddrs())
-	if transport == gateway.TLS {
+	if transport == planner.SecurityTLS {
 		gc, gk, err := ca.Gateway("gateway")
 		if err != nil {
 			b.Fatal(err)
 		}
-		cfg.Client = gateway.Client{Transport: gateway.TLS, Cert: gc, Key: gk}
-		cfg.Upstream.Transport, cfg.Upstream.CA = gateway.TLS, ca.CAPath()
+		cfg.Client = gateway.Client{Transport: planner.SecurityTLS, Cert: gc, Key: gk}
+		cfg.Upstream.Transport, cfg.Upstream.CA = planner.SecurityTLS, ca.CAPath()
 	}
 	gwBoot, gwMetrics := gatewayProcess(b, cfg)
 	run := func(boot string) *loadgen.Result {
@@ -241,8 +242,8 @@ func tlsUpstream(b *testing.B) (*kfake.Cluster, *pki.Authority, string, string) 
 func BenchmarkGatewayCPU(b *testing.B) {
 	kf, ca, gc, gk := tlsUpstream(b)
 	cfg := benchConfig(kf.ListenAddrs())
-	cfg.Client = gateway.Client{Transport: gateway.TLS, Cert: gc, Key: gk}
-	cfg.Upstream.Transport, cfg.Upstream.CA = gateway.TLS, ca.CAPath()
+	cfg.Client = gateway.Client{Transport: planner.SecurityTLS, Cert: gc, Key: gk}
+	cfg.Upstream.Transport, cfg.Upstream.CA = planner.SecurityTLS, ca.CAPath()
 	boot, metrics := gatewayProcess(b, cfg)
 	clientTLS, err := ca.ClientTLS("", "")
 	if err != nil {

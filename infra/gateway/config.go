@@ -17,17 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xp-bench/xp/infra/pki"
-)
-
-// Transports of the client leg; the broker leg takes the first three.
-const (
-	Plaintext = "plaintext"
-	TLS       = "tls"
-	MTLS      = "mtls"
-	// SASLSSL is TLS towards clients with SASL forwarded to the brokers:
-	// the brokers authenticate the client, the gateway only relays
-	// SaslHandshake and SaslAuthenticate (Kafka: security.protocol=SASL_SSL).
-	SASLSSL = "sasl_ssl"
+	"github.com/xp-bench/xp/planner"
 )
 
 // Defaults.
@@ -81,7 +71,11 @@ type Listen struct {
 
 // Client is the client leg.
 type Client struct {
-	// Transport: plaintext (default), tls, mtls or sasl_ssl.
+	// Transport: plaintext (default), tls, mtls or sasl_ssl, by the
+	// planner's names of the direct security modes. sasl_ssl is TLS
+	// towards clients with SASL forwarded to the brokers: the brokers
+	// authenticate the client, the gateway only relays SaslHandshake and
+	// SaslAuthenticate (Kafka: security.protocol=SASL_SSL).
 	Transport string `yaml:"transport"`
 	// Cert and Key are the gateway's server certificate (PEM); required
 	// for every transport but plaintext.
@@ -334,17 +328,17 @@ func (c *Config) Validate() error {
 
 	switch c.Client.Transport {
 	case "":
-		c.Client.Transport = Plaintext
-	case Plaintext, TLS, MTLS, SASLSSL:
+		c.Client.Transport = planner.SecurityPlaintext
+	case planner.SecurityPlaintext, planner.SecurityTLS, planner.SecurityMTLS, planner.SecuritySASLSSL:
 	default:
 		return bad("client.transport: %q is not one of plaintext, tls, mtls, sasl_ssl", c.Client.Transport)
 	}
-	if c.Client.Transport != Plaintext {
+	if c.Client.Transport != planner.SecurityPlaintext {
 		if c.Client.Cert == "" || c.Client.Key == "" {
 			return bad("client.cert and client.key: required for client.transport %s", c.Client.Transport)
 		}
 	}
-	if c.Client.Transport == MTLS && c.Client.CA == "" {
+	if c.Client.Transport == planner.SecurityMTLS && c.Client.CA == "" {
 		return bad("client.ca: required for client.transport mtls (the CA that signs client certificates)")
 	}
 
@@ -361,12 +355,12 @@ func (c *Config) Validate() error {
 	}
 	switch u.Transport {
 	case "":
-		u.Transport = Plaintext
-	case Plaintext, TLS, MTLS:
+		u.Transport = planner.SecurityPlaintext
+	case planner.SecurityPlaintext, planner.SecurityTLS, planner.SecurityMTLS:
 	default:
 		return bad("upstream.transport: %q is not one of plaintext, tls, mtls (SASL is forwarded from clients)", u.Transport)
 	}
-	if u.Transport == MTLS && (u.Cert == "" || u.Key == "") {
+	if u.Transport == planner.SecurityMTLS && (u.Cert == "" || u.Key == "") {
 		return bad("upstream.cert and upstream.key: required for upstream.transport mtls")
 	}
 	if u.DialTimeout == 0 {
@@ -441,10 +435,10 @@ func (c *Config) path(p string) string {
 
 // clientTLS is the server side of the client leg; nil for plaintext.
 func (c *Config) clientTLS() (*tls.Config, error) {
-	if c.Client.Transport == Plaintext {
+	if c.Client.Transport == planner.SecurityPlaintext {
 		return nil, nil
 	}
-	cfg, err := pki.ServerTLS(c.path(c.Client.CA), c.path(c.Client.Cert), c.path(c.Client.Key), c.Client.Transport == MTLS)
+	cfg, err := pki.ServerTLS(c.path(c.Client.CA), c.path(c.Client.Cert), c.path(c.Client.Key), c.Client.Transport == planner.SecurityMTLS)
 	if err != nil {
 		return nil, err
 	}
@@ -454,11 +448,11 @@ func (c *Config) clientTLS() (*tls.Config, error) {
 // upstreamTLS is the client side of the broker leg; nil for plaintext.
 func (c *Config) upstreamTLS() (*tls.Config, error) {
 	u := c.Upstream
-	if u.Transport == Plaintext {
+	if u.Transport == planner.SecurityPlaintext {
 		return nil, nil
 	}
 	cert, key := "", ""
-	if u.Transport == MTLS {
+	if u.Transport == planner.SecurityMTLS {
 		cert, key = c.path(u.Cert), c.path(u.Key)
 	}
 	cfg, err := pki.ClientTLS(c.path(u.CA), cert, key, u.ServerName)

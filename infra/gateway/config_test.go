@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 // passFilter is a RecordFilter configured by an extension key in tests.
@@ -55,7 +57,7 @@ func TestLoadConfig(t *testing.T) {
 			if c.Listen.Host != "127.0.0.1" || *c.Listen.BootstrapPort != 9192 || *c.Listen.NodePortBase != 9193 {
 				t.Errorf("listen defaults: %+v %d %d", c.Listen, *c.Listen.BootstrapPort, *c.Listen.NodePortBase)
 			}
-			if c.Client.Transport != Plaintext || c.Upstream.Transport != Plaintext {
+			if c.Client.Transport != planner.SecurityPlaintext || c.Upstream.Transport != planner.SecurityPlaintext {
 				t.Errorf("transports %q %q", c.Client.Transport, c.Upstream.Transport)
 			}
 			if c.Limits.MaxFrameBytes != DefaultMaxFrameBytes || c.Limits.MaxInFlight != DefaultMaxInFlight || c.Metrics.Listen != DefaultMetricsListen {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/xp-bench/xp/internal/aesgcm"
 	"github.com/xp-bench/xp/internal/tlsrec"
+	"github.com/xp-bench/xp/planner"
 )
 
 // Record layers and ciphers (CryptoInfo).
@@ -59,7 +60,7 @@ func resolveCrypto(cfg *Config, xpAESGCM string) (CryptoInfo, func([]byte) (ciph
 		return CryptoInfo{}, nil, err
 	}
 	info := CryptoInfo{Requested: cfg.Crypto, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}
-	if cfg.Client.Transport == Plaintext && cfg.Upstream.Transport == Plaintext {
+	if cfg.Client.Transport == planner.SecurityPlaintext && cfg.Upstream.Transport == planner.SecurityPlaintext {
 		info.RecordLayer = RecordLayerNone
 	}
 	if cfg.Crypto != CryptoFast {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/internal/aesgcm"
+	"github.com/xp-bench/xp/planner"
 )
 
 func TestResolveCrypto(t *testing.T) {
@@ -30,14 +31,14 @@ func TestResolveCrypto(t *testing.T) {
 		want             CryptoInfo
 		wantErr          string
 	}{
-		{"std over tls", CryptoStd, TLS, TLS, "", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
-		{"std, plaintext legs", CryptoStd, Plaintext, Plaintext, "", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerNone, Cipher: CipherStd}, ""},
-		{"std ignores a valid XP_AESGCM", CryptoStd, TLS, TLS, "vaes", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
-		{"fast over tls", CryptoFast, TLS, Plaintext, "", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: fastCipher, Fallback: fastWhy}, ""},
-		{"fast, plaintext legs", CryptoFast, Plaintext, Plaintext, "auto", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerNone, Cipher: fastCipher, Fallback: fastWhy}, ""},
-		{"fast with XP_AESGCM=std", CryptoFast, MTLS, MTLS, "std", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: CipherStd, Fallback: "cipher: XP_AESGCM=std"}, ""},
-		{"undocumented XP_AESGCM, std", CryptoStd, TLS, TLS, "off", CryptoInfo{}, `XP_AESGCM="off": want auto, std or vaes`},
-		{"undocumented XP_AESGCM, fast", CryptoFast, TLS, TLS, "1", CryptoInfo{}, `XP_AESGCM="1": want auto, std or vaes`},
+		{"std over tls", CryptoStd, planner.SecurityTLS, planner.SecurityTLS, "", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
+		{"std, plaintext legs", CryptoStd, planner.SecurityPlaintext, planner.SecurityPlaintext, "", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerNone, Cipher: CipherStd}, ""},
+		{"std ignores a valid XP_AESGCM", CryptoStd, planner.SecurityTLS, planner.SecurityTLS, "vaes", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
+		{"fast over tls", CryptoFast, planner.SecurityTLS, planner.SecurityPlaintext, "", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: fastCipher, Fallback: fastWhy}, ""},
+		{"fast, plaintext legs", CryptoFast, planner.SecurityPlaintext, planner.SecurityPlaintext, "auto", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerNone, Cipher: fastCipher, Fallback: fastWhy}, ""},
+		{"fast with XP_AESGCM=std", CryptoFast, planner.SecurityMTLS, planner.SecurityMTLS, "std", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: CipherStd, Fallback: "cipher: XP_AESGCM=std"}, ""},
+		{"undocumented XP_AESGCM, std", CryptoStd, planner.SecurityTLS, planner.SecurityTLS, "off", CryptoInfo{}, `XP_AESGCM="off": want auto, std or vaes`},
+		{"undocumented XP_AESGCM, fast", CryptoFast, planner.SecurityTLS, planner.SecurityTLS, "1", CryptoInfo{}, `XP_AESGCM="1": want auto, std or vaes`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := &Config{Crypto: tc.crypto, Client: Client{Transport: tc.client}, Upstream: Upstream{Transport: tc.upstream}}
@@ -76,9 +77,9 @@ func cipherName(a cipher.AEAD) string {
 
 // Start refuses an undocumented XP_AESGCM and logs the crypto it runs.
 func TestStartCrypto(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: TLS})
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityTLS})
 	t.Run("undocumented XP_AESGCM", func(t *testing.T) {
-		cfg := gatewayConfig(t, kf, TLS, TLS)
+		cfg := gatewayConfig(t, kf, planner.SecurityTLS, planner.SecurityTLS)
 		_, err := Start(context.Background(), cfg, WithGetenv(func(string) string { return "fast" }))
 		if err == nil || !strings.Contains(err.Error(), `XP_AESGCM="fast"`) {
 			t.Fatalf("Start: %v, want the XP_AESGCM error", err)
@@ -86,7 +87,7 @@ func TestStartCrypto(t *testing.T) {
 	})
 	for _, level := range []string{CryptoStd, CryptoFast} {
 		t.Run("logs "+level, func(t *testing.T) {
-			cfg := gatewayConfig(t, kf, TLS, TLS)
+			cfg := gatewayConfig(t, kf, planner.SecurityTLS, planner.SecurityTLS)
 			cfg.Crypto = level
 			var log bytes.Buffer
 			g, err := Start(context.Background(), cfg, WithLogger(slog.New(slog.NewTextHandler(&log, nil))),
@@ -108,8 +109,8 @@ func TestStartCrypto(t *testing.T) {
 // it in xp_gateway_tls_kept_total and still relays it; TLS 1.3 clients'
 // legs are tlsrec's and not counted.
 func TestFastKeepsTLS12WithCryptoTLS(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: TLS})
-	cfg := gatewayConfig(t, kf, TLS, TLS)
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityTLS})
+	cfg := gatewayConfig(t, kf, planner.SecurityTLS, planner.SecurityTLS)
 	cfg.Crypto = CryptoFast
 	g := startGateway(t, cfg)
 	kept := func() TLSKept {
@@ -122,11 +123,11 @@ func TestFastKeepsTLS12WithCryptoTLS(t *testing.T) {
 		}
 		return k
 	}
-	produce(t, franzOpts(t, []string{g.Bootstrap()}, TLS), "roundtrip", 5)
+	produce(t, franzOpts(t, []string{g.Bootstrap()}, planner.SecurityTLS), "roundtrip", 5)
 	if k := kept(); len(k) != 0 {
 		t.Fatalf("after TLS 1.3 clients: kept %v, want none", k)
 	}
-	tls12 := clientTLS(t, TLS)
+	tls12 := clientTLS(t, planner.SecurityTLS)
 	tls12.MaxVersion = tls.VersionTLS12
 	opts := []kgo.Opt{kgo.SeedBrokers(g.Bootstrap()), kgo.DialTLSConfig(tls12), kgo.RetryTimeout(20 * time.Second)}
 	produce(t, opts, "compressed", 5)

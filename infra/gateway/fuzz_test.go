@@ -23,6 +23,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 var updateCorpus = flag.Bool("update", false, "rewrite the testdata/fuzz seed corpora from frames captured off a live exchange")
@@ -322,7 +324,7 @@ func corpusEntry(values ...any) string {
 // committed corpora are present and hold frames that decode.
 func TestFuzzCorpus(t *testing.T) {
 	cap := &capture{}
-	kf := startUpstream(t, upstreamSpec{brokers: 2, transport: Plaintext}, kfake.ListenFn(func(network, addr string) (net.Listener, error) {
+	kf := startUpstream(t, upstreamSpec{brokers: 2, transport: planner.SecurityPlaintext}, kfake.ListenFn(func(network, addr string) (net.Listener, error) {
 		ln, err := net.Listen(network, addr)
 		if err != nil {
 			return nil, err
@@ -335,7 +337,7 @@ func TestFuzzCorpus(t *testing.T) {
 	produce(t, opts, "roundtrip", 20, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
 	produce(t, opts, "roundtrip", 5, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	consume(t, append(opts, kgo.ConsumerGroup("corpus")), "roundtrip", 25)
-	rc := dialRaw(t, kf.ListenAddrs()[0], Plaintext)
+	rc := dialRaw(t, kf.ListenAddrs()[0], planner.SecurityPlaintext)
 	for v := int16(0); v <= 12; v++ {
 		rc.roundTrip(&kmsg.MetadataRequest{Version: v})
 	}

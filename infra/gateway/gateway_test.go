@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 // record is what a consumer sees of one record.
@@ -110,15 +112,15 @@ func TestRoundTripFranz(t *testing.T) {
 		sasl             bool
 		layer            string
 	}{
-		{"plaintext to plaintext", Plaintext, Plaintext, false, ""},
-		{"tls to tls", TLS, TLS, false, ""},
-		{"mtls to mtls", MTLS, MTLS, false, ""},
-		{"sasl_ssl to sasl over tls", SASLSSL, TLS, true, ""},
-		{"tls to plaintext", TLS, Plaintext, false, ""},
-		{"plaintext to mtls", Plaintext, MTLS, false, ""},
-		{"tls to tls through the fast path", TLS, TLS, false, CryptoFast},
-		{"mtls to mtls through the fast path", MTLS, MTLS, false, CryptoFast},
-		{"sasl_ssl to sasl over tls through the fast path", SASLSSL, TLS, true, CryptoFast},
+		{"plaintext to plaintext", planner.SecurityPlaintext, planner.SecurityPlaintext, false, ""},
+		{"tls to tls", planner.SecurityTLS, planner.SecurityTLS, false, ""},
+		{"mtls to mtls", planner.SecurityMTLS, planner.SecurityMTLS, false, ""},
+		{"sasl_ssl to sasl over tls", planner.SecuritySASLSSL, planner.SecurityTLS, true, ""},
+		{"tls to plaintext", planner.SecurityTLS, planner.SecurityPlaintext, false, ""},
+		{"plaintext to mtls", planner.SecurityPlaintext, planner.SecurityMTLS, false, ""},
+		{"tls to tls through the fast path", planner.SecurityTLS, planner.SecurityTLS, false, CryptoFast},
+		{"mtls to mtls through the fast path", planner.SecurityMTLS, planner.SecurityMTLS, false, CryptoFast},
+		{"sasl_ssl to sasl over tls through the fast path", planner.SecuritySASLSSL, planner.SecurityTLS, true, CryptoFast},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,7 +135,7 @@ func TestRoundTripFranz(t *testing.T) {
 			got := consume(t, via, topic, n)
 			directTransport := tc.upstream
 			if tc.sasl {
-				directTransport = SASLSSL
+				directTransport = planner.SecuritySASLSSL
 			}
 			want := consume(t, franzOpts(t, kf.ListenAddrs(), directTransport), topic, n)
 			sameRecords(t, want, got)

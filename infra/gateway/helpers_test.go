@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/planner"
 )
 
 // SASL credentials of the test clusters.
@@ -132,8 +133,8 @@ func startUpstream(t testing.TB, s upstreamSpec, extra ...kfake.Opt) *kfake.Clus
 	opts := []kfake.Opt{kfake.NumBrokers(max(s.brokers, 1)), kfake.SeedTopics(3, testTopics...)}
 	p := sharedPKI(t)
 	switch s.transport {
-	case TLS, MTLS:
-		cfg, err := p.ca.ServerTLS(p.brokerCert, p.brokerKey, s.transport == MTLS)
+	case planner.SecurityTLS, planner.SecurityMTLS:
+		cfg, err := p.ca.ServerTLS(p.brokerCert, p.brokerKey, s.transport == planner.SecurityMTLS)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,16 +164,16 @@ func gatewayConfig(t testing.TB, kf *kfake.Cluster, client, upstream string) *Co
 		Upstream: Upstream{Bootstrap: kf.ListenAddrs(), Transport: upstream},
 		Metrics:  Metrics{Listen: "127.0.0.1:0"},
 	}
-	if client != Plaintext {
+	if client != planner.SecurityPlaintext {
 		cfg.Client.Cert, cfg.Client.Key = p.gwCert, p.gwKey
 	}
-	if client == MTLS {
+	if client == planner.SecurityMTLS {
 		cfg.Client.CA = p.ca.CAPath()
 	}
-	if upstream != Plaintext {
+	if upstream != planner.SecurityPlaintext {
 		cfg.Upstream.CA = p.ca.CAPath()
 	}
-	if upstream == MTLS {
+	if upstream == planner.SecurityMTLS {
 		cfg.Upstream.Cert, cfg.Upstream.Key = p.gwCert, p.gwKey
 	}
 	return cfg
@@ -203,7 +204,7 @@ func clientTLS(t testing.TB, transport string) *tls.Config {
 	t.Helper()
 	p := sharedPKI(t)
 	cert, key := "", ""
-	if transport == MTLS {
+	if transport == planner.SecurityMTLS {
 		cert, key = p.clientCert, p.clientKey
 	}
 	cfg, err := p.ca.ClientTLS(cert, key)
@@ -216,10 +217,10 @@ func clientTLS(t testing.TB, transport string) *tls.Config {
 // franzOpts connects a franz-go client with the transport's security.
 func franzOpts(t testing.TB, bootstrap []string, transport string) []kgo.Opt {
 	opts := []kgo.Opt{kgo.SeedBrokers(bootstrap...), kgo.RetryTimeout(20 * time.Second), kgo.DialTimeout(5 * time.Second)}
-	if transport != Plaintext {
+	if transport != planner.SecurityPlaintext {
 		opts = append(opts, kgo.DialTLSConfig(clientTLS(t, transport)))
 	}
-	if transport == SASLSSL {
+	if transport == planner.SecuritySASLSSL {
 		opts = append(opts, kgo.SASL(scram.Auth{User: saslUser, Pass: saslPass}.AsSha256Mechanism()))
 	}
 	return opts

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 const (
@@ -24,18 +26,18 @@ func librdkafkaProps(t *testing.T, transport string) map[string]string {
 	p := sharedPKI(t)
 	props := map[string]string{"security.protocol": "plaintext"}
 	switch transport {
-	case TLS, MTLS:
+	case planner.SecurityTLS, planner.SecurityMTLS:
 		props["security.protocol"] = "ssl"
-	case SASLSSL:
+	case planner.SecuritySASLSSL:
 		props["security.protocol"] = "sasl_ssl"
 		props["sasl.mechanisms"] = "SCRAM-SHA-256"
 		props["sasl.username"] = saslUser
 		props["sasl.password"] = saslPass
 	}
-	if transport != Plaintext {
+	if transport != planner.SecurityPlaintext {
 		props["ssl.ca.location"] = p.ca.CAPath()
 	}
-	if transport == MTLS {
+	if transport == planner.SecurityMTLS {
 		props["ssl.certificate.location"] = p.clientCert
 		props["ssl.key.location"] = p.clientKey
 	}
@@ -48,17 +50,17 @@ var interopCases = []struct {
 	client, upstream string
 	sasl             bool
 }{
-	{"plaintext", Plaintext, Plaintext, false},
-	{"tls", TLS, TLS, false},
-	{"mtls", MTLS, MTLS, false},
-	{"sasl_ssl", SASLSSL, TLS, true},
+	{"plaintext", planner.SecurityPlaintext, planner.SecurityPlaintext, false},
+	{"tls", planner.SecurityTLS, planner.SecurityTLS, false},
+	{"mtls", planner.SecurityMTLS, planner.SecurityMTLS, false},
+	{"sasl_ssl", planner.SecuritySASLSSL, planner.SecurityTLS, true},
 }
 
 // directRecords reads topic straight from the cluster with franz-go.
 func directRecords(t *testing.T, addrs []string, upstream string, sasl bool, topic string, n int) []record {
 	tr := upstream
 	if sasl {
-		tr = SASLSSL
+		tr = planner.SecuritySASLSSL
 	}
 	return consume(t, franzOpts(t, addrs, tr), topic, n)
 }

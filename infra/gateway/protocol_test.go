@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 // recordBatch encodes an uncompressed v2 record batch of values.
@@ -62,10 +64,10 @@ func apiVersions(rc *rawConn) *kmsg.ApiVersionsResponse {
 // against the broker's: capped where the gateway would have to decode or
 // could not rewrite, withheld where it cannot route, equal elsewhere.
 func TestApiVersionsIntersection(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
-	direct := apiVersions(dialRaw(t, kf.ListenAddrs()[0], Plaintext))
-	via := apiVersions(dialRaw(t, g.Bootstrap(), Plaintext))
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+	g := startGateway(t, gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext))
+	direct := apiVersions(dialRaw(t, kf.ListenAddrs()[0], planner.SecurityPlaintext))
+	via := apiVersions(dialRaw(t, g.Bootstrap(), planner.SecurityPlaintext))
 	got := map[int16][2]int16{}
 	for _, k := range via.ApiKeys {
 		got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
@@ -103,13 +105,13 @@ func TestApiVersionsIntersection(t *testing.T) {
 // TestEndpointRewrites checks that every response naming brokers names the
 // gateway, and that the gateway's node ports reach the node they claim.
 func TestEndpointRewrites(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 3, transport: Plaintext})
-	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
+	kf := startUpstream(t, upstreamSpec{brokers: 3, transport: planner.SecurityPlaintext})
+	g := startGateway(t, gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext))
 	upstream := map[string]bool{}
 	for _, a := range kf.ListenAddrs() {
 		upstream[a] = true
 	}
-	rc := dialRaw(t, g.Bootstrap(), Plaintext)
+	rc := dialRaw(t, g.Bootstrap(), planner.SecurityPlaintext)
 	checkAddr := func(what string, id int32, host string, port int32) {
 		t.Helper()
 		addr := net.JoinHostPort(host, strconv.Itoa(int(port)))
@@ -174,7 +176,7 @@ func TestEndpointRewrites(t *testing.T) {
 			// reached (KIP-1242): each gateway node port must reach
 			// the node it was advertised for.
 			for _, b := range rc.metadata().Brokers {
-				nc := dialRaw(t, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), Plaintext)
+				nc := dialRaw(t, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), planner.SecurityPlaintext)
 				req := kmsg.NewPtrApiVersionsRequest()
 				req.Version = 5
 				req.ClientSoftwareName, req.ClientSoftwareVersion = "xp-test", "1"
@@ -204,9 +206,9 @@ func TestPipelining(t *testing.T) {
 		transport string
 		pad       int // bytes added to each record value
 	}{
-		{"small frames, plaintext", Plaintext, 0},
-		{"100 KiB produce frames, plaintext", Plaintext, 100 << 10},
-		{"100 KiB produce frames, tls", TLS, 100 << 10},
+		{"small frames, plaintext", planner.SecurityPlaintext, 0},
+		{"100 KiB produce frames, plaintext", planner.SecurityPlaintext, 100 << 10},
+		{"100 KiB produce frames, tls", planner.SecurityTLS, 100 << 10},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { pipelining(t, tc.transport, tc.pad) })
@@ -214,8 +216,8 @@ func TestPipelining(t *testing.T) {
 }
 
 func pipelining(t *testing.T, transport string, pad int) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	g := startGateway(t, gatewayConfig(t, kf, transport, Plaintext))
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+	g := startGateway(t, gatewayConfig(t, kf, transport, planner.SecurityPlaintext))
 	rc := dialRaw(t, g.Bootstrap(), transport)
 	leader := rc.metadata()
 	nc := dialRaw(t, net.JoinHostPort(leader.Brokers[0].Host, strconv.Itoa(int(leader.Brokers[0].Port))), transport)
@@ -285,11 +287,11 @@ func pipelining(t *testing.T, transport string, pad int) {
 // own connection; a client already connected keeps working and the gateway
 // accepts new connections.
 func TestBadFrames(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	cfg := gatewayConfig(t, kf, Plaintext, Plaintext)
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+	cfg := gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext)
 	cfg.Limits.MaxFrameBytes = 64 << 10
 	g := startGateway(t, cfg)
-	healthy := dialRaw(t, g.Bootstrap(), Plaintext)
+	healthy := dialRaw(t, g.Bootstrap(), planner.SecurityPlaintext)
 	healthy.metadata()
 
 	size := func(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
@@ -317,12 +319,12 @@ func TestBadFrames(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := closedCount(g, closeBadFrame)
-			rc := dialRaw(t, g.Bootstrap(), Plaintext)
+			rc := dialRaw(t, g.Bootstrap(), planner.SecurityPlaintext)
 			rc.write(tc.frame)
 			rc.expectClosed()
 			poll(t, 5*time.Second, "bad_frame close counted", func() bool { return closedCount(g, closeBadFrame) == before+1 })
 			healthy.metadata()
-			dialRaw(t, g.Bootstrap(), Plaintext).metadata()
+			dialRaw(t, g.Bootstrap(), planner.SecurityPlaintext).metadata()
 		})
 	}
 }
@@ -333,8 +335,8 @@ func closedCount(g *Gateway, reason int) uint64 { return g.metrics.closed[reason
 // handshake, which the gateway translates to SaslAuthenticate (kfake, like
 // Kafka 4, no longer speaks v0 itself).
 func TestSASLHandshakeV0(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: TLS, sasl: true})
-	g := startGateway(t, gatewayConfig(t, kf, SASLSSL, TLS))
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityTLS, sasl: true})
+	g := startGateway(t, gatewayConfig(t, kf, planner.SecuritySASLSSL, planner.SecurityTLS))
 
 	// exchange runs the raw token rounds of mechanism; ok says whether the
 	// connection must then serve Kafka requests.
@@ -373,7 +375,7 @@ func TestSASLHandshakeV0(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rc := dialRaw(t, g.Bootstrap(), SASLSSL)
+			rc := dialRaw(t, g.Bootstrap(), planner.SecuritySASLSSL)
 			hs := kmsg.NewPtrSASLHandshakeRequest()
 			hs.Version = 0
 			hs.Mechanism = tc.mechanism
@@ -403,7 +405,7 @@ func TestSASLHandshakeV0(t *testing.T) {
 	}
 
 	t.Run("GSSAPI refused", func(t *testing.T) {
-		rc := dialRaw(t, g.Bootstrap(), SASLSSL)
+		rc := dialRaw(t, g.Bootstrap(), planner.SecuritySASLSSL)
 		hs := kmsg.NewPtrSASLHandshakeRequest()
 		hs.Version = 0
 		hs.Mechanism = "GSSAPI"
@@ -415,9 +417,9 @@ func TestSASLHandshakeV0(t *testing.T) {
 
 // TestMetricsEndpoint scrapes /metrics after traffic.
 func TestMetricsEndpoint(t *testing.T) {
-	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-	g := startGateway(t, gatewayConfig(t, kf, Plaintext, Plaintext))
-	produce(t, franzOpts(t, []string{g.Bootstrap()}, Plaintext), "roundtrip", 20)
+	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+	g := startGateway(t, gatewayConfig(t, kf, planner.SecurityPlaintext, planner.SecurityPlaintext))
+	produce(t, franzOpts(t, []string{g.Bootstrap()}, planner.SecurityPlaintext), "roundtrip", 20)
 	if !strings.HasPrefix(g.MetricsURL(), "http://127.0.0.1:") {
 		t.Fatalf("metrics at %q, want loopback", g.MetricsURL())
 	}
@@ -465,14 +467,14 @@ func TestPartialNextFrame(t *testing.T) {
 		second    kmsg.Request
 		cut       int // bytes of the second frame sent with the first
 	}{
-		{"small, plaintext", Plaintext, md, 6},
-		{"large, plaintext", Plaintext, produceRequest("roundtrip", -1, 9, string(value)), 1000},
-		{"large, tls", TLS, produceRequest("roundtrip", -1, 9, string(value)), 1000},
+		{"small, plaintext", planner.SecurityPlaintext, md, 6},
+		{"large, plaintext", planner.SecurityPlaintext, produceRequest("roundtrip", -1, 9, string(value)), 1000},
+		{"large, tls", planner.SecurityTLS, produceRequest("roundtrip", -1, 9, string(value)), 1000},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			kf := startUpstream(t, upstreamSpec{brokers: 1, transport: Plaintext})
-			g := startGateway(t, gatewayConfig(t, kf, tc.transport, Plaintext))
+			kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityPlaintext})
+			g := startGateway(t, gatewayConfig(t, kf, tc.transport, planner.SecurityPlaintext))
 			rc := dialRaw(t, g.Bootstrap(), tc.transport)
 			first, corr := rc.frame(md)
 			second, corr2 := rc.frame(tc.second)
@@ -490,7 +492,7 @@ func TestPartialNextFrame(t *testing.T) {
 				t.Fatalf("produce: error %d", code)
 			}
 			via := consume(t, franzOpts(t, []string{g.Bootstrap()}, tc.transport), "roundtrip", 1)
-			direct := consume(t, franzOpts(t, kf.ListenAddrs(), Plaintext), "roundtrip", 1)
+			direct := consume(t, franzOpts(t, kf.ListenAddrs(), planner.SecurityPlaintext), "roundtrip", 1)
 			sameRecords(t, direct, via)
 			if !bytes.Equal(direct[0].Value, value) {
 				t.Fatalf("the broker holds a %d-byte value that differs from the %d bytes sent", len(direct[0].Value), len(value))

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 // rawConn speaks the Kafka protocol frame by frame, for tests that need
@@ -29,7 +31,7 @@ func dialRaw(t testing.TB, addr, transport string) *rawConn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if transport != Plaintext {
+	if transport != planner.SecurityPlaintext {
 		cfg := clientTLS(t, transport)
 		cfg.ServerName, _, _ = net.SplitHostPort(addr)
 		tc := tls.Client(c, cfg)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/internal/tlsrec"
+	"github.com/xp-bench/xp/planner"
 )
 
 // tcpPair is a loopback TCP connection: a sysConn and the plain peer.
@@ -181,9 +182,9 @@ func TestRawSyscallsOnlyTCP(t *testing.T) {
 // through a sysConn.
 func TestGatewayUsesRawSyscalls(t *testing.T) {
 	cases := []struct{ name, client, upstream, layer string }{
-		{"plaintext both legs", Plaintext, Plaintext, ""},
-		{"tls both legs (std: crypto/tls)", TLS, TLS, CryptoStd},
-		{"tls both legs (fast: tlsrec)", TLS, TLS, CryptoFast},
+		{"plaintext both legs", planner.SecurityPlaintext, planner.SecurityPlaintext, ""},
+		{"tls both legs (std: crypto/tls)", planner.SecurityTLS, planner.SecurityTLS, CryptoStd},
+		{"tls both legs (fast: tlsrec)", planner.SecurityTLS, planner.SecurityTLS, CryptoFast},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,12 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-)
 
-// KRaft process roles.
-const (
-	RoleBroker     = "broker"
-	RoleController = "controller"
+	"github.com/xp-bench/xp/planner"
 )
 
 // Listener names of a rendered broker. Every direct security mode has a
@@ -29,10 +25,10 @@ const (
 // ModeListeners maps each direct security mode (the planner's names) to
 // its listener.
 var ModeListeners = map[string]string{
-	"plaintext": ListenerPlaintext,
-	"tls":       ListenerSSL,
-	"mtls":      ListenerMTLS,
-	"sasl_ssl":  ListenerSASLSSL,
+	planner.SecurityPlaintext: ListenerPlaintext,
+	planner.SecurityTLS:       ListenerSSL,
+	planner.SecurityMTLS:      ListenerMTLS,
+	planner.SecuritySASLSSL:   ListenerSASLSSL,
 }
 
 // Ports are the listener ports of every node; DefaultPorts when zero.
@@ -47,7 +43,8 @@ var DefaultPorts = Ports{Plaintext: 9092, SSL: 9093, MTLS: 9094, SASLSSL: 9095, 
 type Node struct {
 	// ID is node.id, unique in the cluster.
 	ID int
-	// Roles is process.roles: broker, controller, or both.
+	// Roles is process.roles: planner.RoleBroker, planner.RoleController,
+	// or both.
 	Roles []string
 	// Address is the host's private address: listeners bind to it and
 	// brokers advertise it.
@@ -95,7 +92,7 @@ type Server struct {
 func (s *Server) Brokers() []Node {
 	var out []Node
 	for _, n := range s.Nodes {
-		if n.has(RoleBroker) {
+		if n.has(planner.RoleBroker) {
 			out = append(out, n)
 		}
 	}
@@ -106,7 +103,7 @@ func (s *Server) Brokers() []Node {
 func (s *Server) Controllers() []Node {
 	var out []Node
 	for _, n := range s.Nodes {
-		if n.has(RoleController) {
+		if n.has(planner.RoleController) {
 			out = append(out, n)
 		}
 	}
@@ -121,14 +118,14 @@ func (s *Server) Controllers() []Node {
 func NewServer(brokers, controllers []string) *Server {
 	s := &Server{}
 	for i, a := range brokers {
-		n := Node{ID: i + 1, Roles: []string{RoleBroker}, Address: a}
+		n := Node{ID: i + 1, Roles: []string{planner.RoleBroker}, Address: a}
 		if len(controllers) == 0 && i < combinedVoters(len(brokers)) {
-			n.Roles = []string{RoleBroker, RoleController}
+			n.Roles = []string{planner.RoleBroker, planner.RoleController}
 		}
 		s.Nodes = append(s.Nodes, n)
 	}
 	for i, a := range controllers {
-		s.Nodes = append(s.Nodes, Node{ID: 101 + i, Roles: []string{RoleController}, Address: a})
+		s.Nodes = append(s.Nodes, Node{ID: 101 + i, Roles: []string{planner.RoleController}, Address: a})
 	}
 	return s
 }
@@ -202,7 +199,8 @@ func (s *Server) QuorumVoters() string {
 // address and the mode's listener port.
 func (s *Server) Bootstrap(mode string) (string, error) {
 	p := s.ports()
-	port := map[string]int{"plaintext": p.Plaintext, "tls": p.SSL, "mtls": p.MTLS, "sasl_ssl": p.SASLSSL}[mode]
+	port := map[string]int{planner.SecurityPlaintext: p.Plaintext, planner.SecurityTLS: p.SSL, planner.SecurityMTLS: p.MTLS,
+		planner.SecuritySASLSSL: p.SASLSSL}[mode]
 	if port == 0 {
 		return "", fmt.Errorf("kafkaconf: %q is not a direct security mode (want plaintext, tls, mtls or sasl_ssl)", mode)
 	}
@@ -242,7 +240,7 @@ func (s *Server) Properties(id int) ([]byte, error) {
 
 	comment("listeners: one per direct security mode, one between brokers, one for the quorum")
 	var listeners, advertised []string
-	if node.has(RoleBroker) {
+	if node.has(planner.RoleBroker) {
 		for _, l := range []struct {
 			name string
 			port int
@@ -251,11 +249,11 @@ func (s *Server) Properties(id int) ([]byte, error) {
 			advertised = append(advertised, l.name+"://"+hp(l.port))
 		}
 	}
-	if node.has(RoleController) {
+	if node.has(planner.RoleController) {
 		listeners = append(listeners, ListenerController+"://"+hp(p.Controller))
 	}
 	kv("listeners", strings.Join(listeners, ","))
-	if node.has(RoleBroker) {
+	if node.has(planner.RoleBroker) {
 		kv("advertised.listeners", strings.Join(advertised, ","))
 		kv("inter.broker.listener.name", ListenerInternal)
 	}
@@ -263,7 +261,7 @@ func (s *Server) Properties(id int) ([]byte, error) {
 		ListenerPlaintext + ":PLAINTEXT", ListenerSSL + ":SSL", ListenerMTLS + ":SSL",
 		ListenerSASLSSL + ":SASL_SSL", ListenerInternal + ":PLAINTEXT", ListenerController + ":PLAINTEXT"}, ","))
 
-	if node.has(RoleBroker) {
+	if node.has(planner.RoleBroker) {
 		comment("TLS: PEM key store (key, certificate, CA) and trust store")
 		kv("ssl.keystore.type", "PEM")
 		kv("ssl.keystore.location", s.Keystore)
@@ -329,17 +327,17 @@ func (s *Server) ClientProps(mode, caPath, certPath, keyPath, mech string) (map[
 	}
 	props := map[string]string{BootstrapServers: boot}
 	switch mode {
-	case "plaintext":
+	case planner.SecurityPlaintext:
 		props[SecurityProtocol] = "plaintext"
-	case "tls":
+	case planner.SecurityTLS:
 		props[SecurityProtocol] = "ssl"
 		props[SSLCALocation] = caPath
-	case "mtls":
+	case planner.SecurityMTLS:
 		props[SecurityProtocol] = "ssl"
 		props[SSLCALocation] = caPath
 		props[SSLCertificate] = certPath
 		props[SSLKey] = keyPath
-	case "sasl_ssl":
+	case planner.SecuritySASLSSL:
 		if mech == "" {
 			mech = "SCRAM-SHA-512"
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/pki"
 	goldenfile "github.com/xp-bench/xp/internal/golden"
+	"github.com/xp-bench/xp/planner"
 )
 
 // golden compares got with testdata/name (golden.Check; -update rewrites it).
@@ -106,7 +107,7 @@ func checkNode(t *testing.T, s *Server, n Node, text []byte) {
 			t.Errorf("node %d: listener %s not bound to its address %s", n.ID, l, n.Address)
 		}
 	}
-	if !n.has(RoleBroker) {
+	if !n.has(planner.RoleBroker) {
 		if p["advertised.listeners"] != "" || p["listeners"] != "CONTROLLER://"+n.Address+":9097" {
 			t.Errorf("controller-only node %d: listeners %q advertised %q", n.ID, p["listeners"], p["advertised.listeners"])
 		}

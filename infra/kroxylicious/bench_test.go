@@ -26,6 +26,7 @@ import (
 	"github.com/xp-bench/xp/infra/remote"
 	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/internal/kafkatest"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -88,7 +89,7 @@ func BenchmarkGatewayVsKroxylicious(b *testing.B) {
 	}
 	c := kafkatest.Start(b, kafkatest.Options{Heap: kafkaproc.DefaultHeap})
 	nodeID := c.Brokers()[0].ID
-	tlsMode := c.Modes()[local.TLS]
+	tlsMode := c.Modes()[planner.SecurityTLS]
 	props, err := kafkaconf.ReadClientConfig(tlsMode.ClientConfig)
 	if err != nil {
 		b.Fatal(err)
@@ -109,8 +110,8 @@ func BenchmarkGatewayVsKroxylicious(b *testing.B) {
 	gws := []*vsGateway{{name: "direct", bootstrap: tlsMode.Bootstrap, stop: func() {}}}
 	for _, mode := range []string{"proxy", "encrypt"} {
 		// xp's gateway, as a campaign runs it on a gateway host.
-		cfg, err := remote.GatewayConfigYAML(local.GatewaySetup{Host: "127.0.0.1", Transport: local.TLS, Upstream: upstream,
-			CA: c.Authority().CAPath(), Cert: cert, Key: key, Crypto: "std"}, remote.GatewaySpec{Key: mode, Security: mode, Transport: local.TLS}, vault, "")
+		cfg, err := remote.GatewayConfigYAML(local.GatewaySetup{Host: "127.0.0.1", Transport: planner.SecurityTLS, Upstream: upstream,
+			CA: c.Authority().CAPath(), Cert: cert, Key: key, Crypto: "std"}, remote.GatewaySpec{Key: mode, Security: mode, Transport: planner.SecurityTLS}, vault, "")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func BenchmarkGatewayVsKroxylicious(b *testing.B) {
 		// Kroxylicious, as the kroxylicious gateway kind runs it.
 		port := freeBase(b, 3)
 		s := kroxylicious.Setup{Version: r.Version, Name: "kroxylicious-" + mode, Host: "127.0.0.1", Port: port, Brokers: 1, FirstNodeID: nodeID, Upstream: upstream,
-			Transport: local.TLS, CA: c.Authority().CAPath(), Cert: cert, Key: key, Mode: mode, ManagementPort: port + 2}
+			Transport: planner.SecurityTLS, CA: c.Authority().CAPath(), Cert: cert, Key: key, Mode: mode, ManagementPort: port + 2}
 		if mode == "encrypt" {
 			s.KMS.InMemory = &kroxylicious.InMemory{Alias: kek.Alias, KEKs: []kroxylicious.KEK{kek}}
 		}

@@ -54,13 +54,13 @@ func BenchmarkSecurityModesEndToEnd(b *testing.B) {
 		{"field_encrypt_fast/json", planner.SecurityFieldEncrypt, "json", planner.GatewayCryptoFast},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			mode := c.Modes()[TLS]
+			mode := c.Modes()[planner.SecurityTLS]
 			if tc.security != "" {
 				enc := tc.encoding
 				if tc.security != planner.SecurityFieldEncrypt {
 					enc = ""
 				}
-				name := planner.GatewayModeName(tc.security, TLS, enc, "")
+				name := planner.GatewayModeName(tc.security, planner.SecurityTLS, enc, "")
 				if tc.crypto != "" {
 					name += "." + tc.crypto
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/planner"
 )
 
 // BenchmarkModes produces 1 KiB records as fast as one franz-go client can
@@ -69,7 +70,7 @@ func BenchmarkModes(b *testing.B) {
 	// faults) only once, so it would otherwise tax whichever mode ran first.
 	run(b, false, []kgo.Opt{kgo.SeedBrokers(c.Kfake().ListenAddrs()...)})
 	b.Run("kfake_direct", func(b *testing.B) { run(b, true, []kgo.Opt{kgo.SeedBrokers(c.Kfake().ListenAddrs()...)}) })
-	for _, mode := range DirectModes {
+	for _, mode := range planner.DirectModes() {
 		b.Run(mode, func(b *testing.B) {
 			props, err := kafkaconf.ReadClientConfig(c.Modes()[mode].ClientConfig)
 			if err != nil {

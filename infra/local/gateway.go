@@ -42,11 +42,11 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 		o.Name = planner.SecurityProxy
 	}
 	if o.Transport == "" {
-		o.Transport = TLS
+		o.Transport = planner.SecurityTLS
 	}
 	direct, ok := c.Modes()[o.Transport]
 	if !ok || direct.Upstream != nil {
-		return nil, fmt.Errorf("local: gateway transport %q: want one of %s", o.Transport, strings.Join(DirectModes, ", "))
+		return nil, fmt.Errorf("local: gateway transport %q: want one of %s", o.Transport, strings.Join(planner.DirectModes(), ", "))
 	}
 	props, err := kafkaconf.ReadClientConfig(direct.ClientConfig)
 	if err != nil {
@@ -114,17 +114,17 @@ func GatewayConfig(s GatewaySetup) *gateway.Config {
 		Metrics: gateway.Metrics{Listen: "127.0.0.1:0"},
 		Upstream: gateway.Upstream{
 			Bootstrap: s.Upstream,
-			Transport: gateway.Plaintext,
+			Transport: planner.SecurityPlaintext,
 		},
 		Crypto: s.Crypto,
 	}
-	if s.Transport != Plaintext {
+	if s.Transport != planner.SecurityPlaintext {
 		cfg.Client.Cert, cfg.Client.Key = s.Cert, s.Key
-		cfg.Upstream.Transport, cfg.Upstream.CA = gateway.TLS, s.CA
+		cfg.Upstream.Transport, cfg.Upstream.CA = planner.SecurityTLS, s.CA
 	}
-	if s.Transport == MTLS {
+	if s.Transport == planner.SecurityMTLS {
 		cfg.Client.CA = s.CA
-		cfg.Upstream.Transport, cfg.Upstream.Cert, cfg.Upstream.Key = gateway.MTLS, s.Cert, s.Key
+		cfg.Upstream.Transport, cfg.Upstream.Cert, cfg.Upstream.Key = planner.SecurityMTLS, s.Cert, s.Key
 	}
 	return cfg
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 // TestGatewayModes starts the built-in gateway in front of the embedded
@@ -21,7 +23,7 @@ import (
 // upstream mode sees the same records.
 func TestGatewayModes(t *testing.T) {
 	c := startCluster(t, 2)
-	for _, transport := range DirectModes {
+	for _, transport := range planner.DirectModes() {
 		t.Run(transport, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 			defer cancel()
@@ -97,12 +99,12 @@ func TestGatewayModes(t *testing.T) {
 		}
 	})
 	t.Run("duplicate name", func(t *testing.T) {
-		g, err := StartGateway(context.Background(), c, GatewayOptions{Transport: Plaintext})
+		g, err := StartGateway(context.Background(), c, GatewayOptions{Transport: planner.SecurityPlaintext})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer g.Close()
-		if _, err := StartGateway(context.Background(), c, GatewayOptions{Transport: Plaintext}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		if _, err := StartGateway(context.Background(), c, GatewayOptions{Transport: planner.SecurityPlaintext}); err == nil || !strings.Contains(err.Error(), "already exists") {
 			t.Fatalf("second proxy: %v", err)
 		}
 	})

@@ -16,13 +16,6 @@ import (
 	"github.com/xp-bench/xp/planner"
 )
 
-// Default gateway settings of a plan row (docs/spec.md: gateway_transport tls,
-// encoding json for field_encrypt).
-const (
-	DefaultGatewayTransport = TLS
-	DefaultFieldEncoding    = planner.DefaultFieldEncoding
-)
-
 // GatewayModeOptions configure StartGatewayMode.
 type GatewayModeOptions struct {
 	// Security is proxy, encrypt or field_encrypt.
@@ -76,10 +69,10 @@ func (c *Cluster) Vault() (string, error) {
 // cluster.
 func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*gateway.Gateway, error) {
 	if o.Transport == "" {
-		o.Transport = DefaultGatewayTransport
+		o.Transport = planner.DefaultGatewayTransport
 	}
 	if o.Encoding == "" {
-		o.Encoding = DefaultFieldEncoding
+		o.Encoding = planner.DefaultFieldEncoding
 	}
 	name := o.Name
 	if name == "" {
@@ -95,7 +88,7 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 		}
 		var cfg encrypt.Config
 		if o.Security == planner.SecurityEncrypt {
-			cfg, err = encrypt.Preset(encrypt.ModeEncrypt, vault)
+			cfg, err = encrypt.Preset(planner.SecurityEncrypt, vault)
 		} else {
 			cfg, err = encrypt.FieldPreset(o.Encoding, vault, o.SchemaDir)
 			if err == nil && len(o.Fields) > 0 {

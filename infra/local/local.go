@@ -31,18 +31,6 @@ import (
 	"github.com/xp-bench/xp/planner"
 )
 
-// Direct security modes every embedded cluster serves, by the planner's
-// names (the one definition of the security modes).
-const (
-	Plaintext = planner.SecurityPlaintext
-	TLS       = planner.SecurityTLS
-	MTLS      = planner.SecurityMTLS
-	SASLSSL   = planner.SecuritySASLSSL
-)
-
-// DirectModes lists the direct modes in a fixed order.
-var DirectModes = []string{Plaintext, TLS, MTLS, SASLSSL}
-
 // Names of the certificates the cluster's authority holds (pki: NAME.pem
 // and NAME-key.pem): the brokers' fronts present BrokerCertName, clients
 // of mtls present ClientCertName. Whoever issues them in the cluster's
@@ -227,18 +215,18 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		props map[string]string
 	}
 	specs := map[string]spec{
-		Plaintext: {props: map[string]string{kafkaconf.SecurityProtocol: "plaintext"}},
-		TLS: {tls: serverTLS, props: map[string]string{
+		planner.SecurityPlaintext: {props: map[string]string{kafkaconf.SecurityProtocol: "plaintext"}},
+		planner.SecurityTLS: {tls: serverTLS, props: map[string]string{
 			kafkaconf.SecurityProtocol: "ssl", kafkaconf.SSLCALocation: c.ca.CAPath()}},
-		MTLS: {tls: mtlsTLS, props: map[string]string{
+		planner.SecurityMTLS: {tls: mtlsTLS, props: map[string]string{
 			kafkaconf.SecurityProtocol: "ssl", kafkaconf.SSLCALocation: c.ca.CAPath(),
 			kafkaconf.SSLCertificate: ccert, kafkaconf.SSLKey: ckey}},
-		SASLSSL: {tls: serverTLS, users: users, props: map[string]string{
+		planner.SecuritySASLSSL: {tls: serverTLS, users: users, props: map[string]string{
 			kafkaconf.SecurityProtocol: "sasl_ssl", kafkaconf.SSLCALocation: c.ca.CAPath(),
 			kafkaconf.SASLMechanism: MechScramSHA512, kafkaconf.SASLUsername: SASLUser,
 			kafkaconf.SASLPassword: c.password}},
 	}
-	for _, name := range DirectModes {
+	for _, name := range planner.DirectModes() {
 		sp := specs[name]
 		addrs := map[string]hostPort{}
 		var fs []*front
@@ -268,7 +256,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, err
 		}
 		c.modes[name] = Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: path}
-		if name == SASLSSL {
+		if name == planner.SecuritySASLSSL {
 			plain := map[string]string{}
 			for k, v := range props {
 				plain[k] = v

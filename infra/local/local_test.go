@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/planner"
 )
 
 func startCluster(t *testing.T, brokers int) *Cluster {
@@ -123,24 +124,24 @@ func TestModeRejections(t *testing.T) {
 		mutate func(p map[string]string)
 		mode   string
 	}{
-		{"tls with wrong CA", func(p map[string]string) { p[kafkaconf.SSLCALocation] = other.Authority().CAPath() }, TLS},
-		{"tls spoken to plaintext front", func(p map[string]string) { p[kafkaconf.BootstrapServers] = m[Plaintext].Bootstrap }, TLS},
+		{"tls with wrong CA", func(p map[string]string) { p[kafkaconf.SSLCALocation] = other.Authority().CAPath() }, planner.SecurityTLS},
+		{"tls spoken to plaintext front", func(p map[string]string) { p[kafkaconf.BootstrapServers] = m[planner.SecurityPlaintext].Bootstrap }, planner.SecurityTLS},
 		{"mtls without client certificate", func(p map[string]string) {
 			delete(p, kafkaconf.SSLCertificate)
 			delete(p, kafkaconf.SSLKey)
-		}, MTLS},
-		{"sasl_ssl bad scram password", func(p map[string]string) { p[kafkaconf.SASLPassword] = "wrong" }, SASLSSL},
+		}, planner.SecurityMTLS},
+		{"sasl_ssl bad scram password", func(p map[string]string) { p[kafkaconf.SASLPassword] = "wrong" }, planner.SecuritySASLSSL},
 		{"sasl_ssl bad plain password", func(p map[string]string) {
 			p[kafkaconf.SASLPassword] = "wrong"
 			p[kafkaconf.SASLMechanism] = MechPlain
-		}, SASLSSL},
-		{"sasl_ssl unknown user", func(p map[string]string) { p[kafkaconf.SASLUsername] = "eve" }, SASLSSL},
+		}, planner.SecuritySASLSSL},
+		{"sasl_ssl unknown user", func(p map[string]string) { p[kafkaconf.SASLUsername] = "eve" }, planner.SecuritySASLSSL},
 		{"sasl_ssl without sasl", func(p map[string]string) {
 			p[kafkaconf.SecurityProtocol] = "ssl"
 			delete(p, kafkaconf.SASLMechanism)
 			delete(p, kafkaconf.SASLUsername)
 			delete(p, kafkaconf.SASLPassword)
-		}, SASLSSL},
+		}, planner.SecuritySASLSSL},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -244,7 +245,7 @@ func TestRetention(t *testing.T) {
 	}
 	defer c.Close()
 	const topic = "retained"
-	cl := clientFor(t, c.Modes()[Plaintext].ClientConfig, kgo.DefaultProduceTopic(topic))
+	cl := clientFor(t, c.Modes()[planner.SecurityPlaintext].ClientConfig, kgo.DefaultProduceTopic(topic))
 	adm := kadm.NewClient(cl)
 	if _, err := adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
 		t.Fatal(err)
@@ -278,7 +279,7 @@ func TestRetention(t *testing.T) {
 	if start != 10 {
 		t.Fatalf("log start offset %d after retention, want 10 (the old batch dropped, the new one kept); %v", start, ctx.Err())
 	}
-	cons := clientFor(t, c.Modes()[Plaintext].ClientConfig, kgo.ConsumeTopics(topic),
+	cons := clientFor(t, c.Modes()[planner.SecurityPlaintext].ClientConfig, kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	var got []string
 	for len(got) < 5 && ctx.Err() == nil {
@@ -301,7 +302,7 @@ func TestHostAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	for _, name := range DirectModes {
+	for _, name := range planner.DirectModes() {
 		m := c.Modes()[name]
 		for _, addr := range strings.Split(m.Bootstrap, ",") {
 			if !strings.HasPrefix(addr, host+":") {

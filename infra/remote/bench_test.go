@@ -10,6 +10,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/internal/netnstest"
+	"github.com/xp-bench/xp/planner"
 )
 
 // BenchmarkUploadXP is the rate at which the xp binary goes to a namespace
@@ -49,8 +50,8 @@ func BenchmarkBringUp(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer pool.Close()
-	hosts := []Host{{Name: "broker-0", Role: RoleBroker, SSH: n.Hosts[0].SSHAddr(), Private: n.Hosts[0].Addr},
-		{Name: "client-0", Role: RoleClient, SSH: n.Hosts[1].SSHAddr(), Private: n.Hosts[1].Addr}}
+	hosts := []Host{{Name: "broker-0", Role: planner.RoleBroker, SSH: n.Hosts[0].SSHAddr(), Private: n.Hosts[0].Addr},
+		{Name: "client-0", Role: planner.RoleClient, SSH: n.Hosts[1].SSHAddr(), Private: n.Hosts[1].Addr}}
 	ctx := context.Background()
 	o := Options{Campaign: "bench", Hosts: hosts, Pool: pool, Binary: bin}
 	if _, err := Deploy(ctx, o); err != nil { // the first upload, not measured

@@ -26,16 +26,9 @@ import (
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 	"github.com/xp-bench/xp/runner/loadgen"
-)
-
-// Roles of hosts, as the Terraform module contract names them.
-const (
-	RoleBroker     = "broker"
-	RoleController = "controller"
-	RoleGateway    = "gateway"
-	RoleClient     = "client"
 )
 
 // Host is one machine of a group.
@@ -311,9 +304,9 @@ func (d *Deployment) Hosts() []target.HostInfo {
 		r := h.info
 		r.Name, r.Role, r.Address, r.InstanceType = n, h.Role, h.Private, h.InstanceType
 		switch {
-		case d.kafka != "" && (h.Role == RoleBroker || h.Role == RoleController):
+		case d.kafka != "" && (h.Role == planner.RoleBroker || h.Role == planner.RoleController):
 			r.Kafka, r.JVMFlags = d.kafka, h.jvm
-		case h.Role == RoleBroker && d.modes != nil:
+		case h.Role == planner.RoleBroker && d.modes != nil:
 			r.Kafka = target.KfakeBroker().String()
 		}
 		out = append(out, r)
@@ -385,7 +378,7 @@ const (
 // config and the certificates it names to every client host, at the same
 // paths.
 func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string]local.Mode, error) {
-	bs := d.names(RoleBroker)
+	bs := d.names(planner.RoleBroker)
 	if len(bs) == 0 {
 		return nil, errors.New("remote: no broker host")
 	}
@@ -394,7 +387,7 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 	cmd := fmt.Sprintf("%s agent start --dir %s --name %s --wait-file %s --timeout 60s -- %s cluster local --host %s --brokers %d --dir %s --retention 60s",
 		ssh.Quote(b.xp), ssh.Quote(b.dir), embeddedService, ssh.Quote(path.Join(cdir, local.ClusterFile)),
 		ssh.Quote(b.xp), ssh.Quote(b.Private), brokers, ssh.Quote(cdir))
-	if len(d.names(RoleGateway)) > 0 {
+	if len(d.names(planner.RoleGateway)) > 0 {
 		cmd += " --direct-only"
 		if err := d.embeddedAuthority(ctx, b, path.Join(cdir, local.PKIDir)); err != nil {
 			return nil, err
@@ -419,7 +412,7 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 	if err != nil {
 		return nil, fmt.Errorf("remote: %s "+local.ClusterFile+": %w", b.Name, err)
 	}
-	if err := d.writeAll(ctx, d.names(RoleClient), contents); err != nil {
+	if err := d.writeAll(ctx, d.names(planner.RoleClient), contents); err != nil {
 		return nil, err
 	}
 	d.modes, d.brokers = cl.Modes, brokers
@@ -546,7 +539,7 @@ func (d *Deployment) RunLoad(ctx context.Context, l Load) (loadgen.Result, []Par
 	if l.OnPhase != nil {
 		defer l.OnPhase("done")
 	}
-	clients := d.names(RoleClient)
+	clients := d.names(planner.RoleClient)
 	if len(clients) == 0 {
 		return loadgen.Result{}, nil, errors.New("remote: no client host")
 	}
@@ -817,7 +810,7 @@ func (d *Deployment) Logs(ctx context.Context, maxBytes int64) map[string][]byte
 func (d *Deployment) logTails(ctx context.Context, maxBytes int64) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	var mu sync.Mutex
-	names := append(append(d.names(RoleBroker), d.names(RoleController)...), d.names(RoleGateway)...)
+	names := append(append(d.names(planner.RoleBroker), d.names(planner.RoleController)...), d.names(planner.RoleGateway)...)
 	err := d.each(ctx, names, func(ctx context.Context, h *deployed) error {
 		c, err := d.client(ctx, h)
 		if err != nil {

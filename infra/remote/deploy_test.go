@@ -18,6 +18,7 @@ import (
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/internal/netnstest"
+	"github.com/xp-bench/xp/planner"
 )
 
 // xpBuild is the xp binary the hosts run, built once for the package's
@@ -93,7 +94,7 @@ func TestDeployEmbedded(t *testing.T) {
 	n := netnstest.New(t, 3)
 	log := &syncBuf{}
 	pool := sshPool(t, n, log)
-	roles := []string{RoleBroker, RoleClient, RoleClient}
+	roles := []string{planner.RoleBroker, planner.RoleClient, planner.RoleClient}
 	names := []string{"broker-0", "client-0", "client-1"}
 	var hosts []Host
 	for i, h := range n.Hosts {
@@ -257,8 +258,8 @@ func TestDeployWaitsForBootingHost(t *testing.T) {
 		booted <- err
 	})
 	defer timer.Stop()
-	hosts := []Host{{Name: "broker-0", Role: RoleBroker, SSH: n.Hosts[0].SSHAddr(), Private: n.Hosts[0].Addr},
-		{Name: "client-0", Role: RoleClient, SSH: late.SSHAddr(), Private: late.Addr}}
+	hosts := []Host{{Name: "broker-0", Role: planner.RoleBroker, SSH: n.Hosts[0].SSHAddr(), Private: n.Hosts[0].Addr},
+		{Name: "client-0", Role: planner.RoleClient, SSH: late.SSHAddr(), Private: late.Addr}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	d, err := Deploy(ctx, Options{Campaign: "c1", Hosts: hosts, Pool: pool, Binary: bin, Log: log, Wait: time.Minute})
@@ -341,8 +342,8 @@ func TestStreamsAndLoadsSurviveDroppedConnections(t *testing.T) {
 	}
 	defer pool.Close()
 	broker, client := n.Hosts[0], n.Hosts[1]
-	hosts := []Host{{Name: "broker-0", Role: RoleBroker, SSH: broker.SSHAddr(), Private: broker.Addr},
-		{Name: "client-0", Role: RoleClient, SSH: client.SSHAddr(), Private: client.Addr}}
+	hosts := []Host{{Name: "broker-0", Role: planner.RoleBroker, SSH: broker.SSHAddr(), Private: broker.Addr},
+		{Name: "client-0", Role: planner.RoleClient, SSH: client.SSHAddr(), Private: client.Addr}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	d, err := Deploy(ctx, Options{Campaign: "c1", Hosts: hosts, Pool: pool, Binary: bin, Log: log})

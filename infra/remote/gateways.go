@@ -60,7 +60,7 @@ func GatewaySpecs(rows []planner.Row, modeKey func(*planner.Row) string) []Gatew
 		}
 		enc := r.Encoding
 		if enc == "" {
-			enc = local.DefaultFieldEncoding
+			enc = planner.DefaultFieldEncoding
 		}
 		k := modeKey(r)
 		if seen[k] {
@@ -69,7 +69,7 @@ func GatewaySpecs(rows []planner.Row, modeKey func(*planner.Row) string) []Gatew
 		seen[k] = true
 		tr := r.GatewayTransport
 		if tr == "" {
-			tr = local.DefaultGatewayTransport
+			tr = planner.DefaultGatewayTransport
 		}
 		out = append(out, GatewaySpec{Key: k, Security: r.Security, Transport: tr, Encoding: enc,
 			Fields: r.EncryptFields, Cipher: r.FieldCipher, Crypto: r.GatewayCrypto})
@@ -94,7 +94,7 @@ func gatewayService(key string, i int) string {
 // (the embedded cluster serves the gateway modes). Call after
 // StartEmbedded.
 func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, count int) (map[string]local.Mode, error) {
-	if len(d.names(RoleGateway)) == 0 {
+	if len(d.names(planner.RoleGateway)) == 0 {
 		return nil, nil
 	}
 	tmp, err := os.MkdirTemp("", "xp-gwvault-")
@@ -189,7 +189,7 @@ type gatewayStarter func(ctx context.Context, h *deployed, in gatewayInstance) (
 // bootstrap, goes to every client host, and the modes replace those of
 // the same keys the embedded cluster serves.
 func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, count int, start gatewayStarter) (map[string]local.Mode, error) {
-	gws := d.names(RoleGateway)
+	gws := d.names(planner.RoleGateway)
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -207,7 +207,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 			return nil, fmt.Errorf("remote: gateway mode %s: transport %q is not a direct mode of the cluster", s.Key, s.Transport)
 		}
 	}
-	b := d.hosts[d.names(RoleBroker)[0]]
+	b := d.hosts[d.names(planner.RoleBroker)[0]]
 	cdir := path.Join(b.dir, "cluster")
 
 	// The cluster's CA, to issue each gateway host a certificate its
@@ -297,7 +297,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 		up := direct
 		modes[s.Key] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: p, Upstream: &up, Crypto: cryptos[s.Key]}
 	}
-	if err := d.writeAll(ctx, d.names(RoleClient), contents); err != nil {
+	if err := d.writeAll(ctx, d.names(planner.RoleClient), contents); err != nil {
 		return nil, err
 	}
 	for k, m := range modes {
@@ -363,11 +363,11 @@ func GatewayConfigYAML(setup local.GatewaySetup, spec GatewaySpec, vault, schema
 		if spec.Security == planner.SecurityFieldEncrypt {
 			enc := spec.Encoding
 			if enc == "" {
-				enc = local.DefaultFieldEncoding
+				enc = planner.DefaultFieldEncoding
 			}
 			cfg, err = encrypt.FieldPreset(enc, vault, schemaDir)
 		} else {
-			cfg, err = encrypt.Preset(encrypt.ModeEncrypt, vault)
+			cfg, err = encrypt.Preset(planner.SecurityEncrypt, vault)
 		}
 		if err != nil {
 			return nil, err

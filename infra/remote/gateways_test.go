@@ -62,18 +62,18 @@ func TestGatewayConfigYAML(t *testing.T) {
 		// noSchemas renders with an empty schema directory.
 		noSchemas bool
 	}{
-		{name: "proxy over tls", spec: GatewaySpec{Key: "proxy", Security: "proxy", Transport: "tls"}, upstream: gateway.TLS},
-		{name: "encrypt over tls", spec: GatewaySpec{Key: "encrypt", Security: "encrypt", Transport: "tls"}, upstream: gateway.TLS, wantFilter: true},
-		{name: "field_encrypt over mtls, fast", spec: GatewaySpec{Key: "field_encrypt.mtls.fast", Security: "field_encrypt", Transport: "mtls", Encoding: "json", Crypto: "fast"}, upstream: gateway.MTLS, wantFilter: true},
+		{name: "proxy over tls", spec: GatewaySpec{Key: "proxy", Security: "proxy", Transport: "tls"}, upstream: planner.SecurityTLS},
+		{name: "encrypt over tls", spec: GatewaySpec{Key: "encrypt", Security: "encrypt", Transport: "tls"}, upstream: planner.SecurityTLS, wantFilter: true},
+		{name: "field_encrypt over mtls, fast", spec: GatewaySpec{Key: "field_encrypt.mtls.fast", Security: "field_encrypt", Transport: "mtls", Encoding: "json", Crypto: "fast"}, upstream: planner.SecurityMTLS, wantFilter: true},
 		{name: "field_encrypt of avro over sasl_ssl", spec: GatewaySpec{Key: "field_encrypt.avro.sasl_ssl", Security: "field_encrypt", Transport: "sasl_ssl", Encoding: "avro"},
-			upstream: gateway.TLS, wantFilter: true, wantSchema: "avro_schema: " + filepath.Join(schemaDir, "record.avsc")},
+			upstream: planner.SecurityTLS, wantFilter: true, wantSchema: "avro_schema: " + filepath.Join(schemaDir, "record.avsc")},
 		{name: "field_encrypt of protobuf over tls", spec: GatewaySpec{Key: "field_encrypt.protobuf", Security: "field_encrypt", Transport: "tls", Encoding: "protobuf"},
-			upstream: gateway.TLS, wantFilter: true, wantSchema: "protobuf_descriptor_set: " + filepath.Join(schemaDir, "record.pb")},
+			upstream: planner.SecurityTLS, wantFilter: true, wantSchema: "protobuf_descriptor_set: " + filepath.Join(schemaDir, "record.pb")},
 		{name: "field_encrypt fpe of protobuf", spec: GatewaySpec{Key: "field_encrypt.fpe.protobuf", Security: "field_encrypt", Transport: "tls", Encoding: "protobuf", Cipher: "fpe"},
-			upstream: gateway.TLS, wantFilter: true, wantSchema: "cipher: fpe"},
+			upstream: planner.SecurityTLS, wantFilter: true, wantSchema: "cipher: fpe"},
 		{name: "field_encrypt of avro without its schema", spec: GatewaySpec{Key: "field_encrypt.avro", Security: "field_encrypt", Transport: "tls", Encoding: "avro"},
 			wantErr: "record.avsc", noSchemas: true},
-		{name: "proxy over plaintext", spec: GatewaySpec{Key: "proxy.plaintext", Security: "proxy", Transport: "plaintext"}, upstream: gateway.Plaintext},
+		{name: "proxy over plaintext", spec: GatewaySpec{Key: "proxy.plaintext", Security: "proxy", Transport: "plaintext"}, upstream: planner.SecurityPlaintext},
 		{name: "not a gateway mode", spec: GatewaySpec{Key: "tls", Security: "tls", Transport: "tls"}, wantErr: `"tls" is not a gateway mode`},
 	}
 	for _, tc := range tests {

@@ -282,9 +282,9 @@ func startProbed(ctx context.Context, h *deployed, service string, timeout time.
 // gateway's certificate as the client's for mtls.
 func probeTLSFlags(transport string, t gatewayTLS) []string {
 	switch transport {
-	case local.Plaintext:
+	case planner.SecurityPlaintext:
 		return nil
-	case local.MTLS:
+	case planner.SecurityMTLS:
 		return []string{"--wait-tls-ca", ssh.Quote(t.CA), "--wait-tls-cert", ssh.Quote(t.Cert), "--wait-tls-key", ssh.Quote(t.Key)}
 	default:
 		return []string{"--wait-tls-ca", ssh.Quote(t.CA)}

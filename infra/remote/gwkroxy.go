@@ -243,7 +243,7 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 	if k == nil {
 		return nil, fmt.Errorf("%s: gateway_kind kroxylicious: no gateway.kroxylicious section", targetPath)
 	}
-	gws := d.names(RoleGateway)
+	gws := d.names(planner.RoleGateway)
 	if len(gws) == 0 {
 		return nil, fmt.Errorf("%s: gateway_kind kroxylicious runs on gateway hosts; the group has none", targetPath)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/internal/netnstest"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -82,7 +83,7 @@ func TestKroxyliciousOnNamespaceHosts(t *testing.T) {
 	n := netnstest.New(t, 3)
 	log := &syncBuf{}
 	pool := sshPool(t, n, log)
-	roles := []string{RoleBroker, RoleGateway, RoleClient}
+	roles := []string{planner.RoleBroker, planner.RoleGateway, planner.RoleClient}
 	var hosts []Host
 	for i, h := range n.Hosts {
 		hosts = append(hosts, Host{Name: fmt.Sprintf("%s-%d", roles[i], i), Role: roles[i], SSH: h.SSHAddr(), Private: h.Addr})

@@ -23,6 +23,7 @@ import (
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/planner"
 )
 
 // KafkaRelease is Apache Kafka installed from a release tarball
@@ -98,7 +99,7 @@ type kafkaPlan struct {
 // renders every file. clientDir is where the client files go on every
 // client host.
 func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
-	bs, cs := d.names(RoleBroker), d.names(RoleController)
+	bs, cs := d.names(planner.RoleBroker), d.names(planner.RoleController)
 	if len(bs) == 0 {
 		return nil, errors.New("remote: no broker host")
 	}
@@ -108,7 +109,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 		if net.ParseIP(h.Private) == nil {
 			return nil, fmt.Errorf("remote: host %s: private address %q is not an IP address (Kafka's listeners bind to it)", n, h.Private)
 		}
-		if h.Role == RoleBroker {
+		if h.Role == planner.RoleBroker {
 			baddr = append(baddr, h.Private)
 		} else {
 			caddr = append(caddr, h.Private)
@@ -153,7 +154,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 		if kn.props, err = s.Properties(node.ID); err != nil {
 			return nil, err
 		}
-		if h.Role == RoleBroker {
+		if h.Role == planner.RoleBroker {
 			if _, _, err := ca.Server(h.Name, h.Private); err != nil {
 				return nil, err
 			}
@@ -180,7 +181,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 		}
 	}
 	configs := map[string]string{}
-	for _, mode := range local.DirectModes {
+	for _, mode := range planner.DirectModes() {
 		props, err := srv.ClientProps(mode, caPath, certPath, keyPath, "")
 		if err != nil {
 			return nil, err
@@ -190,7 +191,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 		p.modes[mode] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: f}
 		configs[mode] = f
 	}
-	plain, err := srv.ClientProps(local.SASLSSL, caPath, certPath, keyPath, local.MechPlain)
+	plain, err := srv.ClientProps(planner.SecuritySASLSSL, caPath, certPath, keyPath, local.MechPlain)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	}
 	// The SCRAM user is created over TLS: its password never crosses the
 	// network in the clear.
-	p.scramAdmin, p.scramFrom = configs[local.TLS], configs[local.SASLSSL]
+	p.scramAdmin, p.scramFrom = configs[planner.SecurityTLS], configs[planner.SecuritySASLSSL]
 	ok = true
 	return p, nil
 }
@@ -239,9 +240,9 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
-	checkers := d.names(RoleClient)
+	checkers := d.names(planner.RoleClient)
 	if len(checkers) == 0 {
-		checkers = d.names(RoleBroker)[:min(1, len(d.names(RoleBroker)))]
+		checkers = d.names(planner.RoleBroker)[:min(1, len(d.names(planner.RoleBroker)))]
 	}
 	if len(checkers) == 0 {
 		return nil, errors.New("remote: no broker host")
@@ -274,7 +275,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 	// The client files go to every client host; the first broker host
 	// gets them too, where gateways started in front of the cluster read
 	// the client config of the mode they front.
-	b0 := d.hosts[d.names(RoleBroker)[0]]
+	b0 := d.hosts[d.names(planner.RoleBroker)[0]]
 	targets := slices.Clone(checkers)
 	if !slices.Contains(targets, b0.Name) {
 		targets = append(targets, b0.Name)
@@ -310,7 +311,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 	if err := d.each(ctx, checkers[1:], func(ctx context.Context, h *deployed) error { return ready(h, false) }); err != nil {
 		return nil, err
 	}
-	d.modes, d.brokers, d.firstNodeID = p.modes, len(d.names(RoleBroker)), 1
+	d.modes, d.brokers, d.firstNodeID = p.modes, len(d.names(planner.RoleBroker)), 1
 	return p.modes, nil
 }
 
@@ -400,7 +401,7 @@ func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelea
 		q[i] = ssh.Quote(a)
 	}
 	wait := "--wait-kafka " + ssh.Quote(net.JoinHostPort(h.Private, strconv.Itoa(kafkaconf.DefaultPorts.Plaintext)))
-	if !slices.Contains(n.node.Roles, kafkaconf.RoleBroker) {
+	if !slices.Contains(n.node.Roles, planner.RoleBroker) {
 		wait = "--wait-tcp " + ssh.Quote(net.JoinHostPort(h.Private, strconv.Itoa(kafkaconf.DefaultPorts.Controller)))
 	}
 	cmd := fmt.Sprintf("%s agent start --dir %s --name %s %s --timeout %s -- %s", ssh.Quote(h.xp), ssh.Quote(h.dir), kafkaService,
@@ -511,7 +512,7 @@ func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers in
 	if err != nil {
 		return nil, err
 	}
-	if n := len(dep.names(RoleBroker)); n != brokers {
+	if n := len(dep.names(planner.RoleBroker)); n != brokers {
 		return nil, fmt.Errorf("remote: the rows ask for %d brokers but the machines have %d broker hosts; Apache Kafka runs one broker per broker host", brokers, n)
 	}
 	return dep.StartKafka(ctx, rel)

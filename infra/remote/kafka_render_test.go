@@ -16,6 +16,7 @@ import (
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/planner"
 )
 
 // renderDeployment is a deployment on hosts that are never dialled: enough
@@ -29,9 +30,9 @@ func renderDeployment(brokers, controllers, clients int) *Deployment {
 				dir: "/home/u/xp/c1/" + name, xp: "/home/u/xp/c1/" + name + "/bin/xp"}
 		}
 	}
-	add(RoleBroker, brokers, "10.0.1")
-	add(RoleController, controllers, "10.0.2")
-	add(RoleClient, clients, "10.0.3")
+	add(planner.RoleBroker, brokers, "10.0.1")
+	add(planner.RoleController, controllers, "10.0.2")
+	add(planner.RoleClient, clients, "10.0.3")
 	return d
 }
 
@@ -100,7 +101,7 @@ func TestPlanKafka(t *testing.T) {
 				if !strings.Contains(props["listeners"], h.Private+":") {
 					t.Errorf("%s: listeners %q not on %s", h.Name, props["listeners"], h.Private)
 				}
-				if h.Role != RoleBroker {
+				if h.Role != planner.RoleBroker {
 					if n.keystore != nil || props["ssl.keystore.location"] != "" {
 						t.Errorf("%s: a dedicated controller gets TLS material", h.Name)
 					}

@@ -22,6 +22,7 @@ import (
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/internal/netnstest"
+	"github.com/xp-bench/xp/planner"
 )
 
 // serveRelease serves the file at file as /kafka.tgz on addr (the test's
@@ -104,8 +105,8 @@ func TestStartKafkaOnHosts(t *testing.T) {
 	}
 	defer pool.Close()
 	hosts := []Host{
-		{Name: "broker-0", Role: RoleBroker, SSH: n.Hosts[0].SSHAddr(), Private: n.Hosts[0].Addr},
-		{Name: "client-0", Role: RoleClient, SSH: n.Hosts[1].SSHAddr(), Private: n.Hosts[1].Addr},
+		{Name: "broker-0", Role: planner.RoleBroker, SSH: n.Hosts[0].SSHAddr(), Private: n.Hosts[0].Addr},
+		{Name: "client-0", Role: planner.RoleClient, SSH: n.Hosts[1].SSHAddr(), Private: n.Hosts[1].Addr},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/planner"
 )
 
 // ServiceDownError is a service xp started on a host (a Kafka node, the
@@ -27,7 +28,7 @@ func (e *ServiceDownError) Error() string {
 // host whether the services started there still run, and returns a
 // *ServiceDownError (one per host, naming its services that do not run).
 func (d *Deployment) CheckServices(ctx context.Context) error {
-	names := append(append(d.names(RoleBroker), d.names(RoleController)...), d.names(RoleGateway)...)
+	names := append(append(d.names(planner.RoleBroker), d.names(planner.RoleController)...), d.names(planner.RoleGateway)...)
 	return d.each(ctx, names, func(ctx context.Context, h *deployed) error {
 		c, err := d.client(ctx, h)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
 )
 
 var _ target.TLSKeptReader = (*Deployer)(nil)
@@ -37,7 +38,7 @@ func (d *Deployment) TLSKept(ctx context.Context, key string) (gateway.TLSKept, 
 	ms, onGatewayHosts := d.gwMetrics[key]
 	if !onGatewayHosts {
 		if m, ok := d.modes[key]; ok && m.Metrics != "" {
-			if bs := d.names(RoleBroker); len(bs) > 0 {
+			if bs := d.names(planner.RoleBroker); len(bs) > 0 {
 				ms = []hostMetrics{{Host: bs[0], URL: m.Metrics}}
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/internal/netnstest"
+	"github.com/xp-bench/xp/planner"
 )
 
 // opensslTLS12 holds OpenSSL's clients (kcat's librdkafka) to TLS 1.2.
@@ -80,7 +81,7 @@ func TestTLSKeptOnNamespaceHosts(t *testing.T) {
 	}
 
 	t.Run("embedded cluster on the broker host", func(t *testing.T) {
-		d := deploy(t, "c1", host(0, RoleBroker), host(2, RoleClient))
+		d := deploy(t, "c1", host(0, planner.RoleBroker), host(2, planner.RoleClient))
 		kept(t, d, "encrypt.fast")
 		if _, err := d.TLSKept(ctx, "proxy"); err != nil {
 			t.Errorf("proxy (std): %v", err)
@@ -90,7 +91,7 @@ func TestTLSKeptOnNamespaceHosts(t *testing.T) {
 		}
 	})
 	t.Run("gateway host", func(t *testing.T) {
-		d := deploy(t, "c2", host(0, RoleBroker), host(1, RoleGateway), host(2, RoleClient))
+		d := deploy(t, "c2", host(0, planner.RoleBroker), host(1, planner.RoleGateway), host(2, planner.RoleClient))
 		modes, err := d.StartGateways(ctx, []GatewaySpec{{Key: "proxy.fast", Security: "proxy", Transport: "tls", Crypto: "fast"}}, 1)
 		if err != nil {
 			t.Fatalf("%v\nlog:\n%s", err, log.String())

@@ -35,17 +35,6 @@ type TLSKeptReader interface {
 	TLSKept(ctx context.Context, modeKey string) (gateway.TLSKept, error)
 }
 
-// Host roles in a HostSample.
-const (
-	// RoleCluster is a host that is the whole cluster (the embedded one).
-	RoleCluster    = "cluster"
-	RoleBroker     = "broker"
-	RoleController = "controller"
-	RoleGateway    = "gateway"
-	// RoleClient runs the load generator.
-	RoleClient = "client"
-)
-
 // HostSample is one reading of one host. Counters are cumulative from an
 // origin of the target's choosing; the runner stores differences from the
 // attempt's first sample.
@@ -53,7 +42,7 @@ type HostSample struct {
 	// Host names the host within the group (e.g. "broker-1"; the local
 	// target's processes are "cluster", "gateway" and "client").
 	Host string
-	// Role is one of the Role constants.
+	// Role is one of the planner's host roles (planner.RoleBroker, ...).
 	Role string
 	// CPU is the CPU time spent by what the host runs for the group: the
 	// process on the local target, the whole machine on a remote one.

@@ -6,11 +6,13 @@ import (
 	"net"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 // Roles are the machine roles of the module contract, in the order
 // inventories list them.
-var Roles = []string{"broker", "controller", "gateway", "client"}
+var Roles = []string{planner.RoleBroker, planner.RoleController, planner.RoleGateway, planner.RoleClient}
 
 // Host is one machine of an applied group.
 type Host struct {
@@ -34,13 +36,13 @@ type Hosts struct {
 // Role returns the hosts of one of Roles.
 func (h Hosts) Role(role string) []Host {
 	switch role {
-	case "broker":
+	case planner.RoleBroker:
 		return h.Brokers
-	case "controller":
+	case planner.RoleController:
 		return h.Controllers
-	case "gateway":
+	case planner.RoleGateway:
 		return h.Gateways
-	case "client":
+	case planner.RoleClient:
 		return h.Clients
 	}
 	return nil

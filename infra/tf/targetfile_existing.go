@@ -82,7 +82,7 @@ var (
 	// prefix starts.
 	topicPrefixRE  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 	hostNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	modeTransports = []string{"plaintext", "mtls", "sasl_ssl"}
+	modeTransports = []string{planner.SecurityPlaintext, planner.SecurityMTLS, planner.SecuritySASLSSL}
 	modeEncodings  = []string{"avro", "protobuf", "bytes"}
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/planner"
 )
 
 // TestSendAllocationFree checks the producing hot path (pooled slot,
@@ -18,7 +18,7 @@ import (
 // are really produced and acknowledged.
 func TestSendAllocationFree(t *testing.T) {
 	c := cluster(t)
-	opts, _ := kafkaconf.ClientOpts(props(t, c, local.Plaintext))
+	opts, _ := kafkaconf.ClientOpts(props(t, c, planner.SecurityPlaintext))
 	for _, n := range []int{1, 3} {
 		r := &run{cfg: Config{Seed: 1}.WithDefaults()}
 		r.topics = topicNames("alloc-"+time.Now().Format("150405.000000"), n)

@@ -22,6 +22,7 @@ import (
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/procstat"
+	"github.com/xp-bench/xp/planner"
 )
 
 // helperEnv switches the test binary into a helper process for the
@@ -149,7 +150,7 @@ func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
 }
 
 func benchProps(b *testing.B, modes map[string]local.Mode) map[string]string {
-	p, err := kafkaconf.ReadClientConfig(modes[local.Plaintext].ClientConfig)
+	p, err := kafkaconf.ReadClientConfig(modes[planner.SecurityPlaintext].ClientConfig)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func BenchmarkCeiling(b *testing.B) {
 		b.ReportMetric(median(bareCPU), "client_cpu_us/msg")
 	})
 	b.Run("kcat", func(b *testing.B) {
-		b.ReportMetric(kcatProduce(b, modes[local.Plaintext].ClientConfig, d), "msg/s")
+		b.ReportMetric(kcatProduce(b, modes[planner.SecurityPlaintext].ClientConfig, d), "msg/s")
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/planner"
 )
 
 func ownCluster(t *testing.T) *local.Cluster {
@@ -32,7 +33,7 @@ func TestCalibrationProduceDelay(t *testing.T) {
 	const delay = 25 * time.Millisecond
 	const tolerance = 6 * time.Millisecond
 	c := ownCluster(t)
-	cfg := quick(props(t, c, local.Plaintext))
+	cfg := quick(props(t, c, planner.SecurityPlaintext))
 	cfg.Rate = 20
 	cfg.Partitions = 1
 	cfg.LingerMs = 0
@@ -93,7 +94,7 @@ func TestCalibrationProduceDelay(t *testing.T) {
 func TestCalibrationConsumerStall(t *testing.T) {
 	const stall = 1500 * time.Millisecond
 	c := ownCluster(t)
-	cfg := quick(props(t, c, local.Plaintext))
+	cfg := quick(props(t, c, planner.SecurityPlaintext))
 	cfg.Rate = 1000
 	cfg.Duration = 4 * time.Second
 

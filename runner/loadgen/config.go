@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/planner"
 )
 
 // Encodings of the payload.
@@ -260,13 +261,13 @@ func ModeOf(props map[string]string) string {
 	switch kafkaconf.Protocol(props) {
 	case "ssl":
 		if props[kafkaconf.SSLCertificate] != "" {
-			return "mtls"
+			return planner.SecurityMTLS
 		}
-		return "tls"
+		return planner.SecurityTLS
 	case "sasl_ssl":
-		return "sasl_ssl"
+		return planner.SecuritySASLSSL
 	case "sasl_plaintext":
 		return "sasl_plaintext"
 	}
-	return "plaintext"
+	return planner.SecurityPlaintext
 }

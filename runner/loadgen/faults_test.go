@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/planner"
 )
 
 // TestUnreachableBootstrap: a refused port and a listener that never
@@ -65,13 +65,13 @@ func TestSecurityFailuresNameModeAndCause(t *testing.T) {
 		mutate func(p map[string]string)
 		want   []string
 	}{
-		{"wrong CA", local.TLS, func(p map[string]string) { p[kafkaconf.SSLCALocation] = other.Authority().CAPath() },
+		{"wrong CA", planner.SecurityTLS, func(p map[string]string) { p[kafkaconf.SSLCALocation] = other.Authority().CAPath() },
 			[]string{"mode tls", "certificate signed by unknown authority"}},
-		{"missing client certificate", local.MTLS, func(p map[string]string) {
+		{"missing client certificate", planner.SecurityMTLS, func(p map[string]string) {
 			delete(p, kafkaconf.SSLCertificate)
 			delete(p, kafkaconf.SSLKey)
 		}, []string{"certificate required"}},
-		{"bad SASL password", local.SASLSSL, func(p map[string]string) { p[kafkaconf.SASLPassword] = "not-the-password" },
+		{"bad SASL password", planner.SecuritySASLSSL, func(p map[string]string) { p[kafkaconf.SASLPassword] = "not-the-password" },
 			[]string{"mode sasl_ssl", "SASL_AUTHENTICATION_FAILED"}},
 	}
 	for _, tc := range cases {
@@ -103,7 +103,7 @@ func TestSecurityFailuresNameModeAndCause(t *testing.T) {
 // the run must end, unhealthy with reasons, within its own time bounds.
 func TestBrokerGoneMidRun(t *testing.T) {
 	c := ownCluster(t)
-	cfg := quick(props(t, c, local.Plaintext))
+	cfg := quick(props(t, c, planner.SecurityPlaintext))
 	cfg.DrainTimeout = 3 * time.Second
 	cfg.OnPhase = func(p string, _ time.Time) {
 		if p == "measure" {
@@ -130,7 +130,7 @@ func TestBrokerGoneMidRun(t *testing.T) {
 // context's error and a partial result.
 func TestInterrupted(t *testing.T) {
 	c := cluster(t)
-	cfg := quick(props(t, c, local.Plaintext))
+	cfg := quick(props(t, c, planner.SecurityPlaintext))
 	cfg.Duration = 20 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg.OnPhase = func(p string, _ time.Time) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/planner"
 )
 
 var (
@@ -54,7 +55,7 @@ func quick(p map[string]string) Config {
 // TestEveryModeHealthy runs each direct mode end to end at a modest rate.
 func TestEveryModeHealthy(t *testing.T) {
 	c := cluster(t)
-	for _, mode := range local.DirectModes {
+	for _, mode := range planner.DirectModes() {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			var phases []string
@@ -100,7 +101,7 @@ func TestEveryModeHealthy(t *testing.T) {
 			if sum != res.Consumed {
 				t.Fatalf("per-second e2e counts sum to %d, want %d", sum, res.Consumed)
 			}
-			if strings.Contains(strings.Join(mapValues(res.Config.ClientConfig), " "), props(t, c, local.SASLSSL)["sasl.password"]) {
+			if strings.Contains(strings.Join(mapValues(res.Config.ClientConfig), " "), props(t, c, planner.SecuritySASLSSL)["sasl.password"]) {
 				t.Fatal("SASL password echoed in config")
 			}
 		})
@@ -121,7 +122,7 @@ var _ = errors.New
 // the CLI's default.
 func TestNoWarmup(t *testing.T) {
 	c := cluster(t)
-	cfg := quick(props(t, c, local.Plaintext))
+	cfg := quick(props(t, c, planner.SecurityPlaintext))
 	cfg.Warmup = 0
 	cfg.Duration = 2 * time.Second
 	res, err := Run(context.Background(), cfg)

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/planner"
 )
 
 // TestManyTopics runs producers over several topics: every group consumes
@@ -19,7 +19,7 @@ import (
 // only the topics it created.
 func TestManyTopics(t *testing.T) {
 	c := cluster(t)
-	p := props(t, c, local.Plaintext)
+	p := props(t, c, planner.SecurityPlaintext)
 	opts, _ := kafkaconf.ClientOpts(p)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

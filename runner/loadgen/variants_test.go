@@ -13,6 +13,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/planner"
 )
 
 // TestVariants runs the settings that change the code path, each end to
@@ -25,30 +26,30 @@ func TestVariants(t *testing.T) {
 		mutate func(*Config)
 		check  func(t *testing.T, cfg Config, r *Result)
 	}{
-		{"closed loop", local.Plaintext, func(c *Config) { c.Rate = 0; c.Concurrency = 4 }, func(t *testing.T, _ Config, r *Result) {
+		{"closed loop", planner.SecurityPlaintext, func(c *Config) { c.Rate = 0; c.Concurrency = 4 }, func(t *testing.T, _ Config, r *Result) {
 			if r.SendDelayMs.P50 != 0 {
 				t.Errorf("closed loop recorded send delay %+v", r.SendDelayMs)
 			}
 		}},
-		{"saturating", local.Plaintext, func(c *Config) { c.Rate = 0; c.Concurrency = 0 }, func(t *testing.T, _ Config, r *Result) {
+		{"saturating", planner.SecurityPlaintext, func(c *Config) { c.Rate = 0; c.Concurrency = 0 }, func(t *testing.T, _ Config, r *Result) {
 			if want := BufferBytes / r.Config.MessageSize; r.Config.InFlight != want || r.Config.Concurrency != 0 {
 				t.Errorf("max without concurrency: in flight %d (concurrency %d), want %d, what a %d-byte buffer holds",
 					r.Config.InFlight, r.Config.Concurrency, want, BufferBytes)
 			}
 		}},
-		{"acks 0", local.Plaintext, func(c *Config) { c.Acks = "0" }, nil},
-		{"acks 1 lz4", local.TLS, func(c *Config) { c.Acks = "1"; c.Compression = "lz4" }, nil},
-		{"zstd json", local.Plaintext, func(c *Config) { c.Compression = "zstd"; c.Encoding = EncodingJSON }, nil},
-		{"avro", local.MTLS, func(c *Config) { c.Encoding = EncodingAvro; c.MessageSize = 512 }, nil},
-		{"protobuf", local.SASLSSL, func(c *Config) { c.Encoding = EncodingProtobuf }, nil},
-		{"2 producers 2 groups 2 consumers", local.Plaintext, func(c *Config) {
+		{"acks 0", planner.SecurityPlaintext, func(c *Config) { c.Acks = "0" }, nil},
+		{"acks 1 lz4", planner.SecurityTLS, func(c *Config) { c.Acks = "1"; c.Compression = "lz4" }, nil},
+		{"zstd json", planner.SecurityPlaintext, func(c *Config) { c.Compression = "zstd"; c.Encoding = EncodingJSON }, nil},
+		{"avro", planner.SecurityMTLS, func(c *Config) { c.Encoding = EncodingAvro; c.MessageSize = 512 }, nil},
+		{"protobuf", planner.SecuritySASLSSL, func(c *Config) { c.Encoding = EncodingProtobuf }, nil},
+		{"2 producers 2 groups 2 consumers", planner.SecurityPlaintext, func(c *Config) {
 			c.Producers, c.ConsumerGroups, c.ConsumersPerGroup = 2, 2, 2
 		}, func(t *testing.T, cfg Config, r *Result) {
 			if r.Consumed != 2*r.Published {
 				t.Errorf("consumed %d, want 2 × %d", r.Consumed, r.Published)
 			}
 		}},
-		{"no consumers", local.Plaintext, func(c *Config) { c.ConsumerGroups = 0 }, func(t *testing.T, _ Config, r *Result) {
+		{"no consumers", planner.SecurityPlaintext, func(c *Config) { c.ConsumerGroups = 0 }, func(t *testing.T, _ Config, r *Result) {
 			if r.Consumed != 0 || r.E2ELatencyMs.P50 != 0 {
 				t.Errorf("consumed %d with no groups", r.Consumed)
 			}
@@ -86,7 +87,7 @@ func TestVariants(t *testing.T) {
 // without the xp headers: both must count as errors and fail the run.
 func TestAlteredRecordsAreErrors(t *testing.T) {
 	c := cluster(t)
-	p := props(t, c, local.Plaintext)
+	p := props(t, c, planner.SecurityPlaintext)
 	cfg := quick(p)
 	cfg.Topic = fmt.Sprintf("altered-%d", time.Now().UnixNano())
 	cfg.Partitions = 1
@@ -144,7 +145,7 @@ func TestReplicatedTopic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	p := props(t, c, local.TLS)
+	p := props(t, c, planner.SecurityTLS)
 	cfg := quick(p)
 	cfg.Duration = 2 * time.Second
 	cfg.ReplicationFactor, cfg.MinInsyncReplicas, cfg.KeepTopic = 3, 2, true
@@ -202,7 +203,7 @@ func TestReplicatedTopic(t *testing.T) {
 func TestTopicLifecycle(t *testing.T) {
 	t.Parallel()
 	c := cluster(t)
-	p := props(t, c, local.Plaintext)
+	p := props(t, c, planner.SecurityPlaintext)
 	opts, _ := kafkaconf.ClientOpts(p)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

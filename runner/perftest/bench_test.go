@@ -11,6 +11,7 @@ import (
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/internal/kafkatest"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkProducerPerformance(b *testing.B) {
 	}
 	b.Cleanup(func() { kfake.Close() })
 
-	modes := local.DirectModes
+	modes := planner.DirectModes()
 	type key struct{ broker, mode, tool string }
 	rates := map[key][]float64{}
 	p99 := map[key][]float64{}
@@ -95,8 +96,8 @@ func BenchmarkProducerPerformance(b *testing.B) {
 			b.Run(broker+"/"+mode+"/xp_loadgen", func(b *testing.B) {
 				b.ReportMetric(med(key{broker, mode, "xp"}), "msg/s")
 				b.ReportMetric(median(p99[key{broker, mode, "xp"}]), "publish_p99_ms")
-				if mode != local.Plaintext {
-					b.ReportMetric(penalty(med(key{broker, local.Plaintext, "xp"}), med(key{broker, mode, "xp"})), "tput_penalty_%")
+				if mode != planner.SecurityPlaintext {
+					b.ReportMetric(penalty(med(key{broker, planner.SecurityPlaintext, "xp"}), med(key{broker, mode, "xp"})), "tput_penalty_%")
 				}
 			})
 			if broker != "apache" {
@@ -106,9 +107,9 @@ func BenchmarkProducerPerformance(b *testing.B) {
 				b.ReportMetric(med(key{broker, mode, "pp"}), "msg/s")
 				b.ReportMetric(median(p99[key{broker, mode, "pp"}]), "publish_p99_ms")
 				b.ReportMetric(100*med(key{broker, mode, "xp"})/med(key{broker, mode, "pp"}), "xp_%_of_perf_test")
-				if mode != local.Plaintext {
-					pp := penalty(med(key{broker, local.Plaintext, "pp"}), med(key{broker, mode, "pp"}))
-					xp := penalty(med(key{broker, local.Plaintext, "xp"}), med(key{broker, mode, "xp"}))
+				if mode != planner.SecurityPlaintext {
+					pp := penalty(med(key{broker, planner.SecurityPlaintext, "pp"}), med(key{broker, mode, "pp"}))
+					xp := penalty(med(key{broker, planner.SecurityPlaintext, "xp"}), med(key{broker, mode, "xp"}))
 					b.ReportMetric(pp, "tput_penalty_%")
 					b.ReportMetric(xp-pp, "xp_minus_perf_test_penalty_pp")
 				}

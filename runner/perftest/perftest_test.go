@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/internal/kafkatest"
+	"github.com/xp-bench/xp/planner"
 )
 
 // ProducerPerformance connects as xp's clients do in every direct mode of
@@ -21,7 +21,7 @@ import (
 // asked, and the records are on the broker.
 func TestRunEveryMode(t *testing.T) {
 	c := kafkatest.Start(t, kafkatest.Options{})
-	for _, mode := range local.DirectModes {
+	for _, mode := range planner.DirectModes() {
 		t.Run(mode, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
@@ -47,7 +47,7 @@ func TestRunEveryMode(t *testing.T) {
 // A broker that does not answer fails the run with the tool's words.
 func TestRunFails(t *testing.T) {
 	c := kafkatest.Start(t, kafkatest.Options{})
-	props := clientProps(t, c, local.TLS)
+	props := clientProps(t, c, planner.SecurityTLS)
 	props[kafkaconf.SSLCALocation] = "/nonexistent/ca.pem"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

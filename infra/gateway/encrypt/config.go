@@ -16,14 +16,7 @@ import (
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/envelope"
 	"github.com/xp-bench/xp/infra/gateway/fields"
-)
-
-// Modes of a topic rule, named as the security modes they implement.
-const (
-	// ModeEncrypt encrypts whole record values.
-	ModeEncrypt = "encrypt"
-	// ModeFieldEncrypt encrypts named top-level fields of structured values.
-	ModeFieldEncrypt = "field_encrypt"
+	"github.com/xp-bench/xp/planner"
 )
 
 // Encodings of field_encrypt values.
@@ -75,17 +68,17 @@ type Config struct {
 const DefaultVaultReload = 10 * time.Second
 
 // Preset is the configuration the local target uses for a security mode:
-// ModeEncrypt encrypts every value of every topic; ModeFieldEncrypt the
+// encrypt encrypts every value of every topic; field_encrypt the
 // field ssn of JSON values of every topic. The vault is created (one key,
 // k1) if missing; create it before starting several gateways on one vault
 // (envelope.AddKey), so that they do not race to create different keys.
 func Preset(mode, vault string) (Config, error) {
 	cfg := Config{Vault: vault, CreateVault: true}
 	switch mode {
-	case ModeEncrypt:
-		cfg.Topics = []TopicRule{{Pattern: "*", Mode: ModeEncrypt}}
-	case ModeFieldEncrypt:
-		cfg.Topics = []TopicRule{{Pattern: "*", Mode: ModeFieldEncrypt, Encoding: EncodingJSON, Fields: DefaultFields}}
+	case planner.SecurityEncrypt:
+		cfg.Topics = []TopicRule{{Pattern: "*", Mode: planner.SecurityEncrypt}}
+	case planner.SecurityFieldEncrypt:
+		cfg.Topics = []TopicRule{{Pattern: "*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingJSON, Fields: DefaultFields}}
 	default:
 		return Config{}, fmt.Errorf("encrypt: no preset for mode %q (want encrypt or field_encrypt)", mode)
 	}
@@ -94,7 +87,11 @@ func Preset(mode, vault string) (Config, error) {
 
 // TopicRule says how the topics matching Pattern are encrypted.
 type TopicRule struct {
-	Pattern               string            `yaml:"pattern"`
+	Pattern string `yaml:"pattern"`
+	// Mode is the security mode the rule implements:
+	// planner.SecurityEncrypt (whole values) or
+	// planner.SecurityFieldEncrypt (named top-level fields of structured
+	// values).
 	Mode                  string            `yaml:"mode"`
 	EncryptKey            bool              `yaml:"encrypt_key"`
 	EncryptHeaders        bool              `yaml:"encrypt_headers"`
@@ -202,7 +199,7 @@ func checkKnown(n *yaml.Node, t reflect.Type, at string) error {
 // schemaDir/record.pb, message xp.Record); the field is ssn. The vault is
 // created if missing, as with Preset.
 func FieldPreset(encoding, vault, schemaDir string) (Config, error) {
-	rule := TopicRule{Pattern: "*", Mode: ModeFieldEncrypt, Encoding: encoding, Fields: DefaultFields}
+	rule := TopicRule{Pattern: "*", Mode: planner.SecurityFieldEncrypt, Encoding: encoding, Fields: DefaultFields}
 	switch encoding {
 	case EncodingJSON:
 	case EncodingAvro:
@@ -255,7 +252,7 @@ func compileRules(cfg Config, dir string) ([]*rule, error) {
 		}
 		r := &rule{pattern: tr.Pattern, require: tr.RequireEncryption}
 		switch tr.Mode {
-		case ModeEncrypt:
+		case planner.SecurityEncrypt:
 			if tr.Encoding != "" || len(tr.Fields) > 0 || tr.Cipher != "" {
 				return nil, fmt.Errorf("%s: mode encrypt takes no encoding, fields or cipher (use mode field_encrypt)", at)
 			}
@@ -263,7 +260,7 @@ func compileRules(cfg Config, dir string) ([]*rule, error) {
 			r.marker = wholeMarker(r.key, r.headers)
 			out = append(out, r)
 			continue
-		case ModeFieldEncrypt:
+		case planner.SecurityFieldEncrypt:
 			if tr.EncryptKey || tr.EncryptHeaders {
 				return nil, fmt.Errorf("%s: encrypt_key and encrypt_headers belong to mode encrypt", at)
 			}

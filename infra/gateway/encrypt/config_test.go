@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/planner"
 )
 
 func TestConfigExtension(t *testing.T) {
@@ -115,8 +116,8 @@ func TestPreset(t *testing.T) {
 		mode    string
 		wantErr bool
 	}{
-		{ModeEncrypt, false},
-		{ModeFieldEncrypt, false},
+		{planner.SecurityEncrypt, false},
+		{planner.SecurityFieldEncrypt, false},
 		{"proxy", true},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
@@ -132,7 +133,7 @@ func TestPreset(t *testing.T) {
 				t.Fatal(err)
 			}
 			enc := "bytes"
-			if tc.mode == ModeFieldEncrypt {
+			if tc.mode == planner.SecurityFieldEncrypt {
 				enc = EncodingJSON
 			}
 			rt := newRoundTripper(t, "any-topic", enc)

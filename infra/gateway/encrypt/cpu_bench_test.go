@@ -32,6 +32,7 @@ import (
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/internal/aesgcm"
 	"github.com/xp-bench/xp/internal/ff1"
+	"github.com/xp-bench/xp/planner"
 )
 
 // helperEnv makes the test binary run a gateway instead of tests, so its
@@ -69,8 +70,8 @@ func runGatewayHelper(raw string) int {
 	zero := 0
 	cfg := &gateway.Config{
 		Listen:   gateway.Listen{Host: "127.0.0.1", BootstrapPort: &zero, NodePortBase: &zero},
-		Client:   gateway.Client{Transport: gateway.TLS, Cert: s.Cert, Key: s.Key},
-		Upstream: gateway.Upstream{Bootstrap: s.Upstream, Transport: gateway.TLS, CA: s.CA},
+		Client:   gateway.Client{Transport: planner.SecurityTLS, Cert: s.Cert, Key: s.Key},
+		Upstream: gateway.Upstream{Bootstrap: s.Upstream, Transport: planner.SecurityTLS, CA: s.CA},
 		Metrics:  gateway.Metrics{Listen: "off"},
 		Crypto:   s.Crypto,
 	}
@@ -78,13 +79,13 @@ func runGatewayHelper(raw string) int {
 	mode, fpe := strings.CutSuffix(s.Mode, "_fpe")
 	switch mode {
 	case "encrypt":
-		rules = []TopicRule{{Pattern: "*", Mode: ModeEncrypt}}
+		rules = []TopicRule{{Pattern: "*", Mode: planner.SecurityEncrypt}}
 	case EncodingJSON:
-		rules = []TopicRule{{Pattern: "*", Mode: ModeFieldEncrypt, Encoding: EncodingJSON}}
+		rules = []TopicRule{{Pattern: "*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingJSON}}
 	case EncodingAvro:
-		rules = []TopicRule{{Pattern: "*", Mode: ModeFieldEncrypt, Encoding: EncodingAvro, AvroSchema: filepath.Join(s.Schemas, "record.avsc")}}
+		rules = []TopicRule{{Pattern: "*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingAvro, AvroSchema: filepath.Join(s.Schemas, "record.avsc")}}
 	case EncodingProtobuf:
-		rules = []TopicRule{{Pattern: "*", Mode: ModeFieldEncrypt, Encoding: EncodingProtobuf, ProtobufDescriptorSet: filepath.Join(s.Schemas, "record.pb")}}
+		rules = []TopicRule{{Pattern: "*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingProtobuf, ProtobufDescriptorSet: filepath.Join(s.Schemas, "record.pb")}}
 	}
 	if fpe {
 		rules[0].Cipher = CipherFPE

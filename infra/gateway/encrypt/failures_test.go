@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 func clone(r *kgo.Record) *kgo.Record {
@@ -55,7 +57,7 @@ func fetchOutcome(t *testing.T, bootstrap, topic string, want int) ([]*kgo.Recor
 func TestFailuresAreVisible(t *testing.T) {
 	kf := startKfake(t, "v-src", "v-tamper", "v-moved", "v-mixed", "jw-src", "jw-swapped", "j-bad")
 	direct := kf.ListenAddrs()[0]
-	rules := append(testRules(), TopicRule{Pattern: "jw-*", Mode: ModeFieldEncrypt, Encoding: EncodingJSON, Fields: []string{"ssn", "tax"}})
+	rules := append(testRules(), TopicRule{Pattern: "jw-*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingJSON, Fields: []string{"ssn", "tax"}})
 	e := startGateway(t, kf, Config{Vault: newVault(t, "k1"), Topics: rules})
 	other := startGateway(t, kf, Config{Vault: newVault(t, "k2"), Topics: rules})
 

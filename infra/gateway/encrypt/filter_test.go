@@ -13,6 +13,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/records"
+	"github.com/xp-bench/xp/planner"
 )
 
 // makeBatch encodes values as one uncompressed record batch v2 with
@@ -84,9 +85,9 @@ func newRoundTripper(t testing.TB, topic, enc string) *roundTripper {
 
 func newRoundTripperCodec(t testing.TB, topic, enc string, codec records.Codec) *roundTripper {
 	rules := append(testRules(),
-		TopicRule{Pattern: "fbj-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingJSON},
-		TopicRule{Pattern: "fba-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingAvro, AvroSchema: loadgenAvro},
-		TopicRule{Pattern: "fbp-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingProtobuf, ProtobufDescriptorSet: loadgenProto})
+		TopicRule{Pattern: "fbj-*", Mode: planner.SecurityFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingJSON},
+		TopicRule{Pattern: "fba-*", Mode: planner.SecurityFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingAvro, AvroSchema: loadgenAvro},
+		TopicRule{Pattern: "fbp-*", Mode: planner.SecurityFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingProtobuf, ProtobufDescriptorSet: loadgenProto})
 	f, err := New(Config{Vault: newVault(t, "k1"), Topics: rules}, ".")
 	if err != nil {
 		t.Fatal(err)

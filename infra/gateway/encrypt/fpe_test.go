@@ -18,6 +18,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/envelope"
+	"github.com/xp-bench/xp/planner"
 )
 
 // fpeRules: f*-* topics encrypt ssn and status with cipher fpe, in JSON,
@@ -25,10 +26,10 @@ import (
 func fpeRules() []TopicRule {
 	f := []string{"ssn", "status"}
 	return []TopicRule{
-		{Pattern: "fj-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingJSON, Fields: f},
-		{Pattern: "fa-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingAvro, AvroSchema: loadgenAvro, Fields: f},
-		{Pattern: "fc-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingAvro, AvroSchemas: map[uint32]string{1: loadgenAvro}, Fields: f},
-		{Pattern: "fp-*", Mode: ModeFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingProtobuf, ProtobufDescriptorSet: loadgenProto, Fields: f},
+		{Pattern: "fj-*", Mode: planner.SecurityFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingJSON, Fields: f},
+		{Pattern: "fa-*", Mode: planner.SecurityFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingAvro, AvroSchema: loadgenAvro, Fields: f},
+		{Pattern: "fc-*", Mode: planner.SecurityFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingAvro, AvroSchemas: map[uint32]string{1: loadgenAvro}, Fields: f},
+		{Pattern: "fp-*", Mode: planner.SecurityFieldEncrypt, Cipher: CipherFPE, Encoding: EncodingProtobuf, ProtobufDescriptorSet: loadgenProto, Fields: f},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xp-bench/xp/infra/gateway/records"
+	"github.com/xp-bench/xp/planner"
 )
 
 func TestMarkerParse(t *testing.T) {
@@ -62,7 +63,7 @@ func TestKeyAndHeaderEncryption(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := newRoundTripper(t, "kh-x", "bytes")
-	rules := append(testRules(), TopicRule{Pattern: "kh-*", Mode: ModeEncrypt, EncryptKey: true, EncryptHeaders: true})
+	rules := append(testRules(), TopicRule{Pattern: "kh-*", Mode: planner.SecurityEncrypt, EncryptKey: true, EncryptHeaders: true})
 	if rt.f, err = New(Config{Vault: newVault(t, "k1"), Topics: rules}, "."); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/envelope"
+	"github.com/xp-bench/xp/planner"
 )
 
 // The load generator's shipped schemas.
@@ -147,12 +148,12 @@ func newVault(t testing.TB, ids ...string) string {
 // set); everything else untouched.
 func testRules() []TopicRule {
 	return []TopicRule{
-		{Pattern: "v-*", Mode: ModeEncrypt},
-		{Pattern: "j-*", Mode: ModeFieldEncrypt, Encoding: EncodingJSON, Fields: []string{"ssn"}},
-		{Pattern: "a-*", Mode: ModeFieldEncrypt, Encoding: EncodingAvro, AvroSchema: loadgenAvro},
-		{Pattern: "p-*", Mode: ModeFieldEncrypt, Encoding: EncodingProtobuf, ProtobufDescriptorSet: loadgenProto},
-		{Pattern: "c-*", Mode: ModeFieldEncrypt, Encoding: EncodingAvro, AvroSchemas: map[uint32]string{1: loadgenAvro}},
-		{Pattern: "kh-*", Mode: ModeEncrypt, EncryptKey: true, EncryptHeaders: true},
+		{Pattern: "v-*", Mode: planner.SecurityEncrypt},
+		{Pattern: "j-*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingJSON, Fields: []string{"ssn"}},
+		{Pattern: "a-*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingAvro, AvroSchema: loadgenAvro},
+		{Pattern: "p-*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingProtobuf, ProtobufDescriptorSet: loadgenProto},
+		{Pattern: "c-*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingAvro, AvroSchemas: map[uint32]string{1: loadgenAvro}},
+		{Pattern: "kh-*", Mode: planner.SecurityEncrypt, EncryptKey: true, EncryptHeaders: true},
 	}
 }
 

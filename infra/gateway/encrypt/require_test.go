@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 // TestRequireEncryption: on a topic whose rule requires encryption, a
@@ -17,9 +19,9 @@ func TestRequireEncryption(t *testing.T) {
 	kf := startKfake(t, "req-good", "req-plain", "req-marker", "opt-plain", "reqf-none")
 	direct := kf.ListenAddrs()[0]
 	rules := []TopicRule{
-		{Pattern: "req-*", Mode: ModeEncrypt, RequireEncryption: true},
-		{Pattern: "reqf-*", Mode: ModeFieldEncrypt, Encoding: EncodingJSON, Fields: []string{"ssn"}, RequireEncryption: true},
-		{Pattern: "opt-*", Mode: ModeEncrypt},
+		{Pattern: "req-*", Mode: planner.SecurityEncrypt, RequireEncryption: true},
+		{Pattern: "reqf-*", Mode: planner.SecurityFieldEncrypt, Encoding: EncodingJSON, Fields: []string{"ssn"}, RequireEncryption: true},
+		{Pattern: "opt-*", Mode: planner.SecurityEncrypt},
 	}
 	e := startGateway(t, kf, Config{Vault: newVault(t, "k1"), Topics: rules})
 	gw := e.gw.Bootstrap()

@@ -32,6 +32,7 @@ import (
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/internal/childproc"
+	"github.com/xp-bench/xp/planner"
 )
 
 // Options configure Start.
@@ -333,7 +334,7 @@ func (c *Cluster) writeClientConfigs(srv *kafkaconf.Server) error {
 	if err != nil {
 		return err
 	}
-	for _, mode := range local.DirectModes {
+	for _, mode := range planner.DirectModes() {
 		props, err := srv.ClientProps(mode, c.ca.CAPath(), cert, key, "")
 		if err != nil {
 			return err
@@ -344,7 +345,7 @@ func (c *Cluster) writeClientConfigs(srv *kafkaconf.Server) error {
 		}
 		c.modes[mode] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: path}
 	}
-	plain, err := srv.ClientProps(local.SASLSSL, c.ca.CAPath(), cert, key, local.MechPlain)
+	plain, err := srv.ClientProps(planner.SecuritySASLSSL, c.ca.CAPath(), cert, key, local.MechPlain)
 	if err != nil {
 		return err
 	}
@@ -356,7 +357,7 @@ func (c *Cluster) writeClientConfigs(srv *kafkaconf.Server) error {
 // waits until every mode, SASL PLAIN included, sees every broker.
 func (c *Cluster) ready(ctx context.Context, srv *kafkaconf.Server) error {
 	read := func(path string) (map[string]string, error) { return kafkaconf.ReadClientConfig(path) }
-	admin, err := read(c.modes[local.Plaintext].ClientConfig)
+	admin, err := read(c.modes[planner.SecurityPlaintext].ClientConfig)
 	if err != nil {
 		return err
 	}
@@ -364,7 +365,7 @@ func (c *Cluster) ready(ctx context.Context, srv *kafkaconf.Server) error {
 		return err
 	}
 	var modes []agent.KafkaMode
-	for _, name := range local.DirectModes {
+	for _, name := range planner.DirectModes() {
 		props, err := read(c.modes[name].ClientConfig)
 		if err != nil {
 			return err

@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/planner"
 )
 
 // testJava is the java on PATH; a test that runs brokers fails without it.
@@ -100,7 +100,7 @@ func TestKeptClusterServesEveryModeAndSweepEndsIt(t *testing.T) {
 		}
 	}
 	configs := map[string]string{"sasl_ssl-plain": c.SASLPlainConfig()}
-	for _, m := range local.DirectModes {
+	for _, m := range planner.DirectModes() {
 		configs[m] = c.Modes()[m].ClientConfig
 	}
 	for name, path := range configs {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -47,7 +46,7 @@ func TestChildServesUntilStdinCloses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := rep.Modes[local.Plaintext]; !ok || rep.Dir == "" {
+	if _, ok := rep.Modes[planner.SecurityPlaintext]; !ok || rep.Dir == "" {
 		t.Fatalf("reply %+v: want the plaintext mode and the directory", rep)
 	}
 	if err := p.stop(); err != nil {

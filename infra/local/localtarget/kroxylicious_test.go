@@ -145,7 +145,7 @@ func TestKroxyliciousGroup(t *testing.T) {
 	pid := 0
 	for _, s := range samples {
 		if s.Host == "kroxylicious-proxy.mtls" {
-			if s.Role != target.RoleGateway || s.CPU <= 0 || s.MemMiB <= 0 {
+			if s.Role != planner.RoleGateway || s.CPU <= 0 || s.MemMiB <= 0 {
 				t.Errorf("sample %+v: want role gateway with CPU and memory", s)
 			}
 			pid = lt.kroxies[0].proc.Pid()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -27,18 +28,18 @@ func (t *Target) Sample(context.Context) ([]target.HostSample, error) {
 	var procs []proc
 	t.mu.Lock()
 	if t.cluster != nil {
-		procs = append(procs, proc{HostCluster, target.RoleCluster, t.cluster.pid()})
+		procs = append(procs, proc{HostCluster, planner.RoleCluster, t.cluster.pid()})
 	}
 	if t.kafka != nil {
 		for _, b := range t.kafka.Brokers() {
-			procs = append(procs, proc{b.Name, target.RoleBroker, b.Pid})
+			procs = append(procs, proc{b.Name, planner.RoleBroker, b.Pid})
 		}
 	}
 	if t.gateways != nil {
-		procs = append(procs, proc{HostGateway, target.RoleGateway, t.gateways.pid()})
+		procs = append(procs, proc{HostGateway, planner.RoleGateway, t.gateways.pid()})
 	}
 	for _, k := range t.kroxies {
-		procs = append(procs, proc{k.host, target.RoleGateway, k.proc.Pid()})
+		procs = append(procs, proc{k.host, planner.RoleGateway, k.proc.Pid()})
 	}
 	t.mu.Unlock()
 	var out []target.HostSample
@@ -49,7 +50,7 @@ func (t *Target) Sample(context.Context) ([]target.HostSample, error) {
 		}
 		out = append(out, target.HostSample{Host: pr.host, Role: pr.role, CPU: cpu, MemMiB: procstat.RSS(pr.pid)})
 	}
-	out = append(out, target.HostSample{Host: HostClient, Role: target.RoleClient, CPU: procstat.SelfCPU(),
+	out = append(out, target.HostSample{Host: HostClient, Role: planner.RoleClient, CPU: procstat.SelfCPU(),
 		MemMiB: procstat.RSS(os.Getpid())})
 	return out, nil
 }

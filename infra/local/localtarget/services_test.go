@@ -39,7 +39,7 @@ func TestRestartSampleLogs(t *testing.T) {
 			t.Errorf("sample %+v: want CPU time and memory", s)
 		}
 	}
-	want := map[string]string{HostCluster: target.RoleCluster, HostGateway: target.RoleGateway, HostClient: target.RoleClient}
+	want := map[string]string{HostCluster: planner.RoleCluster, HostGateway: planner.RoleGateway, HostClient: planner.RoleClient}
 	if len(roles) != len(want) {
 		t.Fatalf("sampled hosts %v, want %v", roles, want)
 	}

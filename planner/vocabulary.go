@@ -1,0 +1,66 @@
+package planner
+
+import "slices"
+
+// The words a plan row, a target and the evidence share. Every package of
+// xp spells them with these names; the planner imports nothing of xp, so
+// any package may.
+
+// Security modes: the values of a row's security field, and the names of
+// the direct modes (the first four) a cluster serves on listeners of its
+// own, which are also the transports of a gateway's legs
+// (gateway_transport).
+const (
+	// SecurityPlaintext is no encryption, no authentication (Kafka:
+	// security.protocol=PLAINTEXT).
+	SecurityPlaintext = "plaintext"
+	// SecurityTLS is TLS with the broker authenticated (Kafka:
+	// security.protocol=SSL).
+	SecurityTLS = "tls"
+	// SecurityMTLS is TLS with a client certificate as well (Kafka:
+	// security.protocol=SSL, ssl.client.auth=required).
+	SecurityMTLS = "mtls"
+	// SecuritySASLSSL is TLS with SASL authentication, SCRAM-SHA-512 or
+	// PLAIN (Kafka: security.protocol=SASL_SSL).
+	SecuritySASLSSL = "sasl_ssl"
+	// SecurityProxy is a passthrough gateway in front of the cluster.
+	SecurityProxy = "proxy"
+	// SecurityEncrypt is a gateway that encrypts whole record values.
+	SecurityEncrypt = "encrypt"
+	// SecurityFieldEncrypt is a gateway that encrypts fields of
+	// structured records (encrypt_fields, field_cipher).
+	SecurityFieldEncrypt = "field_encrypt"
+)
+
+// directModes are the security modes a cluster serves on listeners of its
+// own, in a fixed order; gatewayModes those served through a gateway
+// (NeedsGateway).
+var (
+	directModes  = []string{SecurityPlaintext, SecurityTLS, SecurityMTLS, SecuritySASLSSL}
+	gatewayModes = []string{SecurityProxy, SecurityEncrypt, SecurityFieldEncrypt}
+)
+
+// DirectModes lists the direct security modes: plaintext, tls, mtls,
+// sasl_ssl.
+func DirectModes() []string { return slices.Clone(directModes) }
+
+// Host roles: what a machine (or, on the local target, a process) of a
+// group does. They name hosts in telemetry, in the machines an attempt
+// records and in the Terraform module contract, whose outputs list hosts
+// by role.
+const (
+	// RoleCluster is a host that is the whole cluster (the embedded one
+	// on the local target).
+	RoleCluster = "cluster"
+	// RoleBroker runs a Kafka broker (Kafka: process.roles=broker);
+	// without controller hosts the first brokers are KRaft controllers
+	// too.
+	RoleBroker = "broker"
+	// RoleController runs a KRaft controller (Kafka:
+	// process.roles=controller).
+	RoleController = "controller"
+	// RoleGateway runs the gateways of the gateway modes.
+	RoleGateway = "gateway"
+	// RoleClient runs the load generator.
+	RoleClient = "client"
+)
