@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
@@ -627,7 +628,7 @@ type attemptEnv struct {
 	XPVersion string         `json:"xp_version"`
 	// Gateway names the gateway the row ran through (gateway modes only,
 	// as the target reports it).
-	Gateway *target.GatewayInfo `json:"gateway,omitempty"`
+	Gateway *endpoint.GatewayInfo `json:"gateway,omitempty"`
 	// GatewayCrypto is the record layer and cipher the row's gateway ran
 	// (gateway modes only).
 	GatewayCrypto *attemptCrypto `json:"gateway_crypto,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -109,8 +110,8 @@ them for long high-rate loads. --direct-only leaves the gateway modes out
 			}
 			modes := cl.Modes()
 			out, err := json.Marshal(struct {
-				Dir   string                `json:"dir"`
-				Modes map[string]local.Mode `json:"modes"`
+				Dir   string      `json:"dir"`
+				Modes local.Modes `json:"modes"`
 			}{cl.Dir(), modes})
 			if err != nil {
 				return err
@@ -128,7 +129,7 @@ them for long high-rate loads. --direct-only leaves the gateway modes out
 				fmt.Fprintf(st.stdout, "dir %s\n", cl.Dir())
 				for _, name := range cl.ModeNames() {
 					m := modes[name]
-					fmt.Fprintf(st.stdout, "%-10s bootstrap %s  client config %s\n", name, m.Bootstrap, m.ClientConfig)
+					fmt.Fprintf(st.stdout, "%-10s bootstrap %s  client config %s\n", name, strings.Join(m.Bootstrap, ","), m.ClientConfig)
 				}
 			}
 			fmt.Fprintln(st.stderr, "xp: embedded cluster serving; Ctrl-C stops it")

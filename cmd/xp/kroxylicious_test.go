@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/infra/target"
@@ -38,10 +39,10 @@ func kroxyliciousSection(r disttest.Release) string {
 type kroxyAttempt struct {
 	security, transport, kind, outcome, errText string
 	env                                         struct {
-		Bootstrap []string            `json:"bootstrap"`
-		Group     string              `json:"group"`
-		Gateway   *target.GatewayInfo `json:"gateway"`
-		Broker    *target.Broker      `json:"broker"`
+		Bootstrap []string              `json:"bootstrap"`
+		Group     string                `json:"group"`
+		Gateway   *endpoint.GatewayInfo `json:"gateway"`
+		Broker    *target.Broker        `json:"broker"`
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/target"
@@ -238,9 +239,9 @@ func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, erro
 		}
 		t.tel = tm
 	}
-	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
+	ep := target.Endpoints{Modes: map[string]endpoint.Endpoint{}}
 	for mode, e := range t.file.Existing.Endpoints {
-		ep.Modes[mode] = target.Endpoint{Bootstrap: e.Bootstrap, ClientConfig: e.ClientConfig}
+		ep.Modes[mode] = endpoint.Endpoint{Bootstrap: e.Bootstrap, ClientConfig: e.ClientConfig}
 	}
 	for _, b := range t.cluster.Brokers {
 		ep.Hosts = append(ep.Hosts, b.Name)

@@ -46,23 +46,23 @@ func embedded(t *testing.T, brokers int) *local.Cluster {
 	return c
 }
 
-// endpoint is one entry of a test's TARGET.yaml.
-type endpoint struct {
+// yamlEndpoint is one entry of a test's TARGET.yaml.
+type yamlEndpoint struct {
 	mode, bootstrap, config string
 }
 
 // endpointsOf are the cluster's modes as TARGET.yaml endpoints.
-func endpointsOf(c *local.Cluster, modes ...string) []endpoint {
-	var out []endpoint
+func endpointsOf(c *local.Cluster, modes ...string) []yamlEndpoint {
+	var out []yamlEndpoint
 	for _, m := range modes {
 		mm := c.Modes()[m]
-		out = append(out, endpoint{m, mm.Bootstrap, mm.ClientConfig})
+		out = append(out, yamlEndpoint{m, strings.Join(mm.Bootstrap, ","), mm.ClientConfig})
 	}
 	return out
 }
 
 // targetYAML writes a TARGET.yaml of platform existing into dir.
-func targetYAML(t *testing.T, dir string, eps []endpoint, extra string) string {
+func targetYAML(t *testing.T, dir string, eps []yamlEndpoint, extra string) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("platform: existing\nendpoints:\n")
@@ -121,21 +121,21 @@ func TestOpenRefuses(t *testing.T) {
 	sasl := writeConfig(t, dir, "sasl.properties", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.username=u\nsasl.password=p\n")
 	cases := []struct {
 		name string
-		eps  []endpoint
+		eps  []yamlEndpoint
 		want []string
 	}{
-		{"tls endpoint with a plaintext config", []endpoint{{"tls", "k:9093", plain}},
+		{"tls endpoint with a plaintext config", []yamlEndpoint{{"tls", "k:9093", plain}},
 			[]string{"existing.yaml:3: endpoints.tls: client config " + plain + " says security.protocol=PLAINTEXT, which is not mode tls"}},
-		{"mtls endpoint without a client certificate", []endpoint{{"mtls", "k:9094", ssl}},
+		{"mtls endpoint without a client certificate", []yamlEndpoint{{"mtls", "k:9094", ssl}},
 			[]string{"existing.yaml:3: endpoints.mtls:", "without a client certificate, which is not mode mtls"}},
-		{"proxy over sasl_ssl with an ssl config", []endpoint{{"proxy.sasl_ssl", "gw:6969", ssl}},
+		{"proxy over sasl_ssl with an ssl config", []yamlEndpoint{{"proxy.sasl_ssl", "gw:6969", ssl}},
 			[]string{"endpoints.proxy.sasl_ssl:", "which is not mode proxy.sasl_ssl (clients speak sasl_ssl to the gateway): want security.protocol=SASL_SSL"}},
-		{"plaintext endpoint with sasl", []endpoint{{"plaintext", "k:9092", sasl}}, []string{"says security.protocol=SASL_SSL, which is not mode plaintext"}},
-		{"unknown property", []endpoint{{"tls", "k:9093", typo}},
+		{"plaintext endpoint with sasl", []yamlEndpoint{{"plaintext", "k:9092", sasl}}, []string{"says security.protocol=SASL_SSL, which is not mode plaintext"}},
+		{"unknown property", []yamlEndpoint{{"tls", "k:9093", typo}},
 			[]string{"existing.yaml:3: endpoints.tls: client config " + typo + `:2: unknown property "ssl.trustore.location"`}},
-		{"other bootstrap", []endpoint{{"plaintext", "k:9092", other}},
+		{"other bootstrap", []yamlEndpoint{{"plaintext", "k:9092", other}},
 			[]string{"client config " + other + ":1: bootstrap.servers elsewhere:9092 differs from the endpoint's bootstrap k:9092"}},
-		{"missing config", []endpoint{{"plaintext", "k:9092", filepath.Join(dir, "nope.properties")}}, []string{"existing.yaml:3: endpoints.plaintext:", "no such file"}},
+		{"missing config", []yamlEndpoint{{"plaintext", "k:9092", filepath.Join(dir, "nope.properties")}}, []string{"existing.yaml:3: endpoints.plaintext:", "no such file"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestOpenRefuses(t *testing.T) {
 func TestCheckRow(t *testing.T) {
 	dir := t.TempDir()
 	plain := writeConfig(t, dir, "plain.properties", "security.protocol=PLAINTEXT\n")
-	tgt, err := open(t, targetYAML(t, dir, []endpoint{{"plaintext", "k:9092", plain}}, ""), "")
+	tgt, err := open(t, targetYAML(t, dir, []yamlEndpoint{{"plaintext", "k:9092", plain}}, ""), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,26 +224,26 @@ func TestPreflight(t *testing.T) {
 
 	refusals := []struct {
 		name string
-		eps  []endpoint
+		eps  []yamlEndpoint
 		rows []planner.Row
 		want string
 	}{
-		{"tls endpoint answering plaintext", []endpoint{{"tls", modes["plaintext"].Bootstrap, modes["tls"].ClientConfig}}, rowsOf(2, "tls"),
+		{"tls endpoint answering plaintext", []yamlEndpoint{{"tls", strings.Join(modes["plaintext"].Bootstrap, ","), modes["tls"].ClientConfig}}, rowsOf(2, "tls"),
 			"answers Kafka requests in plaintext: it is no TLS listener, so it cannot serve tls"},
-		{"mtls endpoint without client authentication", []endpoint{{"mtls", modes["tls"].Bootstrap, modes["mtls"].ClientConfig}}, rowsOf(2, "mtls"),
+		{"mtls endpoint without client authentication", []yamlEndpoint{{"mtls", strings.Join(modes["tls"].Bootstrap, ","), modes["mtls"].ClientConfig}}, rowsOf(2, "mtls"),
 			"answers a client without a certificate: it does not require one, so it is tls, not mtls"},
-		{"sasl_ssl endpoint without SASL", []endpoint{{"sasl_ssl", modes["tls"].Bootstrap, modes["sasl_ssl"].ClientConfig}}, rowsOf(2, "sasl_ssl"),
+		{"sasl_ssl endpoint without SASL", []yamlEndpoint{{"sasl_ssl", strings.Join(modes["tls"].Bootstrap, ","), modes["sasl_ssl"].ClientConfig}}, rowsOf(2, "sasl_ssl"),
 			"answers a Metadata request without SASL authentication: it is not a SASL listener"},
 		{"brokers differ", good[:1], rowsOf(3, "plaintext"),
 			"1 rows (e.g. r0) have brokers 3 but the cluster of " + filepath.Join(dir, "existing.yaml") + " has 2 brokers"},
-		{"unreachable", []endpoint{{"plaintext", closedPort(t), modes["plaintext"].ClientConfig}}, rowsOf(2, "plaintext"), "not reached"},
+		{"unreachable", []yamlEndpoint{{"plaintext", closedPort(t), modes["plaintext"].ClientConfig}}, rowsOf(2, "plaintext"), "not reached"},
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
 			// The client configs name the cluster's own servers.
-			var eps []endpoint
+			var eps []yamlEndpoint
 			for _, e := range tc.eps {
-				eps = append(eps, endpoint{e.mode, e.bootstrap, stripBootstrap(t, e.config)})
+				eps = append(eps, yamlEndpoint{e.mode, e.bootstrap, stripBootstrap(t, e.config)})
 			}
 			tgt, err := open(t, targetYAML(t, dir, eps, ""), "")
 			if err != nil {

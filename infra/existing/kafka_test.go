@@ -44,7 +44,9 @@ func startApacheKafka(t *testing.T) *apacheKafka {
 }
 
 // bootstrap is a direct mode's bootstrap servers.
-func (k *apacheKafka) bootstrap(mode string) string { return k.c.Modes()[mode].Bootstrap }
+func (k *apacheKafka) bootstrap(mode string) string {
+	return strings.Join(k.c.Modes()[mode].Bootstrap, ",")
+}
 
 func TestCampaignOnApacheKafka(t *testing.T) {
 	k := startApacheKafka(t)
@@ -74,10 +76,10 @@ func TestCampaignOnApacheKafka(t *testing.T) {
 			"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n" +
 			"    username=\"alice\" \\\n    password=\"alice-secret\";\n",
 	}
-	var eps []endpoint
+	var eps []yamlEndpoint
 	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl"} {
 		boot := k.bootstrap(m)
-		eps = append(eps, endpoint{m, boot, writeConfig(t, dir, m+".properties", configs[m])})
+		eps = append(eps, yamlEndpoint{m, boot, writeConfig(t, dir, m+".properties", configs[m])})
 	}
 	tpath := targetYAML(t, dir, eps, "topic_prefix: xp-bench-\n")
 
@@ -110,7 +112,7 @@ func TestCampaignOnApacheKafka(t *testing.T) {
 		{"sasl endpoint on the tls port", "sasl_ssl", tlsBoot, "answers a Metadata request without SASL authentication"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tgt, err := open(t, targetYAML(t, t.TempDir(), []endpoint{{tc.mode, tc.boot, filepath.Join(dir, tc.mode+".properties")}}, ""), "")
+			tgt, err := open(t, targetYAML(t, t.TempDir(), []yamlEndpoint{{tc.mode, tc.boot, filepath.Join(dir, tc.mode+".properties")}}, ""), "")
 			if err != nil {
 				t.Fatal(err)
 			}

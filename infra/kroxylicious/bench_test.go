@@ -98,7 +98,7 @@ func BenchmarkGatewayVsKroxylicious(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	upstream := strings.Split(tlsMode.Bootstrap, ",")
+	upstream := tlsMode.Bootstrap
 	vault := filepath.Join(dir, "kek.keys")
 	if err := envelope.AddKey(vault, "k1"); err != nil {
 		b.Fatal(err)
@@ -107,7 +107,7 @@ func BenchmarkGatewayVsKroxylicious(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gws := []*vsGateway{{name: "direct", bootstrap: tlsMode.Bootstrap, stop: func() {}}}
+	gws := []*vsGateway{{name: "direct", bootstrap: strings.Join(tlsMode.Bootstrap, ","), stop: func() {}}}
 	for _, mode := range []string{"proxy", "encrypt"} {
 		// xp's gateway, as a campaign runs it on a gateway host.
 		cfg, err := remote.GatewayConfigYAML(local.GatewaySetup{Host: "127.0.0.1", Transport: planner.SecurityTLS, Upstream: upstream,

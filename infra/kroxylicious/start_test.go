@@ -102,7 +102,7 @@ func TestRealKroxylicious(t *testing.T) {
 	}
 	setup := func(name, mode, transport string) Setup {
 		port := freePorts(t, 3)
-		s := Setup{Version: r.Version, Name: name, Host: "127.0.0.1", Port: port, Brokers: 1, Upstream: strings.Split(modes[transport].Bootstrap, ","),
+		s := Setup{Version: r.Version, Name: name, Host: "127.0.0.1", Port: port, Brokers: 1, Upstream: modes[transport].Bootstrap,
 			Transport: transport, CA: c.Authority().CAPath(), Cert: cert, Key: key, Mode: mode, ManagementPort: port + 2}
 		if mode == "encrypt" {
 			s.KMS.InMemory = &InMemory{Alias: DefaultKEK, KEKs: []KEK{kek}}

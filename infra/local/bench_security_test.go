@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -82,7 +81,7 @@ func BenchmarkSecurityModesEndToEnd(b *testing.B) {
 			}
 			for range b.N {
 				res, err := loadgen.Run(ctx, loadgen.Config{
-					Bootstrap: strings.Split(mode.Bootstrap, ","), ClientConfig: props, Mode: tc.name,
+					Bootstrap: mode.Bootstrap, ClientConfig: props, Mode: tc.name,
 					Partitions: 6, ReplicationFactor: 1, MinInsyncReplicas: 1,
 					MessageSize: 1024, Rate: 5000, Producers: 1, ConsumerGroups: 1, ConsumersPerGroup: 1,
 					Acks: "all", LingerMs: 1, BatchBytes: 131072, Compression: "none", Encoding: tc.encoding,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/planner"
@@ -57,7 +58,7 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 	if err != nil {
 		return nil, err
 	}
-	cfg := GatewayConfig(GatewaySetup{Host: host, Transport: o.Transport, Upstream: strings.Split(direct.Bootstrap, ","),
+	cfg := GatewayConfig(GatewaySetup{Host: host, Transport: o.Transport, Upstream: direct.Bootstrap,
 		CA: c.Authority().CAPath(), Cert: cert, Key: key, Crypto: o.Crypto})
 	cfg.Filters = o.Filters
 	var opts []gateway.Option
@@ -76,7 +77,7 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 	}
 	up := direct
 	info := g.Crypto()
-	if err := c.AddMode(o.Name, Mode{Bootstrap: g.Bootstrap(), ClientConfig: path, Upstream: &up, Crypto: &info,
+	if err := c.AddMode(o.Name, endpoint.Endpoint{Bootstrap: []string{g.Bootstrap()}, ClientConfig: path, Upstream: &up, Crypto: &info,
 		Metrics: g.MetricsURL()}); err != nil {
 		g.Close()
 		return nil, err

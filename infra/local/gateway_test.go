@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -34,10 +35,10 @@ func TestGatewayModes(t *testing.T) {
 			}
 			defer g.Close()
 			m, ok := c.Modes()[name]
-			if !ok || m.Upstream == nil || m.Bootstrap != g.Bootstrap() {
+			if !ok || m.Upstream == nil || strings.Join(m.Bootstrap, ",") != g.Bootstrap() {
 				t.Fatalf("mode %s: %+v", name, m)
 			}
-			if *m.Upstream != c.Modes()[transport] {
+			if !reflect.DeepEqual(*m.Upstream, c.Modes()[transport]) {
 				t.Fatalf("upstream %+v, want the %s mode %+v", *m.Upstream, transport, c.Modes()[transport])
 			}
 			if st, err := os.Stat(m.ClientConfig); err != nil || st.Mode().Perm() != 0o600 {

@@ -67,7 +67,7 @@ func TestEncryptingModesEndToEnd(t *testing.T) {
 			}
 			defer g.Close()
 			m := c.Modes()[name]
-			if m.Upstream == nil || m.Bootstrap != g.Bootstrap() {
+			if m.Upstream == nil || strings.Join(m.Bootstrap, ",") != g.Bootstrap() {
 				t.Fatalf("mode %s = %+v", name, m)
 			}
 			props, err := kafkaconf.ReadClientConfig(m.ClientConfig)
@@ -76,7 +76,7 @@ func TestEncryptingModesEndToEnd(t *testing.T) {
 			}
 			topic := "enc-" + strings.NewReplacer(".", "-", "_", "-").Replace(name) + "-" + tc.encoding
 			res, err := loadgen.Run(ctx, loadgen.Config{
-				Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: props, Mode: name,
+				Bootstrap: m.Bootstrap, ClientConfig: props, Mode: name,
 				Topic: topic, KeepTopic: true, Partitions: 2, ReplicationFactor: 1, MinInsyncReplicas: 1,
 				MessageSize: 1024, Rate: 200, Producers: 1, ConsumerGroups: 1, ConsumersPerGroup: 1,
 				Acks: "all", LingerMs: 1, BatchBytes: 131072, Compression: "lz4", Encoding: tc.encoding,

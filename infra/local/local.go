@@ -25,7 +25,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/planner"
@@ -74,22 +74,6 @@ type Options struct {
 	Host string
 }
 
-// Mode is one way to reach the cluster.
-type Mode struct {
-	// Bootstrap is host:port[,host:port...].
-	Bootstrap string `json:"bootstrap"`
-	// ClientConfig is a librdkafka property file for this mode.
-	ClientConfig string `json:"client_config"`
-	// Upstream is the mode a gateway mode forwards to; nil for direct modes.
-	Upstream *Mode `json:"upstream,omitempty"`
-	// Crypto is what a gateway mode's cryptography runs on; nil for
-	// direct modes.
-	Crypto *gateway.CryptoInfo `json:"crypto,omitempty"`
-	// Metrics is a gateway mode's Prometheus endpoint (on loopback); ""
-	// for direct modes.
-	Metrics string `json:"metrics,omitempty"`
-}
-
 // Cluster is a running embedded cluster.
 type Cluster struct {
 	dir     string
@@ -105,7 +89,7 @@ type Cluster struct {
 	password  string
 
 	mu    sync.Mutex
-	modes map[string]Mode
+	modes map[string]endpoint.Endpoint
 	once  sync.Once
 }
 
@@ -124,7 +108,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if net.ParseIP(o.Host) == nil {
 		return nil, fmt.Errorf("local: host %q: want an IP address of this machine", o.Host)
 	}
-	c := &Cluster{dir: o.Dir, host: o.Host, modes: map[string]Mode{}}
+	c := &Cluster{dir: o.Dir, host: o.Host, modes: map[string]endpoint.Endpoint{}}
 	if c.dir == "" {
 		d, err := os.MkdirTemp("", "xp-cluster-")
 		if err != nil {
@@ -255,7 +239,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		if err := kafkaconf.WriteClientConfig(path, props); err != nil {
 			return nil, err
 		}
-		c.modes[name] = Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: path}
+		c.modes[name] = endpoint.Endpoint{Bootstrap: kafkaconf.Bootstrap(props), ClientConfig: path}
 		if name == planner.SecuritySASLSSL {
 			plain := map[string]string{}
 			for k, v := range props {
@@ -277,7 +261,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 // of it (StartGateway, StartGatewayMode), which issue their certificates
 // from the authority in dir/pki and register their modes here. Close
 // stops nothing of the cluster and removes nothing.
-func Attach(dir string, modes map[string]Mode) (*Cluster, error) {
+func Attach(dir string, modes map[string]endpoint.Endpoint) (*Cluster, error) {
 	if _, err := os.Stat(filepath.Join(dir, PKIDir)); err != nil {
 		return nil, fmt.Errorf("local: attach: %s is not an embedded cluster's directory: %w", dir, err)
 	}
@@ -285,7 +269,7 @@ func Attach(dir string, modes map[string]Mode) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, host: "127.0.0.1", ca: ca, modes: make(map[string]Mode, len(modes))}
+	c := &Cluster{dir: dir, host: "127.0.0.1", ca: ca, modes: make(map[string]endpoint.Endpoint, len(modes))}
 	for k, v := range modes {
 		c.modes[k] = v
 	}
@@ -311,10 +295,10 @@ func (c *Cluster) Kfake() *kfake.Cluster { return c.kf }
 func (c *Cluster) SASLPlainConfig() string { return c.plainSASL }
 
 // Modes returns a copy of every mode, direct and added.
-func (c *Cluster) Modes() map[string]Mode {
+func (c *Cluster) Modes() Modes {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]Mode, len(c.modes))
+	out := make(Modes, len(c.modes))
 	for k, v := range c.modes {
 		out[k] = v
 	}
@@ -334,7 +318,7 @@ func (c *Cluster) ModeNames() []string {
 
 // AddMode registers a further mode (a gateway in front of a direct mode).
 // Adding a name twice is an error.
-func (c *Cluster) AddMode(name string, m Mode) error {
+func (c *Cluster) AddMode(name string, m endpoint.Endpoint) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.modes[name]; dup {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/planner"
 )
@@ -79,7 +80,7 @@ func TestEveryModeRoundTrip(t *testing.T) {
 			mode := modes[strings.Fields(name)[0]]
 			for _, b := range meta.Brokers {
 				addr := fmt.Sprintf("%s:%d", b.Host, b.Port)
-				if !strings.Contains(mode.Bootstrap, addr) {
+				if !strings.Contains(strings.Join(mode.Bootstrap, ","), addr) {
 					t.Errorf("metadata advertises %s, not one of this mode's fronts %s", addr, mode.Bootstrap)
 				}
 			}
@@ -125,7 +126,9 @@ func TestModeRejections(t *testing.T) {
 		mode   string
 	}{
 		{"tls with wrong CA", func(p map[string]string) { p[kafkaconf.SSLCALocation] = other.Authority().CAPath() }, planner.SecurityTLS},
-		{"tls spoken to plaintext front", func(p map[string]string) { p[kafkaconf.BootstrapServers] = m[planner.SecurityPlaintext].Bootstrap }, planner.SecurityTLS},
+		{"tls spoken to plaintext front", func(p map[string]string) {
+			p[kafkaconf.BootstrapServers] = strings.Join(m[planner.SecurityPlaintext].Bootstrap, ",")
+		}, planner.SecurityTLS},
 		{"mtls without client certificate", func(p map[string]string) {
 			delete(p, kafkaconf.SSLCertificate)
 			delete(p, kafkaconf.SSLKey)
@@ -222,10 +225,10 @@ func TestCloseRemovesTempDir(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("temp dir %s left behind: %v", dir, err)
 	}
-	if err := c.AddMode("x", Mode{}); err != nil {
+	if err := c.AddMode("x", endpoint.Endpoint{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.AddMode("x", Mode{}); err == nil {
+	if err := c.AddMode("x", endpoint.Endpoint{}); err == nil {
 		t.Fatal("duplicate mode accepted")
 	}
 	if _, err := Start(context.Background(), Options{Brokers: 10}); err == nil {
@@ -304,7 +307,7 @@ func TestHostAddress(t *testing.T) {
 	defer c.Close()
 	for _, name := range planner.DirectModes() {
 		m := c.Modes()[name]
-		for _, addr := range strings.Split(m.Bootstrap, ",") {
+		for _, addr := range m.Bootstrap {
 			if !strings.HasPrefix(addr, host+":") {
 				t.Errorf("%s front at %s, want on %s", name, addr, host)
 			}

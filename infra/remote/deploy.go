@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/hoststat"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
@@ -74,7 +75,7 @@ type Deployment struct {
 	hosts map[string]*deployed
 	// modes are the embedded cluster's modes; their files live at the same
 	// paths on the broker host and on every client host.
-	modes map[string]local.Mode
+	modes map[string]endpoint.Endpoint
 	// kafka is "apache VERSION" once StartKafka ran.
 	kafka string
 	// brokers is the number of brokers of the cluster started, their node
@@ -377,7 +378,7 @@ const (
 // only the direct modes: `--direct-only`); then copies each mode's client
 // config and the certificates it names to every client host, at the same
 // paths.
-func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string]local.Mode, error) {
+func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string]endpoint.Endpoint, error) {
 	bs := d.names(planner.RoleBroker)
 	if len(bs) == 0 {
 		return nil, errors.New("remote: no broker host")
@@ -401,7 +402,7 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 		return nil, err
 	}
 	var cl struct {
-		Modes map[string]local.Mode `json:"modes"`
+		Modes local.Modes `json:"modes"`
 	}
 	if err := json.Unmarshal(out, &cl); err != nil {
 		return nil, fmt.Errorf("remote: %s "+local.ClusterFile+": %w", b.Name, err)
@@ -424,7 +425,7 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 // are written at the same paths on the client hosts, so only paths under
 // campaignDir (the campaign's directory on the hosts) are taken: a
 // cluster.json naming /etc/... or ~/.ssh/... is refused.
-func clientFiles(campaignDir string, modes map[string]local.Mode, read func(string) ([]byte, error)) (map[string][]byte, error) {
+func clientFiles(campaignDir string, modes map[string]endpoint.Endpoint, read func(string) ([]byte, error)) (map[string][]byte, error) {
 	under := func(what, p string) error {
 		if c := path.Clean(p); c != p || !strings.HasPrefix(p, campaignDir+"/") {
 			return fmt.Errorf("%s %q is not under the campaign directory %s", what, p, campaignDir)

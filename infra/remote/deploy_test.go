@@ -131,7 +131,7 @@ func TestDeployEmbedded(t *testing.T) {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
 	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "proxy", "encrypt"} {
-		b := modes[m].Bootstrap
+		b := strings.Join(modes[m].Bootstrap, ",")
 		if b == "" || !strings.HasPrefix(b, n.Hosts[0].Addr+":") {
 			t.Errorf("mode %s bootstrap %q, want on the broker host %s", m, b, n.Hosts[0].Addr)
 		}
@@ -309,7 +309,7 @@ func TestClientFilesStayUnderTheCampaignDirectory(t *testing.T) {
 		}
 		return nil, fmt.Errorf("no %s", p)
 	}
-	got, err := clientFiles(camp, map[string]local.Mode{"tls": {ClientConfig: camp + "/broker-0/cluster/tls.properties"}}, read)
+	got, err := clientFiles(camp, local.Modes{"tls": {ClientConfig: camp + "/broker-0/cluster/tls.properties"}}, read)
 	if err != nil || len(got) != 2 || string(got[camp+"/broker-0/cluster/pki/ca.pem"]) != "CA" {
 		t.Fatalf("%v %v", got, err)
 	}
@@ -320,7 +320,7 @@ func TestClientFilesStayUnderTheCampaignDirectory(t *testing.T) {
 		"another campaign":     "/home/u/xp/c10/x.properties",
 		"the directory's name": camp,
 	} {
-		if _, err := clientFiles(camp, map[string]local.Mode{"tls": {ClientConfig: cfg}}, read); err == nil || !strings.Contains(err.Error(), "is not under the campaign directory "+camp) {
+		if _, err := clientFiles(camp, local.Modes{"tls": {ClientConfig: cfg}}, read); err == nil || !strings.Contains(err.Error(), "is not under the campaign directory "+camp) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

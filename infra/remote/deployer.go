@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/infra/tf"
@@ -138,7 +138,7 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	// With gateway hosts, the rows' gateway modes run there, in front of
 	// the cluster, instead of inside the cluster's process.
 	specs := GatewaySpecs(g.Rows, target.ModeKey)
-	var gws map[string]local.Mode
+	var gws map[string]endpoint.Endpoint
 	switch g.Key.GatewayKind {
 	case GatewayCommand:
 		gws, err = dep.StartCommandGateways(ctx, d.o.Gateway.Command, d.o.TargetPath, specs, g.Key.Gateways)
@@ -154,10 +154,8 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 		modes[k] = m
 	}
 	d.tel = dep.StartTelemetry(context.WithoutCancel(ctx))
-	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
-	for name, m := range modes {
-		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig, Crypto: m.Crypto}
-	}
+	ep := target.Endpoints{Modes: map[string]endpoint.Endpoint{}}
+	maps.Copy(ep.Modes, modes)
 	for _, s := range specs {
 		if e, ok := ep.Modes[s.Key]; ok {
 			e.Gateway = d.gatewayInfo(g.Key.GatewayKind, s)
@@ -172,23 +170,23 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 
 // gatewayInfo names the gateway of kind that serves spec's mode (the
 // embedded cluster's own gateway modes, without gateway hosts, are xp's).
-func (d *Deployer) gatewayInfo(kind string, s GatewaySpec) *target.GatewayInfo {
+func (d *Deployer) gatewayInfo(kind string, s GatewaySpec) *endpoint.GatewayInfo {
 	switch kind {
 	case GatewayKroxylicious:
 		k := d.o.Gateway.Kroxylicious
-		info := &target.GatewayInfo{Kind: GatewayKroxylicious, Version: k.Version}
+		info := &endpoint.GatewayInfo{Kind: GatewayKroxylicious, Version: k.Version}
 		if s.Security == planner.SecurityEncrypt {
 			info.KMS = k.KMS
 		}
 		return info
 	case GatewayCommand:
-		return &target.GatewayInfo{Kind: GatewayCommand, Start: d.o.Gateway.Command.Start}
+		return &endpoint.GatewayInfo{Kind: GatewayCommand, Start: d.o.Gateway.Command.Start}
 	}
 	crypto := s.Crypto
 	if crypto == "" {
 		crypto = planner.GatewayCryptoStd
 	}
-	return &target.GatewayInfo{Kind: GatewayBuiltin, Crypto: crypto}
+	return &endpoint.GatewayInfo{Kind: GatewayBuiltin, Crypto: crypto}
 }
 
 // DefaultSSHWait is how long Deploy waits for a group's machines to answer

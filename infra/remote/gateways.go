@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/encrypt"
 	"github.com/xp-bench/xp/infra/gateway/envelope"
@@ -93,7 +94,7 @@ func gatewayService(key string, i int) string {
 // decrypts what another encrypted. Without gateway hosts it does nothing
 // (the embedded cluster serves the gateway modes). Call after
 // StartEmbedded.
-func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, count int) (map[string]local.Mode, error) {
+func (d *Deployment) StartGateways(ctx context.Context, specs []GatewaySpec, count int) (map[string]endpoint.Endpoint, error) {
 	if len(d.names(planner.RoleGateway)) == 0 {
 		return nil, nil
 	}
@@ -188,7 +189,7 @@ type gatewayStarter func(ctx context.Context, h *deployed, in gatewayInstance) (
 // mode's client config, the fronted direct mode's with the gateways as
 // bootstrap, goes to every client host, and the modes replace those of
 // the same keys the embedded cluster serves.
-func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, count int, start gatewayStarter) (map[string]local.Mode, error) {
+func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, count int, start gatewayStarter) (map[string]endpoint.Endpoint, error) {
 	gws := d.names(planner.RoleGateway)
 	if len(specs) == 0 {
 		return nil, nil
@@ -227,7 +228,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 		for i := 0; i < count; i++ {
 			h := gws[i%len(gws)]
 			perHost[h] = append(perHost[h], gatewayInstance{Spec: s, Index: i, Slot: len(perHost[h]),
-				Service: gatewayService(s.Key, i), Upstream: strings.Split(d.modes[s.Transport].Bootstrap, ",")})
+				Service: gatewayService(s.Key, i), Upstream: d.modes[s.Transport].Bootstrap})
 		}
 	}
 	var mu sync.Mutex
@@ -277,7 +278,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 	// Client configs: the fronted direct mode's, bootstrapping from the
 	// gateways; the CA and client certificate they name are already on
 	// the client hosts (StartEmbedded).
-	modes := map[string]local.Mode{}
+	modes := map[string]endpoint.Endpoint{}
 	contents := map[string][]byte{}
 	for _, s := range specs {
 		direct := d.modes[s.Transport]
@@ -295,7 +296,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 		p := path.Join(cdir, "gateways", serviceUnsafe.ReplaceAllString(strings.ToLower(s.Key), "-")+".properties")
 		contents[p] = kafkaconf.FormatClientConfig(props)
 		up := direct
-		modes[s.Key] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: p, Upstream: &up, Crypto: cryptos[s.Key]}
+		modes[s.Key] = endpoint.Endpoint{Bootstrap: kafkaconf.Bootstrap(props), ClientConfig: p, Upstream: &up, Crypto: cryptos[s.Key]}
 	}
 	if err := d.writeAll(ctx, d.names(planner.RoleClient), contents); err != nil {
 		return nil, err

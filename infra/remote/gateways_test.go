@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/encrypt"
 	"github.com/xp-bench/xp/infra/gateway/envelope"
@@ -151,13 +152,13 @@ func TestGatewayInfo(t *testing.T) {
 	tests := []struct {
 		kind string
 		spec GatewaySpec
-		want target.GatewayInfo
+		want endpoint.GatewayInfo
 	}{
-		{GatewayKroxylicious, GatewaySpec{Security: "encrypt"}, target.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0", KMS: "inmemory"}},
-		{GatewayKroxylicious, GatewaySpec{Security: "proxy"}, target.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0"}},
-		{GatewayCommand, GatewaySpec{Security: "proxy"}, target.GatewayInfo{Kind: "command", Start: "exec /opt/gw --config {{.Config}}"}},
-		{GatewayBuiltin, GatewaySpec{Security: "encrypt", Crypto: "fast"}, target.GatewayInfo{Kind: "builtin", Crypto: "fast"}},
-		{"", GatewaySpec{Security: "proxy"}, target.GatewayInfo{Kind: "builtin", Crypto: "std"}},
+		{GatewayKroxylicious, GatewaySpec{Security: "encrypt"}, endpoint.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0", KMS: "inmemory"}},
+		{GatewayKroxylicious, GatewaySpec{Security: "proxy"}, endpoint.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0"}},
+		{GatewayCommand, GatewaySpec{Security: "proxy"}, endpoint.GatewayInfo{Kind: "command", Start: "exec /opt/gw --config {{.Config}}"}},
+		{GatewayBuiltin, GatewaySpec{Security: "encrypt", Crypto: "fast"}, endpoint.GatewayInfo{Kind: "builtin", Crypto: "fast"}},
+		{"", GatewaySpec{Security: "proxy"}, endpoint.GatewayInfo{Kind: "builtin", Crypto: "std"}},
 	}
 	for _, tc := range tests {
 		if got := d.gatewayInfo(tc.kind, tc.spec); got == nil || !reflect.DeepEqual(*got, tc.want) {

@@ -14,7 +14,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/planner"
@@ -168,8 +168,8 @@ func CheckCommand(c *tf.GatewayCommand, targetPath string) error {
 		files[filepath.Base(f)] = "/home/xp/xp/campaign/gateway-0/gateway/gateway-proxy-0/" + filepath.Base(f)
 	}
 	_, _, err = t.render(CommandData{Host: "198.18.0.2", Port: GatewayPortBase, Listen: "198.18.0.2:" + strconv.Itoa(GatewayPortBase),
-		NodePortBase: GatewayPortBase + 1, Brokers: 3, Upstream: []string{"198.18.0.1:9093", "198.18.0.3:9093"}, Transport: "tls",
-		CA: "/p/ca.pem", Cert: "/p/gateway.pem", Key: "/p/gateway-key.pem", Mode: planner.SecurityProxy, ModeKey: "proxy",
+		NodePortBase: GatewayPortBase + 1, Brokers: 3, Upstream: []string{"198.18.0.1:9093", "198.18.0.3:9093"}, Transport: planner.SecurityTLS,
+		CA: "/p/ca.pem", Cert: "/p/gateway.pem", Key: "/p/gateway-key.pem", Mode: planner.SecurityProxy, ModeKey: planner.SecurityProxy,
 		Service: "gateway-proxy-0", Encoding: "avro", Fields: []string{"ssn"}, SchemaDir: "/d/schema", Crypto: "std", Dir: "/d", CampaignDir: "/c",
 		Config: "/d/gateway.conf", Files: files, XP: "/c/bin/xp"})
 	return err
@@ -185,7 +185,7 @@ func CheckCommand(c *tf.GatewayCommand, targetPath string) error {
 // (c.Ready, within c.ReadyTimeout). A gateway that exits or is not ready
 // in time fails the deploy with the end of its log, naming host and
 // service.
-func (d *Deployment) StartCommandGateways(ctx context.Context, c *tf.GatewayCommand, targetPath string, specs []GatewaySpec, count int) (map[string]local.Mode, error) {
+func (d *Deployment) StartCommandGateways(ctx context.Context, c *tf.GatewayCommand, targetPath string, specs []GatewaySpec, count int) (map[string]endpoint.Endpoint, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%s: gateway_kind command: no gateway.command section", targetPath)
 	}

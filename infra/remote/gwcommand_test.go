@@ -219,7 +219,7 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 	wantPort := map[string]int{"encrypt": GatewayPortBase, "field_encrypt.avro": GatewayPortBase + 100, "proxy": GatewayPortBase + 200}
 	for key, port := range wantPort {
 		m := modes[key]
-		if m.Bootstrap != gwAddr+":"+strconv.Itoa(port) || m.Upstream == nil || m.Crypto != nil {
+		if strings.Join(m.Bootstrap, ",") != gwAddr+":"+strconv.Itoa(port) || m.Upstream == nil || m.Crypto != nil {
 			t.Errorf("mode %s: %+v, want bootstrap %s:%d fronting the tls mode", key, m, gwAddr, port)
 		}
 	}

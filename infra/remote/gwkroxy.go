@@ -15,8 +15,8 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/kroxylicious"
-	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/tf"
@@ -236,7 +236,7 @@ func vaultTransit(bin, tokenFile, addr string) string {
 // started under the agent, ready when its bootstrap port answers
 // ApiVersions; one that exits first fails the deploy with the end of its
 // log.
-func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, targetPath string, specs []GatewaySpec, count int) (map[string]local.Mode, error) {
+func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, targetPath string, specs []GatewaySpec, count int) (map[string]endpoint.Endpoint, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}

@@ -128,7 +128,7 @@ func TestKroxyliciousOnNamespaceHosts(t *testing.T) {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
 	for i, s := range specs {
-		if m := modes[s.Key]; m.Bootstrap != net.JoinHostPort(gwAddr, fmt.Sprint(GatewayPortBase+100*i)) {
+		if m := modes[s.Key]; strings.Join(m.Bootstrap, ",") != net.JoinHostPort(gwAddr, fmt.Sprint(GatewayPortBase+100*i)) {
 			t.Errorf("mode %s: bootstrap %q, want the gateway host's slot %d", s.Key, m.Bootstrap, i)
 		}
 		checkThrough(ctx, t, d, s.Key, s.Security == "encrypt")
@@ -185,7 +185,7 @@ func checkThrough(ctx context.Context, t *testing.T, d *Deployment, mode string,
 	if err != nil || !res.Healthy || res.Published < 300 {
 		t.Fatalf("%s through kroxylicious: %v (healthy %v %v, published %d)", mode, err, res.Healthy, res.Reasons, res.Published)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(d.modes["plaintext"].Bootstrap, ",")...), kgo.ConsumeTopics(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(d.modes["plaintext"].Bootstrap...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)

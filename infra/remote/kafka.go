@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
@@ -83,7 +84,7 @@ type kafkaPlan struct {
 	clusterID string
 	// clientFiles are the files every client host gets, by path.
 	clientFiles map[string][]byte
-	modes       map[string]local.Mode
+	modes       map[string]endpoint.Endpoint
 	// brokerIDs, readyModes (MODE=FILE) and the SCRAM files are the
 	// arguments of `xp agent kafka-ready`.
 	brokerIDs             string
@@ -139,7 +140,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	rand.Read(pw)
 	srv.SASLUser, srv.SASLPassword = local.SASLUser, hex.EncodeToString(pw)
 
-	p := &kafkaPlan{clusterID: kafkaconf.NewClusterID(), clientFiles: map[string][]byte{}, modes: map[string]local.Mode{},
+	p := &kafkaPlan{clusterID: kafkaconf.NewClusterID(), clientFiles: map[string][]byte{}, modes: map[string]endpoint.Endpoint{},
 		authority: ca, caDir: tmp}
 	if p.ca, err = os.ReadFile(ca.CAPath()); err != nil {
 		return nil, err
@@ -188,7 +189,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 		}
 		f := path.Join(clientDir, mode+".properties")
 		p.clientFiles[f] = kafkaconf.FormatClientConfig(props)
-		p.modes[mode] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: f}
+		p.modes[mode] = endpoint.Endpoint{Bootstrap: kafkaconf.Bootstrap(props), ClientConfig: f}
 		configs[mode] = f
 	}
 	plain, err := srv.ClientProps(planner.SecuritySASLSSL, caPath, certPath, keyPath, local.MechPlain)
@@ -232,7 +233,7 @@ func heapOpts(memMiB int64) string {
 // host. Every call starts a fresh cluster: a node's data of an earlier
 // deployment is removed first. The modes' client files live at the same
 // paths on every client host.
-func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[string]local.Mode, error) {
+func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[string]endpoint.Endpoint, error) {
 	installTimeout, timeout := rel.InstallTimeout, rel.ReadyTimeout
 	if installTimeout <= 0 {
 		installTimeout = 5 * time.Minute
@@ -503,7 +504,7 @@ func kafkaRelease(k tf.Kafka, target, version string) (KafkaRelease, error) {
 // startCluster starts the cluster of kafka.distribution: the embedded one,
 // or Apache Kafka of the group's kafka_version with one broker per broker
 // host.
-func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers int, version string) (map[string]local.Mode, error) {
+func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers int, version string) (map[string]endpoint.Endpoint, error) {
 	k := d.o.Kafka
 	if k.Embedded() {
 		return dep.StartEmbedded(ctx, brokers)

@@ -137,7 +137,7 @@ func TestPlanKafka(t *testing.T) {
 					t.Errorf("%s: %v", f, props)
 				}
 			}
-			if p.modes["tls"].ClientConfig != "/home/u/xp/c1/kafka-client/tls.properties" || !strings.HasSuffix(p.modes["tls"].Bootstrap, ":9093") {
+			if p.modes["tls"].ClientConfig != "/home/u/xp/c1/kafka-client/tls.properties" || !strings.HasSuffix(strings.Join(p.modes["tls"].Bootstrap, ","), ":9093") {
 				t.Errorf("tls mode %+v", p.modes["tls"])
 			}
 			wantIDs := []string{"1", "2", "3"}[:tc.brokers]

@@ -160,7 +160,7 @@ func TestStartKafkaOnHosts(t *testing.T) {
 	}
 	t.Logf("Kafka %s from a file: installed, started and ready in %.1fs", rel4.Version, time.Since(start).Seconds())
 	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl"} {
-		if !strings.HasPrefix(modes[m].Bootstrap, b.Private+":") {
+		if !strings.HasPrefix(strings.Join(modes[m].Bootstrap, ","), b.Private+":") {
 			t.Errorf("mode %s: %+v", m, modes[m])
 		}
 	}

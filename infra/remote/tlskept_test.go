@@ -96,7 +96,7 @@ func TestTLSKeptOnNamespaceHosts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\nlog:\n%s", err, log.String())
 		}
-		if m := modes["proxy.fast"]; !strings.HasPrefix(m.Bootstrap, n.Hosts[1].Addr+":") || m.Crypto == nil || m.Crypto.RecordLayer != gateway.RecordLayerTLSRec {
+		if m := modes["proxy.fast"]; !strings.HasPrefix(strings.Join(m.Bootstrap, ","), n.Hosts[1].Addr+":") || m.Crypto == nil || m.Crypto.RecordLayer != gateway.RecordLayerTLSRec {
 			t.Fatalf("proxy.fast: %+v, want tlsrec on the gateway host", m)
 		}
 		kept(t, d, "proxy.fast")

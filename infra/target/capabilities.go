@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/planner"
@@ -73,7 +74,7 @@ type LoadRunner interface {
 // Load is one load run.
 type Load struct {
 	Row      *planner.Row
-	Endpoint Endpoint
+	Endpoint endpoint.Endpoint
 	// Config is the load generator's configuration for the row, with
 	// Bootstrap set from Endpoint and ClientConfig nil: whoever runs the
 	// load reads Endpoint.ClientConfig on the machine where its clients

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xp-bench/xp/infra/gateway"
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -51,51 +51,10 @@ type Group struct {
 type Endpoints struct {
 	// Modes maps ModeKey of a row (plaintext, tls, mtls, sasl_ssl, proxy,
 	// encrypt.mtls, field_encrypt.avro, ...) to its endpoint.
-	Modes map[string]Endpoint `json:"modes"`
+	Modes map[string]endpoint.Endpoint `json:"modes"`
 	// Hosts are the machines that make up the cluster (empty for the
 	// embedded one).
 	Hosts []string `json:"hosts,omitempty"`
-}
-
-// Endpoint is one way into the cluster.
-type Endpoint struct {
-	Bootstrap []string `json:"bootstrap"`
-	// ClientConfig is the path of a librdkafka property file on the
-	// machines that run the load (this one unless the target is a
-	// LoadRunner).
-	ClientConfig string `json:"client_config"`
-	// Crypto is what the gateway of a gateway mode runs its cryptography
-	// on (recorded with each attempt); nil for direct modes.
-	Crypto *gateway.CryptoInfo `json:"crypto,omitempty"`
-	// Gateway names the gateway that serves a gateway mode (recorded with
-	// each attempt); nil for direct modes.
-	Gateway *GatewayInfo `json:"gateway,omitempty"`
-}
-
-// GatewayInfo names the gateway that served a gateway mode: what a reader
-// of an attempt needs to know which proxy was measured.
-type GatewayInfo struct {
-	// Kind is the row's gateway_kind that ran: builtin (xp's own
-	// gateway), kroxylicious or command.
-	Kind string `json:"kind"`
-	// Version is the gateway's release: Kroxylicious's (its runtime jar's)
-	// for kroxylicious; "" for builtin (it is xp, whose version the
-	// attempt records) and for command, whose gateway xp does not know.
-	Version string `json:"version,omitempty"`
-	// Crypto is the builtin gateway's crypto stack as the row asked for it
-	// (std or fast; what ran is the attempt's gateway_crypto).
-	Crypto string `json:"crypto,omitempty"`
-	// KMS is where a kroxylicious encrypt gateway's keys are: inmemory
-	// (Kroxylicious's in-memory KMS) or vault.
-	KMS string `json:"kms,omitempty"`
-	// Java and JVMFlags are the Java runtime a kroxylicious gateway ran on
-	// (`java -version`'s first line and java.vendor) and its JVM flags,
-	// where the target knows them (the local target).
-	Java     string   `json:"java,omitempty"`
-	JVMFlags []string `json:"jvm_flags,omitempty"`
-	// Start is a command gateway's start line, as the target file gives
-	// it (a template).
-	Start string `json:"start,omitempty"`
 }
 
 // ModeKey names the endpoint a row runs against in Endpoints.Modes, with

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/results"
 )
@@ -26,7 +27,7 @@ func (d *deployLog) Deploy(ctx context.Context, g target.Group, inv *Inventory) 
 	for _, b := range inv.Hosts.Brokers {
 		boot = append(boot, b.PrivateAddress+":9092")
 	}
-	return target.Endpoints{Modes: map[string]target.Endpoint{"plaintext": {Bootstrap: boot}}}, nil
+	return target.Endpoints{Modes: map[string]endpoint.Endpoint{"plaintext": {Bootstrap: boot}}}, nil
 }
 
 func (d *deployLog) Undeploy(ctx context.Context) error { d.undeployed++; return nil }

@@ -84,7 +84,7 @@ func TestMain(m *testing.M) {
 
 // benchCluster starts an embedded cluster in a helper process and returns
 // its modes.
-func benchCluster(b *testing.B) map[string]local.Mode {
+func benchCluster(b *testing.B) local.Modes {
 	b.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperEnv+"=cluster")
@@ -99,7 +99,7 @@ func benchCluster(b *testing.B) map[string]local.Mode {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var modes map[string]local.Mode
+	var modes local.Modes
 	if err := json.Unmarshal(line, &modes); err != nil {
 		b.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
 	return def
 }
 
-func benchProps(b *testing.B, modes map[string]local.Mode) map[string]string {
+func benchProps(b *testing.B, modes local.Modes) map[string]string {
 	p, err := kafkaconf.ReadClientConfig(modes[planner.SecurityPlaintext].ClientConfig)
 	if err != nil {
 		b.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/agent"
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
@@ -84,7 +85,7 @@ type Cluster struct {
 	release  Release
 	jvmFlags []string
 	ca       *pki.Authority
-	modes    map[string]local.Mode
+	modes    map[string]endpoint.Endpoint
 	plain    string
 	brokers  []Broker
 	procs    []*childproc.Proc
@@ -176,7 +177,7 @@ func (e *portTakenError) Unwrap() error { return e.err }
 func HeapFlags(heap string) []string { return []string{"-Xmx" + heap, "-Xms" + heap} }
 
 func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
-	c := &Cluster{dir: dir, release: o.Release, modes: map[string]local.Mode{}}
+	c := &Cluster{dir: dir, release: o.Release, modes: map[string]endpoint.Endpoint{}}
 	c.jvmFlags = append(HeapFlags(o.Heap), o.JVMFlags...)
 	defer func() {
 		if err != nil {
@@ -343,7 +344,7 @@ func (c *Cluster) writeClientConfigs(srv *kafkaconf.Server) error {
 		if err := kafkaconf.WriteClientConfig(path, props); err != nil {
 			return err
 		}
-		c.modes[mode] = local.Mode{Bootstrap: props[kafkaconf.BootstrapServers], ClientConfig: path}
+		c.modes[mode] = endpoint.Endpoint{Bootstrap: kafkaconf.Bootstrap(props), ClientConfig: path}
 	}
 	plain, err := srv.ClientProps(planner.SecuritySASLSSL, c.ca.CAPath(), cert, key, local.MechPlain)
 	if err != nil {
@@ -506,8 +507,8 @@ func (c *Cluster) Authority() *pki.Authority { return c.ca }
 
 // Modes are the direct modes: each one's bootstrap servers and client
 // config file.
-func (c *Cluster) Modes() map[string]local.Mode {
-	out := make(map[string]local.Mode, len(c.modes))
+func (c *Cluster) Modes() map[string]endpoint.Endpoint {
+	out := make(map[string]endpoint.Endpoint, len(c.modes))
 	for k, v := range c.modes {
 		out[k] = v
 	}

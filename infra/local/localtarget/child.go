@@ -41,8 +41,8 @@ type childSpec struct {
 	Brokers int    `json:"brokers,omitempty"`
 	Dir     string `json:"dir,omitempty"`
 	// Modes are the cluster's modes (role gateways).
-	Modes    map[string]local.Mode `json:"modes,omitempty"`
-	Gateways []childGateway        `json:"gateways,omitempty"`
+	Modes    local.Modes    `json:"modes,omitempty"`
+	Gateways []childGateway `json:"gateways,omitempty"`
 }
 
 // childGateway is local.GatewayModeOptions without the logger.
@@ -58,9 +58,9 @@ type childGateway struct {
 }
 
 type childReply struct {
-	Dir   string                `json:"dir,omitempty"`
-	Modes map[string]local.Mode `json:"modes,omitempty"`
-	Error string                `json:"error,omitempty"`
+	Dir   string      `json:"dir,omitempty"`
+	Modes local.Modes `json:"modes,omitempty"`
+	Error string      `json:"error,omitempty"`
 }
 
 // RunChildIfAsked serves as a local target child and exits when this

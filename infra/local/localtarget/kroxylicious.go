@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/kroxylicious"
 	"github.com/xp-bench/xp/infra/local"
@@ -101,8 +102,8 @@ func (x *kroxy) checkRow(r *planner.Row) error {
 }
 
 // info is the provenance of a gateway of mode security.
-func (x *kroxy) info(security string) *target.GatewayInfo {
-	g := &target.GatewayInfo{Kind: planner.GatewayKindKroxylicious, Version: x.rel.Version, Java: x.java.String(), JVMFlags: kroxyJVMFlags}
+func (x *kroxy) info(security string) *endpoint.GatewayInfo {
+	g := &endpoint.GatewayInfo{Kind: planner.GatewayKindKroxylicious, Version: x.rel.Version, Java: x.java.String(), JVMFlags: kroxyJVMFlags}
 	if security == planner.SecurityEncrypt {
 		g.KMS = x.k.KMS
 	}
@@ -212,7 +213,7 @@ func (t *Target) startKroxyliciousGateways(ctx context.Context, rows []planner.R
 	}
 	for _, key := range keys {
 		var r planner.Row
-		e := target.Endpoint{}
+		e := endpoint.Endpoint{}
 		for _, in := range insts {
 			if in.key == key {
 				r = in.row
@@ -279,7 +280,7 @@ func (x *kroxy) start(ctx context.Context, in kroxyInstance, up upstream, ca *pk
 		return nil, "", err
 	}
 	s := kroxylicious.Setup{Version: x.rel.Version, Name: in.name, Host: host, Brokers: up.Brokers, FirstNodeID: up.FirstNodeID,
-		Upstream: strings.Split(direct.Bootstrap, ","), Transport: tr, CA: ca.CAPath(), Cert: cert, Key: key, Mode: in.row.Security}
+		Upstream: direct.Bootstrap, Transport: tr, CA: ca.CAPath(), Cert: cert, Key: key, Mode: in.row.Security}
 	if s.Mode == planner.SecurityEncrypt {
 		s.KMS = kms
 	}

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 
+	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/gateway/encrypt"
 	"github.com/xp-bench/xp/infra/kafkaconf"
@@ -114,7 +115,7 @@ func (t *Target) Broker() target.Broker {
 // FirstNodeID+Brokers-1.
 type upstream struct {
 	Dir                  string
-	Modes                map[string]local.Mode
+	Modes                map[string]endpoint.Endpoint
 	Brokers, FirstNodeID int
 }
 
@@ -136,10 +137,8 @@ func (t *Target) startLocked(ctx context.Context, g target.Group) (target.Endpoi
 		t.downLocked()
 		return target.Endpoints{}, err
 	}
-	ep := target.Endpoints{Modes: map[string]target.Endpoint{}}
-	for name, m := range up.Modes {
-		ep.Modes[name] = target.Endpoint{Bootstrap: strings.Split(m.Bootstrap, ","), ClientConfig: m.ClientConfig, Crypto: m.Crypto}
-	}
+	ep := target.Endpoints{Modes: map[string]endpoint.Endpoint{}}
+	maps.Copy(ep.Modes, up.Modes)
 	if err := t.startGateways(ctx, g, up, ep); err != nil {
 		t.downLocked()
 		return target.Endpoints{}, err
@@ -239,14 +238,14 @@ func (t *Target) startBuiltinGateways(ctx context.Context, rows []planner.Row, u
 	t.gateways = gp
 	t.metrics = map[string][]string{}
 	for _, key := range keys {
-		e := target.Endpoint{Gateway: &target.GatewayInfo{Kind: planner.DefaultGatewayKind, Crypto: cryptos[key]}}
+		e := endpoint.Endpoint{Gateway: &endpoint.GatewayInfo{Kind: planner.DefaultGatewayKind, Crypto: cryptos[key]}}
 		for _, name := range names[key] {
 			m, ok := rep.Modes[name]
 			if !ok {
 				return fmt.Errorf("local target: the gateway child did not start %s", name)
 			}
 			t.metrics[key] = append(t.metrics[key], m.Metrics)
-			e.Bootstrap = append(e.Bootstrap, strings.Split(m.Bootstrap, ",")...)
+			e.Bootstrap = append(e.Bootstrap, m.Bootstrap...)
 			if e.Crypto == nil {
 				e.Crypto = m.Crypto // every gateway of a key runs the same binary and CPU
 			}
