@@ -89,7 +89,7 @@ const (
 	DefaultCompression      = "none"
 	DefaultEncoding         = "bytes"
 	DefaultGateways         = 1
-	DefaultGatewayKind      = "builtin"
+	DefaultGatewayKind      = GatewayKindBuiltin
 	DefaultGatewayTransport = SecurityTLS
 	DefaultGatewayCrypto    = GatewayCryptoStd
 	DefaultFieldCipher      = FieldCipherAEAD
@@ -100,10 +100,6 @@ const (
 	// and hosts platforms unless a spec names another.
 	DefaultKafkaVersion = "3.9.1"
 )
-
-// GatewayKindKroxylicious is gateway_kind kroxylicious: the Kroxylicious
-// proxy serves the row's gateway mode.
-const GatewayKindKroxylicious = "kroxylicious"
 
 // Platforms are the values of the platform field: where a row runs.
 var Platforms = []string{"local", "aws", "azure", "hosts", "existing"}
@@ -185,7 +181,7 @@ var fields = []fieldDef{
 		set: func(r *Row, v Value) { r.EncryptFields = v.List }},
 	unhashedAt(enumField("field_cipher", []string{FieldCipherAEAD, FieldCipherFPE}, func(r *Row) *string { return &r.FieldCipher }), DefaultFieldCipher),
 	withInfra(intField("gateways", 1, 16, func(r *Row) *int { return &r.Gateways })),
-	withInfra(enumField("gateway_kind", []string{"builtin", "kroxylicious", "command"}, func(r *Row) *string { return &r.GatewayKind })),
+	withInfra(enumField("gateway_kind", []string{GatewayKindBuiltin, GatewayKindKroxylicious, GatewayKindCommand}, func(r *Row) *string { return &r.GatewayKind })),
 	enumField("gateway_transport", directModes, func(r *Row) *string { return &r.GatewayTransport }),
 	enumField("gateway_crypto", []string{GatewayCryptoStd, GatewayCryptoFast}, func(r *Row) *string { return &r.GatewayCrypto }),
 	intField("warmup_s", 0, 3600, func(r *Row) *int { return &r.WarmupS }),

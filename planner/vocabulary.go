@@ -64,3 +64,15 @@ const (
 	// RoleClient runs the load generator.
 	RoleClient = "client"
 )
+
+// Gateway kinds: the values of gateway_kind, the software that serves a
+// row's gateway modes.
+const (
+	// GatewayKindBuiltin is xp's own gateway (xp gateway).
+	GatewayKindBuiltin = "builtin"
+	// GatewayKindKroxylicious is the Kroxylicious proxy.
+	GatewayKindKroxylicious = "kroxylicious"
+	// GatewayKindCommand is a gateway the target file's gateway.command
+	// starts.
+	GatewayKindCommand = "command"
+)

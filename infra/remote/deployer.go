@@ -140,9 +140,9 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	specs := GatewaySpecs(g.Rows, target.ModeKey)
 	var gws map[string]endpoint.Endpoint
 	switch g.Key.GatewayKind {
-	case GatewayCommand:
+	case planner.GatewayKindCommand:
 		gws, err = dep.StartCommandGateways(ctx, d.o.Gateway.Command, d.o.TargetPath, specs, g.Key.Gateways)
-	case GatewayKroxylicious:
+	case planner.GatewayKindKroxylicious:
 		gws, err = dep.StartKroxylicious(ctx, d.o.Gateway.Kroxylicious, d.o.TargetPath, specs, g.Key.Gateways)
 	default:
 		gws, err = dep.StartGateways(ctx, specs, g.Key.Gateways)
@@ -172,21 +172,21 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 // embedded cluster's own gateway modes, without gateway hosts, are xp's).
 func (d *Deployer) gatewayInfo(kind string, s GatewaySpec) *endpoint.GatewayInfo {
 	switch kind {
-	case GatewayKroxylicious:
+	case planner.GatewayKindKroxylicious:
 		k := d.o.Gateway.Kroxylicious
-		info := &endpoint.GatewayInfo{Kind: GatewayKroxylicious, Version: k.Version}
+		info := &endpoint.GatewayInfo{Kind: planner.GatewayKindKroxylicious, Version: k.Version}
 		if s.Security == planner.SecurityEncrypt {
 			info.KMS = k.KMS
 		}
 		return info
-	case GatewayCommand:
-		return &endpoint.GatewayInfo{Kind: GatewayCommand, Start: d.o.Gateway.Command.Start}
+	case planner.GatewayKindCommand:
+		return &endpoint.GatewayInfo{Kind: planner.GatewayKindCommand, Start: d.o.Gateway.Command.Start}
 	}
 	crypto := s.Crypto
 	if crypto == "" {
 		crypto = planner.GatewayCryptoStd
 	}
-	return &endpoint.GatewayInfo{Kind: GatewayBuiltin, Crypto: crypto}
+	return &endpoint.GatewayInfo{Kind: planner.GatewayKindBuiltin, Crypto: crypto}
 }
 
 // DefaultSSHWait is how long Deploy waits for a group's machines to answer

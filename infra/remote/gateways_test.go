@@ -154,10 +154,10 @@ func TestGatewayInfo(t *testing.T) {
 		spec GatewaySpec
 		want endpoint.GatewayInfo
 	}{
-		{GatewayKroxylicious, GatewaySpec{Security: "encrypt"}, endpoint.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0", KMS: "inmemory"}},
-		{GatewayKroxylicious, GatewaySpec{Security: "proxy"}, endpoint.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0"}},
-		{GatewayCommand, GatewaySpec{Security: "proxy"}, endpoint.GatewayInfo{Kind: "command", Start: "exec /opt/gw --config {{.Config}}"}},
-		{GatewayBuiltin, GatewaySpec{Security: "encrypt", Crypto: "fast"}, endpoint.GatewayInfo{Kind: "builtin", Crypto: "fast"}},
+		{planner.GatewayKindKroxylicious, GatewaySpec{Security: "encrypt"}, endpoint.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0", KMS: "inmemory"}},
+		{planner.GatewayKindKroxylicious, GatewaySpec{Security: "proxy"}, endpoint.GatewayInfo{Kind: "kroxylicious", Version: "0.12.0"}},
+		{planner.GatewayKindCommand, GatewaySpec{Security: "proxy"}, endpoint.GatewayInfo{Kind: "command", Start: "exec /opt/gw --config {{.Config}}"}},
+		{planner.GatewayKindBuiltin, GatewaySpec{Security: "encrypt", Crypto: "fast"}, endpoint.GatewayInfo{Kind: "builtin", Crypto: "fast"}},
 		{"", GatewaySpec{Security: "proxy"}, endpoint.GatewayInfo{Kind: "builtin", Crypto: "std"}},
 	}
 	for _, tc := range tests {

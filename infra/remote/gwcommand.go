@@ -20,13 +20,6 @@ import (
 	"github.com/xp-bench/xp/planner"
 )
 
-// Gateway kinds a row's gateway_kind names.
-const (
-	GatewayBuiltin      = "builtin"
-	GatewayCommand      = "command"
-	GatewayKroxylicious = "kroxylicious"
-)
-
 // GatewayPortBase is the first port xp gives a command or Kroxylicious
 // gateway: the Slot-th gateway of a host gets the 100 ports from
 // GatewayPortBase + 100*Slot (its bootstrap port, then one per broker;

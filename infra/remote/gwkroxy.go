@@ -249,7 +249,7 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 	}
 	encrypts := false
 	for _, s := range specs {
-		if why := (tf.Gateway{Kroxylicious: k}).CheckGatewayKind(GatewayKroxylicious, s.Security); why != "" {
+		if why := (tf.Gateway{Kroxylicious: k}).CheckGatewayKind(planner.GatewayKindKroxylicious, s.Security); why != "" {
 			return nil, fmt.Errorf("%s: mode %s: %s", targetPath, s.Key, why)
 		}
 		encrypts = encrypts || s.Security == planner.SecurityEncrypt

@@ -238,7 +238,7 @@ func (t *Target) startBuiltinGateways(ctx context.Context, rows []planner.Row, u
 	t.gateways = gp
 	t.metrics = map[string][]string{}
 	for _, key := range keys {
-		e := endpoint.Endpoint{Gateway: &endpoint.GatewayInfo{Kind: planner.DefaultGatewayKind, Crypto: cryptos[key]}}
+		e := endpoint.Endpoint{Gateway: &endpoint.GatewayInfo{Kind: planner.GatewayKindBuiltin, Crypto: cryptos[key]}}
 		for _, name := range names[key] {
 			m, ok := rep.Modes[name]
 			if !ok {
