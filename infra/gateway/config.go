@@ -38,9 +38,15 @@ type Config struct {
 	Upstream Upstream `yaml:"upstream"`
 	Limits   Limits   `yaml:"limits"`
 	Metrics  Metrics  `yaml:"metrics"`
-	// Crypto is the implementation of the gateway's cryptography: std
-	// (default, the standard library's) or fast (xp's record layer and
-	// VAES AES-GCM, opt-in; see CryptoFast). The plan row's gateway_crypto.
+	// Crypto is the implementation of the gateway's cryptography, the
+	// plan row's gateway_crypto. planner.GatewayCryptoStd (default) is the
+	// standard library's: crypto/tls carries the TLS legs' records and
+	// crypto/cipher's AES-GCM seals envelopes. planner.GatewayCryptoFast
+	// (opt-in) is xp's own, each part where this binary and CPU allow it:
+	// the TLS 1.3 record layer internal/tlsrec (after crypto/tls's
+	// handshake, for TLS 1.3 AES-GCM sessions) and the VAES AES-GCM
+	// internal/aesgcm for those records and for envelopes. What runs is
+	// Gateway.Crypto.
 	Crypto string `yaml:"crypto"`
 
 	// Filters see produce requests and fetch responses (the encrypting
@@ -122,19 +128,6 @@ type Limits struct {
 	// BufferBytes is the read and write buffer per socket; default 64 KiB.
 	BufferBytes int `yaml:"buffer_bytes"`
 }
-
-// Crypto levels (Config.Crypto).
-const (
-	// CryptoStd is the standard library's cryptography: crypto/tls carries
-	// the TLS legs' records and crypto/cipher's AES-GCM seals envelopes.
-	CryptoStd = "std"
-	// CryptoFast is xp's own, each part where this binary and CPU allow
-	// it: the TLS 1.3 record layer internal/tlsrec (after crypto/tls's
-	// handshake, for TLS 1.3 AES-GCM sessions) and the VAES AES-GCM
-	// internal/aesgcm for those records and for envelopes. What runs is
-	// Gateway.Crypto.
-	CryptoFast = "fast"
-)
 
 // Metrics is the Prometheus endpoint.
 type Metrics struct {
@@ -390,8 +383,8 @@ func (c *Config) Validate() error {
 	}
 	switch c.Crypto {
 	case "":
-		c.Crypto = CryptoStd
-	case CryptoStd, CryptoFast:
+		c.Crypto = planner.GatewayCryptoStd
+	case planner.GatewayCryptoStd, planner.GatewayCryptoFast:
 	default:
 		return bad("crypto: %q is not one of std, fast", c.Crypto)
 	}

@@ -98,12 +98,12 @@ encrypt: {topics: ["secret-*"]}
 		{"node ports below the bootstrap port", "listen: {bootstrap_port: 9300, node_port_base: 9200}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "listen.node_port_base: 9200 would put a node on the bootstrap port", nil},
 		{"unknown crypto", "crypto: vaes\nupstream: {bootstrap: [127.0.0.1:9092]}\n", `crypto: "vaes" is not one of std, fast`, nil},
 		{"crypto defaults to std", "upstream: {bootstrap: [127.0.0.1:9092]}\n", "", func(t *testing.T, c *Config) {
-			if c.Crypto != CryptoStd {
+			if c.Crypto != planner.GatewayCryptoStd {
 				t.Errorf("crypto %q, want std", c.Crypto)
 			}
 		}},
 		{"crypto fast", "crypto: fast\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "", func(t *testing.T, c *Config) {
-			if c.Crypto != CryptoFast {
+			if c.Crypto != planner.GatewayCryptoFast {
 				t.Errorf("crypto %q, want fast", c.Crypto)
 			}
 		}},

@@ -63,7 +63,7 @@ func resolveCrypto(cfg *Config, xpAESGCM string) (CryptoInfo, func([]byte) (ciph
 	if cfg.Client.Transport == planner.SecurityPlaintext && cfg.Upstream.Transport == planner.SecurityPlaintext {
 		info.RecordLayer = RecordLayerNone
 	}
-	if cfg.Crypto != CryptoFast {
+	if cfg.Crypto != planner.GatewayCryptoFast {
 		return info, aesgcm.NewStd, nil
 	}
 	var why []string

@@ -31,14 +31,14 @@ func TestResolveCrypto(t *testing.T) {
 		want             CryptoInfo
 		wantErr          string
 	}{
-		{"std over tls", CryptoStd, planner.SecurityTLS, planner.SecurityTLS, "", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
-		{"std, plaintext legs", CryptoStd, planner.SecurityPlaintext, planner.SecurityPlaintext, "", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerNone, Cipher: CipherStd}, ""},
-		{"std ignores a valid XP_AESGCM", CryptoStd, planner.SecurityTLS, planner.SecurityTLS, "vaes", CryptoInfo{Requested: CryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
-		{"fast over tls", CryptoFast, planner.SecurityTLS, planner.SecurityPlaintext, "", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: fastCipher, Fallback: fastWhy}, ""},
-		{"fast, plaintext legs", CryptoFast, planner.SecurityPlaintext, planner.SecurityPlaintext, "auto", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerNone, Cipher: fastCipher, Fallback: fastWhy}, ""},
-		{"fast with XP_AESGCM=std", CryptoFast, planner.SecurityMTLS, planner.SecurityMTLS, "std", CryptoInfo{Requested: CryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: CipherStd, Fallback: "cipher: XP_AESGCM=std"}, ""},
-		{"undocumented XP_AESGCM, std", CryptoStd, planner.SecurityTLS, planner.SecurityTLS, "off", CryptoInfo{}, `XP_AESGCM="off": want auto, std or vaes`},
-		{"undocumented XP_AESGCM, fast", CryptoFast, planner.SecurityTLS, planner.SecurityTLS, "1", CryptoInfo{}, `XP_AESGCM="1": want auto, std or vaes`},
+		{"std over tls", planner.GatewayCryptoStd, planner.SecurityTLS, planner.SecurityTLS, "", CryptoInfo{Requested: planner.GatewayCryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
+		{"std, plaintext legs", planner.GatewayCryptoStd, planner.SecurityPlaintext, planner.SecurityPlaintext, "", CryptoInfo{Requested: planner.GatewayCryptoStd, RecordLayer: RecordLayerNone, Cipher: CipherStd}, ""},
+		{"std ignores a valid XP_AESGCM", planner.GatewayCryptoStd, planner.SecurityTLS, planner.SecurityTLS, "vaes", CryptoInfo{Requested: planner.GatewayCryptoStd, RecordLayer: RecordLayerCryptoTLS, Cipher: CipherStd}, ""},
+		{"fast over tls", planner.GatewayCryptoFast, planner.SecurityTLS, planner.SecurityPlaintext, "", CryptoInfo{Requested: planner.GatewayCryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: fastCipher, Fallback: fastWhy}, ""},
+		{"fast, plaintext legs", planner.GatewayCryptoFast, planner.SecurityPlaintext, planner.SecurityPlaintext, "auto", CryptoInfo{Requested: planner.GatewayCryptoFast, RecordLayer: RecordLayerNone, Cipher: fastCipher, Fallback: fastWhy}, ""},
+		{"fast with XP_AESGCM=std", planner.GatewayCryptoFast, planner.SecurityMTLS, planner.SecurityMTLS, "std", CryptoInfo{Requested: planner.GatewayCryptoFast, RecordLayer: RecordLayerTLSRec, Cipher: CipherStd, Fallback: "cipher: XP_AESGCM=std"}, ""},
+		{"undocumented XP_AESGCM, std", planner.GatewayCryptoStd, planner.SecurityTLS, planner.SecurityTLS, "off", CryptoInfo{}, `XP_AESGCM="off": want auto, std or vaes`},
+		{"undocumented XP_AESGCM, fast", planner.GatewayCryptoFast, planner.SecurityTLS, planner.SecurityTLS, "1", CryptoInfo{}, `XP_AESGCM="1": want auto, std or vaes`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := &Config{Crypto: tc.crypto, Client: Client{Transport: tc.client}, Upstream: Upstream{Transport: tc.upstream}}
@@ -85,7 +85,7 @@ func TestStartCrypto(t *testing.T) {
 			t.Fatalf("Start: %v, want the XP_AESGCM error", err)
 		}
 	})
-	for _, level := range []string{CryptoStd, CryptoFast} {
+	for _, level := range []string{planner.GatewayCryptoStd, planner.GatewayCryptoFast} {
 		t.Run("logs "+level, func(t *testing.T) {
 			cfg := gatewayConfig(t, kf, planner.SecurityTLS, planner.SecurityTLS)
 			cfg.Crypto = level
@@ -111,7 +111,7 @@ func TestStartCrypto(t *testing.T) {
 func TestFastKeepsTLS12WithCryptoTLS(t *testing.T) {
 	kf := startUpstream(t, upstreamSpec{brokers: 1, transport: planner.SecurityTLS})
 	cfg := gatewayConfig(t, kf, planner.SecurityTLS, planner.SecurityTLS)
-	cfg.Crypto = CryptoFast
+	cfg.Crypto = planner.GatewayCryptoFast
 	g := startGateway(t, cfg)
 	kept := func() TLSKept {
 		k, err := ReadTLSKept(context.Background(), g.MetricsURL())

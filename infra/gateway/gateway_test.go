@@ -118,9 +118,9 @@ func TestRoundTripFranz(t *testing.T) {
 		{"sasl_ssl to sasl over tls", planner.SecuritySASLSSL, planner.SecurityTLS, true, ""},
 		{"tls to plaintext", planner.SecurityTLS, planner.SecurityPlaintext, false, ""},
 		{"plaintext to mtls", planner.SecurityPlaintext, planner.SecurityMTLS, false, ""},
-		{"tls to tls through the fast path", planner.SecurityTLS, planner.SecurityTLS, false, CryptoFast},
-		{"mtls to mtls through the fast path", planner.SecurityMTLS, planner.SecurityMTLS, false, CryptoFast},
-		{"sasl_ssl to sasl over tls through the fast path", planner.SecuritySASLSSL, planner.SecurityTLS, true, CryptoFast},
+		{"tls to tls through the fast path", planner.SecurityTLS, planner.SecurityTLS, false, planner.GatewayCryptoFast},
+		{"mtls to mtls through the fast path", planner.SecurityMTLS, planner.SecurityMTLS, false, planner.GatewayCryptoFast},
+		{"sasl_ssl to sasl over tls through the fast path", planner.SecuritySASLSSL, planner.SecurityTLS, true, planner.GatewayCryptoFast},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

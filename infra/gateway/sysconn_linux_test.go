@@ -183,8 +183,8 @@ func TestRawSyscallsOnlyTCP(t *testing.T) {
 func TestGatewayUsesRawSyscalls(t *testing.T) {
 	cases := []struct{ name, client, upstream, layer string }{
 		{"plaintext both legs", planner.SecurityPlaintext, planner.SecurityPlaintext, ""},
-		{"tls both legs (std: crypto/tls)", planner.SecurityTLS, planner.SecurityTLS, CryptoStd},
-		{"tls both legs (fast: tlsrec)", planner.SecurityTLS, planner.SecurityTLS, CryptoFast},
+		{"tls both legs (std: crypto/tls)", planner.SecurityTLS, planner.SecurityTLS, planner.GatewayCryptoStd},
+		{"tls both legs (fast: tlsrec)", planner.SecurityTLS, planner.SecurityTLS, planner.GatewayCryptoFast},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,13 +202,13 @@ func TestGatewayUsesRawSyscalls(t *testing.T) {
 			for p := range g.conns {
 				for leg, c := range map[string]net.Conn{"client": p.client, "upstream": p.upstream} {
 					switch tc.layer {
-					case CryptoFast:
+					case planner.GatewayCryptoFast:
 						rec, ok := c.(*tlsrec.Conn)
 						if !ok {
 							t.Fatalf("%s leg is a %T; want the gateway's record layer", leg, c)
 						}
 						c = rec.NetConn()
-					case CryptoStd:
+					case planner.GatewayCryptoStd:
 						b, ok := c.(batchedTLS)
 						if !ok {
 							t.Fatalf("%s leg is a %T; want crypto/tls, batched", leg, c)

@@ -163,7 +163,7 @@ func CheckCommand(c *tf.GatewayCommand, targetPath string) error {
 	_, _, err = t.render(CommandData{Host: "198.18.0.2", Port: GatewayPortBase, Listen: "198.18.0.2:" + strconv.Itoa(GatewayPortBase),
 		NodePortBase: GatewayPortBase + 1, Brokers: 3, Upstream: []string{"198.18.0.1:9093", "198.18.0.3:9093"}, Transport: planner.SecurityTLS,
 		CA: "/p/ca.pem", Cert: "/p/gateway.pem", Key: "/p/gateway-key.pem", Mode: planner.SecurityProxy, ModeKey: planner.SecurityProxy,
-		Service: "gateway-proxy-0", Encoding: "avro", Fields: []string{"ssn"}, SchemaDir: "/d/schema", Crypto: "std", Dir: "/d", CampaignDir: "/c",
+		Service: "gateway-proxy-0", Encoding: "avro", Fields: []string{"ssn"}, SchemaDir: "/d/schema", Crypto: planner.GatewayCryptoStd, Dir: "/d", CampaignDir: "/c",
 		Config: "/d/gateway.conf", Files: files, XP: "/c/bin/xp"})
 	return err
 }
@@ -211,7 +211,7 @@ func (d *Deployment) StartCommandGateways(ctx context.Context, c *tf.GatewayComm
 			Mode: s.Security, ModeKey: s.Key, Service: in.Service, Encoding: s.Encoding, Fields: s.Fields, Crypto: s.Crypto,
 			Dir: dir, CampaignDir: h.dir, Files: Files{}, XP: h.xp}
 		if data.Crypto == "" {
-			data.Crypto = "std"
+			data.Crypto = planner.GatewayCryptoStd
 		}
 		if len(data.Fields) == 0 {
 			data.Fields = slices.Clone(planner.DefaultEncryptFields)

@@ -138,11 +138,11 @@ var cpuModes = []struct{ name, mode, layer string }{
 	{"field_encrypt/avro_fpe", EncodingAvro + "_fpe", ""},
 	{"field_encrypt/protobuf_fpe", EncodingProtobuf + "_fpe", ""},
 	// The same gateways with crypto fast (tlsrec and VAES AES-GCM).
-	{"proxy_fast", "proxy", gateway.CryptoFast},
-	{"encrypt_fast", "encrypt", gateway.CryptoFast},
-	{"field_encrypt/json_fast", EncodingJSON, gateway.CryptoFast},
-	{"field_encrypt/avro_fast", EncodingAvro, gateway.CryptoFast},
-	{"field_encrypt/protobuf_fast", EncodingProtobuf, gateway.CryptoFast},
+	{"proxy_fast", "proxy", planner.GatewayCryptoFast},
+	{"encrypt_fast", "encrypt", planner.GatewayCryptoFast},
+	{"field_encrypt/json_fast", EncodingJSON, planner.GatewayCryptoFast},
+	{"field_encrypt/avro_fast", EncodingAvro, planner.GatewayCryptoFast},
+	{"field_encrypt/protobuf_fast", EncodingProtobuf, planner.GatewayCryptoFast},
 }
 
 // Bounds of one BenchmarkGatewayCPU load: the produce phase stops at
