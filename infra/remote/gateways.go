@@ -209,7 +209,7 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 		}
 	}
 	b := d.hosts[d.names(planner.RoleBroker)[0]]
-	cdir := path.Join(b.dir, "cluster")
+	cdir := path.Join(b.dir, embeddedDir)
 
 	// The cluster's CA, to issue each gateway host a certificate its
 	// clients trust.

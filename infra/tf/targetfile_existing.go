@@ -75,7 +75,7 @@ var (
 	endpointKeys  = []string{"bootstrap", "client_config"}
 	telemetryKeys = []string{"ssh", "hosts"}
 	machineKeys   = []string{"name", "address", "ssh_port", "role"}
-	machineRoles  = []string{"broker", "controller", "gateway"}
+	machineRoles  = []string{planner.RoleBroker, planner.RoleController, planner.RoleGateway}
 	// notExistingKeys are the keys of platforms xp provisions.
 	notExistingKeys = []string{"module", "vars", "ssh", "kafka", "gateway", "teardown"}
 	// topicPrefixRE is what Kafka allows in a topic name, which the

@@ -62,7 +62,7 @@ func GroupVars(t *TargetFile, campaign string, key planner.InfraKey, rows []plan
 	vars["gateway_count"] = gateways
 	if key.InstanceType != "" {
 		vars["broker_instance_type"] = key.InstanceType
-		for _, role := range []string{"controller", "gateway", "client"} {
+		for _, role := range []string{planner.RoleController, planner.RoleGateway, planner.RoleClient} {
 			if _, set := vars[role+"_instance_type"]; !set {
 				vars[role+"_instance_type"] = key.InstanceType
 			}
