@@ -81,7 +81,7 @@ func histogramFailure(ev results.Evidence, kind string, second int, err error) r
 func evidenceOf(res *loadgen.Result, runErr error, samples []results.Sample) results.Evidence {
 	ev := results.Evidence{Telemetry: samples, Metrics: map[string]float64{}}
 	m := ev.Metrics
-	if rss, ok := maxOf(samples, telemetryHost, MetricRSS); ok {
+	if rss, ok := maxOf(samples, target.HostClient, MetricRSS); ok {
 		m["client_rss_max_mib"] = rss
 	}
 	if res == nil {

@@ -203,7 +203,7 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 				rss[smp.Host] = max(rss[smp.Host], smp.Value)
 			}
 		}
-		busy := []string{telemetryHost, localtarget.HostCluster}
+		busy := []string{target.HostClient, localtarget.HostCluster}
 		if has {
 			busy = append(busy, localtarget.HostGateway) // idle while a direct row runs
 		}
@@ -212,7 +212,7 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 				t.Errorf("%s: telemetry has no CPU time for host %q (%v)", env.Mode, host, cpu)
 			}
 		}
-		for _, host := range []string{telemetryHost, localtarget.HostCluster, localtarget.HostGateway} {
+		for _, host := range []string{target.HostClient, localtarget.HostCluster, localtarget.HostGateway} {
 			if rss[host] <= 0 {
 				t.Errorf("%s: telemetry has no memory for host %q (%v)", env.Mode, host, rss)
 			}

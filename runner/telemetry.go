@@ -22,11 +22,10 @@ import (
 // window opens and closes, every host the target samples
 // (target.TelemetrySource; on the local target "cluster", the embedded
 // broker and its fronts, "gateway", every gateway of the group, and
-// "client", xp itself), plus this process as host "client" when the load
+// "client", xp itself), plus this process as host target.HostClient when the load
 // runs here (the target is not a target.LoadRunner). Values are what
 // changed since the attempt's first sample, except memory.
 const (
-	telemetryHost = "client"
 	// MetricCPU is cumulative CPU seconds since the attempt began.
 	MetricCPU = "cpu_s"
 	// MetricRSS is resident memory in MiB.
@@ -48,7 +47,7 @@ const sampleTimeout = 5 * time.Second
 type selfSource struct{}
 
 func (selfSource) Sample(context.Context) ([]target.HostSample, error) {
-	return []target.HostSample{{Host: telemetryHost, Role: planner.RoleClient, CPU: procstat.SelfCPU(),
+	return []target.HostSample{{Host: target.HostClient, Role: planner.RoleClient, CPU: procstat.SelfCPU(),
 		MemMiB: procstat.RSS(os.Getpid())}}, nil
 }
 

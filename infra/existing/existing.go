@@ -357,7 +357,7 @@ func (t *Target) Sample(ctx context.Context) ([]target.HostSample, error) {
 	t.mu.Lock()
 	tel := t.tel
 	t.mu.Unlock()
-	out := []target.HostSample{{Host: "client", Role: planner.RoleClient, CPU: procstat.SelfCPU(), MemMiB: procstat.RSS(os.Getpid())}}
+	out := []target.HostSample{{Host: target.HostClient, Role: planner.RoleClient, CPU: procstat.SelfCPU(), MemMiB: procstat.RSS(os.Getpid())}}
 	if tel == nil {
 		return out, nil
 	}

@@ -36,12 +36,18 @@ type TLSKeptReader interface {
 	TLSKept(ctx context.Context, modeKey string) (gateway.TLSKept, error)
 }
 
+// HostClient is the Host of xp's own process in a HostSample: the runner
+// samples it under this name when the load runs in it, and a target that
+// samples it itself (the local target, existing) names it so too, which is
+// how the runner finds the load generator's memory among the samples.
+const HostClient = "client"
+
 // HostSample is one reading of one host. Counters are cumulative from an
 // origin of the target's choosing; the runner stores differences from the
 // attempt's first sample.
 type HostSample struct {
 	// Host names the host within the group (e.g. "broker-1"; the local
-	// target's processes are "cluster", "gateway" and "client").
+	// target's processes are "cluster", "gateway" and HostClient).
 	Host string
 	// Role is one of the planner's host roles (planner.RoleBroker, ...).
 	Role string

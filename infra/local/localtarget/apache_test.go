@@ -92,7 +92,7 @@ func TestApacheKafkaGroup(t *testing.T) {
 			t.Errorf("sample %+v: want CPU time and memory", s)
 		}
 	}
-	if roles["broker-1"] != planner.RoleBroker || roles[HostGateway] != planner.RoleGateway || roles[HostClient] != planner.RoleClient || len(roles) != 3 {
+	if roles["broker-1"] != planner.RoleBroker || roles[HostGateway] != planner.RoleGateway || roles[target.HostClient] != planner.RoleClient || len(roles) != 3 {
 		t.Errorf("sampled %v", roles)
 	}
 	logs, err := lt.CollectLogs(ctx, time.Time{})

@@ -50,7 +50,7 @@ func (t *Target) Sample(context.Context) ([]target.HostSample, error) {
 		}
 		out = append(out, target.HostSample{Host: pr.host, Role: pr.role, CPU: cpu, MemMiB: procstat.RSS(pr.pid)})
 	}
-	out = append(out, target.HostSample{Host: HostClient, Role: planner.RoleClient, CPU: procstat.SelfCPU(),
+	out = append(out, target.HostSample{Host: target.HostClient, Role: planner.RoleClient, CPU: procstat.SelfCPU(),
 		MemMiB: procstat.RSS(os.Getpid())})
 	return out, nil
 }

@@ -39,7 +39,7 @@ func TestRestartSampleLogs(t *testing.T) {
 			t.Errorf("sample %+v: want CPU time and memory", s)
 		}
 	}
-	want := map[string]string{HostCluster: planner.RoleCluster, HostGateway: planner.RoleGateway, HostClient: planner.RoleClient}
+	want := map[string]string{HostCluster: planner.RoleCluster, HostGateway: planner.RoleGateway, target.HostClient: planner.RoleClient}
 	if len(roles) != len(want) {
 		t.Fatalf("sampled hosts %v, want %v", roles, want)
 	}
@@ -106,7 +106,7 @@ func TestRestartSampleLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	samples, _ = tg.Sample(ctx)
-	if len(samples) != 1 || samples[0].Host != HostClient {
+	if len(samples) != 1 || samples[0].Host != target.HostClient {
 		t.Fatalf("after Down the samples are %+v, want only the client", samples)
 	}
 }

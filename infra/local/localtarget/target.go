@@ -74,12 +74,12 @@ var (
 func New(dir string) *Target { return &Target{dir: dir} }
 
 // Telemetry host names of the local target's processes: the embedded
-// cluster's child, the gateways child, and xp's own process, where the
-// load runs. Apache Kafka's brokers are broker-1, broker-2, ... (node ids).
+// cluster's child and the gateways child; xp's own process, where the
+// load runs, is target.HostClient. Apache Kafka's brokers are broker-1,
+// broker-2, ... (node ids).
 const (
 	HostCluster = "cluster"
 	HostGateway = "gateway"
-	HostClient  = "client"
 )
 
 // Up starts the group's cluster (the embedded one, or Apache Kafka of its
