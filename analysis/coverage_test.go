@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"flag"
 	"fmt"
 	"maps"
 	"math"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/xp-bench/xp/internal/golden"
 )
 
 // coverageFamily is a shape of the paired penalty: its draw around a
@@ -244,8 +245,6 @@ func coverageImport(t *testing.T, path, csv string) *Dataset {
 	return d
 }
 
-var updateCoverage = flag.Bool("update", false, "rewrite the coverage table of docs/analysis.md from TestIntervalCoverage")
-
 // coverageKeys are the intervals whose coverage the table shows, in its
 // column order.
 var coverageKeys = []string{"cell mean_penalty", "cell " + StatRatioPenalty, "cell mean_difference", "cell ratio_of_means",
@@ -358,7 +357,7 @@ func checkCoverageTable(t *testing.T, table string) {
 	if have == table {
 		return
 	}
-	if *updateCoverage {
+	if golden.Update() {
 		if err := os.WriteFile(path, []byte(doc[:i+len(coverageBegin)]+table+doc[j:]), 0o644); err != nil {
 			t.Fatal(err)
 		}

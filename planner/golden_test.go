@@ -2,14 +2,12 @@ package planner
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite plans/*.jsonl from their specs")
+	"github.com/xp-bench/xp/internal/golden"
+)
 
 // TestReadyPlans re-expands every spec in plans/ and fails when the
 // committed campaign beside it differs (go test ./planner -run ReadyPlans
@@ -40,20 +38,9 @@ func TestReadyPlans(t *testing.T) {
 			if w, ok := want[name]; ok && sum.Rows != w {
 				t.Errorf("%d rows, want %d", sum.Rows, w)
 			}
-			golden := strings.TrimSuffix(path, ".yaml") + ".jsonl"
-			if *update {
-				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			committed, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./planner -run ReadyPlans -update)", err)
-			}
-			if !bytes.Equal(committed, b.Bytes()) {
-				t.Errorf("%s differs from the expansion of %s; run go test ./planner -run ReadyPlans -update and commit both", golden, path)
-			}
-			if _, err := ReadPlan(golden); err != nil {
+			plan := strings.TrimSuffix(path, ".yaml") + ".jsonl"
+			golden.CheckFile(t, plan, b.Bytes())
+			if _, err := ReadPlan(plan); err != nil {
 				t.Errorf("committed plan does not validate: %v", err)
 			}
 		})

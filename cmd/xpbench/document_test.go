@@ -2,15 +2,14 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/BENCHMARKS.golden.md")
+	"github.com/xp-bench/xp/internal/golden"
+)
 
 func fixedNow() time.Time { return time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC) }
 
@@ -29,19 +28,7 @@ func TestDocumentGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := "testdata/BENCHMARKS.golden.md"
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("BENCHMARKS.md differs from %s (go test ./cmd/xpbench -run Golden -update if intended):\n%s", golden, got)
-	}
+	golden.Check(t, "BENCHMARKS.golden.md", got)
 }
 
 func TestRun(t *testing.T) {

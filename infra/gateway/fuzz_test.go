@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,10 +23,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/xp-bench/xp/internal/golden"
 	"github.com/xp-bench/xp/planner"
 )
-
-var updateCorpus = flag.Bool("update", false, "rewrite the testdata/fuzz seed corpora from frames captured off a live exchange")
 
 // Fuzz targets and the response API key each rewriter handles.
 var rewriterTargets = []struct {
@@ -456,7 +454,7 @@ func TestFuzzCorpus(t *testing.T) {
 
 	for target, entries := range files {
 		dir := filepath.Join("testdata", "fuzz", target)
-		if *updateCorpus {
+		if golden.Update() {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}

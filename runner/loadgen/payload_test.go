@@ -3,9 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"math/rand/v2"
-	"os"
 	"regexp"
 	"testing"
 
@@ -15,9 +13,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
-)
 
-var update = flag.Bool("update", false, "rewrite schema/record.pb")
+	"github.com/xp-bench/xp/internal/golden"
+)
 
 // descriptorSet builds the FileDescriptorSet of schema/record.proto (protoc
 // is not needed to regenerate it).
@@ -47,20 +45,7 @@ func descriptorSet(t *testing.T) []byte {
 }
 
 func TestDescriptorSet(t *testing.T) {
-	want := descriptorSet(t)
-	if *update {
-		if err := os.WriteFile("schema/record.pb", want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return // the embedded copy is the old one until the next build
-	}
-	got, err := Schema.ReadFile("schema/record.pb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("schema/record.pb is stale: go test ./runner/loadgen -run TestDescriptorSet -update")
-	}
+	golden.CheckFile(t, "schema/record.pb", descriptorSet(t))
 }
 
 func recordDescriptor(t *testing.T) protoreflect.MessageDescriptor {
