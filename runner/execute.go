@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xp-bench/xp/infra/endpoint"
-	"github.com/xp-bench/xp/infra/gateway"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
@@ -542,21 +540,21 @@ const keptTimeout = 5 * time.Second
 // difference in env. nil when there is nothing to count.
 func (r *run) startKept(wctx context.Context, run string, env *attemptEnv) func(log *attemptLog) {
 	kr, ok := r.target.(target.TLSKeptReader)
-	if !ok || env.GatewayCrypto == nil || env.GatewayCrypto.RecordLayer != gateway.RecordLayerTLSRec {
+	if !ok || env.GatewayCrypto == nil || env.GatewayCrypto.RecordLayer != target.RecordLayerTLSRec {
 		return nil
 	}
-	read := func() (gateway.TLSKept, error) {
+	read := func() (target.TLSKept, error) {
 		ctx, cancel := context.WithTimeout(wctx, keptTimeout)
 		defer cancel()
 		return kr.TLSKept(ctx, env.Mode)
 	}
 	before, err := read()
 	return func(log *attemptLog) {
-		var after gateway.TLSKept
+		var after target.TLSKept
 		if err == nil {
 			after, err = read()
 		}
-		var kept gateway.TLSKept
+		var kept target.TLSKept
 		if err == nil {
 			kept = after.Since(before)
 		}
@@ -628,7 +626,7 @@ type attemptEnv struct {
 	XPVersion string         `json:"xp_version"`
 	// Gateway names the gateway the row ran through (gateway modes only,
 	// as the target reports it).
-	Gateway *endpoint.GatewayInfo `json:"gateway,omitempty"`
+	Gateway *target.GatewayInfo `json:"gateway,omitempty"`
 	// GatewayCrypto is the record layer and cipher the row's gateway ran
 	// (gateway modes only).
 	GatewayCrypto *attemptCrypto `json:"gateway_crypto,omitempty"`
@@ -642,12 +640,12 @@ type attemptEnv struct {
 // (target.TLSKeptReader), the TLS legs crypto/tls kept instead during the
 // attempt.
 type attemptCrypto struct {
-	gateway.CryptoInfo
+	target.CryptoInfo
 	// TLSKept counts, by leg and reason, the legs crypto/tls kept from
 	// just before the load started until it ended (the legs are made as
 	// the clients connect, before the measured window opens): {} when
 	// none; absent when not counted.
-	TLSKept *gateway.TLSKept `json:"tls_kept,omitempty"`
+	TLSKept *target.TLSKept `json:"tls_kept,omitempty"`
 	// TLSKeptError says why the legs could not be counted.
 	TLSKeptError string `json:"tls_kept_error,omitempty"`
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
@@ -54,7 +53,7 @@ func checkLoad(row *planner.Row) error {
 
 // runLoad runs one row's load against ep: on the target's own clients when
 // it is a target.LoadRunner, else in this process.
-func (r *run) runLoad(ctx context.Context, row planner.Row, ep endpoint.Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
+func (r *run) runLoad(ctx context.Context, row planner.Row, ep target.Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
 	cfg := loadConfig(&row)
 	cfg.Bootstrap, cfg.OnPhase = ep.Bootstrap, onPhase
 	l := target.Load{Row: &row, Endpoint: ep, Config: cfg}

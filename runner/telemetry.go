@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/target"
-	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -47,8 +44,7 @@ const sampleTimeout = 5 * time.Second
 type selfSource struct{}
 
 func (selfSource) Sample(context.Context) ([]target.HostSample, error) {
-	return []target.HostSample{{Host: target.HostClient, Role: planner.RoleClient, CPU: procstat.SelfCPU(),
-		MemMiB: procstat.RSS(os.Getpid())}}, nil
+	return []target.HostSample{target.ProcessSample()}, nil
 }
 
 // telemetrySources are what samples an attempt's hosts on t.
