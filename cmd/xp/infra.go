@@ -17,6 +17,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/remote"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/plans"
@@ -48,18 +49,18 @@ func (f *infraFlags) register(c *cobra.Command) {
 }
 
 // readTarget reads --target as a usage error when it is bad.
-func readTarget(st *state, path string) (*tf.TargetFile, error) {
+func readTarget(st *state, path string) (*targetfile.File, error) {
 	if path == "" {
 		return nil, usageErrf("--target TARGET.yaml is required (docs/targets.md)")
 	}
-	t, err := tf.ReadTargetFile(path, st.getenv)
+	t, err := targetfile.Read(path, st.getenv)
 	if err != nil {
 		return nil, usageErr(err)
 	}
 	if t.Platform == "local" {
 		return nil, usageErrf("%s: platform local has no Terraform infrastructure (the embedded cluster lives in xp run)", path)
 	}
-	if t.Platform == tf.PlatformExisting {
+	if t.Platform == targetfile.PlatformExisting {
 		// Not an error: there is nothing to do, and nothing was done.
 		return nil, withCode(exitOK, fmt.Errorf("%s: platform existing: nothing to provision: the cluster is someone else's and xp installs "+
 			"nothing on it (xp run --target %s checks its endpoints, runs the plan and deletes its topics; docs/targets.md)", path, path))
@@ -134,7 +135,7 @@ func defaultPrices() *planner.Prices {
 }
 
 // openProvisioner opens db for writing and finds terraform.
-func openProvisioner(ctx context.Context, st *state, t *tf.TargetFile, db, campaign string) (*tf.Provisioner, func(), error) {
+func openProvisioner(ctx context.Context, st *state, t *targetfile.File, db, campaign string) (*tf.Provisioner, func(), error) {
 	store, err := results.Open(ctx, db)
 	if err != nil {
 		return nil, nil, usageErrf("--db %s: %v", db, err)
@@ -163,7 +164,7 @@ func openProvisioner(ctx context.Context, st *state, t *tf.TargetFile, db, campa
 // teardown left on the machines of every group the db records as up.
 // Without kafka.distribution embedded xp deploys no services, so there is
 // nothing to stop.
-func stopLeftovers(ctx context.Context, st *state, t *tf.TargetFile, db string, p *tf.Provisioner) error {
+func stopLeftovers(ctx context.Context, st *state, t *targetfile.File, db string, p *tf.Provisioner) error {
 	invs, err := tf.Inventories(ctx, p.Store)
 	if err != nil || len(invs) == 0 {
 		return err
@@ -201,8 +202,8 @@ func stopLeftovers(ctx context.Context, st *state, t *tf.TargetFile, db string, 
 }
 
 // checkBudget refuses rows whose estimated cost exceeds t's budget.
-func checkBudget(t *tf.TargetFile, rows []planner.Row) (planner.Estimate, error) {
-	est, err := tf.CheckBudget(t, rows, defaultPrices())
+func checkBudget(t *targetfile.File, rows []planner.Row) (planner.Estimate, error) {
+	est, err := targetfile.CheckBudget(t, rows, defaultPrices())
 	if err != nil {
 		return est, usageErr(err)
 	}
@@ -301,7 +302,7 @@ estimated cost, and applies nothing. An estimate above budget_usd is refused
 	return c
 }
 
-func writeEstimate(w io.Writer, est planner.Estimate, t *tf.TargetFile) {
+func writeEstimate(w io.Writer, est planner.Estimate, t *targetfile.File) {
 	fmt.Fprintf(w, "estimated cost: $%.2f (up to $%.2f), %d infrastructure group(s), wall time %s", est.Cost, est.CostMax, est.Provisionings, est.Wall.Round(1e9))
 	if t.BudgetUSD > 0 {
 		fmt.Fprintf(w, "; budget_usd $%.2f", t.BudgetUSD)
@@ -336,7 +337,7 @@ the services a killed xp run left on the group's machines.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := st.interruptible(cmd.Context(), "Terraform stops after the calls in flight and saves its state")
 			defer stop()
-			var t *tf.TargetFile
+			var t *targetfile.File
 			if f.target != "" {
 				var err error
 				if t, err = readTarget(st, f.target); err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner"
 )
@@ -121,7 +121,7 @@ func refuseOverBudget(st *state, targetArg, planPath string) error {
 	if targetArg == "" || targetArg == "local" {
 		return nil
 	}
-	t, err := tf.ReadTargetFile(targetArg, st.getenv)
+	t, err := targetfile.Read(targetArg, st.getenv)
 	if err != nil {
 		return usageErr(err)
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/target"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 	"github.com/xp-bench/xp/runner/loadgen"
@@ -58,7 +58,7 @@ var (
 // Target is an existing cluster.
 type Target struct {
 	cfg    target.Config
-	file   *tf.TargetFile
+	file   *targetfile.File
 	log    io.Writer
 	getenv func(string) string
 	// clients are the endpoints' client configs by mode key, read and
@@ -94,7 +94,7 @@ func Open(cfg target.Config, o Options) (*Target, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	f, err := tf.ParseTargetFile(cfg.Path, cfg.Text, get)
+	f, err := targetfile.Parse(cfg.Path, cfg.Text, get)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func matchMode(mode string, cf *kafkaconf.ClientFile) error {
 	props := cf.Map()
 	proto := kafkaconf.Protocol(props)
 	clientCert := props[kafkaconf.SSLCertificate] != "" || props[kafkaconf.SSLKeystoreLocation] != "" || props[kafkaconf.SSLKeystoreKey] != ""
-	want := tf.ModeTransport(mode)
+	want := targetfile.ModeTransport(mode)
 	var ok bool
 	switch want {
 	case planner.SecurityPlaintext:
@@ -174,7 +174,7 @@ func matchMode(mode string, cf *kafkaconf.ClientFile) error {
 
 // matchBootstrap refuses a client config whose bootstrap.servers names
 // other servers than the endpoint.
-func matchBootstrap(ep tf.Endpoint, cf *kafkaconf.ClientFile) error {
+func matchBootstrap(ep targetfile.Endpoint, cf *kafkaconf.ClientFile) error {
 	given := kafkaconf.Bootstrap(cf.Map())
 	if len(given) == 0 {
 		return nil
@@ -188,7 +188,7 @@ func matchBootstrap(ep tf.Endpoint, cf *kafkaconf.ClientFile) error {
 }
 
 // File is the TARGET.yaml read.
-func (t *Target) File() *tf.TargetFile { return t.file }
+func (t *Target) File() *targetfile.File { return t.file }
 
 // CheckRow refuses a row whose mode has no endpoint (target.RowChecker),
 // naming the mode and the file.
@@ -251,7 +251,7 @@ func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, erro
 	}
 	t.upGroup, t.upSince = g.Key.ID(), time.Now()
 	if t.events != nil {
-		out, _ := json.Marshal(map[string]any{"platform": tf.PlatformExisting, "cluster_id": t.cluster.ID, "brokers": len(t.cluster.Brokers)})
+		out, _ := json.Marshal(map[string]any{"platform": targetfile.PlatformExisting, "cluster_id": t.cluster.ID, "brokers": len(t.cluster.Brokers)})
 		if _, err := t.events.AddInfraEvent(ctx, results.InfraEvent{Event: "up", Group: t.upGroup, Time: t.upSince,
 			Outputs: out, HourlyUSD: t.file.Existing.HourlyPriceUSD}); err != nil {
 			return target.Endpoints{}, err

@@ -9,7 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -53,7 +53,7 @@ type DriverImport struct {
 // changes security in a way xp cannot reproduce (Kerberos, a custom
 // callback) is an error, as are unknown keys, naming file and line.
 func ImportOMBDriver(path string, data []byte, mode string) (*DriverImport, error) {
-	if msg := tf.CheckModeKey(mode); msg != "" {
+	if msg := targetfile.CheckModeKey(mode); msg != "" {
 		return nil, fmt.Errorf("mode %s: %s", mode, msg)
 	}
 	var doc yaml.Node

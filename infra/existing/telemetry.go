@@ -13,7 +13,7 @@ import (
 	"github.com/xp-bench/xp/infra/remote"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 )
 
 // telemetry samples the machines of an existing cluster: xp's agent
@@ -32,7 +32,7 @@ type telemetry struct {
 // startTelemetry connects to every telemetry host (host keys in the
 // campaign's known_hosts, beside the db), uploads the agent and starts
 // sampling.
-func startTelemetry(ctx context.Context, cfg target.Config, tel *tf.Telemetry, getenv func(string) string, log io.Writer) (*telemetry, error) {
+func startTelemetry(ctx context.Context, cfg target.Config, tel *targetfile.Telemetry, getenv func(string) string, log io.Writer) (*telemetry, error) {
 	pol, err := ssh.ParsePolicy(tel.SSH.KnownHosts)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/target"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -248,7 +248,7 @@ func (t *Target) verify(ctx context.Context, mode string) (EndpointInfo, error) 
 	fail := func(format string, a ...any) (EndpointInfo, error) {
 		return info, fmt.Errorf("endpoints.%s (%s:%d, client config %s): %s", mode, t.cfg.Path, ep.Line, cf.Path, fmt.Sprintf(format, a...))
 	}
-	transport := tf.ModeTransport(mode)
+	transport := targetfile.ModeTransport(mode)
 	tcfg, err := kafkaconf.TLSConfig(props)
 	if err != nil {
 		return fail("%v", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/planner"
 )
@@ -24,11 +25,11 @@ type DeployerOptions struct {
 	// Campaign names the directory on every host.
 	Campaign string
 	// SSH and Kafka are the TARGET.yaml's sections.
-	SSH   tf.SSH
-	Kafka tf.Kafka
+	SSH   targetfile.SSH
+	Kafka targetfile.Kafka
 	// Gateway is the TARGET.yaml's gateway: section; TargetPath the
 	// file, named in errors about it.
-	Gateway    tf.Gateway
+	Gateway    targetfile.Gateway
 	TargetPath string
 	// KnownHosts is the campaign's known_hosts file (by convention the
 	// campaign db's path + ".known_hosts"): the keys known_hosts: strict
@@ -204,7 +205,7 @@ func (d *Deployer) install(ctx context.Context, inv *tf.Inventory, wait time.Dur
 	// accept-new learns a group's keys in its own file; strict checks
 	// them against the keys the operator put in the campaign's file.
 	knownHosts := d.o.KnownHosts
-	if inv.Dir != "" && d.o.SSH.KnownHosts != tf.KnownHostsStrict {
+	if inv.Dir != "" && d.o.SSH.KnownHosts != targetfile.KnownHostsStrict {
 		knownHosts = filepath.Join(inv.Dir, "known_hosts")
 	}
 	if d.pool == nil || d.user != user || d.knownHosts != knownHosts {

@@ -15,7 +15,7 @@ import (
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/target"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
@@ -145,9 +145,9 @@ func TestGatewaySpecs(t *testing.T) {
 // its release and, for encrypt, its KMS; a command gateway with its start
 // line; xp's own with the crypto the rows asked for.
 func TestGatewayInfo(t *testing.T) {
-	d := &Deployer{o: DeployerOptions{Gateway: tf.Gateway{
-		Kroxylicious: &tf.Kroxylicious{Version: "0.12.0", KMS: tf.KMSInMemory},
-		Command:      &tf.GatewayCommand{Start: "exec /opt/gw --config {{.Config}}"},
+	d := &Deployer{o: DeployerOptions{Gateway: targetfile.Gateway{
+		Kroxylicious: &targetfile.Kroxylicious{Version: "0.12.0", KMS: targetfile.KMSInMemory},
+		Command:      &targetfile.GatewayCommand{Start: "exec /opt/gw --config {{.Config}}"},
 	}}}
 	tests := []struct {
 		kind string

@@ -16,7 +16,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/ssh"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -111,7 +111,7 @@ type commandTemplates struct {
 }
 
 // parseCommand parses the templates of c; errors name the file and line.
-func parseCommand(c *tf.GatewayCommand, targetPath string) (*commandTemplates, error) {
+func parseCommand(c *targetfile.GatewayCommand, targetPath string) (*commandTemplates, error) {
 	var t commandTemplates
 	var err error
 	t.start, err = template.New(fmt.Sprintf("%s:%d gateway.command.start", targetPath, c.StartLine)).
@@ -151,7 +151,7 @@ func (t *commandTemplates) render(data CommandData) (config []byte, start string
 // CheckCommand renders the templates of c once with example data, so that
 // a template that names an unknown field or function fails before anything
 // is provisioned, naming the template's file and line.
-func CheckCommand(c *tf.GatewayCommand, targetPath string) error {
+func CheckCommand(c *targetfile.GatewayCommand, targetPath string) error {
 	t, err := parseCommand(c, targetPath)
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func CheckCommand(c *tf.GatewayCommand, targetPath string) error {
 // (c.Ready, within c.ReadyTimeout). A gateway that exits or is not ready
 // in time fails the deploy with the end of its log, naming host and
 // service.
-func (d *Deployment) StartCommandGateways(ctx context.Context, c *tf.GatewayCommand, targetPath string, specs []GatewaySpec, count int) (map[string]endpoint.Endpoint, error) {
+func (d *Deployment) StartCommandGateways(ctx context.Context, c *targetfile.GatewayCommand, targetPath string, specs []GatewaySpec, count int) (map[string]endpoint.Endpoint, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%s: gateway_kind command: no gateway.command section", targetPath)
 	}
@@ -243,7 +243,7 @@ func (d *Deployment) StartCommandGateways(ctx context.Context, c *tf.GatewayComm
 			}
 		}
 		wait := "--wait-kafka"
-		if c.Ready == tf.ReadyTCP {
+		if c.Ready == targetfile.ReadyTCP {
 			wait = "--wait-tcp"
 		}
 		if err := startProbed(ctx, h, in.Service, c.ReadyTimeout, wait, data.Listen, probeTLSFlags(s.Transport, in.TLS), start); err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/xp-bench/xp/infra/gateway/envelope"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
 )
@@ -89,7 +89,7 @@ func TestCheckCommand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckCommand(&tf.GatewayCommand{Start: tc.start, StartLine: 4, Config: tc.config, Modes: []string{"proxy"}}, targetPath)
+			err := CheckCommand(&targetfile.GatewayCommand{Start: tc.start, StartLine: 4, Config: tc.config, Modes: []string{"proxy"}}, targetPath)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -166,7 +166,7 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 	}
 	for _, tc := range sad {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &tf.GatewayCommand{Start: tc.start, StartLine: 3, Ready: tf.ReadyKafka, ReadyTimeout: tc.ready, Modes: []string{"proxy"}}
+			c := &targetfile.GatewayCommand{Start: tc.start, StartLine: 3, Ready: targetfile.ReadyKafka, ReadyTimeout: tc.ready, Modes: []string{"proxy"}}
 			_, err := d.StartCommandGateways(ctx, c, targetPath, proxy, 1)
 			if err == nil {
 				t.Fatal("the deploy succeeded")
@@ -189,7 +189,7 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("not the release")) })}
 		go srv.Serve(ln)
 		defer srv.Shutdown(context.Background())
-		k := &tf.Kroxylicious{Version: "0.13.0", URL: "http://" + ln.Addr().String() + "/kroxylicious-app-0.13.0-bin.tar.gz",
+		k := &targetfile.Kroxylicious{Version: "0.13.0", URL: "http://" + ln.Addr().String() + "/kroxylicious-app-0.13.0-bin.tar.gz",
 			SHA512: testKroxySHA, Java: "openjdk-21-jre-headless"}
 		_, err = d.StartKroxylicious(ctx, k, targetPath, proxy, 1)
 		for _, w := range []string{"host gateway-1", "installing kroxylicious", "does not match the sha512 of the target file"} {
@@ -203,8 +203,8 @@ func TestCommandGatewayOnNamespaceHosts(t *testing.T) {
 		t.Fatalf("services on the gateway host after the failed starts: %s %v", out, err)
 	}
 
-	c := &tf.GatewayCommand{Start: "exec {{.XP}} gateway --config {{quote .Config}}", StartLine: 3, Config: config, Files: []string{vault},
-		Ready: tf.ReadyKafka, ReadyTimeout: 30 * time.Second, Modes: []string{"proxy", "encrypt", "field_encrypt"}}
+	c := &targetfile.GatewayCommand{Start: "exec {{.XP}} gateway --config {{quote .Config}}", StartLine: 3, Config: config, Files: []string{vault},
+		Ready: targetfile.ReadyKafka, ReadyTimeout: 30 * time.Second, Modes: []string{"proxy", "encrypt", "field_encrypt"}}
 	if err := CheckCommand(c, targetPath); err != nil {
 		t.Fatal(err)
 	}

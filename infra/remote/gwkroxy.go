@@ -19,7 +19,7 @@ import (
 	"github.com/xp-bench/xp/infra/kroxylicious"
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/infra/ssh"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/internal/shfetch"
 	"github.com/xp-bench/xp/planner"
 )
@@ -236,7 +236,7 @@ func vaultTransit(bin, tokenFile, addr string) string {
 // started under the agent, ready when its bootstrap port answers
 // ApiVersions; one that exits first fails the deploy with the end of its
 // log.
-func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, targetPath string, specs []GatewaySpec, count int) (map[string]endpoint.Endpoint, error) {
+func (d *Deployment) StartKroxylicious(ctx context.Context, k *targetfile.Kroxylicious, targetPath string, specs []GatewaySpec, count int) (map[string]endpoint.Endpoint, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -249,15 +249,15 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *tf.Kroxylicious, 
 	}
 	encrypts := false
 	for _, s := range specs {
-		if why := (tf.Gateway{Kroxylicious: k}).CheckGatewayKind(planner.GatewayKindKroxylicious, s.Security); why != "" {
+		if why := (targetfile.Gateway{Kroxylicious: k}).CheckGatewayKind(planner.GatewayKindKroxylicious, s.Security); why != "" {
 			return nil, fmt.Errorf("%s: mode %s: %s", targetPath, s.Key, why)
 		}
 		encrypts = encrypts || s.Security == planner.SecurityEncrypt
 	}
-	vault := encrypts && k.KMS == tf.KMSVault
+	vault := encrypts && k.KMS == targetfile.KMSVault
 	install := func(h *deployed) KroxyliciousInstall {
 		in := KroxyliciousInstall{Version: k.Version, URL: k.URL, SHA512: k.SHA512, Dir: path.Join(h.dir, "kroxylicious"), Java: k.Java,
-			MinJava: release.KroxyliciousMinJava(k.Version), InMemoryKMS: encrypts && k.KMS == tf.KMSInMemory}
+			MinJava: release.KroxyliciousMinJava(k.Version), InMemoryKMS: encrypts && k.KMS == targetfile.KMSInMemory}
 		if k.Local() {
 			in.Uploaded = path.Join(in.Dir, path.Base(filepath.ToSlash(k.URL)))
 		}

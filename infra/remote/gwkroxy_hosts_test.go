@@ -16,7 +16,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/kroxylicious"
 	"github.com/xp-bench/xp/infra/ssh"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
@@ -100,7 +100,7 @@ func TestKroxyliciousOnNamespaceHosts(t *testing.T) {
 		JVMFlags: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1", ReadyTimeout: 2 * time.Minute}); err != nil {
 		t.Fatalf("%v\nserver logs:\n%s", err, serverLogs(d))
 	}
-	k := &tf.Kroxylicious{Version: rel.Version, URL: rel.Path, SHA512: rel.SHA512, Java: "openjdk-17-jre-headless", KMS: tf.KMSInMemory}
+	k := &targetfile.Kroxylicious{Version: rel.Version, URL: rel.Path, SHA512: rel.SHA512, Java: "openjdk-17-jre-headless", KMS: targetfile.KMSInMemory}
 	dir := t.TempDir()
 	targetPath := filepath.Join(dir, "target.yaml")
 	gw := d.hosts["gateway-1"]
@@ -154,8 +154,8 @@ func TestKroxyliciousOnNamespaceHosts(t *testing.T) {
 	if err := os.WriteFile(config, []byte(tmpl), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := &tf.GatewayCommand{Start: strings.ReplaceAll(kroxyCommandStart, "RELEASE", filepath.Base(rel.Path)), StartLine: 3, Config: config,
-		Files: []string{rel.Path}, Ready: tf.ReadyKafka, ReadyTimeout: 3 * time.Minute, Modes: []string{"proxy", "encrypt"}}
+	c := &targetfile.GatewayCommand{Start: strings.ReplaceAll(kroxyCommandStart, "RELEASE", filepath.Base(rel.Path)), StartLine: 3, Config: config,
+		Files: []string{rel.Path}, Ready: targetfile.ReadyKafka, ReadyTimeout: 3 * time.Minute, Modes: []string{"proxy", "encrypt"}}
 	if err := CheckCommand(c, targetPath); err != nil {
 		t.Fatal(err)
 	}

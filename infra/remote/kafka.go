@@ -23,7 +23,7 @@ import (
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -327,7 +327,7 @@ const jvmOverheadMiB = 256
 // heapFits says why kafka.heap cannot run on h, nil when it can (or when
 // it is not set: heapOpts then takes a quarter of the host's memory).
 func heapFits(heap string, h *deployed) error {
-	mib := tf.Kafka{Heap: heap}.HeapMiB()
+	mib := targetfile.Kafka{Heap: heap}.HeapMiB()
 	if mib == 0 || h.info.MemoryMiB == 0 || mib+jvmOverheadMiB <= h.info.MemoryMiB {
 		return nil
 	}
@@ -427,7 +427,7 @@ const nodeStartTimeout = 3 * time.Minute
 
 // checkKafka checks TARGET.yaml's kafka section: embedded, or release
 // URLs each with its version and SHA-512.
-func checkKafka(k tf.Kafka) error {
+func checkKafka(k targetfile.Kafka) error {
 	if k.Embedded() {
 		return nil
 	}
@@ -437,7 +437,7 @@ func checkKafka(k tf.Kafka) error {
 		if k.Distribution == "" {
 			return errors.New("kafka.distribution is missing: want embedded or the URL of an Apache Kafka release tarball")
 		}
-		rels = []tf.KafkaRelease{{Version: k.Version, Distribution: k.Distribution, SHA512: k.SHA512}}
+		rels = []targetfile.KafkaRelease{{Version: k.Version, Distribution: k.Distribution, SHA512: k.SHA512}}
 	}
 	for _, r := range rels {
 		if err := checkRelease(r); err != nil {
@@ -447,7 +447,7 @@ func checkKafka(k tf.Kafka) error {
 	return nil
 }
 
-func checkRelease(r tf.KafkaRelease) error {
+func checkRelease(r targetfile.KafkaRelease) error {
 	if r.SHA512 == "" {
 		return fmt.Errorf("kafka.distribution %q: a release needs kafka.sha512 (the tarball's SHA-512, from the release's .sha512 file)", r.Distribution)
 	}
@@ -464,7 +464,7 @@ func checkRelease(r tf.KafkaRelease) error {
 	in := kafkaconf.Install{Version: r.Version, URL: r.Distribution, SHA512: r.SHA512, Dir: "/xp", LogDirs: "/xp/data",
 		ClusterID: kafkaconf.NewClusterID()}
 	if r.Local() {
-		// A file on this machine (tf checked it when it read the target
+		// A file on this machine (targetfile checked it when it read the target
 		// file); the hosts get it as a file in their directory.
 		if !filepath.IsAbs(r.Distribution) {
 			return fmt.Errorf("kafka.distribution %q: want an http(s) URL or the absolute path of a release file", r.Distribution)
@@ -479,9 +479,9 @@ func checkRelease(r tf.KafkaRelease) error {
 // target file has no release of are refused before provisioning
 // (tf.Target.CheckRow); this is the Deployer's own guard, so no group ever
 // runs a version other than its rows'.
-func kafkaRelease(k tf.Kafka, target, version string) (KafkaRelease, error) {
+func kafkaRelease(k targetfile.Kafka, target, version string) (KafkaRelease, error) {
 	if len(k.Releases) == 0 && k.Distribution != "" {
-		k.Releases = []tf.KafkaRelease{{Version: k.Version, Distribution: k.Distribution, SHA512: k.SHA512}}
+		k.Releases = []targetfile.KafkaRelease{{Version: k.Version, Distribution: k.Distribution, SHA512: k.SHA512}}
 	}
 	jvm := KafkaRelease{Heap: k.Heap, JVMFlags: k.JVMFlags}
 	if version == "" {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/pki"
-	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -210,20 +210,20 @@ func TestCheckKafka(t *testing.T) {
 	url := "https://downloads.apache.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz"
 	for _, tc := range []struct {
 		name string
-		k    tf.Kafka
+		k    targetfile.Kafka
 		want string
 	}{
-		{"embedded", tf.Kafka{Distribution: "embedded"}, ""},
-		{"release", tf.Kafka{Version: "3.9.1", Distribution: url, SHA512: sum}, ""},
-		{"no section", tf.Kafka{}, "kafka.distribution is missing"},
-		{"url without sha512", tf.Kafka{Version: "3.9.1", Distribution: url}, "a release needs kafka.sha512"},
-		{"url without version", tf.Kafka{Distribution: url, SHA512: sum}, "a release needs kafka.version"},
-		{"kafka 4", tf.Kafka{Version: "4.1.0", Distribution: url, SHA512: sum}, ""},
-		{"before SCRAM in KRaft", tf.Kafka{Version: "3.4.1", Distribution: url, SHA512: sum}, "needs Kafka 3.5 or later"},
-		{"not a url", tf.Kafka{Version: "3.9.1", Distribution: "kafka.tgz", SHA512: sum}, "want an http(s) URL or the absolute path of a release file"},
-		{"a file", tf.Kafka{Version: "4.4.0", Distribution: "/opt/dist/kafka_2.13-4.4.0.tgz", SHA512: sum}, ""},
-		{"releases", tf.Kafka{Releases: []tf.KafkaRelease{{Version: "3.9.1", Distribution: url, SHA512: sum}, {Version: "4.1.0", Distribution: url, SHA512: sum}}}, ""},
-		{"one release too old", tf.Kafka{Releases: []tf.KafkaRelease{{Version: "3.9.1", Distribution: url, SHA512: sum}, {Version: "3.3.2", Distribution: url, SHA512: sum}}}, "kafka.version 3.3.2"},
+		{"embedded", targetfile.Kafka{Distribution: "embedded"}, ""},
+		{"release", targetfile.Kafka{Version: "3.9.1", Distribution: url, SHA512: sum}, ""},
+		{"no section", targetfile.Kafka{}, "kafka.distribution is missing"},
+		{"url without sha512", targetfile.Kafka{Version: "3.9.1", Distribution: url}, "a release needs kafka.sha512"},
+		{"url without version", targetfile.Kafka{Distribution: url, SHA512: sum}, "a release needs kafka.version"},
+		{"kafka 4", targetfile.Kafka{Version: "4.1.0", Distribution: url, SHA512: sum}, ""},
+		{"before SCRAM in KRaft", targetfile.Kafka{Version: "3.4.1", Distribution: url, SHA512: sum}, "needs Kafka 3.5 or later"},
+		{"not a url", targetfile.Kafka{Version: "3.9.1", Distribution: "kafka.tgz", SHA512: sum}, "want an http(s) URL or the absolute path of a release file"},
+		{"a file", targetfile.Kafka{Version: "4.4.0", Distribution: "/opt/dist/kafka_2.13-4.4.0.tgz", SHA512: sum}, ""},
+		{"releases", targetfile.Kafka{Releases: []targetfile.KafkaRelease{{Version: "3.9.1", Distribution: url, SHA512: sum}, {Version: "4.1.0", Distribution: url, SHA512: sum}}}, ""},
+		{"one release too old", targetfile.Kafka{Releases: []targetfile.KafkaRelease{{Version: "3.9.1", Distribution: url, SHA512: sum}, {Version: "3.3.2", Distribution: url, SHA512: sum}}}, "kafka.version 3.3.2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkKafka(tc.k)
@@ -238,12 +238,12 @@ func TestCheckKafka(t *testing.T) {
 // never another one.
 func TestKafkaRelease(t *testing.T) {
 	sum := strings.Repeat("ab", 64)
-	two := tf.Kafka{Line: 4, Releases: []tf.KafkaRelease{
+	two := targetfile.Kafka{Line: 4, Releases: []targetfile.KafkaRelease{
 		{Version: "3.9.1", Distribution: "https://example.org/3.9.1.tgz", SHA512: sum},
 		{Version: "4.1.0", Distribution: "https://example.org/4.1.0.tgz", SHA512: strings.Repeat("cd", 64)}}}
 	for _, tc := range []struct {
 		name    string
-		k       tf.Kafka
+		k       targetfile.Kafka
 		version string
 		want    KafkaRelease
 		err     string
@@ -251,10 +251,10 @@ func TestKafkaRelease(t *testing.T) {
 		{"first", two, "3.9.1", KafkaRelease{Version: "3.9.1", URL: "https://example.org/3.9.1.tgz", SHA512: sum}, ""},
 		{"second", two, "4.1.0", KafkaRelease{Version: "4.1.0", URL: "https://example.org/4.1.0.tgz", SHA512: strings.Repeat("cd", 64)}, ""},
 		{"unlisted", two, "3.8.1", KafkaRelease{}, "T.yaml:4: kafka: rows ask for kafka_version 3.8.1 but the file has a release of 3.9.1, 4.1.0 only"},
-		{"built by hand", tf.Kafka{Version: "3.9.1", Distribution: "https://example.org/k.tgz", SHA512: sum}, "3.9.1", KafkaRelease{Version: "3.9.1", URL: "https://example.org/k.tgz", SHA512: sum}, ""},
-		{"built by hand, other version", tf.Kafka{Version: "3.9.1", Distribution: "https://example.org/k.tgz", SHA512: sum}, "4.1.0", KafkaRelease{}, "kafka_version 4.1.0"},
+		{"built by hand", targetfile.Kafka{Version: "3.9.1", Distribution: "https://example.org/k.tgz", SHA512: sum}, "3.9.1", KafkaRelease{Version: "3.9.1", URL: "https://example.org/k.tgz", SHA512: sum}, ""},
+		{"built by hand, other version", targetfile.Kafka{Version: "3.9.1", Distribution: "https://example.org/k.tgz", SHA512: sum}, "4.1.0", KafkaRelease{}, "kafka_version 4.1.0"},
 		{"no version", two, "", KafkaRelease{}, "names no kafka_version"},
-		{"a file, heap and flags", tf.Kafka{Heap: "384m", JVMFlags: "-XX:+UseZGC", Releases: []tf.KafkaRelease{{Version: "4.4.0", Distribution: "/opt/dist/k.tgz", SHA512: sum}}}, "4.4.0",
+		{"a file, heap and flags", targetfile.Kafka{Heap: "384m", JVMFlags: "-XX:+UseZGC", Releases: []targetfile.KafkaRelease{{Version: "4.4.0", Distribution: "/opt/dist/k.tgz", SHA512: sum}}}, "4.4.0",
 			KafkaRelease{Version: "4.4.0", File: "/opt/dist/k.tgz", SHA512: sum, Heap: "384m", JVMFlags: "-XX:+UseZGC"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/planner"
 )
@@ -34,7 +35,7 @@ func Opener(o OpenOptions) target.Opener {
 		if get == nil {
 			get = func(string) string { return "" }
 		}
-		t, err := tf.ParseTargetFile(cfg.Path, cfg.Text, get)
+		t, err := targetfile.Parse(cfg.Path, cfg.Text, get)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
@@ -58,7 +59,7 @@ teardown: always
 	if err != nil {
 		t.Fatal(err)
 	}
-	tfile, err := tf.ParseTargetFile(filepath.Join(dir, "target.yaml"), []byte(text), os.Getenv)
+	tfile, err := targetfile.Parse(filepath.Join(dir, "target.yaml"), []byte(text), os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/xp-bench/xp/infra/targetfile"
 )
 
 // operatorCIDRCases are ranges and whether vars.operator_cidr may be one.
@@ -39,7 +41,7 @@ func TestOperatorCIDRRefusedWhenRead(t *testing.T) {
 	for _, c := range operatorCIDRCases {
 		t.Run(c.cidr, func(t *testing.T) {
 			text := fmt.Sprintf("platform: aws\nvars:\n  region: eu-west-1\n  operator_cidr: %q\n", c.cidr)
-			_, err := ParseTargetFile("aws.yaml", []byte(text), func(string) string { return "" })
+			_, err := targetfile.Parse("aws.yaml", []byte(text), func(string) string { return "" })
 			if c.ok != (err == nil) {
 				t.Fatalf("ok=%v, error %v", c.ok, err)
 			}
@@ -48,7 +50,7 @@ func TestOperatorCIDRRefusedWhenRead(t *testing.T) {
 			}
 		})
 	}
-	if why := CheckOperatorCIDR("1.2.3.4/24"); !strings.Contains(why, "1.2.3.0/24") || !strings.Contains(why, "1.2.3.4/32") {
+	if why := targetfile.CheckOperatorCIDR("1.2.3.4/24"); !strings.Contains(why, "1.2.3.0/24") || !strings.Contains(why, "1.2.3.4/32") {
 		t.Errorf("the message does not give the fix: %s", why)
 	}
 }
@@ -103,8 +105,8 @@ func TestModulesValidateOperatorCIDRAsXPDoes(t *testing.T) {
 				if refused[name] == c.ok {
 					t.Errorf("%s: terraform refused=%v, xp accepts=%v", c.cidr, refused[name], c.ok)
 				}
-				if (CheckOperatorCIDR(c.cidr) == "") != c.ok {
-					t.Errorf("%s: CheckOperatorCIDR %q, want ok=%v", c.cidr, CheckOperatorCIDR(c.cidr), c.ok)
+				if (targetfile.CheckOperatorCIDR(c.cidr) == "") != c.ok {
+					t.Errorf("%s: CheckOperatorCIDR %q, want ok=%v", c.cidr, targetfile.CheckOperatorCIDR(c.cidr), c.ok)
 				}
 			}
 			if len(refused) == 0 {

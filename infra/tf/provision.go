@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
@@ -29,7 +30,7 @@ const (
 // in a working directory of its own under Root, and records every apply and
 // destroy (outputs, timing, error, cost) in Store.
 type Provisioner struct {
-	Target   *TargetFile
+	Target   *targetfile.File
 	Campaign string
 	// Root holds one working directory per group (DB path + ".tf").
 	Root     string

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
@@ -49,7 +50,7 @@ func newProvisioner(t *testing.T, target string) (*Provisioner, *results.Store) 
 		}
 		return ""
 	}
-	tf, err := ReadTargetFile(tpath, getenv)
+	tf, err := targetfile.Read(tpath, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

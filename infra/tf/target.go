@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -78,7 +79,7 @@ func NewTarget(cfg target.Config, campaign string, o TargetOptions) (*Target, er
 	if get == nil {
 		get = func(string) string { return "" }
 	}
-	t, err := ParseTargetFile(cfg.Path, cfg.Text, get)
+	t, err := targetfile.Parse(cfg.Path, cfg.Text, get)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +154,7 @@ func (t *Target) Down(ctx context.Context) error {
 		return nil
 	}
 	err := t.deployer.Undeploy(ctx)
-	if t.prov.Target.Teardown == TeardownAlways {
+	if t.prov.Target.Teardown == targetfile.TeardownAlways {
 		if derr := t.destroy(ctx, t.cur.Key); derr != nil {
 			return errors.Join(err, derr)
 		}
@@ -170,9 +171,9 @@ func (t *Target) Finish(ctx context.Context, ok bool) error {
 		return nil
 	}
 	switch t.prov.Target.Teardown {
-	case TeardownNever:
+	case targetfile.TeardownNever:
 		return nil
-	case TeardownOnSuccess:
+	case targetfile.TeardownOnSuccess:
 		if !ok {
 			return nil
 		}

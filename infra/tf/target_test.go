@@ -10,6 +10,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -55,7 +56,7 @@ func TestTargetTeardownPolicies(t *testing.T) {
 		steps    func(t *testing.T, tg func() *Target)
 		want     string // events
 	}{
-		{name: "always destroys at Down", teardown: TeardownAlways, steps: func(t *testing.T, tg func() *Target) {
+		{name: "always destroys at Down", teardown: targetfile.TeardownAlways, steps: func(t *testing.T, tg func() *Target) {
 			a := tg()
 			ep, err := a.Up(ctx, g1)
 			if err != nil || len(ep.Modes["plaintext"].Bootstrap) != 1 || ep.Modes["plaintext"].Bootstrap[0] != "198.18.0.11:9092" ||
@@ -70,7 +71,7 @@ func TestTargetTeardownPolicies(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: "applying,up,down"},
-		{name: "never keeps the machines, and a resumed campaign applies nothing", teardown: TeardownNever, steps: func(t *testing.T, tg func() *Target) {
+		{name: "never keeps the machines, and a resumed campaign applies nothing", teardown: targetfile.TeardownNever, steps: func(t *testing.T, tg func() *Target) {
 			a := tg()
 			if _, err := a.Up(ctx, g1); err != nil {
 				t.Fatal(err)
@@ -87,7 +88,7 @@ func TestTargetTeardownPolicies(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: "applying,up,down,applying,up"},
-		{name: "on-success keeps a failed campaign's machines", teardown: TeardownOnSuccess, steps: func(t *testing.T, tg func() *Target) {
+		{name: "on-success keeps a failed campaign's machines", teardown: targetfile.TeardownOnSuccess, steps: func(t *testing.T, tg func() *Target) {
 			a := tg()
 			if _, err := a.Up(ctx, g1); err != nil {
 				t.Fatal(err)
@@ -97,7 +98,7 @@ func TestTargetTeardownPolicies(t *testing.T) {
 				t.Fatalf("finish of a failed campaign: %v", err)
 			}
 		}, want: "applying,up"},
-		{name: "on-success destroys a finished campaign's", teardown: TeardownOnSuccess, steps: func(t *testing.T, tg func() *Target) {
+		{name: "on-success destroys a finished campaign's", teardown: targetfile.TeardownOnSuccess, steps: func(t *testing.T, tg func() *Target) {
 			a := tg()
 			if _, err := a.Up(ctx, g1); err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -44,7 +45,7 @@ func campaignLabel(name string) string {
 // the target file's vars, and what the group's rows say (campaign, group,
 // broker_count, gateway_count, instance types). ssh_public_key is read
 // from the target's ssh.private_key with .pub appended.
-func GroupVars(t *TargetFile, campaign string, key planner.InfraKey, rows []planner.Row) (map[string]any, error) {
+func GroupVars(t *targetfile.File, campaign string, key planner.InfraKey, rows []planner.Row) (map[string]any, error) {
 	vars := make(map[string]any, len(t.Vars)+8)
 	for k, v := range t.Vars {
 		vars[k] = v

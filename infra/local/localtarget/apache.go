@@ -12,6 +12,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/planner"
 )
@@ -23,7 +24,7 @@ import (
 type apache struct {
 	// file is the TARGET.yaml's path, for messages.
 	file  string
-	kafka tf.Kafka
+	kafka targetfile.Kafka
 	// releases by version (a row's kafka_version).
 	releases map[string]kafkaproc.Release
 	java     kafkaproc.Java
@@ -56,7 +57,7 @@ func Opener(getenv func(string) string) target.Opener {
 		if c.Text == nil {
 			return t, nil
 		}
-		file, err := tf.ParseTargetFile(c.Path, c.Text, getenv)
+		file, err := targetfile.Parse(c.Path, c.Text, getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +103,7 @@ func Open(c target.Config) (target.Target, error) { return Opener(os.Getenv)(c) 
 // enough for every release and accepts the JVM flags; every release is in
 // the cache (downloaded once for a URL), matches its sha512 and holds
 // Kafka.
-func openApache(ctx context.Context, file string, k tf.Kafka, getenv func(string) string) (*apache, error) {
+func openApache(ctx context.Context, file string, k targetfile.Kafka, getenv func(string) string) (*apache, error) {
 	a := &apache{file: file, kafka: k, releases: map[string]kafkaproc.Release{}, heap: k.Heap}
 	if k.JVMFlags != "" {
 		a.jvmFlags = strings.Fields(k.JVMFlags)

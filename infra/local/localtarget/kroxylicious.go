@@ -19,6 +19,7 @@ import (
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/planner"
 )
@@ -30,7 +31,7 @@ import (
 type kroxy struct {
 	// file is the TARGET.yaml's path, for messages.
 	file string
-	k    tf.Kroxylicious
+	k    targetfile.Kroxylicious
 	rel  kroxylicious.Release
 	java kafkaproc.Java
 	// javaHome is java's JAVA_HOME (the start script runs
@@ -56,7 +57,7 @@ const kroxyStartTimeout = 2 * time.Minute
 // version named and, for kms inmemory, the in-memory KMS, and is unpacked
 // once into xp's cache; java (the brokers' Java: kafka.java, else
 // JAVA_HOME, else PATH) is new enough for it.
-func openKroxylicious(ctx context.Context, file string, k tf.Kroxylicious, java kafkaproc.Java, getenv func(string) string) (*kroxy, error) {
+func openKroxylicious(ctx context.Context, file string, k targetfile.Kroxylicious, java kafkaproc.Java, getenv func(string) string) (*kroxy, error) {
 	rel, err := kroxylicious.Prepare(ctx, tf.CacheDir(getenv), k.URL, k.SHA512)
 	if err != nil {
 		return nil, fmt.Errorf("%s: gateway.kroxylicious: %w", k.Where(file, "url"), err)
@@ -65,7 +66,7 @@ func openKroxylicious(ctx context.Context, file string, k tf.Kroxylicious, java 
 		return nil, fmt.Errorf("%s: gateway.kroxylicious.version %s, but %s holds Kroxylicious %s: correct version",
 			k.Where(file, "version"), k.Version, k.URL, rel.Version)
 	}
-	if k.KMS == tf.KMSInMemory && !rel.InMemoryKMS {
+	if k.KMS == targetfile.KMSInMemory && !rel.InMemoryKMS {
 		return nil, fmt.Errorf("%s: gateway.kroxylicious: kms inmemory, but %s has no libs/kroxylicious-kms-provider-kroxylicious-inmemory-*.jar (make kroxylicious-dist assembles a release with it)",
 			k.Where(file, "kms"), k.URL)
 	}
@@ -84,10 +85,10 @@ func openKroxylicious(ctx context.Context, file string, k tf.Kroxylicious, java 
 // Kroxylicious has no filter for, encrypt without a KMS or on Vault (which
 // the local target does not run), gateway_crypto fast (xp's gateway's).
 func (x *kroxy) checkRow(r *planner.Row) error {
-	if why := (tf.Gateway{Kroxylicious: &x.k}).CheckGatewayKind(r.GatewayKind, r.Security); why != "" {
+	if why := (targetfile.Gateway{Kroxylicious: &x.k}).CheckGatewayKind(r.GatewayKind, r.Security); why != "" {
 		return fmt.Errorf("%s: %s", x.k.Where(x.file, ""), why)
 	}
-	if r.Security == planner.SecurityEncrypt && x.k.KMS != tf.KMSInMemory {
+	if r.Security == planner.SecurityEncrypt && x.k.KMS != targetfile.KMSInMemory {
 		key := "kms"
 		if x.k.Lines[key] == 0 {
 			key = "vault" // implies kms vault

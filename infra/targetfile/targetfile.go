@@ -1,4 +1,4 @@
-package tf
+package targetfile
 
 import (
 	"encoding/json"
@@ -33,9 +33,9 @@ const (
 	KnownHostsStrict    = "strict"     // only keys already in known_hosts are accepted
 )
 
-// TargetFile is a parsed TARGET.yaml: where a campaign's infrastructure
+// File is a parsed TARGET.yaml: where a campaign's infrastructure
 // comes from and how it is reached.
-type TargetFile struct {
+type File struct {
 	// Path is the file read, as given.
 	Path     string
 	Platform string
@@ -128,7 +128,7 @@ type KafkaRelease struct {
 	Version string `json:"version"`
 	// Distribution is the tarball's http(s) URL, or the absolute path of a
 	// file on this machine (given relative to the TARGET.yaml or
-	// absolute), which ReadTargetFile has checked against SHA512 and found
+	// absolute), which Read has checked against SHA512 and found
 	// to hold a Kafka release of Version.
 	Distribution string `json:"distribution"`
 	SHA512       string `json:"sha512"`
@@ -185,14 +185,14 @@ func (k Kafka) CheckVersion(file, version string) string {
 		where, version, strings.Join(k.Versions(), ", "), version)
 }
 
-// TargetError is one problem of a TARGET.yaml, at a line of it.
-type TargetError struct {
+// Error is one problem of a TARGET.yaml, at a line of it.
+type Error struct {
 	File string
 	Line int
 	Msg  string
 }
 
-func (e *TargetError) Error() string {
+func (e *Error) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	}
@@ -213,38 +213,38 @@ var (
 	derivedVars = []string{"campaign", "group", "broker_count", "gateway_count", "broker_instance_type"}
 )
 
-// ReadTargetFile reads and checks a TARGET.yaml. Every problem is a
-// *TargetError (joined when several) naming the file and line. getenv
+// Read reads and checks a TARGET.yaml. Every problem is a
+// *Error (joined when several) naming the file and line. getenv
 // expands ~ in paths.
-func ReadTargetFile(path string, getenv func(string) string) (*TargetFile, error) {
+func Read(path string, getenv func(string) string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, &TargetError{File: path, Msg: "no such file (use --target local, or the path of a TARGET.yaml)"}
+		return nil, &Error{File: path, Msg: "no such file (use --target local, or the path of a TARGET.yaml)"}
 	}
 	if err != nil {
-		return nil, &TargetError{File: path, Msg: err.Error()}
+		return nil, &Error{File: path, Msg: err.Error()}
 	}
-	return ParseTargetFile(path, b, getenv)
+	return Parse(path, b, getenv)
 }
 
-// ParseTargetFile is ReadTargetFile of data read from path.
-func ParseTargetFile(path string, data []byte, getenv func(string) string) (*TargetFile, error) {
-	t := &TargetFile{Path: path, Teardown: TeardownAlways, SSH: SSH{KnownHosts: KnownHostsAcceptNew}, Vars: map[string]any{}}
+// Parse is Read of data read from path.
+func Parse(path string, data []byte, getenv func(string) string) (*File, error) {
+	t := &File{Path: path, Teardown: TeardownAlways, SSH: SSH{KnownHosts: KnownHostsAcceptNew}, Vars: map[string]any{}}
 	p := &fileParser{path: path}
 	bad, str, oneOf, mapping := p.bad, p.str, p.oneOf, p.mapping
 	if isCampaignPlan(data) {
-		return nil, &TargetError{File: path, Msg: "is a campaign (one run a line, as xp plan expand writes it), not a TARGET.yaml: " +
+		return nil, &Error{File: path, Msg: "is a campaign (one run a line, as xp plan expand writes it), not a TARGET.yaml: " +
 			"give it as the command's argument (xp run " + path + " --target TARGET.yaml), and --target a file that starts with platform: (docs/targets.md)"}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &TargetError{File: path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, &Error{File: path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, &TargetError{File: path, Line: 1, Msg: "want a mapping with platform: and the keys of docs/targets.md"}
+		return nil, &Error{File: path, Line: 1, Msg: "want a mapping with platform: and the keys of docs/targets.md"}
 	}
 	if isFactorSpec(doc.Content[0]) {
-		return nil, &TargetError{File: path, Msg: "is a factor spec (campaign:, factors:), not a TARGET.yaml: expand it with xp plan expand " + path +
+		return nil, &Error{File: path, Msg: "is a factor spec (campaign:, factors:), not a TARGET.yaml: expand it with xp plan expand " + path +
 			" -o CAMPAIGN.jsonl, and give --target a file that starts with platform: (docs/targets.md)"}
 	}
 	var platformNode, moduleNode *yaml.Node
@@ -300,7 +300,7 @@ func ParseTargetFile(path string, data []byte, getenv func(string) string) (*Tar
 	if t.Platform != "local" && t.Platform != "" {
 		for _, k := range localKafkaKeys {
 			if l := t.Kafka.Lines[k]; l > 0 {
-				p.errs = append(p.errs, &TargetError{File: path, Line: l,
+				p.errs = append(p.errs, &Error{File: path, Line: l,
 					Msg: fmt.Sprintf("kafka.%s: only platform local reads it (remote hosts install their Java); remove it", k)})
 			}
 		}
@@ -562,7 +562,7 @@ func (p *fileParser) bad(n *yaml.Node, format string, a ...any) {
 }
 
 func (p *fileParser) badAt(line int, format string, a ...any) {
-	p.errs = append(p.errs, &TargetError{File: p.path, Line: line, Msg: fmt.Sprintf(format, a...)})
+	p.errs = append(p.errs, &Error{File: p.path, Line: line, Msg: fmt.Sprintf(format, a...)})
 }
 
 // parseKeepalive reads ssh.keepalive: 100ms..10m.
@@ -613,7 +613,7 @@ func (p *fileParser) mapping(n *yaml.Node, what string, keys []string, f func(k 
 
 // resolveModule finds the module's directory: relative paths are taken
 // from the target file's directory; no module means the built-in one.
-func (t *TargetFile) resolveModule() error {
+func (t *File) resolveModule() error {
 	if t.Module == "" {
 		return nil
 	}
@@ -631,7 +631,7 @@ func (t *TargetFile) resolveModule() error {
 
 // ModuleFS is the module's files: the directory named by module:, else
 // xp's built-in copy of terraform/<platform>.
-func (t *TargetFile) ModuleFS() (fs.FS, error) {
+func (t *File) ModuleFS() (fs.FS, error) {
 	if t.ModuleDir != "" {
 		return os.DirFS(t.ModuleDir), nil
 	}
@@ -643,7 +643,7 @@ func (t *TargetFile) ModuleFS() (fs.FS, error) {
 
 // ModuleName is the module as recorded: module: as written, or the
 // built-in terraform/<platform>.
-func (t *TargetFile) ModuleName() string {
+func (t *File) ModuleName() string {
 	if t.Module != "" {
 		return t.Module
 	}

@@ -1,4 +1,4 @@
-package tf
+package targetfile
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func TestParseTargetFile(t *testing.T) {
 	tests := []struct {
 		name  string
 		yaml  string
-		check func(t *testing.T, tf *TargetFile)
+		check func(t *testing.T, tf *File)
 		want  []string // error substrings; nil = parses
 	}{
 		{name: "aws in full", yaml: `platform: aws
@@ -30,7 +30,7 @@ ssh: {user: ubuntu, private_key: ~/.ssh/xp_ed25519, known_hosts: strict}
 kafka: {version: 3.9.1, distribution: https://downloads.apache.org/kafka/3.9.1/kafka_2.13-3.9.1.tgz, sha512: ` + strings.ToUpper(sha) + `}
 teardown: on-success
 budget_usd: 50
-`, check: func(t *testing.T, tf *TargetFile) {
+`, check: func(t *testing.T, tf *File) {
 			if tf.Platform != "aws" || tf.Vars["region"] != "eu-west-1" || tf.SSH.PrivateKey != "/home/op/.ssh/xp_ed25519" ||
 				tf.SSH.KnownHosts != KnownHostsStrict || tf.Kafka.SHA512 != sha || tf.Teardown != TeardownOnSuccess || tf.BudgetUSD != 50 {
 				t.Fatalf("%+v", tf)
@@ -43,7 +43,7 @@ budget_usd: 50
 			}
 		}},
 		{name: "local java", yaml: "platform: local\nkafka:\n  heap: 512m\n  java: ~/jdk/bin/java\n",
-			check: func(t *testing.T, tf *TargetFile) {
+			check: func(t *testing.T, tf *File) {
 				k := tf.Kafka
 				if k.Heap != "512m" || k.Java != "/home/op/jdk/bin/java" {
 					t.Fatalf("%+v", k)
@@ -56,7 +56,7 @@ budget_usd: 50
 			want: []string{"target.yaml:3: kafka.java: only platform local reads it"}},
 		{name: "java of the embedded cluster", yaml: "platform: local\nkafka: {distribution: embedded, java: /opt/jdk/bin/java}\n",
 			want: []string{"target.yaml:2: kafka: heap, jvm_flags and java are Apache Kafka's JVM settings"}},
-		{name: "defaults", yaml: "platform: hosts\n", check: func(t *testing.T, tf *TargetFile) {
+		{name: "defaults", yaml: "platform: hosts\n", check: func(t *testing.T, tf *File) {
 			if tf.Teardown != TeardownAlways || tf.SSH.KnownHosts != KnownHostsAcceptNew || tf.BudgetUSD != 0 {
 				t.Fatalf("%+v", tf)
 			}
@@ -67,12 +67,12 @@ budget_usd: 50
 		{name: "unknown platform", yaml: "platform: gcp\n", want: []string{`target.yaml:1: platform: "gcp" is not one of aws, azure, hosts, local`}},
 		{name: "bad teardown", yaml: "platform: aws\nteardown: onsuccess\n", want: []string{`target.yaml:2: teardown: "onsuccess" is not one of always, on-success, never; did you mean "on-success"?`}},
 		{name: "bad known_hosts", yaml: "platform: aws\nssh: {known_hosts: off}\n", want: []string{"ssh.known_hosts"}},
-		{name: "ssh keepalive", yaml: "platform: hosts\nssh: {keepalive: 2s}\n", check: func(t *testing.T, tf *TargetFile) {
+		{name: "ssh keepalive", yaml: "platform: hosts\nssh: {keepalive: 2s}\n", check: func(t *testing.T, tf *File) {
 			if tf.SSH.Keepalive != 2*time.Second {
 				t.Fatalf("keepalive %v, want 2s", tf.SSH.Keepalive)
 			}
 		}},
-		{name: "ssh wait", yaml: "platform: hosts\nssh: {wait: 10m}\n", check: func(t *testing.T, tf *TargetFile) {
+		{name: "ssh wait", yaml: "platform: hosts\nssh: {wait: 10m}\n", check: func(t *testing.T, tf *File) {
 			if tf.SSH.Wait != 10*time.Minute {
 				t.Fatalf("wait %v, want 10m", tf.SSH.Wait)
 			}
@@ -81,13 +81,13 @@ budget_usd: 50
 		{name: "bad ssh keepalive", yaml: "platform: hosts\nssh:\n  keepalive: 5\n", want: []string{"target.yaml:3: ssh.keepalive: want a duration from 100ms to 10m"}},
 		{name: "url without checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz}\n", want: []string{"target.yaml:2: kafka: a distribution URL needs its sha512"}},
 		{name: "short checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: abc}\n", want: []string{"kafka.sha512: want the tarball's SHA-512 as 128 hex digits"}},
-		{name: "one release", yaml: "platform: aws\nkafka: {version: 3.9.1, distribution: https://example.org/k.tgz, sha512: " + sha + "}\n", check: func(t *testing.T, tf *TargetFile) {
+		{name: "one release", yaml: "platform: aws\nkafka: {version: 3.9.1, distribution: https://example.org/k.tgz, sha512: " + sha + "}\n", check: func(t *testing.T, tf *File) {
 			r, ok := tf.Kafka.Release("3.9.1")
 			if len(tf.Kafka.Releases) != 1 || !ok || r.Distribution != "https://example.org/k.tgz" || r.SHA512 != sha || r.Line != 2 || tf.Kafka.Embedded() {
 				t.Fatalf("%+v", tf.Kafka)
 			}
 		}},
-		{name: "releases", yaml: "platform: aws\nkafka:\n  releases:\n    - {version: 3.9.1, distribution: https://example.org/a.tgz, sha512: " + sha + "}\n    - version: 4.1.0\n      distribution: https://example.org/b.tgz\n      sha512: " + strings.ToUpper(sha) + "\n", check: func(t *testing.T, tf *TargetFile) {
+		{name: "releases", yaml: "platform: aws\nkafka:\n  releases:\n    - {version: 3.9.1, distribution: https://example.org/a.tgz, sha512: " + sha + "}\n    - version: 4.1.0\n      distribution: https://example.org/b.tgz\n      sha512: " + strings.ToUpper(sha) + "\n", check: func(t *testing.T, tf *File) {
 			r, ok := tf.Kafka.Release("4.1.0")
 			if got := strings.Join(tf.Kafka.Versions(), ","); got != "3.9.1,4.1.0" || !ok || r.Distribution != "https://example.org/b.tgz" || r.SHA512 != sha || r.Line != 5 || tf.Kafka.Line != 2 || tf.Kafka.Releases[0].Line != 4 {
 				t.Fatalf("%+v", tf.Kafka)
@@ -96,12 +96,12 @@ budget_usd: 50
 				t.Fatal("3.8.0 has no release")
 			}
 		}},
-		{name: "embedded", yaml: "platform: hosts\nkafka: {distribution: embedded}\n", check: func(t *testing.T, tf *TargetFile) {
+		{name: "embedded", yaml: "platform: hosts\nkafka: {distribution: embedded}\n", check: func(t *testing.T, tf *File) {
 			if !tf.Kafka.Embedded() || len(tf.Kafka.Releases) != 0 {
 				t.Fatalf("%+v", tf.Kafka)
 			}
 		}},
-		{name: "heap and jvm flags", yaml: "platform: hosts\nkafka:\n  version: 3.9.1\n  distribution: https://example.org/k.tgz\n  sha512: " + sha + "\n  heap: 2g\n  jvm_flags: -XX:+UseZGC   -XX:+AlwaysPreTouch\n", check: func(t *testing.T, tf *TargetFile) {
+		{name: "heap and jvm flags", yaml: "platform: hosts\nkafka:\n  version: 3.9.1\n  distribution: https://example.org/k.tgz\n  sha512: " + sha + "\n  heap: 2g\n  jvm_flags: -XX:+UseZGC   -XX:+AlwaysPreTouch\n", check: func(t *testing.T, tf *File) {
 			if tf.Kafka.Heap != "2g" || tf.Kafka.HeapMiB() != 2048 || tf.Kafka.JVMFlags != "-XX:+UseZGC -XX:+AlwaysPreTouch" {
 				t.Fatalf("%+v", tf.Kafka)
 			}
@@ -128,7 +128,7 @@ budget_usd: 50
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "target.yaml")
-			tf, err := ParseTargetFile(path, []byte(tc.yaml), env)
+			tf, err := Parse(path, []byte(tc.yaml), env)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -139,9 +139,9 @@ budget_usd: 50
 			if err == nil {
 				t.Fatalf("parsed: %+v", tf)
 			}
-			var te *TargetError
+			var te *Error
 			if !errors.As(err, &te) {
-				t.Fatalf("error %T is no TargetError", err)
+				t.Fatalf("error %T is no *targetfile.Error", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -158,7 +158,7 @@ func TestTargetFileOwnModule(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "mine"), 0o755)
 	os.WriteFile(filepath.Join(dir, "mine", "main.tf"), []byte("terraform {}\n"), 0o644)
-	tf, err := ParseTargetFile(filepath.Join(dir, "target.yaml"), []byte("platform: hosts\nmodule: mine\n"), os.Getenv)
+	tf, err := Parse(filepath.Join(dir, "target.yaml"), []byte("platform: hosts\nmodule: mine\n"), os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,68 +171,7 @@ func TestTargetFileOwnModule(t *testing.T) {
 	}
 }
 
-func TestCheckCredentials(t *testing.T) {
-	home := t.TempDir()
-	tests := []struct {
-		name     string
-		platform string
-		env      map[string]string
-		want     string // "" = ok
-	}{
-		{name: "hosts needs none", platform: "hosts"},
-		{name: "aws keys", platform: "aws", env: map[string]string{"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "s"}},
-		{name: "aws profile", platform: "aws", env: map[string]string{"AWS_PROFILE": "lab"}},
-		{name: "aws secret missing", platform: "aws", env: map[string]string{"AWS_ACCESS_KEY_ID": "a"}, want: "AWS_SECRET_ACCESS_KEY is missing"},
-		{name: "aws nothing", platform: "aws", want: "set AWS_PROFILE"},
-		{name: "azure service principal", platform: "azure", env: map[string]string{"ARM_SUBSCRIPTION_ID": "s", "ARM_TENANT_ID": "t", "ARM_CLIENT_ID": "c", "ARM_CLIENT_SECRET": "x"}},
-		{name: "azure subscription missing", platform: "azure", env: map[string]string{"ARM_TENANT_ID": "t"}, want: "ARM_SUBSCRIPTION_ID is missing"},
-		{name: "azure tenant missing", platform: "azure", env: map[string]string{"ARM_SUBSCRIPTION_ID": "s", "ARM_CLIENT_ID": "c", "ARM_CLIENT_SECRET": "x"}, want: "ARM_TENANT_ID is missing"},
-		{name: "azure secret missing", platform: "azure", env: map[string]string{"ARM_SUBSCRIPTION_ID": "s", "ARM_TENANT_ID": "t", "ARM_CLIENT_ID": "c"}, want: "ARM_CLIENT_SECRET is missing"},
-		{name: "azure nothing", platform: "azure", env: map[string]string{"ARM_SUBSCRIPTION_ID": "s"}, want: "az login"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			env := func(k string) string {
-				if k == "HOME" {
-					return home
-				}
-				return tc.env[k]
-			}
-			err := CheckCredentials(tc.platform, env)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatal(err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrNoCredentials)):
-				t.Fatalf("error %v, want %q", err, tc.want)
-			}
-		})
-	}
-}
-
 func fsysRead(fsys fs.FS, name string) (string, error) {
 	b, err := fs.ReadFile(fsys, name)
 	return string(b), err
-}
-
-func TestApplyErrorTransient(t *testing.T) {
-	tests := []struct {
-		name string
-		msg  string
-		want bool
-	}{
-		{name: "aws throttled", msg: "Error: creating EC2 Instance: operation error EC2: RunInstances, api error RequestLimitExceeded: Request limit exceeded.", want: true},
-		{name: "aws capacity", msg: "api error InsufficientInstanceCapacity: We currently do not have sufficient m5.xlarge capacity", want: true},
-		{name: "azure allocation", msg: "Code=\"AllocationFailed\" Message=\"Allocation failed.\"", want: true},
-		{name: "network", msg: "dial tcp: lookup ec2.eu-west-1.amazonaws.com: i/o timeout", want: true},
-		{name: "bad variable", msg: "Error: Invalid value for variable: Every machine's role must be broker, controller, gateway or client."},
-		{name: "no permission", msg: "api error UnauthorizedOperation: You are not authorized to perform this operation."},
-		{name: "quota", msg: "api error VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := (&ApplyError{Op: "apply", Err: errors.New(tc.msg)}).Transient(); got != tc.want {
-				t.Fatalf("Transient() = %v, want %v", got, tc.want)
-			}
-		})
-	}
 }

@@ -1,4 +1,4 @@
-package tf
+package targetfile
 
 import (
 	"archive/tar"
@@ -51,7 +51,7 @@ func TestTargetFileReleaseFile(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, "target.yaml")
-			tf, err := ParseTargetFile(path, []byte(c.yaml), env)
+			tf, err := Parse(path, []byte(c.yaml), env)
 			if c.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -155,7 +155,7 @@ func TestTargetFileKroxyliciousFile(t *testing.T) {
 			want: []string{`gateway.kroxylicious.kms: "aws" is not one of vault, inmemory`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tf, err := ParseTargetFile(filepath.Join(dir, "target.yaml"), []byte(c.yaml), func(string) string { return "" })
+			tf, err := Parse(filepath.Join(dir, "target.yaml"), []byte(c.yaml), func(string) string { return "" })
 			if c.want == nil {
 				if err != nil {
 					t.Fatal(err)

@@ -1,4 +1,4 @@
-package tf
+package targetfile
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func (e *BudgetError) Error() string {
 // on platform existing, the wall time at the file's hourly_price_usd) and
 // returns a *BudgetError when the estimate exceeds t's budget_usd (no
 // budget: never).
-func CheckBudget(t *TargetFile, rows []planner.Row, prices *planner.Prices) (planner.Estimate, error) {
+func CheckBudget(t *File, rows []planner.Row, prices *planner.Prices) (planner.Estimate, error) {
 	est := planner.EstimateRows(rows, prices)
 	if t.Existing != nil {
 		est.Cost = t.Existing.HourlyPriceUSD * est.Wall.Hours()

@@ -1,4 +1,4 @@
-package tf
+package targetfile
 
 import (
 	"path/filepath"
@@ -20,7 +20,7 @@ func TestParseTargetFileExisting(t *testing.T) {
 	tests := []struct {
 		name  string
 		yaml  string
-		check func(t *testing.T, tf *TargetFile)
+		check func(t *testing.T, tf *File)
 		want  []string // error substrings; nil = parses
 	}{
 		{name: "in full", yaml: `platform: existing
@@ -38,7 +38,7 @@ telemetry:
     - {name: gw, address: 10.0.0.21, ssh_port: 2222, role: gateway}
 hourly_price_usd: 1.25
 budget_usd: 10
-`, check: func(t *testing.T, tf *TargetFile) {
+`, check: func(t *testing.T, tf *File) {
 			e := tf.Existing
 			if e == nil || tf.Platform != PlatformExisting {
 				t.Fatalf("%+v", tf)
@@ -63,7 +63,7 @@ budget_usd: 10
 			}
 		}},
 		{name: "defaults", yaml: "platform: existing\nendpoints:\n  plaintext: {bootstrap: [\"k:9092\"], client_config: p.properties}\n",
-			check: func(t *testing.T, tf *TargetFile) {
+			check: func(t *testing.T, tf *File) {
 				if tf.Existing.TopicPrefix != DefaultTopicPrefix || tf.Existing.Telemetry != nil || tf.Existing.HourlyPriceUSD != 0 {
 					t.Fatalf("%+v", tf.Existing)
 				}
@@ -99,7 +99,7 @@ budget_usd: 10
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "target.yaml")
-			tf, err := ParseTargetFile(path, []byte(tc.yaml), env)
+			tf, err := Parse(path, []byte(tc.yaml), env)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -132,7 +132,7 @@ func TestModeTransport(t *testing.T) {
 // at hourly_price_usd.
 func TestCheckBudgetExisting(t *testing.T) {
 	rows := []planner.Row{{Platform: PlatformExisting, Brokers: 3, WarmupS: 1800, DurationS: 1800, DrainTimeoutS: 30}}
-	tf := &TargetFile{Path: "x.yaml", BudgetUSD: 1, Existing: &Existing{HourlyPriceUSD: 2}}
+	tf := &File{Path: "x.yaml", BudgetUSD: 1, Existing: &Existing{HourlyPriceUSD: 2}}
 	est, err := CheckBudget(tf, rows, nil)
 	if err == nil || est.Cost < 2 || !strings.Contains(err.Error(), "exceeds budget_usd $1.00 of x.yaml") {
 		t.Fatalf("%v, cost %v", err, est.Cost)

@@ -1,4 +1,4 @@
-package tf
+package targetfile
 
 import (
 	"fmt"
@@ -66,7 +66,7 @@ type Kroxylicious struct {
 	// URL is the release tarball (kroxylicious-app-VERSION-bin.tar.gz):
 	// an http(s) URL the gateway hosts download, or the absolute path of a
 	// file on this machine (given relative to the TARGET.yaml or absolute),
-	// which ReadTargetFile has checked against SHA512 and found to hold
+	// which Read has checked against SHA512 and found to hold
 	// Kroxylicious Version; it is uploaded where it runs. SHA512 is its
 	// hex SHA-512.
 	URL, SHA512 string
