@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/xp-bench/xp/internal/yamlcheck"
 )
 
 // kind is how a factor field's values are written and checked.
@@ -306,7 +308,7 @@ func (f *fieldDef) checkWord(l []string) string {
 	}
 	for i, w := range l {
 		if !slices.Contains(f.enum, w) {
-			return "unknown " + quote(w) + suggestion(w, f.enum) + " (one of " + strings.Join(f.enum, ", ") + ")"
+			return "unknown " + quote(w) + yamlcheck.Suggestion(w, f.enum) + " (one of " + strings.Join(f.enum, ", ") + ")"
 		}
 		if i > 0 && l[i-1] >= w {
 			if l[i-1] == w {

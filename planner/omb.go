@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/xp-bench/xp/internal/yamlcheck"
 )
 
 // OMBFile is one OpenMessaging Benchmark workload file.
@@ -274,7 +276,7 @@ func parseWorkload(f OMBFile) (map[string]Value, []string, error) {
 		}
 		field, ok := ombMapped[k.Value]
 		if !ok {
-			p.errf(k, "unknown workload key %q%s (OMB ignores typos; xp does not)", k.Value, suggestion(k.Value, ombKeys))
+			p.errf(k, "unknown workload key %q%s (OMB ignores typos; xp does not)", k.Value, yamlcheck.Suggestion(k.Value, ombKeys))
 			continue
 		}
 		n, ok := p.integer(v, k.Value)

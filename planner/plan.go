@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/xp-bench/xp/internal/yamlcheck"
 )
 
 // PlanError is one problem of a plan file: FILE:LINE: field: reason.
@@ -177,7 +179,7 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 		}
 		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			if !knownNames[key] {
-				v.errf(n, key, "unknown field%s", suggestion(key, rowNames))
+				v.errf(n, key, "unknown field%s", yamlcheck.Suggestion(key, rowNames))
 				continue
 			}
 			v.decodeField(n, &r, key, obj[key])
@@ -287,7 +289,7 @@ func (v *planValidator) decodeField(n int, r *Row, key string, raw json.RawMessa
 		case kindEnum:
 			wantString(&val.Str)
 			if !slices.Contains(f.enum, val.Str) {
-				v.errf(n, key, "unknown level %s%s (one of %s)", raw, suggestion(val.Str, f.enum), strings.Join(f.enum, ", "))
+				v.errf(n, key, "unknown level %s%s (one of %s)", raw, yamlcheck.Suggestion(val.Str, f.enum), strings.Join(f.enum, ", "))
 				return
 			}
 		case kindText:
@@ -333,7 +335,7 @@ func (v *planValidator) checkRow(n int, r *Row) {
 	}
 	ti := fieldIndex(r.Treatment)
 	if ti < 0 {
-		v.errf(n, "treatment", "%q is not a factor field%s", r.Treatment, suggestion(r.Treatment, FieldNames()))
+		v.errf(n, "treatment", "%q is not a factor field%s", r.Treatment, yamlcheck.Suggestion(r.Treatment, FieldNames()))
 	} else if _, ok := fields[ti].parseText(r.Baseline); !ok {
 		v.errf(n, "baseline", "%q is not a value of %s", r.Baseline, r.Treatment)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/xp-bench/xp/internal/yamlcheck"
 )
 
 // Spec is a factor spec: which levels of which row fields to cross, how
@@ -72,18 +74,7 @@ func DefaultSeed(campaign string) int64 {
 
 // SpecError is one problem of a spec, at a line of its file (0 when the
 // problem has no single place).
-type SpecError struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e SpecError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
+type SpecError = yamlcheck.Error
 
 // SpecErrors is every problem found in a spec, in file order.
 type SpecErrors []SpecError
@@ -184,9 +175,8 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 // mapping, or nil (with the error recorded) when it is empty, not YAML,
 // or not a mapping. A second document is an error, but parsing goes on.
 func (p *specParser) document(data []byte) *yaml.Node {
-	var doc yaml.Node
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	if err := dec.Decode(&doc); err != nil {
+	top, second, err := yamlcheck.Document(data)
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			p.errf(nil, "spec is empty; it needs at least campaign and factors")
 		} else {
@@ -194,14 +184,10 @@ func (p *specParser) document(data []byte) *yaml.Node {
 		}
 		return nil
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		p.errf(&extra, "a spec is one YAML document; remove the second '---'")
+	if second != nil {
+		p.errf(second, "a spec is one YAML document; remove the second '---'")
 	}
-	root := resolve(&doc)
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = resolve(root.Content[0])
-	}
+	root := resolve(top)
 	if root.Kind != yaml.MappingNode {
 		p.errf(root, "a spec is a mapping with campaign, factors, ...; got %s", kindName(root))
 		return nil
@@ -222,16 +208,12 @@ type specSections struct {
 // factors or fixed) and a missing campaign are errors.
 func (p *specParser) topLevel(s *Spec, root *yaml.Node) specSections {
 	var sec specSections
-	seen := map[string]int{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], resolve(root.Content[i+1])
-		if line, dup := seen[k.Value]; dup {
-			p.errf(k, "%s appears twice (first at line %d)", k.Value, line)
-			continue
-		}
-		seen[k.Value] = k.Line
+	campaign := false
+	yamlcheck.Keys(root, topKeys, func(k, v *yaml.Node) {
+		v = resolve(v)
 		switch k.Value {
 		case "campaign":
+			campaign = true
 			if str, ok := p.scalar(v, "campaign"); ok {
 				if !reCampaign.MatchString(str) {
 					p.errf(v, "campaign %q: use lower-case letters, digits and '-', e.g. tls-overhead", str)
@@ -254,7 +236,7 @@ func (p *specParser) topLevel(s *Spec, root *yaml.Node) specSections {
 			sec.treatment = v
 			if str, ok := p.scalar(v, "treatment"); ok {
 				if fieldIndex(str) < 0 {
-					p.errf(v, "treatment %q is not a row field%s", str, suggestion(str, FieldNames()))
+					p.errf(v, "treatment %q is not a row field%s", str, yamlcheck.Suggestion(str, FieldNames()))
 				} else {
 					s.Treatment = str
 				}
@@ -269,15 +251,15 @@ func (p *specParser) topLevel(s *Spec, root *yaml.Node) specSections {
 			sec.include = v
 		case "exclude":
 			sec.exclude = v
-		default:
-			if fieldIndex(k.Value) >= 0 {
-				p.errf(k, "unknown key %q: row fields go under factors (several levels) or fixed (one value)", k.Value)
-			} else {
-				p.errf(k, "unknown key %q%s (keys: %s)", k.Value, suggestion(k.Value, topKeys), strings.Join(topKeys, ", "))
-			}
 		}
-	}
-	if _, ok := seen["campaign"]; !ok {
+	}, func(e *yamlcheck.KeyError) {
+		if !e.Twice() && fieldIndex(e.Key.Value) >= 0 {
+			p.errf(e.Key, "unknown key %q: row fields go under factors (several levels) or fixed (one value)", e.Key.Value)
+			return
+		}
+		p.errf(e.Key, "%s", e.Message(""))
+	})
+	if !campaign {
 		p.errf(nil, "campaign is required, e.g. campaign: tls-overhead")
 	}
 	return sec
@@ -379,7 +361,7 @@ func (p *specParser) value(f *fieldDef, n *yaml.Node, what string) (Value, bool)
 			return Value{}, false
 		}
 		if !slices.Contains(f.enum, str) {
-			p.errf(n, "%s: unknown level %q%s (one of %s)", what, str, suggestion(str, f.enum), strings.Join(f.enum, ", "))
+			p.errf(n, "%s: unknown level %q%s (one of %s)", what, str, yamlcheck.Suggestion(str, f.enum), strings.Join(f.enum, ", "))
 			return Value{}, false
 		}
 		return Value{Str: str}, true
@@ -428,7 +410,7 @@ func (p *specParser) value(f *fieldDef, n *yaml.Node, what string) (Value, bool)
 func (p *specParser) fieldKey(k *yaml.Node, under string) (*fieldDef, bool) {
 	i := fieldIndex(k.Value)
 	if i < 0 {
-		p.errf(k, "%s: unknown row field %q%s", under, k.Value, suggestion(k.Value, FieldNames()))
+		p.errf(k, "%s: unknown row field %q%s", under, k.Value, yamlcheck.Suggestion(k.Value, FieldNames()))
 		return nil, false
 	}
 	return &fields[i], true
@@ -580,7 +562,7 @@ func (p *specParser) treatment(s *Spec, root, tn, bn *yaml.Node, where map[strin
 		for i, l := range fac.Levels {
 			levels[i] = f.format(l)
 		}
-		p.errf(bn, "baseline %s is not a level of treatment %s (%s)%s", f.format(v), f.name, strings.Join(levels, ", "), suggestion(f.format(v), levels))
+		p.errf(bn, "baseline %s is not a level of treatment %s (%s)%s", f.format(v), f.name, strings.Join(levels, ", "), yamlcheck.Suggestion(f.format(v), levels))
 		return
 	}
 	s.Baseline = v
@@ -642,7 +624,7 @@ func (p *specParser) include(s *Spec, n *yaml.Node) {
 				for i, l := range fac.Levels {
 					levels[i] = f.format(l)
 				}
-				p.errf(v, "%s: %s %s is not one of its levels (%s)%s", what, f.name, f.format(val), strings.Join(levels, ", "), suggestion(f.format(val), levels))
+				p.errf(v, "%s: %s %s is not one of its levels (%s)%s", what, f.name, f.format(val), strings.Join(levels, ", "), yamlcheck.Suggestion(f.format(val), levels))
 				ok = false
 				continue
 			}
@@ -696,7 +678,7 @@ func (p *specParser) exclude(s *Spec, n *yaml.Node, where map[string]string) {
 					for i, l := range fac.Levels {
 						levels[i] = f.format(l)
 					}
-					p.errf(v, "%s: %s %s is not one of its levels (%s), so it never matches%s", what, f.name, f.format(val), strings.Join(levels, ", "), suggestion(f.format(val), levels))
+					p.errf(v, "%s: %s %s is not one of its levels (%s), so it never matches%s", what, f.name, f.format(val), strings.Join(levels, ", "), yamlcheck.Suggestion(f.format(val), levels))
 					ok = false
 				}
 			case "fixed":

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/xp-bench/xp/internal/yamlcheck"
 )
 
 const exampleSpec = `campaign: tls-overhead      # required, [a-z0-9-]+
@@ -163,8 +165,8 @@ func TestSuggestion(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := closest(tc.in, append(FieldNames(), topKeys...)); got != tc.want {
-				t.Errorf("closest(%q) = %q, want %q", tc.in, got, tc.want)
+			if got := yamlcheck.Closest(tc.in, append(FieldNames(), topKeys...)); got != tc.want {
+				t.Errorf("Closest(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/targetfile"
-	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/internal/yamlcheck"
 )
 
 // OMBKafkaDriver is the driverClass of OpenMessaging Benchmark's Kafka
@@ -77,7 +77,7 @@ func ImportOMBDriver(path string, data []byte, mode string) (*DriverImport, erro
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if !slices.Contains(ombDriverKeys, k.Value) {
-			bad(k.Line, "unknown key %q%s (an OMB Kafka driver file has %s)", k.Value, planner.Suggestion(k.Value, ombDriverKeys), strings.Join(ombDriverKeys, ", "))
+			bad(k.Line, "unknown key %q%s (an OMB Kafka driver file has %s)", k.Value, yamlcheck.Suggestion(k.Value, ombDriverKeys), strings.Join(ombDriverKeys, ", "))
 			continue
 		}
 		switch k.Value {

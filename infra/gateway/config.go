@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xp-bench/xp/infra/pki"
+	"github.com/xp-bench/xp/internal/yamlcheck"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -184,15 +184,13 @@ func LoadConfig(path string, exts ...Extension) (*Config, error) {
 
 // ParseConfig is LoadConfig on bytes; dir resolves relative paths.
 func ParseConfig(b []byte, dir string, exts ...Extension) (*Config, error) {
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&doc); err != nil {
+	root, _, err := yamlcheck.Document(b)
+	if err != nil {
 		return nil, &ConfigError{Msg: "not YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, &ConfigError{Line: doc.Line, Msg: "the config must be a YAML mapping (listen, client, upstream, limits, metrics, crypto)"}
+	if root.Kind != yaml.MappingNode {
+		return nil, &ConfigError{Line: root.Line, Msg: "the config must be a YAML mapping (listen, client, upstream, limits, metrics, crypto)"}
 	}
-	root := doc.Content[0]
 	cfg := &Config{dir: dir}
 	// Extension keys leave the tree before the strict check.
 	var kept []*yaml.Node
@@ -225,8 +223,8 @@ func ParseConfig(b []byte, dir string, exts ...Extension) (*Config, error) {
 	for _, e := range exts {
 		extra = append(extra, e.Key)
 	}
-	if err := checkKeys(root, reflect.TypeOf(*cfg), "", extra); err != nil {
-		return nil, err
+	if e := yamlcheck.StructKeys(root, reflect.TypeOf(*cfg), extra...); e != nil {
+		return nil, keyError(e)
 	}
 	if err := root.Decode(cfg); err != nil {
 		var te *yaml.TypeError
@@ -241,47 +239,17 @@ func ParseConfig(b []byte, dir string, exts ...Extension) (*Config, error) {
 	return cfg, nil
 }
 
-// checkKeys rejects keys t has no yaml field for, naming the line and the
-// keys that are known.
-func checkKeys(n *yaml.Node, t reflect.Type, path string, extra []string) error {
-	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
-		return nil
+// keyError is a key of the config given twice or unknown, at its line;
+// an unknown key's message lists the keys that are known.
+func keyError(e *yamlcheck.KeyError) *ConfigError {
+	where := "at the top level"
+	if e.Path != "" {
+		where = "in " + e.Path
 	}
-	fields := map[string]reflect.Type{}
-	var known []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		ft := f.Type
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		fields[name] = ft
-		known = append(known, name)
+	if e.Twice() {
+		return &ConfigError{Line: e.Key.Line, Msg: fmt.Sprintf("key %q %s appears twice (first at line %d)", e.Key.Value, where, e.First)}
 	}
-	known = append(known, extra...)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		ft, ok := fields[k.Value]
-		if !ok {
-			where := "at the top level"
-			if path != "" {
-				where = "in " + path
-			}
-			return &ConfigError{Line: k.Line, Msg: fmt.Sprintf("unknown key %q %s (known: %s)", k.Value, where, strings.Join(known, ", "))}
-		}
-		p := k.Value
-		if path != "" {
-			p = path + "." + k.Value
-		}
-		if err := checkKeys(v, ft, p, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return &ConfigError{Line: e.Key.Line, Msg: fmt.Sprintf("unknown key %q %s (known: %s)", e.Key.Value, where, strings.Join(e.Known, ", "))}
 }
 
 // Validate fills defaults and checks the config, including that every

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/internal/yamlcheck"
 )
 
 // ClientFile is a client config file as read: its dialect and properties
@@ -70,7 +70,7 @@ func ParseClientFile(path string, b []byte) (*ClientFile, error) {
 			continue
 		}
 		if !supported(p.Key) {
-			bad(p.Line, "unknown property %q%s (xp reads %s)", p.Key, planner.Suggestion(p.Key, knownKeys()), strings.Join(knownKeys(), ", "))
+			bad(p.Line, "unknown property %q%s (xp reads %s)", p.Key, yamlcheck.Suggestion(p.Key, knownKeys()), strings.Join(knownKeys(), ", "))
 			continue
 		}
 		if p.Value == "" && p.Key != SSLEndpointIdentAlg {

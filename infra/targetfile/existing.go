@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xp-bench/xp/internal/yamlcheck"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -263,7 +264,7 @@ func CheckModeKey(key string) string {
 	modes := append([]string{planner.SecurityPlaintext, planner.SecurityTLS, planner.SecurityMTLS, planner.SecuritySASLSSL},
 		planner.GatewayModes()...)
 	if !slices.Contains(modes, parts[0]) {
-		return fmt.Sprintf("%q is not a security mode (%s)%s", parts[0], strings.Join(modes, ", "), planner.Suggestion(parts[0], modes))
+		return fmt.Sprintf("%q is not a security mode (%s)%s", parts[0], strings.Join(modes, ", "), yamlcheck.Suggestion(parts[0], modes))
 	}
 	if !planner.NeedsGateway(parts[0]) {
 		if len(parts) > 1 {

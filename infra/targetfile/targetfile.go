@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -16,7 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xp-bench/xp/infra/release"
-	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/internal/yamlcheck"
 	"github.com/xp-bench/xp/terraform"
 )
 
@@ -185,19 +186,9 @@ func (k Kafka) CheckVersion(file, version string) string {
 		where, version, strings.Join(k.Versions(), ", "), version)
 }
 
-// Error is one problem of a TARGET.yaml, at a line of it.
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return e.File + ": " + e.Msg
-}
+// Error is one problem of a TARGET.yaml, at a line of it (0: of the
+// whole file). Read and Parse return it as a pointer.
+type Error = yamlcheck.Error
 
 var (
 	targetKeys = append([]string{"platform", "module", "vars", "ssh", "kafka", "gateway", "teardown", "budget_usd"}, existingKeys...)
@@ -236,21 +227,21 @@ func Parse(path string, data []byte, getenv func(string) string) (*File, error) 
 		return nil, &Error{File: path, Msg: "is a campaign (one run a line, as xp plan expand writes it), not a TARGET.yaml: " +
 			"give it as the command's argument (xp run " + path + " --target TARGET.yaml), and --target a file that starts with platform: (docs/targets.md)"}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	root, _, err := yamlcheck.Document(data)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, &Error{File: path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	if err != nil || root.Kind != yaml.MappingNode {
 		return nil, &Error{File: path, Line: 1, Msg: "want a mapping with platform: and the keys of docs/targets.md"}
 	}
-	if isFactorSpec(doc.Content[0]) {
+	if isFactorSpec(root) {
 		return nil, &Error{File: path, Msg: "is a factor spec (campaign:, factors:), not a TARGET.yaml: expand it with xp plan expand " + path +
 			" -o CAMPAIGN.jsonl, and give --target a file that starts with platform: (docs/targets.md)"}
 	}
 	var platformNode, moduleNode *yaml.Node
 	nodes, lines := map[string]*yaml.Node{}, map[string]int{}
-	mapping(doc.Content[0], "", targetKeys, func(k string, v *yaml.Node) {
-		nodes[k], lines[k] = v, keyLine(doc.Content[0], k)
+	mapping(root, "", targetKeys, func(k string, v *yaml.Node) {
+		nodes[k], lines[k] = v, keyLine(root, k)
 		switch k {
 		case "platform":
 			platformNode = v
@@ -282,7 +273,7 @@ func Parse(path string, data []byte, getenv func(string) string) (*File, error) 
 			t.SSH = p.ssh(v, "ssh.", getenv)
 		case "kafka":
 			t.Kafka = p.kafka(v, getenv)
-			t.Kafka.Line = keyLine(doc.Content[0], "kafka")
+			t.Kafka.Line = keyLine(root, "kafka")
 		case "gateway":
 			t.Gateway = p.gateway(v, getenv)
 		case "teardown":
@@ -584,7 +575,7 @@ func (p *fileParser) str(n *yaml.Node, what string) string {
 
 func (p *fileParser) oneOf(n *yaml.Node, what string, v string, allowed []string) {
 	if !slices.Contains(allowed, v) {
-		p.bad(n, "%s: %q is not one of %s%s", what, v, strings.Join(allowed, ", "), planner.Suggestion(v, allowed))
+		p.bad(n, "%s: %q is not one of %s%s", what, v, strings.Join(allowed, ", "), yamlcheck.Suggestion(v, allowed))
 	}
 }
 
@@ -595,20 +586,8 @@ func (p *fileParser) mapping(n *yaml.Node, what string, keys []string, f func(k 
 		p.bad(n, "%s: want a mapping (keys: %s)", what, strings.Join(keys, ", "))
 		return
 	}
-	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if first, dup := seen[k.Value]; dup {
-			p.bad(k, "%s%s appears twice (first at line %d)", what, k.Value, first)
-			continue
-		}
-		seen[k.Value] = k.Line
-		if keys != nil && !slices.Contains(keys, k.Value) {
-			p.bad(k, "unknown key %s%q%s (keys: %s)", what, k.Value, planner.Suggestion(k.Value, keys), strings.Join(keys, ", "))
-			continue
-		}
-		f(k.Value, v)
-	}
+	yamlcheck.Keys(n, keys, func(k, v *yaml.Node) { f(k.Value, v) },
+		func(e *yamlcheck.KeyError) { p.bad(e.Key, "%s", e.Message(what)) })
 }
 
 // resolveModule finds the module's directory: relative paths are taken

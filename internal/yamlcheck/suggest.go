@@ -1,19 +1,25 @@
-package planner
+package yamlcheck
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
-// suggestion returns `; did you mean "X"?` for the candidate closest to s,
-// or "" when none is close. Case, '-' and '_' are ignored first (OMB's
-// messageSize finds message_size); then an edit distance of at most a third
-// of the word (at least 1, at most 3) counts as close.
-func suggestion(s string, candidates []string) string {
-	if c := closest(s, candidates); c != "" {
-		return "; did you mean " + quote(c) + "?"
+// Suggestion returns `; did you mean "X"?` for the candidate closest to s
+// (Closest), or "" when none is close: the tail of a message about an
+// unknown key or value.
+func Suggestion(s string, candidates []string) string {
+	if c := Closest(s, candidates); c != "" {
+		return "; did you mean " + strconv.Quote(c) + "?"
 	}
 	return ""
 }
 
-func closest(s string, candidates []string) string {
+// Closest is the candidate closest to s, "" when none is close or s is
+// one of them. Case, '-' and '_' are ignored first (OMB's messageSize
+// finds message_size); then an edit distance of at most a third of the
+// word (at least 1, at most 3) counts as close.
+func Closest(s string, candidates []string) string {
 	norm := func(x string) string {
 		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(x))
 	}
@@ -62,8 +68,3 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
-
-// Suggestion is `; did you mean "X"?` for the candidate closest to s, or ""
-// when none is close, by the rule the factor spec's errors use; other input
-// files (TARGET.yaml) use it for their unknown keys.
-func Suggestion(s string, candidates []string) string { return suggestion(s, candidates) }
