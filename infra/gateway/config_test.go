@@ -141,3 +141,21 @@ encrypt: {topics: ["secret-*"]}
 		}
 	})
 }
+
+// TestParseConfigKeyTwice: a key given twice is refused at its second
+// line, naming the first, at the top level and within a section.
+func TestParseConfigKeyTwice(t *testing.T) {
+	cases := []struct{ name, yaml, want string }{
+		{"top level", "crypto: std\nupstream: {bootstrap: [127.0.0.1:9092]}\ncrypto: fast\n", `gateway config: key "crypto" at the top level appears twice (first at line 1)`},
+		{"within a section", "upstream:\n  bootstrap: [127.0.0.1:9092]\n  bootstrap: [127.0.0.1:9093]\n", `gateway config: key "bootstrap" in upstream appears twice (first at line 2)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.yaml), t.TempDir())
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Line != 3 || err.Error() != tc.want {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
