@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/xp-bench/xp/infra/target"
@@ -366,7 +366,35 @@ func (r *run) runRow(ctx, wctx context.Context, row planner.Row, ep target.Endpo
 func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endpoints) (results.Outcome, error) {
 	mode, ok := ep.Modes[target.ModeKey(&row)]
 	started := r.o.Now()
-	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(&row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().WithBroker("", ""),
+	env := r.envOf(&row, ep, mode)
+	envJSON, _ := json.Marshal(env)
+	a, err := r.store.StartAttempt(wctx, row.Run, started, envJSON)
+	if err != nil {
+		return "", err
+	}
+	r.ran++
+	r.prog.startRow(row, a.Number)
+	log := &attemptLog{now: r.o.Now}
+	log.printf("attempt %d of %s (%s) started", a.Number, row.Run, row.Security)
+
+	tel := startTelemetry(wctx, r.o.Now, telemetrySources(r.target))
+	phases := r.recordPhases(wctx, a.ID, tel, log)
+	var ev results.Evidence
+	if !ok {
+		phases.end()
+		tel.stop()
+		ev = results.Evidence{Outcome: results.OutcomeFailed,
+			Error: fmt.Sprintf("the target gave no endpoint for %s", target.ModeKey(&row))}
+	} else {
+		ev = r.measure(ctx, wctx, row, mode, &env, tel, phases, log)
+	}
+	return r.finishAttempt(wctx, row, a, &env, ev, log)
+}
+
+// envOf is the environment of row's attempt on endpoints ep, mode being
+// row's own.
+func (r *run) envOf(row *planner.Row, ep target.Endpoints, mode target.Endpoint) attemptEnv {
+	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().WithBroker("", ""),
 		XPVersion: r.o.XPVersion, Hosts: ep.Hosts}
 	if mode.Crypto != nil {
 		env.GatewayCrypto = &attemptCrypto{CryptoInfo: *mode.Crypto}
@@ -379,138 +407,96 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 		env.Broker = &b
 		env.Group = row.InfraKey().WithBroker(b.Kind, b.Version)
 	}
-	envJSON, _ := json.Marshal(env)
-	a, err := r.store.StartAttempt(wctx, row.Run, started, envJSON)
-	if err != nil {
-		return "", err
-	}
-	r.ran++
-	r.prog.startRow(row, a.Number)
-	log := &attemptLog{now: r.o.Now}
-	log.printf("attempt %d of %s (%s) started", a.Number, row.Run, row.Security)
+	return env
+}
 
-	// Phases are recorded by a goroutine of their own: the load generator
-	// calls back from its timing-critical goroutines, which must not wait
-	// for a database fsync.
-	type phaseEvent struct {
-		name string
-		ends time.Time
+// measure runs row's load on mode and returns its evidence: the load
+// generator's result, the telemetry's samples and the CPU per message, or
+// an interruption. It ends phases and tel, and records the gaps of the
+// telemetry and the TLS legs kept in env.
+func (r *run) measure(ctx, wctx context.Context, row planner.Row, mode target.Endpoint, env *attemptEnv,
+	tel *telemetry, phases *phaseRecorder, log *attemptLog) results.Evidence {
+	// A run that outlives its phases by far is stuck (a broker that
+	// neither answers nor fails): end it as failed, not the campaign.
+	kept := r.startKept(wctx, row.Run, env)
+	actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
+	res, lerr := r.runLoad(actx, row, mode, phases.report)
+	if kept != nil {
+		kept(log)
 	}
-	phases := make(chan phaseEvent, 16)
-	phasesDone := make(chan struct{})
-	tel := startTelemetry(wctx, r.o.Now, telemetrySources(r.target))
-	_, hasTelemetry := r.target.(target.TelemetrySource)
-	go func() {
-		defer close(phasesDone)
-		for e := range phases {
-			tel.phase(e.name)
-			r.prog.setPhase(e.name, e.ends)
-			log.printf("phase %s", e.name)
-			r.store.SetPhase(wctx, a.ID, e.name)
+	if lerr != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		lerr = fmt.Errorf("attempt exceeded its time bound of %s: %w", attemptBound(&row), lerr)
+	}
+	cancel()
+	phases.end()
+	samples := tel.stop()
+	log.printf("%s", tel.describe())
+	if env.TelemetryGaps = tel.gaps(); len(env.TelemetryGaps) > 0 {
+		var hs []string
+		for _, g := range env.TelemetryGaps {
+			hs = append(hs, fmt.Sprintf("%s %.1f s of %.1f s", g.Host, g.MissingS, g.WindowS))
 		}
-	}()
-	var mu sync.Mutex
-	completed := false // loadgen reported "done": the run itself finished
-	closed := false
-	onPhase := func(p string, ends time.Time) {
-		mu.Lock()
-		defer mu.Unlock()
-		if p == "done" {
-			completed = true
-		}
-		if closed { // a callback after the run returned: nothing to report
-			return
-		}
-		select {
-		case phases <- phaseEvent{p, ends}:
-		default: // never: loadgen reports four phases
+		log.printf("telemetry covers less than the measured window: missing %s", strings.Join(hs, ", "))
+	}
+	phases.record("write", time.Time{})
+	ev := evidenceOf(res, lerr, samples)
+	if res != nil && res.Published > 0 && ev.Metrics != nil {
+		_, hasTelemetry := r.target.(target.TelemetrySource)
+		maps.Copy(ev.Metrics, cpuPerMessage(tel, res.Published, row.NeedsGateway(), hasTelemetry))
+	}
+	if ctx.Err() != nil && (lerr != nil || !phases.completed()) {
+		// A run cut short by a signal is neither healthy nor unhealthy.
+		ev.Outcome, ev.Reasons = results.OutcomeInterrupted, nil
+		ev.Error = "interrupted by a signal"
+		if lerr != nil {
+			ev.Error += ": " + lerr.Error()
 		}
 	}
-	endPhases := func() {
-		mu.Lock()
-		closed = true
-		close(phases)
-		mu.Unlock()
-		<-phasesDone
-	}
-	phase := func(p string, ends time.Time) { // after the load run
-		r.prog.setPhase(p, ends)
-		log.printf("phase %s", p)
-		r.store.SetPhase(wctx, a.ID, p)
-	}
+	return ev
+}
 
-	var ev results.Evidence
-	if !ok {
-		endPhases()
-		tel.stop()
-		ev = results.Evidence{Outcome: results.OutcomeFailed,
-			Error: fmt.Sprintf("the target gave no endpoint for %s", target.ModeKey(&row))}
-	} else {
-		// A run that outlives its phases by far is stuck (a broker that
-		// neither answers nor fails): end it as failed, not the campaign.
-		kept := r.startKept(wctx, row.Run, &env)
-		actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
-		res, lerr := r.runLoad(actx, row, mode, onPhase)
-		if kept != nil {
-			kept(log)
-		}
-		if lerr != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			lerr = fmt.Errorf("attempt exceeded its time bound of %s: %w", attemptBound(&row), lerr)
-		}
-		cancel()
-		endPhases()
-		samples := tel.stop()
-		log.printf("%s", tel.describe())
-		if env.TelemetryGaps = tel.gaps(); len(env.TelemetryGaps) > 0 {
-			var hs []string
-			for _, g := range env.TelemetryGaps {
-				hs = append(hs, fmt.Sprintf("%s %.1f s of %.1f s", g.Host, g.MissingS, g.WindowS))
-			}
-			log.printf("telemetry covers less than the measured window: missing %s", strings.Join(hs, ", "))
-		}
-		phase("write", time.Time{})
-		ev = evidenceOf(res, lerr, samples)
-		if res != nil && res.Published > 0 && ev.Metrics != nil {
-			perMsg := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(res.Published) }
-			for _, role := range []string{planner.RoleCluster, planner.RoleBroker, planner.RoleController} {
-				for _, host := range tel.hostsOf(role) {
-					if cpu, ok := tel.cpu(host); ok {
-						ev.Metrics["host_cpu_"+host+"_us_per_msg"] = perMsg(cpu)
-					}
-				}
-			}
-			if !row.NeedsGateway() {
-				if hasTelemetry {
-					// No gateway in the path, so none of its CPU (runs.csv
-					// says so; effects skip zero baselines).
-					ev.Metrics["gateway_cpu_us_per_msg"] = 0
-				}
-			} else if gws := tel.hostsOf(planner.RoleGateway); len(gws) > 0 {
-				var sum time.Duration
-				all := true
-				for _, host := range gws {
-					cpu, ok := tel.cpu(host)
-					sum, all = sum+cpu, all && ok
-				}
-				if all {
-					ev.Metrics["gateway_cpu_us_per_msg"] = perMsg(sum)
-				}
-			}
-		}
-		mu.Lock()
-		cut := ctx.Err() != nil && (lerr != nil || !completed)
-		mu.Unlock()
-		if cut {
-			// A run cut short by a signal is neither healthy nor unhealthy.
-			ev.Outcome, ev.Reasons = results.OutcomeInterrupted, nil
-			ev.Error = "interrupted by a signal"
-			if lerr != nil {
-				ev.Error += ": " + lerr.Error()
+// cpuPerMessage is the CPU time, in microseconds per published message,
+// that each broker-side host (host_cpu_<host>_us_per_msg) and the
+// gateways together (gateway_cpu_us_per_msg) spent in tel's measurement
+// window. A host whose window was not read at both ends has none; the
+// gateways have none unless all were read. A row with no gateway in its
+// path has a gateway CPU of 0 where the target samples its hosts
+// (hasTelemetry): runs.csv says so, and effects skip zero baselines.
+func cpuPerMessage(tel *telemetry, published int64, needsGateway, hasTelemetry bool) map[string]float64 {
+	m := map[string]float64{}
+	perMsg := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(published) }
+	for _, role := range []string{planner.RoleCluster, planner.RoleBroker, planner.RoleController} {
+		for _, host := range tel.hostsOf(role) {
+			if cpu, ok := tel.cpu(host); ok {
+				m["host_cpu_"+host+"_us_per_msg"] = perMsg(cpu)
 			}
 		}
 	}
+	if !needsGateway {
+		if hasTelemetry {
+			m["gateway_cpu_us_per_msg"] = 0
+		}
+	} else if gws := tel.hostsOf(planner.RoleGateway); len(gws) > 0 {
+		var sum time.Duration
+		all := true
+		for _, host := range gws {
+			cpu, ok := tel.cpu(host)
+			sum, all = sum+cpu, all && ok
+		}
+		if all {
+			m["gateway_cpu_us_per_msg"] = perMsg(sum)
+		}
+	}
+	return m
+}
+
+// finishAttempt records attempt a of row ending with evidence ev: the
+// logs of a failure, the environment when the attempt added to it, and the
+// runner's log.
+func (r *run) finishAttempt(wctx context.Context, row planner.Row, a results.Attempt, env *attemptEnv,
+	ev results.Evidence, log *attemptLog) (results.Outcome, error) {
 	if ev.Outcome == results.OutcomeFailed {
-		ev.Logs = append(ev.Logs, r.collectLogs(wctx, started, log)...)
+		ev.Logs = append(ev.Logs, r.collectLogs(wctx, a.Started, log)...)
 	}
 	if env.GatewayCrypto != nil && (env.GatewayCrypto.TLSKept != nil || env.GatewayCrypto.TLSKeptError != "") || len(env.TelemetryGaps) > 0 {
 		ev.Environment, _ = json.Marshal(env)
@@ -522,12 +508,12 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 	if ev.Error != "" {
 		log.printf("error: %s", ev.Error)
 	}
-	log.printf("outcome %s after %s", ev.Outcome, ev.Ended.Sub(started).Round(time.Millisecond))
+	log.printf("outcome %s after %s", ev.Outcome, ev.Ended.Sub(a.Started).Round(time.Millisecond))
 	ev.Logs = append(ev.Logs, results.Log{Name: "runner", Text: log.bytes()})
 	if err := r.store.FinishAttempt(wctx, a.ID, ev); err != nil {
 		return "", fmt.Errorf("record attempt %d of %s: %w", a.Number, row.Run, err)
 	}
-	r.prog.finishRow(row, a.Number, ev, ev.Ended.Sub(started))
+	r.prog.finishRow(row, a.Number, ev, ev.Ended.Sub(a.Started))
 	return ev.Outcome, nil
 }
 
