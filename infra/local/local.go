@@ -96,31 +96,13 @@ type Cluster struct {
 // Start brings up kfake and every direct mode's fronts, and writes one
 // client config file per mode into Dir.
 func Start(ctx context.Context, o Options) (*Cluster, error) {
-	if o.Brokers == 0 {
-		o.Brokers = 1
-	}
-	if o.Brokers < 1 || o.Brokers > 9 {
-		return nil, fmt.Errorf("local: brokers %d: want 1..9", o.Brokers)
-	}
-	if o.Host == "" {
-		o.Host = "127.0.0.1"
-	}
-	if net.ParseIP(o.Host) == nil {
-		return nil, fmt.Errorf("local: host %q: want an IP address of this machine", o.Host)
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	c := &Cluster{dir: o.Dir, host: o.Host, modes: map[string]endpoint.Endpoint{}}
-	if c.dir == "" {
-		d, err := os.MkdirTemp("", "xp-cluster-")
-		if err != nil {
-			return nil, fmt.Errorf("local: %w", err)
-		}
-		c.dir, c.tempDir = d, true
-	} else if err := os.MkdirAll(c.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("local: %w", err)
-	} else if c.dir, err = filepath.Abs(c.dir); err != nil {
-		// Absolute, so that paths derived from it (client configs, key
-		// vaults resolved against it) mean the same from anywhere.
-		return nil, fmt.Errorf("local: %w", err)
+	if err := c.makeDir(); err != nil {
+		return nil, err
 	}
 	ok := false
 	defer func() {
@@ -131,11 +113,77 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	specs, err := c.directSpecs()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.startKfake(o.Brokers, o.Retention); err != nil {
+		return nil, err
+	}
+	upstreams := c.kf.ListenAddrs()
+	for _, name := range planner.DirectModes() {
+		if err := c.startMode(name, specs[name], upstreams); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return c, nil
+}
+
+// withDefaults is o with its defaults filled in, or why it cannot be
+// served.
+func (o Options) withDefaults() (Options, error) {
+	if o.Brokers == 0 {
+		o.Brokers = 1
+	}
+	if o.Brokers < 1 || o.Brokers > 9 {
+		return o, fmt.Errorf("local: brokers %d: want 1..9", o.Brokers)
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if net.ParseIP(o.Host) == nil {
+		return o, fmt.Errorf("local: host %q: want an IP address of this machine", o.Host)
+	}
+	return o, nil
+}
+
+// makeDir creates c's directory, a fresh temporary one when none is set,
+// and makes its path absolute.
+func (c *Cluster) makeDir() error {
+	if c.dir == "" {
+		d, err := os.MkdirTemp("", "xp-cluster-")
+		if err != nil {
+			return fmt.Errorf("local: %w", err)
+		}
+		c.dir, c.tempDir = d, true
+	} else if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return fmt.Errorf("local: %w", err)
+	} else if c.dir, err = filepath.Abs(c.dir); err != nil {
+		// Absolute, so that paths derived from it (client configs, key
+		// vaults resolved against it) mean the same from anywhere.
+		return fmt.Errorf("local: %w", err)
+	}
+	return nil
+}
+
+// modeSpec is what the fronts of a direct mode require of a client, and
+// the client properties that meet it.
+type modeSpec struct {
+	tls   *tls.Config
+	users map[string]*credential
+	props map[string]string
+}
+
+// directSpecs creates c's authority in dir/pki with the broker and client
+// certificates, and the SASL user's password, and returns the spec of
+// every direct mode.
+func (c *Cluster) directSpecs() (map[string]modeSpec, error) {
 	var err error
 	if c.ca, err = pki.New(filepath.Join(c.dir, PKIDir)); err != nil {
 		return nil, err
 	}
-	scert, skey, err := c.ca.Server(BrokerCertName, o.Host)
+	scert, skey, err := c.ca.Server(BrokerCertName, c.host)
 	if err != nil {
 		return nil, err
 	}
@@ -159,20 +207,43 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	users := map[string]*credential{SASLUser: cred}
+	return map[string]modeSpec{
+		planner.SecurityPlaintext: {props: map[string]string{kafkaconf.SecurityProtocol: "plaintext"}},
+		planner.SecurityTLS: {tls: serverTLS, props: map[string]string{
+			kafkaconf.SecurityProtocol: "ssl", kafkaconf.SSLCALocation: c.ca.CAPath()}},
+		planner.SecurityMTLS: {tls: mtlsTLS, props: map[string]string{
+			kafkaconf.SecurityProtocol: "ssl", kafkaconf.SSLCALocation: c.ca.CAPath(),
+			kafkaconf.SSLCertificate: ccert, kafkaconf.SSLKey: ckey}},
+		planner.SecuritySASLSSL: {tls: serverTLS, users: users, props: map[string]string{
+			kafkaconf.SecurityProtocol: "sasl_ssl", kafkaconf.SSLCALocation: c.ca.CAPath(),
+			kafkaconf.SASLMechanism: MechScramSHA512, kafkaconf.SASLUsername: SASLUser,
+			kafkaconf.SASLPassword: c.password}},
+	}, nil
+}
 
+// brokerConfigs are the kfake brokers' configs: small segments and, when
+// set, retention.
+func brokerConfigs(retention time.Duration) map[string]string {
 	// Small segments: kfake keeps segments in memory and grows each by
 	// doubling, so its default 100 MiB segments mean copies of up to 64 MiB
 	// that stall every produce for tens of milliseconds.
 	bcfg := map[string]string{"log.segment.bytes": strconv.Itoa(8 << 20)}
-	if o.Retention > 0 {
-		bcfg["log.retention.ms"] = strconv.FormatInt(max(1, o.Retention.Milliseconds()), 10)
+	if retention > 0 {
+		bcfg["log.retention.ms"] = strconv.FormatInt(max(1, retention.Milliseconds()), 10)
 	}
-	c.kf, err = kfake.NewCluster(kfake.NumBrokers(o.Brokers), kfake.AllowAutoTopicCreation(),
-		kfake.BrokerConfigs(bcfg))
+	return bcfg
+}
+
+// startKfake starts the kfake cluster of c and, with retention, the
+// ticker that applies it.
+func (c *Cluster) startKfake(brokers int, retention time.Duration) error {
+	var err error
+	c.kf, err = kfake.NewCluster(kfake.NumBrokers(brokers), kfake.AllowAutoTopicCreation(),
+		kfake.BrokerConfigs(brokerConfigs(retention)))
 	if err != nil {
-		return nil, fmt.Errorf("local: kfake: %w", err)
+		return fmt.Errorf("local: kfake: %w", err)
 	}
-	if o.Retention > 0 {
+	if retention > 0 {
 		// kfake applies retention on its own only to topics that carry a
 		// retention config; the load generator's topics do not.
 		c.stopRetention = make(chan struct{})
@@ -191,69 +262,53 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			}
 		}()
 	}
-	upstreams := c.kf.ListenAddrs()
+	return nil
+}
 
-	type spec struct {
-		tls   *tls.Config
-		users map[string]*credential
-		props map[string]string
+// startMode starts direct mode name's fronts, one in front of each
+// upstream broker, and writes its client config (and, for sasl_ssl, a
+// second one using PLAIN).
+func (c *Cluster) startMode(name string, sp modeSpec, upstreams []string) error {
+	addrs := map[string]hostPort{}
+	var fs []*front
+	for _, upAddr := range upstreams {
+		ln, err := net.Listen("tcp", net.JoinHostPort(c.host, "0"))
+		if err != nil {
+			return fmt.Errorf("local: %s front: %w", name, err)
+		}
+		f := &front{mode: name, ln: ln, upstream: upAddr, tls: sp.tls, users: sp.users,
+			addrs: addrs, conns: map[net.Conn]struct{}{}}
+		h, p, _ := net.SplitHostPort(ln.Addr().String())
+		port, _ := strconv.Atoi(p)
+		addrs[upAddr] = hostPort{host: h, port: int32(port)}
+		fs = append(fs, f)
 	}
-	specs := map[string]spec{
-		planner.SecurityPlaintext: {props: map[string]string{kafkaconf.SecurityProtocol: "plaintext"}},
-		planner.SecurityTLS: {tls: serverTLS, props: map[string]string{
-			kafkaconf.SecurityProtocol: "ssl", kafkaconf.SSLCALocation: c.ca.CAPath()}},
-		planner.SecurityMTLS: {tls: mtlsTLS, props: map[string]string{
-			kafkaconf.SecurityProtocol: "ssl", kafkaconf.SSLCALocation: c.ca.CAPath(),
-			kafkaconf.SSLCertificate: ccert, kafkaconf.SSLKey: ckey}},
-		planner.SecuritySASLSSL: {tls: serverTLS, users: users, props: map[string]string{
-			kafkaconf.SecurityProtocol: "sasl_ssl", kafkaconf.SSLCALocation: c.ca.CAPath(),
-			kafkaconf.SASLMechanism: MechScramSHA512, kafkaconf.SASLUsername: SASLUser,
-			kafkaconf.SASLPassword: c.password}},
+	var boot []string
+	for _, f := range fs {
+		boot = append(boot, f.addr())
+		f.wg.Add(1)
+		go f.serve()
 	}
-	for _, name := range planner.DirectModes() {
-		sp := specs[name]
-		addrs := map[string]hostPort{}
-		var fs []*front
-		for _, upAddr := range upstreams {
-			ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, "0"))
-			if err != nil {
-				return nil, fmt.Errorf("local: %s front: %w", name, err)
-			}
-			f := &front{mode: name, ln: ln, upstream: upAddr, tls: sp.tls, users: sp.users,
-				addrs: addrs, conns: map[net.Conn]struct{}{}}
-			h, p, _ := net.SplitHostPort(ln.Addr().String())
-			port, _ := strconv.Atoi(p)
-			addrs[upAddr] = hostPort{host: h, port: int32(port)}
-			fs = append(fs, f)
+	c.fronts = append(c.fronts, fs...)
+	props := sp.props
+	props[kafkaconf.BootstrapServers] = strings.Join(boot, ",")
+	path := filepath.Join(c.dir, name+".properties")
+	if err := kafkaconf.WriteClientConfig(path, props); err != nil {
+		return err
+	}
+	c.modes[name] = endpoint.Endpoint{Bootstrap: kafkaconf.Bootstrap(props), ClientConfig: path}
+	if name == planner.SecuritySASLSSL {
+		plain := map[string]string{}
+		for k, v := range props {
+			plain[k] = v
 		}
-		var boot []string
-		for _, f := range fs {
-			boot = append(boot, f.addr())
-			f.wg.Add(1)
-			go f.serve()
-		}
-		c.fronts = append(c.fronts, fs...)
-		props := sp.props
-		props[kafkaconf.BootstrapServers] = strings.Join(boot, ",")
-		path := filepath.Join(c.dir, name+".properties")
-		if err := kafkaconf.WriteClientConfig(path, props); err != nil {
-			return nil, err
-		}
-		c.modes[name] = endpoint.Endpoint{Bootstrap: kafkaconf.Bootstrap(props), ClientConfig: path}
-		if name == planner.SecuritySASLSSL {
-			plain := map[string]string{}
-			for k, v := range props {
-				plain[k] = v
-			}
-			plain[kafkaconf.SASLMechanism] = MechPlain
-			c.plainSASL = filepath.Join(c.dir, "sasl_ssl-plain.properties")
-			if err := kafkaconf.WriteClientConfig(c.plainSASL, plain); err != nil {
-				return nil, err
-			}
+		plain[kafkaconf.SASLMechanism] = MechPlain
+		c.plainSASL = filepath.Join(c.dir, "sasl_ssl-plain.properties")
+		if err := kafkaconf.WriteClientConfig(c.plainSASL, plain); err != nil {
+			return err
 		}
 	}
-	ok = true
-	return c, nil
+	return nil
 }
 
 // Attach returns a Cluster standing for one that another process serves
