@@ -255,14 +255,44 @@ func keyError(e *yamlcheck.KeyError) *ConfigError {
 // Validate fills defaults and checks the config, including that every
 // certificate file exists and loads.
 func (c *Config) Validate() error {
-	bad := func(format string, a ...any) error { return &ConfigError{Msg: fmt.Sprintf(format, a...)} }
-	l := &c.Listen
+	if err := c.Listen.validate(); err != nil {
+		return err
+	}
+	if err := c.Client.validate(); err != nil {
+		return err
+	}
+	if err := c.Upstream.validate(); err != nil {
+		return err
+	}
+	if err := c.Limits.validate(); err != nil {
+		return err
+	}
+	switch c.Crypto {
+	case "":
+		c.Crypto = planner.GatewayCryptoStd
+	case planner.GatewayCryptoStd, planner.GatewayCryptoFast:
+	default:
+		return badConfig("crypto: %q is not one of std, fast", c.Crypto)
+	}
+	if err := c.Metrics.validate(); err != nil {
+		return err
+	}
+	return c.checkFiles()
+}
+
+// badConfig is a *ConfigError without a file.
+func badConfig(format string, a ...any) error {
+	return &ConfigError{Msg: fmt.Sprintf(format, a...)}
+}
+
+// validate fills the listeners' defaults and checks their ports.
+func (l *Listen) validate() error {
 	if l.Host == "" {
 		l.Host = "127.0.0.1"
 	}
 	if l.AdvertisedHost == "" {
 		if ip := net.ParseIP(l.Host); ip != nil && ip.IsUnspecified() {
-			return bad("listen.advertised_host: required when listen.host is %s (the address clients reach the gateway at)", l.Host)
+			return badConfig("listen.advertised_host: required when listen.host is %s (the address clients reach the gateway at)", l.Host)
 		}
 		l.AdvertisedHost = l.Host
 	}
@@ -271,7 +301,7 @@ func (c *Config) Validate() error {
 		l.BootstrapPort = &p
 	}
 	if *l.BootstrapPort < 0 || *l.BootstrapPort > 65535 {
-		return bad("listen.bootstrap_port: %d is not a port (0..65535)", *l.BootstrapPort)
+		return badConfig("listen.bootstrap_port: %d is not a port (0..65535)", *l.BootstrapPort)
 	}
 	if l.NodePortBase == nil {
 		p := 0
@@ -281,37 +311,46 @@ func (c *Config) Validate() error {
 		l.NodePortBase = &p
 	}
 	if *l.NodePortBase < 0 || *l.NodePortBase > 65535 {
-		return bad("listen.node_port_base: %d is not a port (0..65535)", *l.NodePortBase)
+		return badConfig("listen.node_port_base: %d is not a port (0..65535)", *l.NodePortBase)
 	}
 	if *l.NodePortBase != 0 && *l.BootstrapPort != 0 && *l.NodePortBase <= *l.BootstrapPort {
-		return bad("listen.node_port_base: %d would put a node on the bootstrap port %d; use a base above it", *l.NodePortBase, *l.BootstrapPort)
+		return badConfig("listen.node_port_base: %d would put a node on the bootstrap port %d; use a base above it", *l.NodePortBase, *l.BootstrapPort)
 	}
+	return nil
+}
 
-	switch c.Client.Transport {
+// validate fills the client leg's default transport and checks that it
+// names the certificates the transport needs.
+func (cl *Client) validate() error {
+	switch cl.Transport {
 	case "":
-		c.Client.Transport = planner.SecurityPlaintext
+		cl.Transport = planner.SecurityPlaintext
 	case planner.SecurityPlaintext, planner.SecurityTLS, planner.SecurityMTLS, planner.SecuritySASLSSL:
 	default:
-		return bad("client.transport: %q is not one of plaintext, tls, mtls, sasl_ssl", c.Client.Transport)
+		return badConfig("client.transport: %q is not one of plaintext, tls, mtls, sasl_ssl", cl.Transport)
 	}
-	if c.Client.Transport != planner.SecurityPlaintext {
-		if c.Client.Cert == "" || c.Client.Key == "" {
-			return bad("client.cert and client.key: required for client.transport %s", c.Client.Transport)
+	if cl.Transport != planner.SecurityPlaintext {
+		if cl.Cert == "" || cl.Key == "" {
+			return badConfig("client.cert and client.key: required for client.transport %s", cl.Transport)
 		}
 	}
-	if c.Client.Transport == planner.SecurityMTLS && c.Client.CA == "" {
-		return bad("client.ca: required for client.transport mtls (the CA that signs client certificates)")
+	if cl.Transport == planner.SecurityMTLS && cl.CA == "" {
+		return badConfig("client.ca: required for client.transport mtls (the CA that signs client certificates)")
 	}
+	return nil
+}
 
-	u := &c.Upstream
+// validate fills the broker leg's defaults and checks its brokers'
+// addresses, its transport and its dial timeout.
+func (u *Upstream) validate() error {
 	if len(u.Bootstrap) == 0 {
-		return bad("upstream.bootstrap: list at least one broker host:port")
+		return badConfig("upstream.bootstrap: list at least one broker host:port")
 	}
 	for _, a := range u.Bootstrap {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-			return bad("upstream.bootstrap: %q is not host:port", a)
+			return badConfig("upstream.bootstrap: %q is not host:port", a)
 		} else if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
-			return bad("upstream.bootstrap: %q has no valid port", a)
+			return badConfig("upstream.bootstrap: %q has no valid port", a)
 		}
 	}
 	switch u.Transport {
@@ -319,54 +358,60 @@ func (c *Config) Validate() error {
 		u.Transport = planner.SecurityPlaintext
 	case planner.SecurityPlaintext, planner.SecurityTLS, planner.SecurityMTLS:
 	default:
-		return bad("upstream.transport: %q is not one of plaintext, tls, mtls (SASL is forwarded from clients)", u.Transport)
+		return badConfig("upstream.transport: %q is not one of plaintext, tls, mtls (SASL is forwarded from clients)", u.Transport)
 	}
 	if u.Transport == planner.SecurityMTLS && (u.Cert == "" || u.Key == "") {
-		return bad("upstream.cert and upstream.key: required for upstream.transport mtls")
+		return badConfig("upstream.cert and upstream.key: required for upstream.transport mtls")
 	}
 	if u.DialTimeout == 0 {
 		u.DialTimeout = DefaultDialTimeout
 	}
 	if u.DialTimeout < 0 {
-		return bad("upstream.dial_timeout: must be positive")
+		return badConfig("upstream.dial_timeout: must be positive")
 	}
+	return nil
+}
 
-	if c.Limits.MaxFrameBytes == 0 {
-		c.Limits.MaxFrameBytes = DefaultMaxFrameBytes
+// validate fills the limits' defaults and checks their ranges.
+func (lim *Limits) validate() error {
+	if lim.MaxFrameBytes == 0 {
+		lim.MaxFrameBytes = DefaultMaxFrameBytes
 	}
-	if c.Limits.MaxFrameBytes < 1024 || c.Limits.MaxFrameBytes > 1<<30 {
-		return bad("limits.max_frame_bytes: %d is outside 1024..1073741824", c.Limits.MaxFrameBytes)
+	if lim.MaxFrameBytes < 1024 || lim.MaxFrameBytes > 1<<30 {
+		return badConfig("limits.max_frame_bytes: %d is outside 1024..1073741824", lim.MaxFrameBytes)
 	}
-	if c.Limits.MaxInFlight == 0 {
-		c.Limits.MaxInFlight = DefaultMaxInFlight
+	if lim.MaxInFlight == 0 {
+		lim.MaxInFlight = DefaultMaxInFlight
 	}
-	if c.Limits.MaxInFlight < 1 || c.Limits.MaxInFlight > 1<<16 {
-		return bad("limits.max_in_flight: %d is outside 1..65536", c.Limits.MaxInFlight)
+	if lim.MaxInFlight < 1 || lim.MaxInFlight > 1<<16 {
+		return badConfig("limits.max_in_flight: %d is outside 1..65536", lim.MaxInFlight)
 	}
-	if c.Limits.BufferBytes == 0 {
-		c.Limits.BufferBytes = DefaultBufferBytes
+	if lim.BufferBytes == 0 {
+		lim.BufferBytes = DefaultBufferBytes
 	}
-	if c.Limits.BufferBytes < 4096 || c.Limits.BufferBytes > 16<<20 {
-		return bad("limits.buffer_bytes: %d is outside 4096..16777216", c.Limits.BufferBytes)
+	if lim.BufferBytes < 4096 || lim.BufferBytes > 16<<20 {
+		return badConfig("limits.buffer_bytes: %d is outside 4096..16777216", lim.BufferBytes)
 	}
-	switch c.Crypto {
-	case "":
-		c.Crypto = planner.GatewayCryptoStd
-	case planner.GatewayCryptoStd, planner.GatewayCryptoFast:
-	default:
-		return bad("crypto: %q is not one of std, fast", c.Crypto)
+	return nil
+}
+
+// validate fills the metrics endpoint's default and checks it.
+func (m *Metrics) validate() error {
+	if m.Listen == "" {
+		m.Listen = DefaultMetricsListen
 	}
-	if c.Metrics.Listen == "" {
-		c.Metrics.Listen = DefaultMetricsListen
-	}
-	if c.Metrics.Listen != "off" {
-		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
-			return bad("metrics.listen: %q is not host:port (or off)", c.Metrics.Listen)
+	if m.Listen != "off" {
+		if _, _, err := net.SplitHostPort(m.Listen); err != nil {
+			return badConfig("metrics.listen: %q is not host:port (or off)", m.Listen)
 		}
 	}
+	return nil
+}
 
-	// Certificates: every named file must exist now, not at the first
-	// connection.
+// checkFiles checks that every certificate file named exists now, not at
+// the first connection, and that both legs' TLS configs load.
+func (c *Config) checkFiles() error {
+	u := &c.Upstream
 	for _, f := range []struct{ key, path string }{
 		{"client.cert", c.Client.Cert}, {"client.key", c.Client.Key}, {"client.ca", c.Client.CA},
 		{"upstream.ca", u.CA}, {"upstream.cert", u.Cert}, {"upstream.key", u.Key},
@@ -375,14 +420,14 @@ func (c *Config) Validate() error {
 			continue
 		}
 		if _, err := os.Stat(c.path(f.path)); err != nil {
-			return bad("%s: %s: %v", f.key, c.path(f.path), errors.Unwrap(err))
+			return badConfig("%s: %s: %v", f.key, c.path(f.path), errors.Unwrap(err))
 		}
 	}
 	if _, err := c.clientTLS(); err != nil {
-		return bad("client: %v", err)
+		return badConfig("client: %v", err)
 	}
 	if _, err := c.upstreamTLS(); err != nil {
-		return bad("upstream: %v", err)
+		return badConfig("upstream: %v", err)
 	}
 	return nil
 }
