@@ -190,7 +190,34 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 	for _, d := range olds {
 		os.RemoveAll(d)
 	}
-	addrs, err := loopbackAddresses(o.Brokers)
+	srv, err := c.newServer(o.Brokers)
+	if err != nil {
+		return nil, err
+	}
+	clusterID := kafkaconf.NewClusterID()
+	logName, logConf := release.LogConfig(o.Release.Version)
+	for _, n := range srv.Nodes {
+		if err := c.writeBroker(srv, n, logName, logConf); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.writeClientConfigs(srv); err != nil {
+		return nil, err
+	}
+	if err := c.formatAll(ctx, o.Java, clusterID); err != nil {
+		return nil, err
+	}
+	if err := c.launch(ctx, o, srv); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newServer is the configuration of brokers nodes on loopback addresses
+// and free ports, with the SASL user's password and c's authority, made
+// in c.dir/pki.
+func (c *Cluster) newServer(brokers int) (*kafkaconf.Server, error) {
+	addrs, err := loopbackAddresses(brokers)
 	if err != nil {
 		return nil, err
 	}
@@ -201,65 +228,68 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 	srv := kafkaconf.NewServer(addrs, nil)
 	srv.Ports = ports
 	srv.Extra = QuorumTimeouts
-	if c.ca, err = pki.New(filepath.Join(dir, local.PKIDir)); err != nil {
+	if c.ca, err = pki.New(filepath.Join(c.dir, local.PKIDir)); err != nil {
 		return nil, err
 	}
 	pw := make([]byte, 16)
 	rand.Read(pw)
 	srv.SASLUser, srv.SASLPassword = local.SASLUser, hex.EncodeToString(pw)
-	clusterID := kafkaconf.NewClusterID()
+	return srv, nil
+}
 
-	logName, logConf := release.LogConfig(o.Release.Version)
-	for _, n := range srv.Nodes {
-		b := Broker{Name: "broker-" + strconv.Itoa(n.ID), ID: n.ID, Address: n.Address}
-		b.Dir = filepath.Join(dir, b.Name)
-		for _, d := range []string{b.Dir, filepath.Join(b.Dir, "logs")} {
-			if err := os.MkdirAll(d, 0o700); err != nil {
-				return nil, err
-			}
+// writeBroker lays out node n's directory: its certificate and key store,
+// server.properties and the log configuration logConf named logName; it
+// adds the node to c's brokers.
+func (c *Cluster) writeBroker(srv *kafkaconf.Server, n kafkaconf.Node, logName string, logConf []byte) error {
+	b := Broker{Name: "broker-" + strconv.Itoa(n.ID), ID: n.ID, Address: n.Address}
+	b.Dir = filepath.Join(c.dir, b.Name)
+	for _, d := range []string{b.Dir, filepath.Join(b.Dir, "logs")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
 		}
-		if _, _, err := c.ca.Server(b.Name, n.Address); err != nil {
-			return nil, err
-		}
-		ks, err := c.ca.Keystore(b.Name)
-		if err != nil {
-			return nil, err
-		}
-		s := *srv
-		s.LogDirs = filepath.Join(b.Dir, "data")
-		s.Keystore, s.Truststore = ks, c.ca.CAPath()
-		props, err := s.Properties(n.ID)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(b.Dir, "server.properties"), props, 0o600); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(b.Dir, logName), logConf, 0o600); err != nil {
-			return nil, err
-		}
-		c.brokers = append(c.brokers, b)
 	}
-	if err := c.writeClientConfigs(srv); err != nil {
-		return nil, err
+	if _, _, err := c.ca.Server(b.Name, n.Address); err != nil {
+		return err
 	}
+	ks, err := c.ca.Keystore(b.Name)
+	if err != nil {
+		return err
+	}
+	s := *srv
+	s.LogDirs = filepath.Join(b.Dir, "data")
+	s.Keystore, s.Truststore = ks, c.ca.CAPath()
+	props, err := s.Properties(n.ID)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(b.Dir, "server.properties"), props, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(b.Dir, logName), logConf, 0o600); err != nil {
+		return err
+	}
+	c.brokers = append(c.brokers, b)
+	return nil
+}
 
-	// Storage, every node at once.
+// formatAll formats the storage of every node at once.
+func (c *Cluster) formatAll(ctx context.Context, java Java, clusterID string) error {
 	errs := make([]error, len(c.brokers))
 	var wg sync.WaitGroup
 	for i, b := range c.brokers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = c.format(ctx, o.Java, b, clusterID)
+			errs[i] = c.format(ctx, java, b, clusterID)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
+	return errors.Join(errs...)
+}
 
-	// The brokers; readiness ends early when one of them exits.
+// launch starts the brokers and waits until they are ready; readiness
+// ends early when one of them exits.
+func (c *Cluster) launch(ctx context.Context, o Options, srv *kafkaconf.Server) error {
 	rctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	for i, b := range c.brokers {
@@ -267,7 +297,7 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 		argv = append(argv, filepath.Join(b.Dir, "server.properties"))
 		out, err := os.OpenFile(filepath.Join(b.Dir, "logs", "kafka.out"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cmd := exec.Command(o.Java.Path, argv...)
 		cmd.Dir = b.Dir
@@ -275,7 +305,7 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 		p, err := childproc.Start(cmd, o.Keep)
 		out.Close()
 		if err != nil {
-			return nil, fmt.Errorf("kafkaproc: start %s: %w", b.Name, err)
+			return fmt.Errorf("kafkaproc: start %s: %w", b.Name, err)
 		}
 		c.procs = append(c.procs, p)
 		c.brokers[i].Pid = p.Pid()
@@ -293,11 +323,11 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 		}
 		err = fmt.Errorf("kafkaproc: Kafka %s did not start: %w%s", o.Release.Version, err, c.logTails())
 		if c.portTaken() {
-			return nil, &portTakenError{err}
+			return &portTakenError{err}
 		}
-		return nil, err
+		return err
 	}
-	return c, nil
+	return nil
 }
 
 // javaArgs are the java arguments running class of the release for
