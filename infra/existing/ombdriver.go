@@ -63,109 +63,153 @@ func ImportOMBDriver(path string, data []byte, mode string) (*DriverImport, erro
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: want an OMB driver file (driverClass: %s, commonConfig, ...)", path, OMBKafkaDriver)
 	}
-	d := &DriverImport{Mode: mode}
-	var errs []error
-	bad := func(line int, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("%s:%d: %s", path, line, fmt.Sprintf(format, a...)))
-	}
-	note := func(line int, format string, a ...any) {
-		d.Notes = append(d.Notes, fmt.Sprintf("%s:%d: %s", path, line, fmt.Sprintf(format, a...)))
-	}
+	r := &driverReader{path: path, d: &DriverImport{Mode: mode}, chosen: map[string]string{}}
 	m := doc.Content[0]
+	sections := r.topLevel(m)
+	for _, sec := range []string{"commonConfig", "producerConfig", "consumerConfig", "topicConfig"} {
+		if n := sections[sec]; n != nil {
+			r.section(sec, n)
+		}
+	}
+	if len(r.d.Bootstrap) == 0 && len(r.errs) == 0 {
+		r.bad(m.Line, "commonConfig has no bootstrap.servers")
+	}
+	if len(r.errs) > 0 {
+		return nil, errors.Join(r.errs...)
+	}
+	return r.endpoint()
+}
+
+// driverReader reads an OMB driver file from path into d, collecting its
+// errors and the connection properties chosen.
+type driverReader struct {
+	path string
+	d    *DriverImport
+	errs []error
+	// props are the connection properties taken over, as Java property
+	// lines; chosen the same by key.
+	props  []string
+	chosen map[string]string
+}
+
+// bad records an error at line of the file.
+func (r *driverReader) bad(line int, format string, a ...any) {
+	r.errs = append(r.errs, fmt.Errorf("%s:%d: %s", r.path, line, fmt.Sprintf(format, a...)))
+}
+
+// note records, at line of the file, what is not taken over and why.
+func (r *driverReader) note(line int, format string, a ...any) {
+	r.d.Notes = append(r.d.Notes, fmt.Sprintf("%s:%d: %s", r.path, line, fmt.Sprintf(format, a...)))
+}
+
+// topLevel reads the file's keys, m: the driver class, the replication
+// factor and, by key, the properties sections it returns.
+func (r *driverReader) topLevel(m *yaml.Node) map[string]*yaml.Node {
 	sections := map[string]*yaml.Node{}
 	driverClass := ""
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if !slices.Contains(ombDriverKeys, k.Value) {
-			bad(k.Line, "unknown key %q%s (an OMB Kafka driver file has %s)", k.Value, yamlcheck.Suggestion(k.Value, ombDriverKeys), strings.Join(ombDriverKeys, ", "))
+			r.bad(k.Line, "unknown key %q%s (an OMB Kafka driver file has %s)", k.Value, yamlcheck.Suggestion(k.Value, ombDriverKeys), strings.Join(ombDriverKeys, ", "))
 			continue
 		}
 		switch k.Value {
 		case "driverClass":
 			driverClass = v.Value
 			if v.Value != OMBKafkaDriver {
-				bad(v.Line, "driverClass %s: not OMB's Kafka driver (%s)", v.Value, OMBKafkaDriver)
+				r.bad(v.Line, "driverClass %s: not OMB's Kafka driver (%s)", v.Value, OMBKafkaDriver)
 			}
 		case "replicationFactor":
-			d.Spec = append(d.Spec, "replication_factor: "+v.Value)
+			r.d.Spec = append(r.d.Spec, "replication_factor: "+v.Value)
 		case "reset", "name":
 		default:
 			if v.Kind != yaml.ScalarNode {
-				bad(v.Line, "%s: want Java properties text (%s: |)", k.Value, k.Value)
+				r.bad(v.Line, "%s: want Java properties text (%s: |)", k.Value, k.Value)
 				continue
 			}
 			sections[k.Value] = v
 		}
 	}
-	if driverClass == "" && len(errs) == 0 {
-		bad(m.Line, "no driverClass: want %s", OMBKafkaDriver)
+	if driverClass == "" && len(r.errs) == 0 {
+		r.bad(m.Line, "no driverClass: want %s", OMBKafkaDriver)
 	}
-	var props []string
-	chosen := map[string]string{}
-	for _, sec := range []string{"commonConfig", "producerConfig", "consumerConfig", "topicConfig"} {
-		n := sections[sec]
-		if n == nil {
-			continue
+	return sections
+}
+
+// section reads the properties of section sec, text node n.
+func (r *driverReader) section(sec string, n *yaml.Node) {
+	// A block scalar's text starts on the line after its key.
+	first := n.Line
+	if n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle {
+		first++
+	}
+	ps, err := kafkaconf.ParseProperties([]byte(n.Value), kafkaconf.DialectJava)
+	if err != nil {
+		r.bad(first, "%s: %v", sec, err)
+		return
+	}
+	for _, p := range ps {
+		line := first + p.Line - 1
+		if sec == "topicConfig" {
+			r.topicProperty(line, p)
+		} else {
+			r.clientProperty(sec, line, p)
 		}
-		// A block scalar's text starts on the line after its key.
-		first := n.Line
-		if n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle {
-			first++
-		}
-		ps, err := kafkaconf.ParseProperties([]byte(n.Value), kafkaconf.DialectJava)
-		if err != nil {
-			bad(first, "%s: %v", sec, err)
-			continue
-		}
-		for _, p := range ps {
-			line := first + p.Line - 1
-			if sec == "topicConfig" {
-				if f, ok := specFields[p.Key]; ok {
-					d.Spec = append(d.Spec, f+": "+p.Value)
-				} else {
-					note(line, "topicConfig %s=%s: xp creates its topics with the row's partitions, replication_factor and min_insync_replicas only; not taken over", p.Key, p.Value)
-				}
-				continue
-			}
-			switch {
-			case p.Key == kafkaconf.BootstrapServers:
-				for _, s := range strings.Split(p.Value, ",") {
-					if s = strings.TrimSpace(s); s != "" {
-						d.Bootstrap = append(d.Bootstrap, s)
-					}
-				}
-			case kafkaconf.Reads(p.Key):
-				if prev, ok := chosen[p.Key]; ok {
-					if prev != p.Value {
-						bad(line, "%s %s differs from the value given before: the driver's producers and consumers would connect differently", sec, p.Key)
-					}
-					continue
-				}
-				chosen[p.Key] = p.Value
-				props = append(props, kafkaconf.JavaProperty(p.Key, p.Value))
-			case specFields[p.Key] != "" && sec == "producerConfig":
-				d.Spec = append(d.Spec, specFields[p.Key]+": "+p.Value)
-			default:
-				why := kafkaconf.Unsupported(p.Key)
-				if why == "" {
-					bad(line, "%s: unknown property %q", sec, p.Key)
-					continue
-				}
-				if kafkaconf.SecurityProperty(p.Key) {
-					bad(line, "%s %s: %s", sec, p.Key, why)
-					continue
-				}
-				note(line, "%s %s=%s: not taken over: xp's clients keep their own (their settings come from the plan row)", sec, p.Key, p.Value)
+	}
+}
+
+// topicProperty takes over a topic property where xp's spec has a field
+// for it.
+func (r *driverReader) topicProperty(line int, p kafkaconf.Property) {
+	if f, ok := specFields[p.Key]; ok {
+		r.d.Spec = append(r.d.Spec, f+": "+p.Value)
+	} else {
+		r.note(line, "topicConfig %s=%s: xp creates its topics with the row's partitions, replication_factor and min_insync_replicas only; not taken over", p.Key, p.Value)
+	}
+}
+
+// clientProperty sorts a client property of section sec: the bootstrap,
+// a connection property (the same wherever it is given), a producer
+// setting xp's spec has a field for, or one not taken over; a security
+// property xp cannot reproduce and an unknown one are errors.
+func (r *driverReader) clientProperty(sec string, line int, p kafkaconf.Property) {
+	switch {
+	case p.Key == kafkaconf.BootstrapServers:
+		for _, s := range strings.Split(p.Value, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				r.d.Bootstrap = append(r.d.Bootstrap, s)
 			}
 		}
+	case kafkaconf.Reads(p.Key):
+		if prev, ok := r.chosen[p.Key]; ok {
+			if prev != p.Value {
+				r.bad(line, "%s %s differs from the value given before: the driver's producers and consumers would connect differently", sec, p.Key)
+			}
+			return
+		}
+		r.chosen[p.Key] = p.Value
+		r.props = append(r.props, kafkaconf.JavaProperty(p.Key, p.Value))
+	case specFields[p.Key] != "" && sec == "producerConfig":
+		r.d.Spec = append(r.d.Spec, specFields[p.Key]+": "+p.Value)
+	default:
+		why := kafkaconf.Unsupported(p.Key)
+		if why == "" {
+			r.bad(line, "%s: unknown property %q", sec, p.Key)
+			return
+		}
+		if kafkaconf.SecurityProperty(p.Key) {
+			r.bad(line, "%s %s: %s", sec, p.Key, why)
+			return
+		}
+		r.note(line, "%s %s=%s: not taken over: xp's clients keep their own (their settings come from the plan row)", sec, p.Key, p.Value)
 	}
-	if len(d.Bootstrap) == 0 && len(errs) == 0 {
-		bad(m.Line, "commonConfig has no bootstrap.servers")
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	d.Properties = fmt.Sprintf("# %s endpoint, from the OMB driver file %s (xp plan import-omb-driver)\n", mode, path) + strings.Join(props, "")
+}
+
+// endpoint is the import, its connection properties written as a client
+// config file and checked against its mode.
+func (r *driverReader) endpoint() (*DriverImport, error) {
+	d, path, mode := r.d, r.path, r.d.Mode
+	d.Properties = fmt.Sprintf("# %s endpoint, from the OMB driver file %s (xp plan import-omb-driver)\n", mode, path) + strings.Join(r.props, "")
 	cf, err := kafkaconf.ParseClientFile(path+" (its connection properties)", []byte(d.Properties))
 	if err == nil {
 		err = matchMode(mode, cf)
