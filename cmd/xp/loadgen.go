@@ -15,13 +15,7 @@ import (
 )
 
 func newLoadgenCmd(st *state) *cobra.Command {
-	var (
-		cfg          loadgen.Config
-		clientConfig string
-		bootstrap    string
-		rate         string
-		asJSON       bool
-	)
+	var fl loadgenFlags
 	cmd := &cobra.Command{
 		Use:   "loadgen",
 		Short: "One load run against given bootstrap servers",
@@ -32,87 +26,33 @@ time); --rate max is closed loop with --concurrency records in flight per
 producer.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if clientConfig != "" {
-				props, err := kafkaconf.ReadClientConfig(clientConfig)
-				if err != nil {
-					return usageErr(fmt.Errorf("--client-config: %w", err))
-				}
-				cfg.ClientConfig = props
-			}
-			if bootstrap != "" {
-				for _, b := range strings.Split(bootstrap, ",") {
-					if b = strings.TrimSpace(b); b != "" {
-						cfg.Bootstrap = append(cfg.Bootstrap, b)
-					}
-				}
-			}
-			// Zero means "default" inside loadgen.Config; on the command
-			// line it is a mistake.
-			for _, f := range []struct {
-				name string
-				v    int
-			}{{"topics", cfg.Topics}, {"partitions", cfg.Partitions}, {"message-size", cfg.MessageSize},
-				{"producers", cfg.Producers}, {"consumers-per-group", cfg.ConsumersPerGroup}, {"batch-bytes", cfg.BatchBytes}} {
-				if f.v < 1 {
-					return usageErrf("--%s %d: want at least 1", f.name, f.v)
-				}
-			}
-			for _, f := range []struct {
-				name string
-				v    time.Duration
-			}{{"duration", cfg.Duration}, {"drain-timeout", cfg.DrainTimeout}} {
-				if f.v <= 0 {
-					return usageErrf("--%s %v: want a positive duration such as 30s", f.name, f.v)
-				}
-			}
-			r, err := loadgen.ParseRate(rate)
+			full, err := fl.config()
 			if err != nil {
-				return usageErr(err)
-			}
-			cfg.Rate = r
-			full := cfg.WithDefaults()
-			if err := full.Validate(); err != nil {
-				return usageErr(err)
-			}
-			ctx, stop := st.interruptible(c.Context())
-			defer stop()
-			full.OnPhase = func(phase string, ends time.Time) {
-				if phase == "done" {
-					return
-				}
-				fmt.Fprintf(st.stderr, "xp loadgen: %s until %s\n", phase, ends.Format("15:04:05"))
-			}
-			res, err := loadgen.Run(ctx, full)
-			if err != nil && res == nil {
-				if errors.Is(err, loadgen.ErrConfig) {
-					return usageErr(err)
-				}
-				if errors.Is(err, context.Canceled) {
-					return withCode(exitInterrupted, errors.New("interrupted"))
-				}
 				return err
 			}
-			if asJSON {
-				b, jerr := json.Marshal(res)
-				if jerr != nil {
-					return jerr
-				}
-				fmt.Fprintf(st.stdout, "%s\n", b)
-			} else {
-				printResult(st, res)
-			}
-			if err != nil {
-				return withCode(exitInterrupted, errors.New("interrupted"))
-			}
-			if !res.Healthy {
-				return withCode(exitInvalidRuns, fmt.Errorf("run unhealthy: %s", strings.Join(res.Reasons, "; ")))
-			}
-			return nil
+			return runLoadgen(c.Context(), st, full, fl.asJSON)
 		},
 	}
+	fl.register(cmd)
+	return cmd
+}
+
+// loadgenFlags are xp loadgen's flags: most set the load generator's
+// config directly, the others are read into it by config.
+type loadgenFlags struct {
+	cfg          loadgen.Config
+	clientConfig string
+	bootstrap    string
+	rate         string
+	asJSON       bool
+}
+
+// register defines the flags on cmd.
+func (fl *loadgenFlags) register(cmd *cobra.Command) {
+	cfg := &fl.cfg
 	f := cmd.Flags()
-	f.StringVar(&clientConfig, "client-config", "", "librdkafka client property file (security.protocol, ssl.*, sasl.*, bootstrap.servers)")
-	f.StringVar(&bootstrap, "bootstrap", "", "bootstrap servers host:port[,host:port] (overrides bootstrap.servers)")
+	f.StringVar(&fl.clientConfig, "client-config", "", "librdkafka client property file (security.protocol, ssl.*, sasl.*, bootstrap.servers)")
+	f.StringVar(&fl.bootstrap, "bootstrap", "", "bootstrap servers host:port[,host:port] (overrides bootstrap.servers)")
 	f.StringVar(&cfg.Topic, "topic", "", "topic, or with --topics N > 1 the prefix of topics T-0 .. T-(N-1) (default: fresh topics per run, deleted after)")
 	f.IntVar(&cfg.Topics, "topics", 1, "number of topics; each producer sends to them in turn, every group consumes all")
 	f.BoolVar(&cfg.KeepTopic, "keep-topic", false, "keep the fresh topics after the run")
@@ -120,7 +60,7 @@ producer.`,
 	f.IntVar(&cfg.ReplicationFactor, "replication-factor", 0, "replication factor of a created topic (0: broker default)")
 	f.IntVar(&cfg.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of a created topic (0: broker default)")
 	f.IntVar(&cfg.MessageSize, "message-size", 1024, "record value size in bytes")
-	f.StringVar(&rate, "rate", "1000", "total target rate in msg/s, or max (closed loop)")
+	f.StringVar(&fl.rate, "rate", "1000", "total target rate in msg/s, or max (closed loop)")
 	f.IntVar(&cfg.Concurrency, "concurrency", 0, "records in flight per producer with --rate max (default: as many as a 32 MiB producer buffer holds, as Kafka's buffer.memory)")
 	f.IntVar(&cfg.Producers, "producers", 1, "producer clients")
 	f.IntVar(&cfg.ConsumerGroups, "consumer-groups", 1, "consumer groups, each reading every record")
@@ -134,8 +74,104 @@ producer.`,
 	f.DurationVar(&cfg.Duration, "duration", 30*time.Second, "measurement window")
 	f.DurationVar(&cfg.DrainTimeout, "drain-timeout", 30*time.Second, "time allowed after the window for the backlog to reach zero")
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed of the payloads")
-	f.BoolVar(&asJSON, "json", false, "print the result as one JSON object")
-	return cmd
+	f.BoolVar(&fl.asJSON, "json", false, "print the result as one JSON object")
+}
+
+// config is the load generator's full config from the flags: the client
+// config file and bootstrap servers read in, the rate parsed, defaults
+// filled and the whole validated. Its errors are usage errors.
+func (fl *loadgenFlags) config() (loadgen.Config, error) {
+	cfg := &fl.cfg
+	if fl.clientConfig != "" {
+		props, err := kafkaconf.ReadClientConfig(fl.clientConfig)
+		if err != nil {
+			return loadgen.Config{}, usageErr(fmt.Errorf("--client-config: %w", err))
+		}
+		cfg.ClientConfig = props
+	}
+	if fl.bootstrap != "" {
+		for _, b := range strings.Split(fl.bootstrap, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				cfg.Bootstrap = append(cfg.Bootstrap, b)
+			}
+		}
+	}
+	if err := checkLoadgenFlags(cfg); err != nil {
+		return loadgen.Config{}, err
+	}
+	r, err := loadgen.ParseRate(fl.rate)
+	if err != nil {
+		return loadgen.Config{}, usageErr(err)
+	}
+	cfg.Rate = r
+	full := cfg.WithDefaults()
+	if err := full.Validate(); err != nil {
+		return loadgen.Config{}, usageErr(err)
+	}
+	return full, nil
+}
+
+// checkLoadgenFlags refuses counts below 1 and durations not positive:
+// zero means "default" inside loadgen.Config; on the command line it is
+// a mistake.
+func checkLoadgenFlags(cfg *loadgen.Config) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"topics", cfg.Topics}, {"partitions", cfg.Partitions}, {"message-size", cfg.MessageSize},
+		{"producers", cfg.Producers}, {"consumers-per-group", cfg.ConsumersPerGroup}, {"batch-bytes", cfg.BatchBytes}} {
+		if f.v < 1 {
+			return usageErrf("--%s %d: want at least 1", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"duration", cfg.Duration}, {"drain-timeout", cfg.DrainTimeout}} {
+		if f.v <= 0 {
+			return usageErrf("--%s %v: want a positive duration such as 30s", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// runLoadgen runs the load of cfg until done or interrupted, printing
+// its phases on stderr and its result on stdout (as JSON with asJSON).
+func runLoadgen(ctx context.Context, st *state, cfg loadgen.Config, asJSON bool) error {
+	ctx, stop := st.interruptible(ctx)
+	defer stop()
+	cfg.OnPhase = func(phase string, ends time.Time) {
+		if phase == "done" {
+			return
+		}
+		fmt.Fprintf(st.stderr, "xp loadgen: %s until %s\n", phase, ends.Format("15:04:05"))
+	}
+	res, err := loadgen.Run(ctx, cfg)
+	if err != nil && res == nil {
+		if errors.Is(err, loadgen.ErrConfig) {
+			return usageErr(err)
+		}
+		if errors.Is(err, context.Canceled) {
+			return withCode(exitInterrupted, errors.New("interrupted"))
+		}
+		return err
+	}
+	if asJSON {
+		b, jerr := json.Marshal(res)
+		if jerr != nil {
+			return jerr
+		}
+		fmt.Fprintf(st.stdout, "%s\n", b)
+	} else {
+		printResult(st, res)
+	}
+	if err != nil {
+		return withCode(exitInterrupted, errors.New("interrupted"))
+	}
+	if !res.Healthy {
+		return withCode(exitInvalidRuns, fmt.Errorf("run unhealthy: %s", strings.Join(res.Reasons, "; ")))
+	}
+	return nil
 }
 
 func printResult(st *state, r *loadgen.Result) {
