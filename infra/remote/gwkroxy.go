@@ -254,104 +254,155 @@ func (d *Deployment) StartKroxylicious(ctx context.Context, k *targetfile.Kroxyl
 		}
 		encrypts = encrypts || s.Security == planner.SecurityEncrypt
 	}
-	vault := encrypts && k.KMS == targetfile.KMSVault
-	install := func(h *deployed) KroxyliciousInstall {
-		in := KroxyliciousInstall{Version: k.Version, URL: k.URL, SHA512: k.SHA512, Dir: path.Join(h.dir, "kroxylicious"), Java: k.Java,
-			MinJava: release.KroxyliciousMinJava(k.Version), InMemoryKMS: encrypts && k.KMS == targetfile.KMSInMemory}
-		if k.Local() {
-			in.Uploaded = path.Join(in.Dir, path.Base(filepath.ToSlash(k.URL)))
-		}
-		if vault {
-			in.VaultURL, in.VaultSHA256 = k.VaultURL, k.VaultSHA256
-		}
-		return in
-	}
-	var token string
-	if vault {
+	x := &kroxyDeploy{d: d, k: k, gws: gws, encrypts: encrypts, vault: encrypts && k.KMS == targetfile.KMSVault}
+	if x.vault {
 		b := make([]byte, 24)
 		if _, err := rand.Read(b); err != nil {
 			return nil, err
 		}
-		token = hex.EncodeToString(b)
+		x.token = hex.EncodeToString(b)
 	}
-	tokenFile := func(h *deployed) string { return path.Join(h.dir, "gateway", "vault-token") }
-	err := d.each(ctx, gws, func(ctx context.Context, h *deployed) error {
-		in := install(h)
-		script, err := in.Script()
-		if err != nil {
-			return err
-		}
-		if in.Uploaded != "" {
-			if _, err := h.c.Upload(ctx, k.URL, in.Uploaded, 0o600); err != nil {
-				return fmt.Errorf("uploading the kroxylicious release: %w", err)
-			}
-		}
-		sp := path.Join(h.dir, "kroxylicious", "install.sh")
-		if err := h.c.WriteFile(ctx, sp, script, 0o600); err != nil {
-			return err
-		}
-		if out, err := h.c.Output(ctx, "sh "+ssh.Quote(sp)); err != nil {
-			return fmt.Errorf("installing kroxylicious: %w\n%s", err, out)
-		}
-		if vault {
-			return h.c.WriteFile(ctx, tokenFile(h), []byte(token), 0o600)
-		}
-		return nil
-	})
+	if err := d.each(ctx, gws, x.install); err != nil {
+		return nil, err
+	}
+	kms, err := x.startKMS(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return d.startGateways(ctx, specs, count, func(ctx context.Context, h *deployed, in gatewayInstance) (gatewayStarted, error) {
+		return x.startGateway(ctx, h, in, kms)
+	})
+}
+
+// kroxyDeploy is one deployment of Kroxylicious on the gateway hosts gws.
+type kroxyDeploy struct {
+	d   *Deployment
+	k   *targetfile.Kroxylicious
+	gws []string
+	// encrypts: a spec is the encrypt mode, so a KMS is needed; vault: on
+	// Vault, whose token is token.
+	encrypts, vault bool
+	token           string
+}
+
+// kroxyliciousInstall is what a host installs Kroxylicious from into
+// dir/kroxylicious: k's release (uploaded there when it is a file on this
+// machine), with the in-memory KMS or Vault when the deployment encrypts
+// on it.
+func kroxyliciousInstall(k *targetfile.Kroxylicious, dir string, encrypts, vault bool) KroxyliciousInstall {
+	in := KroxyliciousInstall{Version: k.Version, URL: k.URL, SHA512: k.SHA512, Dir: path.Join(dir, "kroxylicious"), Java: k.Java,
+		MinJava: release.KroxyliciousMinJava(k.Version), InMemoryKMS: encrypts && k.KMS == targetfile.KMSInMemory}
+	if k.Local() {
+		in.Uploaded = path.Join(in.Dir, path.Base(filepath.ToSlash(k.URL)))
+	}
+	if vault {
+		in.VaultURL, in.VaultSHA256 = k.VaultURL, k.VaultSHA256
+	}
+	return in
+}
+
+// installOf is host h's install.
+func (x *kroxyDeploy) installOf(h *deployed) KroxyliciousInstall {
+	return kroxyliciousInstall(x.k, h.dir, x.encrypts, x.vault)
+}
+
+// vaultTokenFile is where the Vault token is on gateway host h.
+func vaultTokenFile(h *deployed) string {
+	return path.Join(h.dir, "gateway", "vault-token")
+}
+
+// install installs Kroxylicious on gateway host h, and uploads the Vault
+// token there.
+func (x *kroxyDeploy) install(ctx context.Context, h *deployed) error {
+	in := x.installOf(h)
+	script, err := in.Script()
+	if err != nil {
+		return err
+	}
+	if in.Uploaded != "" {
+		if _, err := h.c.Upload(ctx, x.k.URL, in.Uploaded, 0o600); err != nil {
+			return fmt.Errorf("uploading the kroxylicious release: %w", err)
+		}
+	}
+	sp := path.Join(h.dir, "kroxylicious", "install.sh")
+	if err := h.c.WriteFile(ctx, sp, script, 0o600); err != nil {
+		return err
+	}
+	if out, err := h.c.Output(ctx, "sh "+ssh.Quote(sp)); err != nil {
+		return fmt.Errorf("installing kroxylicious: %w\n%s", err, out)
+	}
+	if x.vault {
+		return h.c.WriteFile(ctx, vaultTokenFile(h), []byte(x.token), 0o600)
+	}
+	return nil
+}
+
+// startKMS sets up the encrypting gateways' KMS: a Vault dev server with
+// its transit engine on the first gateway host, or one in-memory KEK; none
+// when no spec encrypts.
+func (x *kroxyDeploy) startKMS(ctx context.Context) (kroxylicious.KMS, error) {
 	var kms kroxylicious.KMS
 	switch {
-	case vault:
-		v := d.hosts[gws[0]]
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(vaultPort))
-		if len(gws) > 1 {
-			addr = net.JoinHostPort(v.Private, strconv.Itoa(vaultPort))
+	case x.vault:
+		v := x.d.hosts[x.gws[0]]
+		addr := vaultAddr(len(x.gws), v.Private)
+		bin := path.Join(x.installOf(v).Dir, "vault")
+		if err := startProbed(ctx, v, "vault", 60*time.Second, "--wait-tcp", addr, nil, vaultStart(bin, vaultTokenFile(v), addr)); err != nil {
+			return kms, fmt.Errorf("remote: host %s: vault: %w", v.Name, err)
 		}
-		bin := path.Join(install(v).Dir, "vault")
-		if err := startProbed(ctx, v, "vault", 60*time.Second, "--wait-tcp", addr, nil, vaultStart(bin, tokenFile(v), addr)); err != nil {
-			return nil, fmt.Errorf("remote: host %s: vault: %w", v.Name, err)
+		if out, err := v.c.Output(ctx, vaultTransit(bin, vaultTokenFile(v), addr)); err != nil {
+			return kms, fmt.Errorf("remote: host %s: vault transit engine: %w\n%s", v.Name, err, out)
 		}
-		if out, err := v.c.Output(ctx, vaultTransit(bin, tokenFile(v), addr)); err != nil {
-			return nil, fmt.Errorf("remote: host %s: vault transit engine: %w\n%s", v.Name, err, out)
-		}
-		kms.Vault = &kroxylicious.Vault{URL: "http://" + addr, Key: kroxyKEK} // TokenFile: per host, below
-	case encrypts:
+		kms.Vault = &kroxylicious.Vault{URL: "http://" + addr, Key: kroxyKEK} // TokenFile: per host, in startGateway
+	case x.encrypts:
 		kek, err := kroxylicious.NewKEK(kroxylicious.DefaultKEK)
 		if err != nil {
-			return nil, err
+			return kms, err
 		}
 		kms.InMemory = &kroxylicious.InMemory{Alias: kek.Alias, KEKs: []kroxylicious.KEK{kek}}
 	}
-	return d.startGateways(ctx, specs, count, func(ctx context.Context, h *deployed, in gatewayInstance) (gatewayStarted, error) {
-		s := in.Spec
-		port := GatewayPortBase + 100*in.Slot
-		setup := kroxylicious.Setup{Version: k.Version, Name: in.Service, Host: h.Private, Port: port, Brokers: d.brokers, FirstNodeID: d.firstNodeID, Upstream: in.Upstream,
-			Transport: s.Transport, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key, Mode: s.Security, ManagementPort: port + 99}
-		if s.Security == planner.SecurityEncrypt {
-			setup.KMS = kms
-			if kms.Vault != nil {
-				v := *kms.Vault
-				v.TokenFile = tokenFile(h)
-				setup.KMS.Vault = &v
-			}
+	return kms, nil
+}
+
+// vaultAddr is where the Vault dev server listens on the first of
+// gatewayHosts, whose private address is private: loopback when it is
+// the only gateway host, else its private address.
+func vaultAddr(gatewayHosts int, private string) string {
+	if gatewayHosts > 1 {
+		return net.JoinHostPort(private, strconv.Itoa(vaultPort))
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(vaultPort))
+}
+
+// startGateway uploads the config of gateway in on host h, an encrypting
+// one's on kms, and starts it.
+func (x *kroxyDeploy) startGateway(ctx context.Context, h *deployed, in gatewayInstance, kms kroxylicious.KMS) (gatewayStarted, error) {
+	s := in.Spec
+	port := GatewayPortBase + 100*in.Slot
+	setup := kroxylicious.Setup{Version: x.k.Version, Name: in.Service, Host: h.Private, Port: port, Brokers: x.d.brokers, FirstNodeID: x.d.firstNodeID, Upstream: in.Upstream,
+		Transport: s.Transport, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key, Mode: s.Security, ManagementPort: port + 99}
+	if s.Security == planner.SecurityEncrypt {
+		setup.KMS = kms
+		if kms.Vault != nil {
+			v := *kms.Vault
+			v.TokenFile = vaultTokenFile(h)
+			setup.KMS.Vault = &v
 		}
-		cfg, err := kroxylicious.Config(setup)
-		if err != nil {
-			return gatewayStarted{}, err
-		}
-		cfgPath := path.Join(in.Dir, in.Service+".kroxylicious.yaml")
-		if err := h.c.WriteFile(ctx, cfgPath, cfg, 0o600); err != nil {
-			return gatewayStarted{}, err
-		}
-		dir := install(h).Dir
-		start := fmt.Sprintf(`JAVA_HOME="$(cat %[1]s/java-home)" PATH="$(cat %[1]s/java-home)/bin:$PATH" exec %[2]s --config %[3]s`,
-			ssh.Quote(dir), ssh.Quote(path.Join(dir, "kroxylicious-"+k.Version, "bin", "kroxylicious-start.sh")), ssh.Quote(cfgPath))
-		listen := net.JoinHostPort(h.Private, strconv.Itoa(port))
-		if err := startProbed(ctx, h, in.Service, 2*time.Minute, "--wait-kafka", listen, probeTLSFlags(s.Transport, in.TLS), start); err != nil {
-			return gatewayStarted{}, fmt.Errorf("kroxylicious gateway %s (mode %s): %w", in.Service, s.Key, err)
-		}
-		return gatewayStarted{Bootstrap: listen}, nil
-	})
+	}
+	cfg, err := kroxylicious.Config(setup)
+	if err != nil {
+		return gatewayStarted{}, err
+	}
+	cfgPath := path.Join(in.Dir, in.Service+".kroxylicious.yaml")
+	if err := h.c.WriteFile(ctx, cfgPath, cfg, 0o600); err != nil {
+		return gatewayStarted{}, err
+	}
+	dir := x.installOf(h).Dir
+	start := fmt.Sprintf(`JAVA_HOME="$(cat %[1]s/java-home)" PATH="$(cat %[1]s/java-home)/bin:$PATH" exec %[2]s --config %[3]s`,
+		ssh.Quote(dir), ssh.Quote(path.Join(dir, "kroxylicious-"+x.k.Version, "bin", "kroxylicious-start.sh")), ssh.Quote(cfgPath))
+	listen := net.JoinHostPort(h.Private, strconv.Itoa(port))
+	if err := startProbed(ctx, h, in.Service, 2*time.Minute, "--wait-kafka", listen, probeTLSFlags(s.Transport, in.TLS), start); err != nil {
+		return gatewayStarted{}, fmt.Errorf("kroxylicious gateway %s (mode %s): %w", in.Service, s.Key, err)
+	}
+	return gatewayStarted{Bootstrap: listen}, nil
 }
