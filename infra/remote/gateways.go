@@ -209,7 +209,6 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 		}
 	}
 	b := d.hosts[d.names(planner.RoleBroker)[0]]
-	cdir := path.Join(b.dir, embeddedDir)
 
 	// The cluster's CA, to issue each gateway host a certificate its
 	// clients trust.
@@ -221,92 +220,130 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 	if err != nil {
 		return nil, err
 	}
-
-	// Gateway i of every mode runs on gateway host i mod len(gws).
-	perHost := map[string][]gatewayInstance{}
-	for _, s := range specs {
-		for i := 0; i < count; i++ {
-			h := gws[i%len(gws)]
-			perHost[h] = append(perHost[h], gatewayInstance{Spec: s, Index: i, Slot: len(perHost[h]),
-				Service: gatewayService(s.Key, i), Upstream: d.modes[s.Transport].Bootstrap})
-		}
-	}
-	var mu sync.Mutex
-	bootstraps := map[string][]string{}
-	cryptos := map[string]*gateway.CryptoInfo{}
-	metrics := map[string][]hostMetrics{}
+	perHost := placeGateways(specs, count, gws, d.modes)
 	hosts := sortedKeys(perHost)
+	started := &startedGateways{bootstraps: map[string][]string{}, cryptos: map[string]*gateway.CryptoInfo{}, metrics: map[string][]hostMetrics{}}
 	err = d.each(ctx, hosts, func(ctx context.Context, h *deployed) error {
-		gdir := path.Join(h.dir, "gateway")
-		certPath, keyPath, err := ca.Gateway("gateway-"+h.Name, h.Private)
+		tls, err := uploadGatewayTLS(ctx, h, ca, caPEM)
 		if err != nil {
 			return err
 		}
-		tls := gatewayTLS{CA: path.Join(gdir, "pki", pki.CACertFile), Cert: path.Join(gdir, "pki", "gateway.pem"), Key: path.Join(gdir, "pki", "gateway-key.pem")}
-		for src, dst := range map[string]string{certPath: tls.Cert, keyPath: tls.Key} {
-			data, err := os.ReadFile(src)
-			if err != nil {
-				return err
-			}
-			if err := h.c.WriteFile(ctx, dst, data, 0o600); err != nil {
-				return err
-			}
-		}
-		if err := h.c.WriteFile(ctx, tls.CA, caPEM, 0o600); err != nil {
-			return err
-		}
 		for _, in := range perHost[h.Name] {
-			in.Dir, in.TLS = gdir, tls
+			in.Dir, in.TLS = path.Join(h.dir, "gateway"), tls
 			r, err := start(ctx, h, in)
 			if err != nil {
 				return err
 			}
-			mu.Lock()
-			bootstraps[in.Spec.Key] = append(bootstraps[in.Spec.Key], r.Bootstrap)
-			cryptos[in.Spec.Key] = r.Crypto
-			if r.Metrics != "" {
-				metrics[in.Spec.Key] = append(metrics[in.Spec.Key], hostMetrics{Host: h.Name, URL: r.Metrics})
-			}
-			mu.Unlock()
+			started.add(h.Name, in.Spec.Key, r)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-
-	// Client configs: the fronted direct mode's, bootstrapping from the
-	// gateways; the CA and client certificate they name are already on
-	// the client hosts (StartEmbedded).
-	modes := map[string]endpoint.Endpoint{}
-	contents := map[string][]byte{}
-	for _, s := range specs {
-		direct := d.modes[s.Transport]
-		text, err := b.c.Output(ctx, "cat "+ssh.Quote(direct.ClientConfig))
-		if err != nil {
-			return nil, err
-		}
-		props, err := kafkaconf.ParseClientConfig(text)
-		if err != nil {
-			return nil, fmt.Errorf("remote: %s:%s:%w", b.Name, direct.ClientConfig, err)
-		}
-		bs := bootstraps[s.Key]
-		slices.Sort(bs)
-		props[kafkaconf.BootstrapServers] = strings.Join(bs, ",")
-		p := path.Join(cdir, "gateways", serviceUnsafe.ReplaceAllString(strings.ToLower(s.Key), "-")+".properties")
-		contents[p] = kafkaconf.FormatClientConfig(props)
-		up := direct
-		modes[s.Key] = endpoint.Endpoint{Bootstrap: kafkaconf.Bootstrap(props), ClientConfig: p, Upstream: &up, Crypto: cryptos[s.Key]}
+	modes, contents, err := d.gatewayModes(ctx, b, specs, started)
+	if err != nil {
+		return nil, err
 	}
 	if err := d.writeAll(ctx, d.names(planner.RoleClient), contents); err != nil {
 		return nil, err
 	}
 	for k, m := range modes {
 		d.modes[k] = m
-		d.setGatewayMetrics(k, metrics[k])
+		d.setGatewayMetrics(k, started.metrics[k])
 	}
 	fmt.Fprintf(d.o.Log, "remote: %d gateway mode(s) on %s\n", len(specs), strings.Join(hosts, ", "))
 	return modes, nil
+}
+
+// placeGateways places count gateways of every spec on the gateway hosts
+// gws, by host: gateway i of every mode runs on gateway host i mod
+// len(gws), each fronting the bootstrap of its transport's mode among
+// modes.
+func placeGateways(specs []GatewaySpec, count int, gws []string, modes map[string]endpoint.Endpoint) map[string][]gatewayInstance {
+	perHost := map[string][]gatewayInstance{}
+	for _, s := range specs {
+		for i := 0; i < count; i++ {
+			h := gws[i%len(gws)]
+			perHost[h] = append(perHost[h], gatewayInstance{Spec: s, Index: i, Slot: len(perHost[h]),
+				Service: gatewayService(s.Key, i), Upstream: modes[s.Transport].Bootstrap})
+		}
+	}
+	return perHost
+}
+
+// uploadGatewayTLS issues gateway host h a certificate from ca and uploads
+// it, its key and the CA's certificate caPEM, 0600, into its gateway
+// directory.
+func uploadGatewayTLS(ctx context.Context, h *deployed, ca *pki.Authority, caPEM []byte) (gatewayTLS, error) {
+	gdir := path.Join(h.dir, "gateway")
+	certPath, keyPath, err := ca.Gateway("gateway-"+h.Name, h.Private)
+	if err != nil {
+		return gatewayTLS{}, err
+	}
+	tls := gatewayTLS{CA: path.Join(gdir, "pki", pki.CACertFile), Cert: path.Join(gdir, "pki", "gateway.pem"), Key: path.Join(gdir, "pki", "gateway-key.pem")}
+	for src, dst := range map[string]string{certPath: tls.Cert, keyPath: tls.Key} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return gatewayTLS{}, err
+		}
+		if err := h.c.WriteFile(ctx, dst, data, 0o600); err != nil {
+			return gatewayTLS{}, err
+		}
+	}
+	if err := h.c.WriteFile(ctx, tls.CA, caPEM, 0o600); err != nil {
+		return gatewayTLS{}, err
+	}
+	return tls, nil
+}
+
+// startedGateways collects, by mode key, what the gateways started on the
+// gateway hosts report.
+type startedGateways struct {
+	mu         sync.Mutex
+	bootstraps map[string][]string
+	cryptos    map[string]*gateway.CryptoInfo
+	metrics    map[string][]hostMetrics
+}
+
+// add records gateway r of mode key, started on host.
+func (g *startedGateways) add(host, key string, r gatewayStarted) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.bootstraps[key] = append(g.bootstraps[key], r.Bootstrap)
+	g.cryptos[key] = r.Crypto
+	if r.Metrics != "" {
+		g.metrics[key] = append(g.metrics[key], hostMetrics{Host: host, URL: r.Metrics})
+	}
+}
+
+// gatewayModes are the gateway modes of specs and their client configs,
+// by path on the client hosts: the fronted direct mode's, read from
+// broker host b, bootstrapping from the gateways; the CA and client
+// certificate they name are already on the client hosts (StartEmbedded).
+func (d *Deployment) gatewayModes(ctx context.Context, b *deployed, specs []GatewaySpec, started *startedGateways) (map[string]endpoint.Endpoint, map[string][]byte, error) {
+	cdir := path.Join(b.dir, embeddedDir)
+	modes := map[string]endpoint.Endpoint{}
+	contents := map[string][]byte{}
+	for _, s := range specs {
+		direct := d.modes[s.Transport]
+		text, err := b.c.Output(ctx, "cat "+ssh.Quote(direct.ClientConfig))
+		if err != nil {
+			return nil, nil, err
+		}
+		props, err := kafkaconf.ParseClientConfig(text)
+		if err != nil {
+			return nil, nil, fmt.Errorf("remote: %s:%s:%w", b.Name, direct.ClientConfig, err)
+		}
+		bs := started.bootstraps[s.Key]
+		slices.Sort(bs)
+		props[kafkaconf.BootstrapServers] = strings.Join(bs, ",")
+		p := path.Join(cdir, "gateways", serviceUnsafe.ReplaceAllString(strings.ToLower(s.Key), "-")+".properties")
+		contents[p] = kafkaconf.FormatClientConfig(props)
+		up := direct
+		modes[s.Key] = endpoint.Endpoint{Bootstrap: kafkaconf.Bootstrap(props), ClientConfig: p, Upstream: &up, Crypto: started.cryptos[s.Key]}
+	}
+	return modes, contents, nil
 }
 
 // gatewayAuthority is the authority gateway hosts' certificates come
