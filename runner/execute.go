@@ -161,27 +161,12 @@ func (r *run) execute(ctx context.Context) (Summary, error) {
 }
 
 func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err error) {
-	up := false
-	var upGroup target.Group
-	// down takes the group down; at the end (and on interrupt) --keep
-	// leaves it up, but never between groups, where it would only run up
-	// a bill.
-	down := func(end bool) {
-		if !up {
-			return
-		}
-		up = false
-		if end && r.o.Keep {
-			r.prog.logf("infrastructure %s left up (--keep)", upGroup.Key)
-			return
-		}
-		if derr := r.down(wctx, upGroup); derr != nil && err == nil {
+	live := &liveGroup{}
+	defer func() {
+		if derr := r.takeDown(wctx, live, true); derr != nil && err == nil {
 			err = derr
 		}
-	}
-	defer down(true)
-
-	var ep target.Endpoints
+	}()
 	// The first pass runs the plan; a second the second stage of a
 	// two-stage design, decided when the first is done.
 	for pass := 0; pass < 2; pass++ {
@@ -195,82 +180,125 @@ func (r *run) runGroups(ctx, wctx context.Context, todo map[string]bool) (err er
 			}
 		}
 		for _, g := range r.groups {
-			var rows []planner.Row
-			for _, row := range g.Rows {
-				if todo[row.Run] {
-					delete(todo, row.Run)
-					rows = append(rows, row)
-				}
-			}
+			rows := takeTodo(g.Rows, todo)
 			if len(rows) == 0 {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
 				return ErrInterrupted
 			}
-			g := target.Group{Key: g.Key, Rows: rows}
-			var gf *groupFailure
-			if !up || upGroup.Key != g.Key {
-				// The group that ran last stays up for its own second stage.
-				down(false)
-				var err error
-				ep, err = r.up(ctx, wctx, g)
-				if errors.As(err, &gf) {
-					if err := r.failRows(wctx, rows, gf); err != nil {
-						return err
-					}
-					continue
-				}
-				if err != nil {
-					return err
-				}
+			if err := r.runGroup(ctx, wctx, live, target.Group{Key: g.Key, Rows: rows}); err != nil {
+				return err
 			}
-			up, upGroup = true, g
-		rows:
-			for i := 0; i < len(rows); i++ {
-				row := rows[i]
-				for {
-					if err := ctx.Err(); err != nil {
-						return ErrInterrupted
-					}
-					retry, err := r.runRow(ctx, wctx, row, ep)
-					if err != nil {
-						return err
-					}
-					if !retry {
-						break
-					}
-					// A failed attempt may be the services' fault (a broker
-					// gone): restart them, but never provision again, which on
-					// a cloud would destroy and re-create machines.
-					rs, ok := r.target.(target.Restarter)
-					if !ok {
-						r.prog.logf("row %s failed; retrying on the same infrastructure", row.Run)
-						continue
-					}
-					r.prog.logf("row %s failed; restarting the services of %s before retrying", row.Run, g.Key)
-					ep, err = r.restart(ctx, wctx, g, rs)
-					if errors.As(err, &gf) {
-						if err := r.failRows(wctx, rows[i:], gf); err != nil {
-							return err
-						}
-						break rows
-					}
-					if err != nil {
-						return err
-					}
-					// The retry runs on a new instance of the services: the
-					// row's matched set runs again whole on it, back to back.
-					again, err := r.rejoin(wctx, row, rows[:i])
-					if err != nil {
-						return err
-					}
-					if len(again) > 0 {
-						rows = slices.Concat(rows[:i], again, rows[i:])
-						i-- // the loop's i++ lands on again[0]
-						continue rows
-					}
-				}
+		}
+	}
+	return nil
+}
+
+// liveGroup is the group whose infrastructure is up, if one is, and its
+// endpoints.
+type liveGroup struct {
+	up bool
+	g  target.Group
+	ep target.Endpoints
+}
+
+// takeTodo returns the rows among rows that todo holds, in order, and
+// takes them out of todo.
+func takeTodo(rows []planner.Row, todo map[string]bool) []planner.Row {
+	var out []planner.Row
+	for _, row := range rows {
+		if todo[row.Run] {
+			delete(todo, row.Run)
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// takeDown takes the live group down; at the end (and on interrupt)
+// --keep leaves it up, but never between groups, where it would only run
+// up a bill.
+func (r *run) takeDown(wctx context.Context, live *liveGroup, end bool) error {
+	if !live.up {
+		return nil
+	}
+	live.up = false
+	if end && r.o.Keep {
+		r.prog.logf("infrastructure %s left up (--keep)", live.g.Key)
+		return nil
+	}
+	return r.down(wctx, live.g)
+}
+
+// runGroup runs the rows of g on its infrastructure, brought up unless it
+// is the live group already (which stays up for its own second stage).
+// A group that cannot be brought up has its rows recorded failed.
+func (r *run) runGroup(ctx, wctx context.Context, live *liveGroup, g target.Group) error {
+	if !live.up || live.g.Key != g.Key {
+		// A failure to take the last group down is logged and recorded
+		// by down; the campaign goes on with the next group.
+		_ = r.takeDown(wctx, live, false)
+		var err error
+		live.ep, err = r.up(ctx, wctx, g)
+		var gf *groupFailure
+		if errors.As(err, &gf) {
+			return r.failRows(wctx, g.Rows, gf)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	live.up, live.g = true, g
+	return r.runRows(ctx, wctx, live, g.Rows)
+}
+
+// runRows runs rows on the live group, each until it succeeds or has no
+// attempts left. A failed attempt restarts the services where the target
+// can, and the row's matched set runs again whole on them; services that
+// cannot be restarted have the rest of the rows recorded failed.
+func (r *run) runRows(ctx, wctx context.Context, live *liveGroup, rows []planner.Row) error {
+rows:
+	for i := 0; i < len(rows); i++ {
+		row := rows[i]
+		for {
+			if err := ctx.Err(); err != nil {
+				return ErrInterrupted
+			}
+			retry, err := r.runRow(ctx, wctx, row, live.ep)
+			if err != nil {
+				return err
+			}
+			if !retry {
+				break
+			}
+			// A failed attempt may be the services' fault (a broker
+			// gone): restart them, but never provision again, which on
+			// a cloud would destroy and re-create machines.
+			rs, ok := r.target.(target.Restarter)
+			if !ok {
+				r.prog.logf("row %s failed; retrying on the same infrastructure", row.Run)
+				continue
+			}
+			r.prog.logf("row %s failed; restarting the services of %s before retrying", row.Run, live.g.Key)
+			var gf *groupFailure
+			live.ep, err = r.restart(ctx, wctx, live.g, rs)
+			if errors.As(err, &gf) {
+				return r.failRows(wctx, rows[i:], gf)
+			}
+			if err != nil {
+				return err
+			}
+			// The retry runs on a new instance of the services: the
+			// row's matched set runs again whole on it, back to back.
+			again, err := r.rejoin(wctx, row, rows[:i])
+			if err != nil {
+				return err
+			}
+			if len(again) > 0 {
+				rows = slices.Concat(rows[:i], again, rows[i:])
+				i-- // the loop's i++ lands on again[0]
+				continue rows
 			}
 		}
 	}
