@@ -243,114 +243,140 @@ func compileRules(cfg Config, dir string) ([]*rule, error) {
 	}
 	var out []*rule
 	for i, tr := range cfg.Topics {
-		at := fmt.Sprintf("topics[%d]", i)
-		if tr.Pattern == "" {
-			return nil, fmt.Errorf("%s.pattern: required (a glob such as \"*\" or \"orders.*\")", at)
+		r, err := compileRule(fmt.Sprintf("topics[%d]", i), tr, dir)
+		if err != nil {
+			return nil, err
 		}
-		if _, err := path.Match(tr.Pattern, ""); err != nil {
-			return nil, fmt.Errorf("%s.pattern %q: %v", at, tr.Pattern, err)
-		}
-		r := &rule{pattern: tr.Pattern, require: tr.RequireEncryption}
-		switch tr.Mode {
-		case planner.SecurityEncrypt:
-			if tr.Encoding != "" || len(tr.Fields) > 0 || tr.Cipher != "" {
-				return nil, fmt.Errorf("%s: mode encrypt takes no encoding, fields or cipher (use mode field_encrypt)", at)
-			}
-			r.key, r.headers = tr.EncryptKey, tr.EncryptHeaders
-			r.marker = wholeMarker(r.key, r.headers)
-			out = append(out, r)
-			continue
-		case planner.SecurityFieldEncrypt:
-			if tr.EncryptKey || tr.EncryptHeaders {
-				return nil, fmt.Errorf("%s: encrypt_key and encrypt_headers belong to mode encrypt", at)
-			}
-			r.fields = true
-			switch tr.Cipher {
-			case "", CipherAEAD:
-			case CipherFPE:
-				r.fpe = true
-			default:
-				return nil, fmt.Errorf("%s.cipher %q: want aead or fpe", at, tr.Cipher)
-			}
-		default:
-			return nil, fmt.Errorf("%s.mode %q: want encrypt or field_encrypt", at, tr.Mode)
-		}
-		r.names = tr.Fields
-		if len(r.names) == 0 {
-			r.names = DefaultFields
-		}
-		for _, n := range r.names {
-			if n == "" || strings.ContainsAny(n, ",:") {
-				return nil, fmt.Errorf("%s.fields: %q is not a field name", at, n)
-			}
-		}
-		switch tr.Encoding {
-		case EncodingJSON:
-			r.codec = fields.JSON{}
-		case EncodingAvro:
-			var a *fields.Avro
-			switch {
-			case tr.AvroSchema != "" && len(tr.AvroSchemas) > 0:
-				return nil, fmt.Errorf("%s: give avro_schema (no framing) or avro_schemas (Confluent framing), not both", at)
-			case tr.AvroSchema != "":
-				b, err := fields.ReadAvroSchema(resolve(dir, tr.AvroSchema))
-				if err != nil {
-					return nil, fmt.Errorf("%s.avro_schema: %v", at, err)
-				}
-				if a, err = fields.NewAvro(b); err != nil {
-					return nil, fmt.Errorf("%s.avro_schema: %v", at, err)
-				}
-			case len(tr.AvroSchemas) > 0:
-				m := map[uint32][]byte{}
-				for id, p := range tr.AvroSchemas {
-					b, err := fields.ReadAvroSchema(resolve(dir, p))
-					if err != nil {
-						return nil, fmt.Errorf("%s.avro_schemas[%d]: %v", at, id, err)
-					}
-					m[id] = b
-				}
-				var err error
-				if a, err = fields.NewAvroConfluent(m); err != nil {
-					return nil, fmt.Errorf("%s.avro_schemas: %v", at, err)
-				}
-			default:
-				return nil, fmt.Errorf("%s: encoding avro needs avro_schema (a .avsc file) or avro_schemas (schema id → file)", at)
-			}
-			check := a.CheckFields
-			if r.fpe {
-				check = a.CheckStringFields
-			}
-			if err := check(r.names); err != nil {
-				return nil, fmt.Errorf("%s.fields: %v", at, err)
-			}
-			r.codec = a
-		case EncodingProtobuf:
-			if tr.ProtobufDescriptorSet == "" {
-				return nil, fmt.Errorf("%s: encoding protobuf needs protobuf_descriptor_set (protoc --descriptor_set_out)", at)
-			}
-			b, err := os.ReadFile(resolve(dir, tr.ProtobufDescriptorSet))
-			if err != nil {
-				return nil, fmt.Errorf("%s.protobuf_descriptor_set: %v", at, err)
-			}
-			p, err := fields.NewProtobuf(b, tr.ProtobufMessage)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", at, err)
-			}
-			check := p.CheckFields
-			if r.fpe {
-				check = p.CheckStringFields
-			}
-			if err := check(r.names); err != nil {
-				return nil, fmt.Errorf("%s.fields: %v", at, err)
-			}
-			r.codec = p
-		default:
-			return nil, fmt.Errorf("%s.encoding %q: want json, avro or protobuf", at, tr.Encoding)
-		}
-		r.marker = markerValue(r.names)
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// compileRule compiles topic rule tr, found at at; dir resolves its
+// schema files.
+func compileRule(at string, tr TopicRule, dir string) (*rule, error) {
+	if tr.Pattern == "" {
+		return nil, fmt.Errorf("%s.pattern: required (a glob such as \"*\" or \"orders.*\")", at)
+	}
+	if _, err := path.Match(tr.Pattern, ""); err != nil {
+		return nil, fmt.Errorf("%s.pattern %q: %v", at, tr.Pattern, err)
+	}
+	r := &rule{pattern: tr.Pattern, require: tr.RequireEncryption}
+	switch tr.Mode {
+	case planner.SecurityEncrypt:
+		if tr.Encoding != "" || len(tr.Fields) > 0 || tr.Cipher != "" {
+			return nil, fmt.Errorf("%s: mode encrypt takes no encoding, fields or cipher (use mode field_encrypt)", at)
+		}
+		r.key, r.headers = tr.EncryptKey, tr.EncryptHeaders
+		r.marker = wholeMarker(r.key, r.headers)
+		return r, nil
+	case planner.SecurityFieldEncrypt:
+		if tr.EncryptKey || tr.EncryptHeaders {
+			return nil, fmt.Errorf("%s: encrypt_key and encrypt_headers belong to mode encrypt", at)
+		}
+		r.fields = true
+		switch tr.Cipher {
+		case "", CipherAEAD:
+		case CipherFPE:
+			r.fpe = true
+		default:
+			return nil, fmt.Errorf("%s.cipher %q: want aead or fpe", at, tr.Cipher)
+		}
+	default:
+		return nil, fmt.Errorf("%s.mode %q: want encrypt or field_encrypt", at, tr.Mode)
+	}
+	r.names = tr.Fields
+	if len(r.names) == 0 {
+		r.names = DefaultFields
+	}
+	for _, n := range r.names {
+		if n == "" || strings.ContainsAny(n, ",:") {
+			return nil, fmt.Errorf("%s.fields: %q is not a field name", at, n)
+		}
+	}
+	var err error
+	if r.codec, err = fieldCodec(at, tr, dir, r.names, r.fpe); err != nil {
+		return nil, err
+	}
+	r.marker = markerValue(r.names)
+	return r, nil
+}
+
+// fieldCodec is the codec of tr's record encoding, checked to hold the
+// fields names (as strings, for fpe).
+func fieldCodec(at string, tr TopicRule, dir string, names []string, fpe bool) (fields.Codec, error) {
+	switch tr.Encoding {
+	case EncodingJSON:
+		return fields.JSON{}, nil
+	case EncodingAvro:
+		a, err := avroCodec(at, tr, dir)
+		if err != nil {
+			return nil, err
+		}
+		check := a.CheckFields
+		if fpe {
+			check = a.CheckStringFields
+		}
+		if err := check(names); err != nil {
+			return nil, fmt.Errorf("%s.fields: %v", at, err)
+		}
+		return a, nil
+	case EncodingProtobuf:
+		if tr.ProtobufDescriptorSet == "" {
+			return nil, fmt.Errorf("%s: encoding protobuf needs protobuf_descriptor_set (protoc --descriptor_set_out)", at)
+		}
+		b, err := os.ReadFile(resolve(dir, tr.ProtobufDescriptorSet))
+		if err != nil {
+			return nil, fmt.Errorf("%s.protobuf_descriptor_set: %v", at, err)
+		}
+		p, err := fields.NewProtobuf(b, tr.ProtobufMessage)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", at, err)
+		}
+		check := p.CheckFields
+		if fpe {
+			check = p.CheckStringFields
+		}
+		if err := check(names); err != nil {
+			return nil, fmt.Errorf("%s.fields: %v", at, err)
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("%s.encoding %q: want json, avro or protobuf", at, tr.Encoding)
+}
+
+// avroCodec reads tr's Avro schema: one without framing (avro_schema), or
+// one per Confluent schema id (avro_schemas).
+func avroCodec(at string, tr TopicRule, dir string) (*fields.Avro, error) {
+	switch {
+	case tr.AvroSchema != "" && len(tr.AvroSchemas) > 0:
+		return nil, fmt.Errorf("%s: give avro_schema (no framing) or avro_schemas (Confluent framing), not both", at)
+	case tr.AvroSchema != "":
+		b, err := fields.ReadAvroSchema(resolve(dir, tr.AvroSchema))
+		if err != nil {
+			return nil, fmt.Errorf("%s.avro_schema: %v", at, err)
+		}
+		a, err := fields.NewAvro(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s.avro_schema: %v", at, err)
+		}
+		return a, nil
+	case len(tr.AvroSchemas) > 0:
+		m := map[uint32][]byte{}
+		for id, p := range tr.AvroSchemas {
+			b, err := fields.ReadAvroSchema(resolve(dir, p))
+			if err != nil {
+				return nil, fmt.Errorf("%s.avro_schemas[%d]: %v", at, id, err)
+			}
+			m[id] = b
+		}
+		a, err := fields.NewAvroConfluent(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s.avro_schemas: %v", at, err)
+		}
+		return a, nil
+	}
+	return nil, fmt.Errorf("%s: encoding avro needs avro_schema (a .avsc file) or avro_schemas (schema id → file)", at)
 }
 
 func openVault(cfg Config, dir string) (*envelope.Vault, error) {
