@@ -100,24 +100,10 @@ type kafkaPlan struct {
 // renders every file. clientDir is where the client files go on every
 // client host.
 func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
-	bs, cs := d.names(planner.RoleBroker), d.names(planner.RoleController)
-	if len(bs) == 0 {
-		return nil, errors.New("remote: no broker host")
+	srv, hostOf, err := d.kafkaServer()
+	if err != nil {
+		return nil, err
 	}
-	var baddr, caddr []string
-	for _, n := range append(append([]string{}, bs...), cs...) {
-		h := d.hosts[n]
-		if net.ParseIP(h.Private) == nil {
-			return nil, fmt.Errorf("remote: host %s: private address %q is not an IP address (Kafka's listeners bind to it)", n, h.Private)
-		}
-		if h.Role == planner.RoleBroker {
-			baddr = append(baddr, h.Private)
-		} else {
-			caddr = append(caddr, h.Private)
-		}
-	}
-	srv := kafkaconf.NewServer(baddr, caddr)
-	hostOf := append(append([]string{}, bs...), cs...)
 
 	// The CA lives on this machine only (signing happens here; hosts get
 	// certificates and their own keys), in a directory the deployment's
@@ -146,46 +132,90 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 		return nil, err
 	}
 	for i, node := range srv.Nodes {
-		h := d.hosts[hostOf[i]]
-		kn := &kafkaNode{h: h, node: node}
-		s := *srv
-		s.LogDirs = path.Join(h.dir, kafkaData)
-		s.Keystore = path.Join(h.dir, kafkaPKI, "keystore.pem")
-		s.Truststore = path.Join(h.dir, kafkaPKI, pki.CACertFile)
-		if kn.props, err = s.Properties(node.ID); err != nil {
+		kn, err := planNode(srv, ca, d.hosts[hostOf[i]], node)
+		if err != nil {
 			return nil, err
-		}
-		if h.Role == planner.RoleBroker {
-			if _, _, err := ca.Server(h.Name, h.Private); err != nil {
-				return nil, err
-			}
-			ks, err := ca.Keystore(h.Name)
-			if err != nil {
-				return nil, err
-			}
-			if kn.keystore, err = os.ReadFile(ks); err != nil {
-				return nil, err
-			}
 		}
 		p.nodes = append(p.nodes, kn)
 	}
-
-	cert, key, err := ca.Client("client")
-	if err != nil {
+	if err := p.planClients(srv, clientDir); err != nil {
 		return nil, err
+	}
+	ok = true
+	return p, nil
+}
+
+// kafkaServer is the configuration of the cluster's nodes on the broker
+// and controller hosts' private addresses, and the host of each of its
+// nodes, by index.
+func (d *Deployment) kafkaServer() (*kafkaconf.Server, []string, error) {
+	bs, cs := d.names(planner.RoleBroker), d.names(planner.RoleController)
+	if len(bs) == 0 {
+		return nil, nil, errors.New("remote: no broker host")
+	}
+	var baddr, caddr []string
+	for _, n := range append(append([]string{}, bs...), cs...) {
+		h := d.hosts[n]
+		if net.ParseIP(h.Private) == nil {
+			return nil, nil, fmt.Errorf("remote: host %s: private address %q is not an IP address (Kafka's listeners bind to it)", n, h.Private)
+		}
+		if h.Role == planner.RoleBroker {
+			baddr = append(baddr, h.Private)
+		} else {
+			caddr = append(caddr, h.Private)
+		}
+	}
+	return kafkaconf.NewServer(baddr, caddr), append(append([]string{}, bs...), cs...), nil
+}
+
+// planNode renders node's server.properties for host h and, for a broker,
+// its key store with a certificate from ca for h's private address.
+func planNode(srv *kafkaconf.Server, ca *pki.Authority, h *deployed, node kafkaconf.Node) (*kafkaNode, error) {
+	kn := &kafkaNode{h: h, node: node}
+	s := *srv
+	s.LogDirs = path.Join(h.dir, kafkaData)
+	s.Keystore = path.Join(h.dir, kafkaPKI, "keystore.pem")
+	s.Truststore = path.Join(h.dir, kafkaPKI, pki.CACertFile)
+	var err error
+	if kn.props, err = s.Properties(node.ID); err != nil {
+		return nil, err
+	}
+	if h.Role == planner.RoleBroker {
+		if _, _, err := ca.Server(h.Name, h.Private); err != nil {
+			return nil, err
+		}
+		ks, err := ca.Keystore(h.Name)
+		if err != nil {
+			return nil, err
+		}
+		if kn.keystore, err = os.ReadFile(ks); err != nil {
+			return nil, err
+		}
+	}
+	return kn, nil
+}
+
+// planClients renders the client hosts' files into clientDir: the CA's
+// certificate, a client certificate and key from p's authority, a client
+// config per direct mode and one for sasl_ssl with PLAIN; and the
+// arguments of `xp agent kafka-ready`.
+func (p *kafkaPlan) planClients(srv *kafkaconf.Server, clientDir string) error {
+	cert, key, err := p.authority.Client("client")
+	if err != nil {
+		return err
 	}
 	caPath, certPath, keyPath := path.Join(clientDir, pki.CACertFile), path.Join(clientDir, "client.pem"), path.Join(clientDir, "client-key.pem")
 	p.clientFiles[caPath] = p.ca
 	for f, src := range map[string]string{certPath: cert, keyPath: key} {
 		if p.clientFiles[f], err = os.ReadFile(src); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	configs := map[string]string{}
 	for _, mode := range planner.DirectModes() {
 		props, err := srv.ClientProps(mode, caPath, certPath, keyPath, "")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		f := path.Join(clientDir, mode+".properties")
 		p.clientFiles[f] = kafkaconf.FormatClientConfig(props)
@@ -194,7 +224,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	}
 	plain, err := srv.ClientProps(planner.SecuritySASLSSL, caPath, certPath, keyPath, local.MechPlain)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	configs["sasl_ssl-plain"] = path.Join(clientDir, "sasl_ssl-plain.properties")
 	p.clientFiles[configs["sasl_ssl-plain"]] = kafkaconf.FormatClientConfig(plain)
@@ -210,8 +240,7 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	// The SCRAM user is created over TLS: its password never crosses the
 	// network in the clear.
 	p.scramAdmin, p.scramFrom = configs[planner.SecurityTLS], configs[planner.SecuritySASLSSL]
-	ok = true
-	return p, nil
+	return nil
 }
 
 // heapOpts is KAFKA_HEAP_OPTS for a host with memMiB of memory: a quarter
