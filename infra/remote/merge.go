@@ -29,90 +29,26 @@ func Merge(parts []Part) (loadgen.Result, error) {
 	if len(parts) == 1 {
 		return parts[0].Result, nil
 	}
-	out := parts[0].Result
-	out.Healthy = true
-	out.Reasons, out.Warnings, out.ErrorSamples, out.Topics, out.Series = nil, nil, nil, nil, nil
-	out.TargetRate, out.PublishRate, out.ConsumeRate = 0, 0, 0
-	out.Published, out.Consumed, out.Errors, out.Duplicates = 0, 0, 0, 0
-	out.BacklogMax, out.DrainS, out.ClientCPUS, out.ClientRSSMaxMiB = 0, 0, 0, 0
-	out.Warmup = loadgen.WarmupCounts{}
-	out.Intervals = nil
+	out := mergeBase(parts[0].Result)
 	closed := false
 	series := map[int]*loadgen.Second{}
 	hists := [3]*hdrhistogram.Histogram{loadgen.NewHistogram(), loadgen.NewHistogram(), loadgen.NewHistogram()}
 	for _, p := range parts {
-		r := p.Result
-		if !r.Healthy {
-			out.Healthy = false
-		}
-		for _, s := range r.Reasons {
-			out.Reasons = append(out.Reasons, p.Host+": "+s)
-		}
-		for _, s := range r.Warnings {
-			out.Warnings = append(out.Warnings, p.Host+": "+s)
-		}
-		for _, s := range r.ErrorSamples {
-			out.ErrorSamples = append(out.ErrorSamples, p.Host+": "+s)
-		}
+		r := &p.Result
+		addPart(&out, p.Host, r)
 		if r.TargetRate == 0 {
 			closed = true
 		}
-		out.TargetRate += r.TargetRate
-		out.PublishRate += r.PublishRate
-		out.ConsumeRate += r.ConsumeRate
-		out.Published += r.Published
-		out.Consumed += r.Consumed
-		out.Errors += r.Errors
-		out.Duplicates += r.Duplicates
-		out.DrainS = max(out.DrainS, r.DrainS)
-		out.ClientCPUS += r.ClientCPUS
-		out.ClientRSSMaxMiB = max(out.ClientRSSMaxMiB, r.ClientRSSMaxMiB)
-		out.Warmup.Seconds = max(out.Warmup.Seconds, r.Warmup.Seconds)
-		out.Warmup.Published += r.Warmup.Published
-		out.Warmup.Consumed += r.Warmup.Consumed
-		out.Topics = append(out.Topics, r.Topics...)
-		if r.Start.Before(out.Start) {
-			out.Start = r.Start
-		}
-		if r.End.After(out.End) {
-			out.End = r.End
-		}
-		for _, s := range r.Series {
-			m := series[s.Second]
-			if m == nil {
-				m = &loadgen.Second{Second: s.Second}
-				series[s.Second] = m
-			}
-			m.Published += s.Published
-			m.Consumed += s.Consumed
-			m.Backlog += s.Backlog
-		}
-		for i, enc := range []string{r.Histograms.Publish, r.Histograms.E2E, r.Histograms.SendDelay} {
-			if enc == "" {
-				continue
-			}
-			h, err := hdrhistogram.Decode([]byte(enc))
-			if err != nil {
-				return loadgen.Result{}, fmt.Errorf("remote: histogram from %s: %w", p.Host, err)
-			}
-			if dropped := hists[i].Merge(h); dropped != 0 {
-				return loadgen.Result{}, fmt.Errorf("remote: histogram from %s: %d values outside xp's range", p.Host, dropped)
-			}
+		addSeries(series, r.Series)
+		if err := mergeHistograms(&hists, p.Host, r.Histograms); err != nil {
+			return loadgen.Result{}, err
 		}
 	}
 	if closed {
 		out.TargetRate = 0
 	}
 	out.Config.Rate = out.TargetRate
-	secs := make([]int, 0, len(series))
-	for s := range series {
-		secs = append(secs, s)
-	}
-	sort.Ints(secs)
-	for _, s := range secs {
-		out.Series = append(out.Series, *series[s])
-		out.BacklogMax = max(out.BacklogMax, series[s].Backlog)
-	}
+	out.Series, out.BacklogMax = sortedSeries(series)
 	if len(out.Series) == 0 {
 		for _, p := range parts {
 			out.BacklogMax += p.Result.BacklogMax
@@ -131,4 +67,105 @@ func Merge(parts []Part) (loadgen.Result, error) {
 	out.E2ELatencyMs = loadgen.Summarize(hists[1])
 	out.SendDelayMs = loadgen.Summarize(hists[2])
 	return out, nil
+}
+
+// mergeBase is first, the first part's result, with what the parts add up
+// to cleared and healthy: what it keeps (the config, the run's identity)
+// is the whole run's.
+func mergeBase(first loadgen.Result) loadgen.Result {
+	out := first
+	out.Healthy = true
+	out.Reasons, out.Warnings, out.ErrorSamples, out.Topics, out.Series = nil, nil, nil, nil, nil
+	out.TargetRate, out.PublishRate, out.ConsumeRate = 0, 0, 0
+	out.Published, out.Consumed, out.Errors, out.Duplicates = 0, 0, 0, 0
+	out.BacklogMax, out.DrainS, out.ClientCPUS, out.ClientRSSMaxMiB = 0, 0, 0, 0
+	out.Warmup = loadgen.WarmupCounts{}
+	out.Intervals = nil
+	return out
+}
+
+// addPart adds the counts, rates, topics, time span and health of r, the
+// part of host, to out.
+func addPart(out *loadgen.Result, host string, r *loadgen.Result) {
+	if !r.Healthy {
+		out.Healthy = false
+	}
+	for _, s := range r.Reasons {
+		out.Reasons = append(out.Reasons, host+": "+s)
+	}
+	for _, s := range r.Warnings {
+		out.Warnings = append(out.Warnings, host+": "+s)
+	}
+	for _, s := range r.ErrorSamples {
+		out.ErrorSamples = append(out.ErrorSamples, host+": "+s)
+	}
+	out.TargetRate += r.TargetRate
+	out.PublishRate += r.PublishRate
+	out.ConsumeRate += r.ConsumeRate
+	out.Published += r.Published
+	out.Consumed += r.Consumed
+	out.Errors += r.Errors
+	out.Duplicates += r.Duplicates
+	out.DrainS = max(out.DrainS, r.DrainS)
+	out.ClientCPUS += r.ClientCPUS
+	out.ClientRSSMaxMiB = max(out.ClientRSSMaxMiB, r.ClientRSSMaxMiB)
+	out.Warmup.Seconds = max(out.Warmup.Seconds, r.Warmup.Seconds)
+	out.Warmup.Published += r.Warmup.Published
+	out.Warmup.Consumed += r.Warmup.Consumed
+	out.Topics = append(out.Topics, r.Topics...)
+	if r.Start.Before(out.Start) {
+		out.Start = r.Start
+	}
+	if r.End.After(out.End) {
+		out.End = r.End
+	}
+}
+
+// addSeries adds a part's per-second series to series, second by second.
+func addSeries(series map[int]*loadgen.Second, part []loadgen.Second) {
+	for _, s := range part {
+		m := series[s.Second]
+		if m == nil {
+			m = &loadgen.Second{Second: s.Second}
+			series[s.Second] = m
+		}
+		m.Published += s.Published
+		m.Consumed += s.Consumed
+		m.Backlog += s.Backlog
+	}
+}
+
+// sortedSeries is series in order of its seconds, and the largest backlog
+// of any second.
+func sortedSeries(series map[int]*loadgen.Second) ([]loadgen.Second, int64) {
+	secs := make([]int, 0, len(series))
+	for s := range series {
+		secs = append(secs, s)
+	}
+	sort.Ints(secs)
+	var out []loadgen.Second
+	var backlogMax int64
+	for _, s := range secs {
+		out = append(out, *series[s])
+		backlogMax = max(backlogMax, series[s].Backlog)
+	}
+	return out, backlogMax
+}
+
+// mergeHistograms merges the encoded histograms of host's part into
+// hists (publish, end-to-end, send delay).
+func mergeHistograms(hists *[3]*hdrhistogram.Histogram, host string, enc loadgen.Histograms) error {
+	for i, e := range []string{enc.Publish, enc.E2E, enc.SendDelay} {
+		if e == "" {
+			continue
+		}
+		h, err := hdrhistogram.Decode([]byte(e))
+		if err != nil {
+			return fmt.Errorf("remote: histogram from %s: %w", host, err)
+		}
+		if dropped := hists[i].Merge(h); dropped != 0 {
+			return fmt.Errorf("remote: histogram from %s: %d values outside xp's range", host, dropped)
+		}
+	}
+	return nil
 }
