@@ -314,21 +314,7 @@ func (f *front) authenticate(c net.Conn, cr *bufio.Reader, up net.Conn, ur *bufi
 		key, ver, corr := h.Key, h.Version, h.CorrID
 		switch key {
 		case int16(kmsg.ApiVersions):
-			if err := writeFrame(uw, buf); err != nil {
-				return err
-			}
-			if err := uw.Flush(); err != nil {
-				return err
-			}
-			resp, err := readFrame(ur, nil)
-			if err != nil {
-				return err
-			}
-			resp = advertiseSASL(resp, ver)
-			if err := writeFrame(cw, resp); err != nil {
-				return err
-			}
-			if err := cw.Flush(); err != nil {
+			if err := relayAPIVersions(buf, ver, uw, ur, cw); err != nil {
 				return err
 			}
 			continue
@@ -350,49 +336,11 @@ func (f *front) authenticate(c net.Conn, cr *bufio.Reader, up net.Conn, ur *bufi
 		done := false
 		switch r := req.(type) {
 		case *kmsg.SASLHandshakeRequest:
-			hr := r.ResponseKind().(*kmsg.SASLHandshakeResponse)
-			hr.SupportedMechanisms = []string{MechPlain, MechScramSHA512}
-			if ver < 1 {
-				// v0 sends raw tokens outside Kafka framing; nobody
-				// current uses it.
-				hr.ErrorCode = kerr.UnsupportedVersion.Code
-				fail = errors.New("SaslHandshake v0 is not supported")
-			} else if s, ok := newSASLSession(r.Mechanism, f.users); ok {
-				sess = s
-			} else {
-				hr.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-				fail = fmt.Errorf("unsupported mechanism %q", r.Mechanism)
-			}
-			resp = hr
+			resp, fail = f.handshake(r, ver, &sess)
 		case *kmsg.SASLAuthenticateRequest:
-			ar := r.ResponseKind().(*kmsg.SASLAuthenticateResponse)
-			if sess == nil {
-				ar.ErrorCode = kerr.IllegalSaslState.Code
-				fail = errors.New("SaslAuthenticate before SaslHandshake")
-			} else {
-				out, ok, err := sess.step(r.SASLAuthBytes)
-				if err != nil {
-					ar.ErrorCode = kerr.SaslAuthenticationFailed.Code
-					msg := err.Error()
-					ar.ErrorMessage = &msg
-					fail = err
-				} else {
-					ar.SASLAuthBytes = out
-					done = ok
-				}
-			}
-			resp = ar
+			resp, done, fail = saslAuthenticate(r, sess)
 		}
-		resp.SetVersion(ver)
-		frame := binary.BigEndian.AppendUint32(nil, uint32(corr))
-		if resp.IsFlexible() {
-			frame = append(frame, 0)
-		}
-		frame = resp.AppendTo(frame)
-		if err := writeFrame(cw, frame); err != nil {
-			return err
-		}
-		if err := cw.Flush(); err != nil {
+		if err := writeResponse(cw, corr, ver, resp); err != nil {
 			return err
 		}
 		if fail != nil {
@@ -402,6 +350,82 @@ func (f *front) authenticate(c net.Conn, cr *bufio.Reader, up net.Conn, ur *bufi
 			return nil
 		}
 	}
+}
+
+// relayAPIVersions relays an ApiVersions request, frame, of version ver to
+// the broker and its response, advertising SASL, back to the client.
+func relayAPIVersions(frame []byte, ver int16, uw *bufio.Writer, ur *bufio.Reader, cw *bufio.Writer) error {
+	if err := writeFrame(uw, frame); err != nil {
+		return err
+	}
+	if err := uw.Flush(); err != nil {
+		return err
+	}
+	resp, err := readFrame(ur, nil)
+	if err != nil {
+		return err
+	}
+	resp = advertiseSASL(resp, ver)
+	if err := writeFrame(cw, resp); err != nil {
+		return err
+	}
+	return cw.Flush()
+}
+
+// handshake answers a SaslHandshake of version ver, starting *sess on a
+// mechanism the front knows; fail says why the client is refused.
+func (f *front) handshake(r *kmsg.SASLHandshakeRequest, ver int16, sess *saslSession) (resp kmsg.Response, fail error) {
+	hr := r.ResponseKind().(*kmsg.SASLHandshakeResponse)
+	hr.SupportedMechanisms = []string{MechPlain, MechScramSHA512}
+	if ver < 1 {
+		// v0 sends raw tokens outside Kafka framing; nobody
+		// current uses it.
+		hr.ErrorCode = kerr.UnsupportedVersion.Code
+		fail = errors.New("SaslHandshake v0 is not supported")
+	} else if s, ok := newSASLSession(r.Mechanism, f.users); ok {
+		*sess = s
+	} else {
+		hr.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		fail = fmt.Errorf("unsupported mechanism %q", r.Mechanism)
+	}
+	return hr, fail
+}
+
+// saslAuthenticate answers a SaslAuthenticate with the next step of sess;
+// done when the client is authenticated, fail when it is refused.
+func saslAuthenticate(r *kmsg.SASLAuthenticateRequest, sess saslSession) (resp kmsg.Response, done bool, fail error) {
+	ar := r.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+	if sess == nil {
+		ar.ErrorCode = kerr.IllegalSaslState.Code
+		fail = errors.New("SaslAuthenticate before SaslHandshake")
+	} else {
+		out, ok, err := sess.step(r.SASLAuthBytes)
+		if err != nil {
+			ar.ErrorCode = kerr.SaslAuthenticationFailed.Code
+			msg := err.Error()
+			ar.ErrorMessage = &msg
+			fail = err
+		} else {
+			ar.SASLAuthBytes = out
+			done = ok
+		}
+	}
+	return ar, done, fail
+}
+
+// writeResponse writes resp, of version ver, to correlation id corr and
+// flushes it to the client.
+func writeResponse(cw *bufio.Writer, corr int32, ver int16, resp kmsg.Response) error {
+	resp.SetVersion(ver)
+	frame := binary.BigEndian.AppendUint32(nil, uint32(corr))
+	if resp.IsFlexible() {
+		frame = append(frame, 0)
+	}
+	frame = resp.AppendTo(frame)
+	if err := writeFrame(cw, frame); err != nil {
+		return err
+	}
+	return cw.Flush()
 }
 
 // requestBody skips a request header (key, version, correlation id, client
