@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -41,14 +42,7 @@ func newClusterCmd(st *state) *cobra.Command {
 }
 
 func newClusterLocalCmd(st *state) *cobra.Command {
-	var (
-		brokers   int
-		dir       string
-		asJSON    bool
-		retention time.Duration
-		host      string
-		direct    bool
-	)
+	var fl clusterLocalFlags
 	cmd := &cobra.Command{
 		Use:   "local",
 		Short: "Serve an embedded cluster on loopback with every security mode",
@@ -68,81 +62,103 @@ SIGTERM. Records live in memory; --retention bounds
 them for long high-rate loads. --direct-only leaves the gateway modes out
 (a remote broker host whose gateway modes run on gateway hosts).`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if brokers < 1 || brokers > 9 {
-				return usageErrf("--brokers %d: want 1..9", brokers)
-			}
-			if retention < 0 {
-				return usageErrf("--retention %v: want a positive duration such as 30s, or 0 to keep every record", retention)
-			}
-			ctx, stop := st.interruptible(c.Context())
-			defer stop()
-			cl, err := local.Start(ctx, local.Options{Brokers: brokers, Dir: dir, Retention: retention, Host: host})
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			// The gateway modes, each with the default transport (tls) and,
-			// for field_encrypt, JSON records with the field ssn, once per
-			// field_cipher; once per gateway_crypto level, named as the
-			// runner's mode keys name them (".fast" appended for fast).
-			cryptos := []string{planner.GatewayCryptoStd, planner.GatewayCryptoFast}
-			if direct {
-				cryptos = nil
-			}
-			for _, crypto := range cryptos {
-				modes := []local.GatewayModeOptions{}
-				for _, security := range planner.GatewayModes() {
-					modes = append(modes, local.GatewayModeOptions{Security: security})
-				}
-				modes = append(modes, local.GatewayModeOptions{Security: planner.SecurityFieldEncrypt, Cipher: planner.FieldCipherFPE})
-				for _, o := range modes {
-					o.Crypto = crypto
-					if crypto != planner.DefaultGatewayCrypto {
-						o.Name = planner.GatewayModeName(o.Security, "", "", o.Cipher) + "." + crypto
-					}
-					g, err := local.StartGatewayMode(ctx, cl, o)
-					if err != nil {
-						return err
-					}
-					defer g.Close()
-				}
-			}
-			modes := cl.Modes()
-			out, err := json.Marshal(struct {
-				Dir   string      `json:"dir"`
-				Modes local.Modes `json:"modes"`
-			}{cl.Dir(), modes})
-			if err != nil {
-				return err
-			}
-			if dir != "" {
-				// Written last: its presence says the cluster serves (xp's
-				// agent waits for it on remote broker hosts).
-				if err := writeFileAtomic(filepath.Join(cl.Dir(), local.ClusterFile), append(out, '\n')); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				fmt.Fprintf(st.stdout, "%s\n", out)
-			} else {
-				fmt.Fprintf(st.stdout, "dir %s\n", cl.Dir())
-				for _, name := range cl.ModeNames() {
-					m := modes[name]
-					fmt.Fprintf(st.stdout, "%-10s bootstrap %s  client config %s\n", name, strings.Join(m.Bootstrap, ","), m.ClientConfig)
-				}
-			}
-			fmt.Fprintln(st.stderr, "xp: embedded cluster serving; Ctrl-C stops it")
-			<-ctx.Done()
-			return nil
-		},
+		RunE: func(c *cobra.Command, _ []string) error { return fl.serve(c.Context(), st) },
 	}
 	f := cmd.Flags()
-	f.IntVar(&brokers, "brokers", 1, "number of brokers (1..9)")
-	f.StringVar(&host, "host", "127.0.0.1", "address to listen on and advertise (a remote broker host's private address)")
-	f.StringVar(&dir, "dir", "", "directory for certificates and client configs (default: a temporary directory removed on exit)")
-	f.DurationVar(&retention, "retention", 0, "drop records older than this, e.g. 30s (default: keep every record in memory until its topic is deleted)")
-	f.BoolVar(&direct, "direct-only", false, "serve only the direct modes (plaintext, tls, mtls, sasl_ssl), no gateway")
-	f.BoolVar(&asJSON, "json", false, `print one JSON line {"dir":..., "modes":{...}} on stdout`)
+	f.IntVar(&fl.brokers, "brokers", 1, "number of brokers (1..9)")
+	f.StringVar(&fl.host, "host", "127.0.0.1", "address to listen on and advertise (a remote broker host's private address)")
+	f.StringVar(&fl.dir, "dir", "", "directory for certificates and client configs (default: a temporary directory removed on exit)")
+	f.DurationVar(&fl.retention, "retention", 0, "drop records older than this, e.g. 30s (default: keep every record in memory until its topic is deleted)")
+	f.BoolVar(&fl.direct, "direct-only", false, "serve only the direct modes (plaintext, tls, mtls, sasl_ssl), no gateway")
+	f.BoolVar(&fl.asJSON, "json", false, `print one JSON line {"dir":..., "modes":{...}} on stdout`)
 	return cmd
+}
+
+// clusterLocalFlags are xp cluster local's flags.
+type clusterLocalFlags struct {
+	brokers   int
+	dir       string
+	asJSON    bool
+	retention time.Duration
+	host      string
+	direct    bool
+}
+
+// serve starts the embedded cluster and its gateway modes, says where
+// they serve, and serves until ctx or a signal ends it.
+func (fl *clusterLocalFlags) serve(ctx context.Context, st *state) error {
+	if fl.brokers < 1 || fl.brokers > 9 {
+		return usageErrf("--brokers %d: want 1..9", fl.brokers)
+	}
+	if fl.retention < 0 {
+		return usageErrf("--retention %v: want a positive duration such as 30s, or 0 to keep every record", fl.retention)
+	}
+	ctx, stop := st.interruptible(ctx)
+	defer stop()
+	cl, err := local.Start(ctx, local.Options{Brokers: fl.brokers, Dir: fl.dir, Retention: fl.retention, Host: fl.host})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for _, o := range localGatewayModes(fl.direct) {
+		g, err := local.StartGatewayMode(ctx, cl, o)
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+	}
+	modes := cl.Modes()
+	out, err := json.Marshal(struct {
+		Dir   string      `json:"dir"`
+		Modes local.Modes `json:"modes"`
+	}{cl.Dir(), modes})
+	if err != nil {
+		return err
+	}
+	if fl.dir != "" {
+		// Written last: its presence says the cluster serves (xp's
+		// agent waits for it on remote broker hosts).
+		if err := writeFileAtomic(filepath.Join(cl.Dir(), local.ClusterFile), append(out, '\n')); err != nil {
+			return err
+		}
+	}
+	if fl.asJSON {
+		fmt.Fprintf(st.stdout, "%s\n", out)
+	} else {
+		fmt.Fprintf(st.stdout, "dir %s\n", cl.Dir())
+		for _, name := range cl.ModeNames() {
+			m := modes[name]
+			fmt.Fprintf(st.stdout, "%-10s bootstrap %s  client config %s\n", name, strings.Join(m.Bootstrap, ","), m.ClientConfig)
+		}
+	}
+	fmt.Fprintln(st.stderr, "xp: embedded cluster serving; Ctrl-C stops it")
+	<-ctx.Done()
+	return nil
+}
+
+// localGatewayModes are the gateway modes xp cluster local serves, none
+// when direct: each with the default transport (tls) and, for
+// field_encrypt, JSON records with the field ssn, once per field_cipher;
+// once per gateway_crypto level, named as the runner's mode keys name
+// them (".fast" appended for fast).
+func localGatewayModes(direct bool) []local.GatewayModeOptions {
+	if direct {
+		return nil
+	}
+	var out []local.GatewayModeOptions
+	for _, crypto := range []string{planner.GatewayCryptoStd, planner.GatewayCryptoFast} {
+		modes := []local.GatewayModeOptions{}
+		for _, security := range planner.GatewayModes() {
+			modes = append(modes, local.GatewayModeOptions{Security: security})
+		}
+		modes = append(modes, local.GatewayModeOptions{Security: planner.SecurityFieldEncrypt, Cipher: planner.FieldCipherFPE})
+		for _, o := range modes {
+			o.Crypto = crypto
+			if crypto != planner.DefaultGatewayCrypto {
+				o.Name = planner.GatewayModeName(o.Security, "", "", o.Cipher) + "." + crypto
+			}
+			out = append(out, o)
+		}
+	}
+	return out
 }
