@@ -225,20 +225,36 @@ func (s *Server) Properties(id int) ([]byte, error) {
 	if node == nil {
 		return nil, fmt.Errorf("kafkaconf: no node %d", id)
 	}
+	var w propsWriter
+	w.WriteString("# written by xp: KRaft node; may hold a password, keep it 0600\n")
+	w.kv("node.id", strconv.Itoa(node.ID))
+	w.kv("process.roles", strings.Join(node.Roles, ","))
+	w.kv("controller.quorum.voters", s.QuorumVoters())
+	w.kv("controller.listener.names", ListenerController)
+	w.kv("log.dirs", s.LogDirs)
+	s.writeListeners(&w, node)
+	if node.has(planner.RoleBroker) {
+		s.writeBrokerSecurity(&w)
+		s.writeTopics(&w)
+	}
+	if err := s.writeExtra(&w); err != nil {
+		return nil, err
+	}
+	return []byte(w.String()), nil
+}
+
+// propsWriter renders a Java properties file.
+type propsWriter struct{ strings.Builder }
+
+func (w *propsWriter) kv(k, v string)   { fmt.Fprintf(w, "%s=%s\n", k, v) }
+func (w *propsWriter) comment(c string) { fmt.Fprintf(w, "\n# %s\n", c) }
+
+// writeListeners writes node's listeners: one per direct security mode,
+// one between brokers and one for the quorum.
+func (s *Server) writeListeners(w *propsWriter, node *Node) {
 	p := s.ports()
 	hp := func(port int) string { return net.JoinHostPort(node.Address, strconv.Itoa(port)) }
-	var b strings.Builder
-	kv := func(k, v string) { fmt.Fprintf(&b, "%s=%s\n", k, v) }
-	comment := func(c string) { fmt.Fprintf(&b, "\n# %s\n", c) }
-
-	b.WriteString("# written by xp: KRaft node; may hold a password, keep it 0600\n")
-	kv("node.id", strconv.Itoa(node.ID))
-	kv("process.roles", strings.Join(node.Roles, ","))
-	kv("controller.quorum.voters", s.QuorumVoters())
-	kv("controller.listener.names", ListenerController)
-	kv("log.dirs", s.LogDirs)
-
-	comment("listeners: one per direct security mode, one between brokers, one for the quorum")
+	w.comment("listeners: one per direct security mode, one between brokers, one for the quorum")
 	var listeners, advertised []string
 	if node.has(planner.RoleBroker) {
 		for _, l := range []struct {
@@ -252,68 +268,86 @@ func (s *Server) Properties(id int) ([]byte, error) {
 	if node.has(planner.RoleController) {
 		listeners = append(listeners, ListenerController+"://"+hp(p.Controller))
 	}
-	kv("listeners", strings.Join(listeners, ","))
+	w.kv("listeners", strings.Join(listeners, ","))
 	if node.has(planner.RoleBroker) {
-		kv("advertised.listeners", strings.Join(advertised, ","))
-		kv("inter.broker.listener.name", ListenerInternal)
+		w.kv("advertised.listeners", strings.Join(advertised, ","))
+		w.kv("inter.broker.listener.name", ListenerInternal)
 	}
-	kv("listener.security.protocol.map", strings.Join([]string{
+	w.kv("listener.security.protocol.map", strings.Join([]string{
 		ListenerPlaintext + ":PLAINTEXT", ListenerSSL + ":SSL", ListenerMTLS + ":SSL",
 		ListenerSASLSSL + ":SASL_SSL", ListenerInternal + ":PLAINTEXT", ListenerController + ":PLAINTEXT"}, ","))
+}
 
-	if node.has(planner.RoleBroker) {
-		comment("TLS: PEM key store (key, certificate, CA) and trust store")
-		kv("ssl.keystore.type", "PEM")
-		kv("ssl.keystore.location", s.Keystore)
-		kv("ssl.truststore.type", "PEM")
-		kv("ssl.truststore.location", s.Truststore)
-		kv("ssl.endpoint.identification.algorithm", "https")
-		kv("listener.name.mtls.ssl.client.auth", "required")
+// writeBrokerSecurity writes a broker's TLS (PEM key and trust stores, a
+// client certificate required on mtls) and SASL_SSL (PLAIN and
+// SCRAM-SHA-512) settings.
+func (s *Server) writeBrokerSecurity(w *propsWriter) {
+	w.comment("TLS: PEM key store (key, certificate, CA) and trust store")
+	w.kv("ssl.keystore.type", "PEM")
+	w.kv("ssl.keystore.location", s.Keystore)
+	w.kv("ssl.truststore.type", "PEM")
+	w.kv("ssl.truststore.location", s.Truststore)
+	w.kv("ssl.endpoint.identification.algorithm", "https")
+	w.kv("listener.name.mtls.ssl.client.auth", "required")
 
-		comment("SASL_SSL: PLAIN and SCRAM-SHA-512")
-		kv("listener.name.sasl_ssl.sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512")
-		kv("listener.name.sasl_ssl.plain.sasl.jaas.config",
-			fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";`, s.SASLUser, s.SASLPassword))
-		kv("listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
-			"org.apache.kafka.common.security.scram.ScramLoginModule required;")
+	w.comment("SASL_SSL: PLAIN and SCRAM-SHA-512")
+	w.kv("listener.name.sasl_ssl.sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512")
+	w.kv("listener.name.sasl_ssl.plain.sasl.jaas.config",
+		fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";`, s.SASLUser, s.SASLPassword))
+	w.kv("listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
+		"org.apache.kafka.common.security.scram.ScramLoginModule required;")
+}
 
-		comment("topics")
-		brokers := len(s.Brokers())
-		rf := s.ReplicationFactor
-		if rf <= 0 {
-			rf = min(3, brokers)
-		}
-		isr := s.MinInsync
-		if isr <= 0 {
-			isr = min(2, rf)
-		}
-		kv("default.replication.factor", strconv.Itoa(rf))
-		kv("min.insync.replicas", strconv.Itoa(isr))
-		kv("offsets.topic.replication.factor", strconv.Itoa(rf))
-		kv("transaction.state.log.replication.factor", strconv.Itoa(rf))
-		kv("transaction.state.log.min.isr", strconv.Itoa(isr))
-		kv("auto.create.topics.enable", "false")
-		kv("group.initial.rebalance.delay.ms", "0")
+// writeTopics writes a broker's topic defaults.
+func (s *Server) writeTopics(w *propsWriter) {
+	w.comment("topics")
+	rf, isr := topicReplication(s.ReplicationFactor, s.MinInsync, len(s.Brokers()))
+	w.kv("default.replication.factor", strconv.Itoa(rf))
+	w.kv("min.insync.replicas", strconv.Itoa(isr))
+	w.kv("offsets.topic.replication.factor", strconv.Itoa(rf))
+	w.kv("transaction.state.log.replication.factor", strconv.Itoa(rf))
+	w.kv("transaction.state.log.min.isr", strconv.Itoa(isr))
+	w.kv("auto.create.topics.enable", "false")
+	w.kv("group.initial.rebalance.delay.ms", "0")
+}
+
+// topicReplication is the replication factor and min.insync.replicas of a
+// cluster of brokers given rf and isr: each as given, or when not
+// positive, by default min(3, brokers) and min(2, the replication
+// factor).
+func topicReplication(rf, isr, brokers int) (int, int) {
+	if rf <= 0 {
+		rf = min(3, brokers)
 	}
-	if len(s.Extra) > 0 {
-		rendered := b.String()
-		keys := make([]string, 0, len(s.Extra))
-		for k := range s.Extra {
-			if strings.Contains(rendered, "\n"+k+"=") {
-				return nil, fmt.Errorf("kafkaconf: extra config %s is one xp renders itself", k)
-			}
-			if k == "" || strings.ContainsAny(k, "\n\r= ") || strings.ContainsAny(s.Extra[k], "\n\r") {
-				return nil, fmt.Errorf("kafkaconf: extra config %q: want a key without '=' or line breaks and a one-line value", k)
-			}
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		comment("set for this cluster")
-		for _, k := range keys {
-			kv(k, s.Extra[k])
-		}
+	if isr <= 0 {
+		isr = min(2, rf)
 	}
-	return []byte(b.String()), nil
+	return rf, isr
+}
+
+// writeExtra writes s.Extra, sorted by key, after what w holds, which no
+// extra key may repeat.
+func (s *Server) writeExtra(w *propsWriter) error {
+	if len(s.Extra) == 0 {
+		return nil
+	}
+	rendered := w.String()
+	keys := make([]string, 0, len(s.Extra))
+	for k := range s.Extra {
+		if strings.Contains(rendered, "\n"+k+"=") {
+			return fmt.Errorf("kafkaconf: extra config %s is one xp renders itself", k)
+		}
+		if k == "" || strings.ContainsAny(k, "\n\r= ") || strings.ContainsAny(s.Extra[k], "\n\r") {
+			return fmt.Errorf("kafkaconf: extra config %q: want a key without '=' or line breaks and a one-line value", k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	w.comment("set for this cluster")
+	for _, k := range keys {
+		w.kv(k, s.Extra[k])
+	}
+	return nil
 }
 
 // ClientProps returns the librdkafka client properties of a direct mode
