@@ -142,10 +142,6 @@ func (t *Target) startKroxyliciousGateways(ctx context.Context, rows []planner.R
 	if x == nil {
 		return errors.New("local target: gateway_kind kroxylicious: the target has no gateway.kroxylicious section")
 	}
-	var insts []kroxyInstance
-	var keys []string
-	byKey := map[string][]string{} // ModeKey → gateway names
-	encrypts := false
 	for _, r := range rows {
 		if !r.NeedsGateway() {
 			continue
@@ -153,22 +149,8 @@ func (t *Target) startKroxyliciousGateways(ctx context.Context, rows []planner.R
 		if err := x.checkRow(&r); err != nil {
 			return fmt.Errorf("local target: %w", err)
 		}
-		key := target.ModeKey(&r)
-		if _, done := byKey[key]; done {
-			continue
-		}
-		keys = append(keys, key)
-		encrypts = encrypts || r.Security == planner.SecurityEncrypt
-		n := max(r.Gateways, 1)
-		for i := 1; i <= n; i++ {
-			name := key
-			if n > 1 {
-				name = fmt.Sprintf("%s-%d", key, i)
-			}
-			insts = append(insts, kroxyInstance{key: key, name: name, row: r})
-			byKey[key] = append(byKey[key], name)
-		}
 	}
+	insts, keys, encrypts := kroxyInstances(rows)
 	if len(insts) == 0 {
 		return nil
 	}
@@ -184,6 +166,53 @@ func (t *Target) startKroxyliciousGateways(ctx context.Context, rows []planner.R
 		}
 		kms.InMemory = &kroxylicious.InMemory{Alias: kek.Alias, KEKs: []kroxylicious.KEK{kek}}
 	}
+	bootstraps, err := t.startKroxies(ctx, insts, up, ca, kms)
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		e, err := x.modeEndpoint(key, insts, bootstraps, up)
+		if err != nil {
+			return err
+		}
+		ep.Modes[key] = e
+	}
+	return nil
+}
+
+// kroxyInstances are the Kroxylicious gateways of rows: for each distinct
+// gateway ModeKey, in order of first appearance (keys), row.Gateways of
+// them, named as the key, or KEY-I for the I-th of several; encrypts
+// when a key is of the encrypt mode.
+func kroxyInstances(rows []planner.Row) (insts []kroxyInstance, keys []string, encrypts bool) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if !r.NeedsGateway() {
+			continue
+		}
+		key := target.ModeKey(&r)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		keys = append(keys, key)
+		encrypts = encrypts || r.Security == planner.SecurityEncrypt
+		n := max(r.Gateways, 1)
+		for i := 1; i <= n; i++ {
+			name := key
+			if n > 1 {
+				name = fmt.Sprintf("%s-%d", key, i)
+			}
+			insts = append(insts, kroxyInstance{key: key, name: name, row: r})
+		}
+	}
+	return insts, keys, encrypts
+}
+
+// startKroxies starts every instance at once and returns their bootstrap
+// addresses by name. Every one that started joins t's gateways, to be
+// stopped with them, even when others failed.
+func (t *Target) startKroxies(ctx context.Context, insts []kroxyInstance, up upstream, ca *pki.Authority, kms kroxylicious.KMS) (map[string]string, error) {
 	type started struct {
 		p         *kroxyProc
 		bootstrap string
@@ -195,7 +224,7 @@ func (t *Target) startKroxyliciousGateways(ctx context.Context, rows []planner.R
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res[i].p, res[i].bootstrap, res[i].err = x.start(ctx, in, up, ca, kms)
+			res[i].p, res[i].bootstrap, res[i].err = t.kroxy.start(ctx, in, up, ca, kms)
 		}()
 	}
 	wg.Wait()
@@ -209,34 +238,35 @@ func (t *Target) startKroxyliciousGateways(ctx context.Context, rows []planner.R
 		t.kroxies = append(t.kroxies, r.p)
 		bootstraps[insts[i].name] = r.bootstrap
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	return bootstraps, errors.Join(errs...)
+}
+
+// modeEndpoint is the endpoint of gateway mode key: every one of its
+// gateways' bootstraps, and a client config, written into up.Dir, that is
+// the fronted direct mode's with those bootstraps.
+func (x *kroxy) modeEndpoint(key string, insts []kroxyInstance, bootstraps map[string]string, up upstream) (endpoint.Endpoint, error) {
+	var r planner.Row
+	e := endpoint.Endpoint{}
+	for _, in := range insts {
+		if in.key == key {
+			r = in.row
+			e.Bootstrap = append(e.Bootstrap, bootstraps[in.name])
+		}
 	}
-	for _, key := range keys {
-		var r planner.Row
-		e := endpoint.Endpoint{}
-		for _, in := range insts {
-			if in.key == key {
-				r = in.row
-				e.Bootstrap = append(e.Bootstrap, bootstraps[in.name])
-			}
-		}
-		direct := up.Modes[transport(&r)]
-		props, err := kafkaconf.ReadClientConfig(direct.ClientConfig)
-		if err != nil {
-			return err
-		}
-		// Every gateway of a key takes the same client settings; the
-		// bootstrap list names them all.
-		props[kafkaconf.BootstrapServers] = strings.Join(e.Bootstrap, ",")
-		e.ClientConfig = filepath.Join(up.Dir, "kroxylicious-"+key+".properties")
-		if err := kafkaconf.WriteClientConfig(e.ClientConfig, props); err != nil {
-			return err
-		}
-		e.Gateway = x.info(r.Security)
-		ep.Modes[key] = e
+	direct := up.Modes[transport(&r)]
+	props, err := kafkaconf.ReadClientConfig(direct.ClientConfig)
+	if err != nil {
+		return endpoint.Endpoint{}, err
 	}
-	return nil
+	// Every gateway of a key takes the same client settings; the
+	// bootstrap list names them all.
+	props[kafkaconf.BootstrapServers] = strings.Join(e.Bootstrap, ",")
+	e.ClientConfig = filepath.Join(up.Dir, "kroxylicious-"+key+".properties")
+	if err := kafkaconf.WriteClientConfig(e.ClientConfig, props); err != nil {
+		return endpoint.Endpoint{}, err
+	}
+	e.Gateway = x.info(r.Security)
+	return e, nil
 }
 
 // transport is the direct mode a gateway row fronts (its
