@@ -182,7 +182,6 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 		}
 		body = w.plain
 	}
-	start := len(dst)
 	nb := append(dst, batch[:headerSize]...)
 	out := nb
 	if info.Codec != None {
@@ -235,12 +234,21 @@ func (w *Rewriter) rewriteBatch(dst, batch []byte, fn RecordFunc) ([]byte, error
 		}
 		return append(dst, batch...), nil
 	}
-	if info.Codec == None {
-		finishBatch(out[start:], outCRC)
+	return w.seal(dst, nb, out, info.Codec, outCRC)
+}
+
+// seal finishes a rewritten batch after dst, its header nb[len(dst):]:
+// uncompressed, its records follow the header in out (which extends nb)
+// and crc is their CRC; compressed, out holds the records, compressed
+// after the header.
+func (w *Rewriter) seal(dst, nb, out []byte, codec Codec, crc uint32) ([]byte, error) {
+	start := len(dst)
+	if codec == None {
+		finishBatch(out[start:], crc)
 		return out, nil
 	}
 	w.recs = out
-	nb, err := w.compress(nb, info.Codec, out)
+	nb, err := w.compress(nb, codec, out)
 	if err != nil {
 		return dst, err
 	}
