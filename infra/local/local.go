@@ -274,6 +274,11 @@ func (c *Cluster) startMode(name string, sp modeSpec, upstreams []string) error 
 	for _, upAddr := range upstreams {
 		ln, err := net.Listen("tcp", net.JoinHostPort(c.host, "0"))
 		if err != nil {
+			// The mode's fronts are not serving nor known to Close yet:
+			// close the listeners opened before this one.
+			for _, f := range fs {
+				f.ln.Close()
+			}
 			return fmt.Errorf("local: %s front: %w", name, err)
 		}
 		f := &front{mode: name, ln: ln, upstream: upAddr, tls: sp.tls, users: sp.users,
