@@ -26,6 +26,16 @@ import (
 	"github.com/xp-bench/xp/infra/pki"
 )
 
+// SASLPlainConfig names the client config every cluster xp runs writes
+// beside its direct modes' (one per mode, <mode>.properties): sasl_ssl
+// with the PLAIN mechanism instead of SCRAM, for clients that cannot do
+// SCRAM (kcat with Debian's librdkafka against Kafka 4). SASLPlainConfigFile
+// is its file name.
+const (
+	SASLPlainConfig     = "sasl_ssl-plain"
+	SASLPlainConfigFile = SASLPlainConfig + ".properties"
+)
+
 // Property names (librdkafka's).
 const (
 	BootstrapServers      = "bootstrap.servers"

@@ -308,7 +308,7 @@ func (c *Cluster) startMode(name string, sp modeSpec, upstreams []string) error 
 			plain[k] = v
 		}
 		plain[kafkaconf.SASLMechanism] = MechPlain
-		c.plainSASL = filepath.Join(c.dir, "sasl_ssl-plain.properties")
+		c.plainSASL = filepath.Join(c.dir, kafkaconf.SASLPlainConfigFile)
 		if err := kafkaconf.WriteClientConfig(c.plainSASL, plain); err != nil {
 			return err
 		}

@@ -226,8 +226,8 @@ func (p *kafkaPlan) planClients(srv *kafkaconf.Server, clientDir string) error {
 	if err != nil {
 		return err
 	}
-	configs["sasl_ssl-plain"] = path.Join(clientDir, "sasl_ssl-plain.properties")
-	p.clientFiles[configs["sasl_ssl-plain"]] = kafkaconf.FormatClientConfig(plain)
+	configs[kafkaconf.SASLPlainConfig] = path.Join(clientDir, kafkaconf.SASLPlainConfigFile)
+	p.clientFiles[configs[kafkaconf.SASLPlainConfig]] = kafkaconf.FormatClientConfig(plain)
 
 	var ids []string
 	for _, n := range srv.Brokers() {

@@ -380,7 +380,7 @@ func (c *Cluster) writeClientConfigs(srv *kafkaconf.Server) error {
 	if err != nil {
 		return err
 	}
-	c.plain = filepath.Join(c.dir, "sasl_ssl-plain.properties")
+	c.plain = filepath.Join(c.dir, kafkaconf.SASLPlainConfigFile)
 	return kafkaconf.WriteClientConfig(c.plain, plain)
 }
 
@@ -407,7 +407,7 @@ func (c *Cluster) ready(ctx context.Context, srv *kafkaconf.Server) error {
 	if err != nil {
 		return err
 	}
-	modes = append(modes, agent.KafkaMode{Name: "sasl_ssl-plain", Props: plain})
+	modes = append(modes, agent.KafkaMode{Name: kafkaconf.SASLPlainConfig, Props: plain})
 	var ids []int32
 	for _, b := range c.brokers {
 		ids = append(ids, int32(b.ID))
