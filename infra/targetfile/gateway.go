@@ -316,8 +316,16 @@ func (p *fileParser) releaseFile(n *yaml.Node, what, make string) string {
 	if isURL(s) {
 		return p.url(n, what)
 	}
+	return p.localRelease(n, what, s, "an http(s) URL or a file", make)
+}
+
+// localRelease resolves s, a release given by something other than a URL:
+// a file on this machine, made absolute (relative paths are taken from the
+// TARGET.yaml's directory) and required to exist. want is what the key
+// takes, make how a release file is made; both go into the messages.
+func (p *fileParser) localRelease(n *yaml.Node, what, s, want, make string) string {
 	if strings.Contains(s, "://") {
-		p.bad(n, "%s: %q: want an http(s) URL or a file", what, s)
+		p.bad(n, "%s: %q: want %s", what, s, want)
 		return ""
 	}
 	if !filepath.IsAbs(s) {

@@ -453,22 +453,7 @@ func (p *fileParser) distribution(n *yaml.Node, what string) string {
 	if d == "" || d == DistributionEmbedded || isURL(d) {
 		return d
 	}
-	if strings.Contains(d, "://") {
-		p.bad(n, "%s: %q: want an http(s) URL, a file, or embedded", what, d)
-		return ""
-	}
-	if !filepath.IsAbs(d) {
-		d = filepath.Join(filepath.Dir(p.path), d)
-	}
-	abs, err := filepath.Abs(d)
-	if err == nil {
-		_, err = os.Stat(abs)
-	}
-	if err != nil {
-		p.bad(n, "%s: %s: no such release file (make kafka-dist writes out/dist/kafka_2.13-VERSION.tgz; a relative path is taken from this file's directory)", what, d)
-		return ""
-	}
-	return abs
+	return p.localRelease(n, what, d, "an http(s) URL, a file, or embedded", "make kafka-dist writes out/dist/kafka_2.13-VERSION.tgz")
 }
 
 // checkRelease completes a release parsed at n and says whether it is
