@@ -274,6 +274,12 @@ func (r *run) producerOpts() []kgo.Opt {
 		kgo.ProducerBatchCompression(codec),
 		kgo.MaxBufferedRecords(max(10000, 2*inFlight, int(cfg.Rate)/cfg.Producers)),
 		kgo.RecordDeliveryTimeout(cfg.DrainTimeout),
+		// The run's topics were just created: Apache Kafka can answer
+		// UNKNOWN_TOPIC_OR_PARTITION for a moment after CreateTopics
+		// (KRaft applies new metadata asynchronously), which franz-go
+		// would turn into failed records after 4 tries. Retry instead,
+		// within the delivery timeout above.
+		kgo.UnknownTopicRetries(-1),
 	}
 	switch cfg.Acks {
 	case "0":

@@ -47,7 +47,12 @@ func roundTrip(ctx context.Context, props map[string]string, topic string) error
 	if err != nil {
 		return err
 	}
-	cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	// A partition just created can be unknown to the broker's replica
+	// manager for a moment after CreateTopics answers (KRaft applies the
+	// new metadata asynchronously): keep producing until it is known,
+	// bounded by ctx, rather than failing after franz-go's default 4 tries.
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.UnknownTopicRetries(-1))...)
 	if err != nil {
 		return err
 	}
