@@ -127,14 +127,24 @@ func waitMode(ctx context.Context, name string, opts []kgo.Opt, brokers []int32)
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	var last error
+	var (
+		last  error
+		tried bool
+	)
 	for {
 		tctx, cancel := context.WithTimeout(ctx, tryTimeout)
-		missing, last = checkMode(tctx, cl, adm, brokers)
+		m, err := checkMode(tctx, cl, adm, brokers)
 		cancel()
-		if len(missing) == 0 && last == nil {
+		if len(m) == 0 && err == nil {
 			return nil
 		}
+		// A try cut short by the overall deadline knows nothing (every
+		// broker missing, the deadline as cause): the try before it, which
+		// ran to its end, says what was really missing.
+		if ctx.Err() != nil && tried {
+			return &ModeNotReady{Mode: name, Missing: missing, Err: last}
+		}
+		missing, last, tried = m, err, true
 		t := time.NewTimer(250 * time.Millisecond)
 		select {
 		case <-ctx.Done():

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -253,5 +255,39 @@ func TestWaitKafkaSeesBrokersJoin(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("node 1 joined but readiness did not see it: %v", err)
+	}
+}
+
+// TestWaitKafkaReportsLastCompleteTry: when the overall timeout cuts a
+// try short, what is reported missing is what the last complete try saw
+// (broker 7), not every broker with the deadline as cause (kfake answers
+// the first Metadata request and holds every later one past the timeout).
+func TestWaitKafkaReportsLastCompleteTry(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	release := make(chan struct{})
+	defer close(release)
+	var answered atomic.Int32
+	c.ControlKey(kmsg.Metadata.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if answered.Add(1) > 1 {
+			c.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+	props := map[string]string{kafkaconf.BootstrapServers: c.ListenAddrs()[0]}
+	err = WaitKafka(context.Background(), []KafkaMode{{Name: "plaintext", Props: props}}, []int32{0, 7}, 2*time.Second)
+	var nr *NotReadyError
+	if !errors.As(err, &nr) || len(nr.Modes) != 1 {
+		t.Fatalf("WaitKafka: %v, want one mode not ready", err)
+	}
+	if m := nr.Modes[0]; !slices.Equal(m.Missing, []int32{7}) || m.Err != nil {
+		t.Errorf("reported %+v, want broker 7 missing with no error (what the answered try saw)", m)
+	}
+	if answered.Load() < 2 {
+		t.Errorf("kfake saw %d Metadata requests, want a second (held) try", answered.Load())
 	}
 }
