@@ -440,12 +440,18 @@ func TestRowAccessors(t *testing.T) {
 		if r.InfraKey() != want {
 			t.Errorf("InfraKey %+v", r.InfraKey())
 		}
-		// ID is the recorded identity of a group: its form must not change.
-		if s := r.InfraKey().ID(); s != "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=2 builtin" {
+		// ID is the recorded identity of a group; it names the rows'
+		// kafka_version, not a Kafka that ran.
+		if s := r.InfraKey().ID(); s != "aws/m5.xlarge brokers=3 kafka_version=3.9.1 gateways=2 builtin" {
 			t.Errorf("InfraKey.ID %q", s)
 		}
-		if s := r.InfraKey().String(); s != "aws/m5.xlarge brokers=3 kafka_version=3.9.1 gateways=2 builtin" {
-			t.Errorf("InfraKey.String %q", s)
+		if s := r.InfraKey().String(); s != r.InfraKey().ID() {
+			t.Errorf("InfraKey.String %q, want ID", s)
+		}
+		// Group slugs are hashed from the key's earlier form: it must not
+		// change, or groups already up would lose their names.
+		if s := r.InfraKey().SlugSeed(); s != "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=2 builtin" {
+			t.Errorf("InfraKey.SlugSeed %q", s)
 		}
 		if s := r.InfraKey().WithBroker("apache", "4.1.0"); s != "aws/m5.xlarge brokers=3 apache=4.1.0 gateways=2 builtin" {
 			t.Errorf("InfraKey.WithBroker %q", s)

@@ -178,17 +178,21 @@ func (r *Row) InfraKey() InfraKey {
 	}
 }
 
-// ID is the group's identity as the evidence records it (infra events,
-// Terraform's group slugs): "platform/instance_type brokers=N kafka=V
-// gateways=N gateway_kind", V the kafka_version the rows ask for, e.g.
-// "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=1 builtin". Its form never
-// changes: groups recorded by earlier campaigns are found by it.
-func (k InfraKey) ID() string { return k.describe("kafka=" + k.KafkaVersion) }
+// ID is the group's identity as the evidence records it (infra events):
+// "platform/instance_type brokers=N kafka_version=V gateways=N
+// gateway_kind", e.g. "aws/m5.xlarge brokers=3 kafka_version=3.9.1
+// gateways=1 builtin". V is the kafka_version the rows ask for, not a claim
+// of what ran (the embedded cluster runs no Kafka release; WithBroker names
+// what did).
+func (k InfraKey) ID() string { return k.describe("kafka_version=" + k.KafkaVersion) }
 
-// String describes k for people: as ID, but naming kafka_version as the
-// rows' request ("kafka_version=3.9.1"), which is not a claim of what ran
-// (the embedded cluster runs no Kafka release; WithBroker names what did).
-func (k InfraKey) String() string { return k.describe("kafka_version=" + k.KafkaVersion) }
+// String is ID.
+func (k InfraKey) String() string { return k.ID() }
+
+// SlugSeed is the text a group's short name in resource names and working
+// directories is hashed from: the key as xp recorded it before ID named
+// kafka_version ("kafka=V"), so that groups already up keep their names.
+func (k InfraKey) SlugSeed() string { return k.describe("kafka=" + k.KafkaVersion) }
 
 // WithBroker is String naming the broker software that ran instead of the
 // kafka_version the rows asked for, e.g. "local brokers=1 apache=4.1.0

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -285,9 +286,19 @@ func (s *Store) InfraEvents(ctx context.Context) ([]InfraEvent, error) {
 		}
 		e.Duration = time.Duration(seconds * float64(time.Second))
 		e.Outputs = json.RawMessage(outputs)
+		e.Group = currentGroupKey(e.Group)
 		out = append(out, e)
 	}
 	return out, rs.Err()
+}
+
+// currentGroupKey reads a recorded group key in the form xp writes now.
+// xp once wrote the rows' kafka_version as "kafka=V", which reads like a
+// claim of what ran; such a key is read as "kafka_version=V", so a
+// campaign begun then is resumed, taken down and costed as the same groups.
+// The db keeps what was written.
+func currentGroupKey(k string) string {
+	return strings.Replace(k, " kafka=", " kafka_version=", 1)
 }
 
 // HasProgress reports whether any attempt has been recorded.

@@ -825,3 +825,38 @@ func TestTwoStageRecorded(t *testing.T) {
 		t.Fatalf("rows %+v, %v", all, err)
 	}
 }
+
+// TestInfraEventsReadOlderGroupKeys: a group key an earlier xp recorded
+// with the rows' kafka_version as "kafka=V" reads as "kafka_version=V", so
+// a group brought up then and taken down now is one group (up, then down,
+// costed once); the db keeps the text it holds.
+func TestInfraEventsReadOlderGroupKeys(t *testing.T) {
+	ctx := context.Background()
+	s, path := newStore(t)
+	s.Register(ctx, testCampaign("p"), testRows(1))
+	s.AddInfraEvent(ctx, InfraEvent{Event: "up", Group: "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=1 builtin", HourlyUSD: 0.5})
+	s.AddInfraEvent(ctx, InfraEvent{Event: "down", Group: "aws/m5.xlarge brokers=3 kafka_version=3.9.1 gateways=1 builtin", Cost: 2})
+	events, err := s.InfraEvents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if e.Group != "aws/m5.xlarge brokers=3 kafka_version=3.9.1 gateways=1 builtin" {
+			t.Errorf("%s event's group reads %q", e.Event, e.Group)
+		}
+	}
+	p, err := s.Progress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.InfraUp) != 0 || p.Cost != 2 {
+		t.Errorf("after the older up and the newer down: up %+v cost %v, want nothing up, cost 2", p.InfraUp, p.Cost)
+	}
+	var raw string
+	if err := s.db.QueryRowContext(ctx, `SELECT group_key FROM infra ORDER BY id LIMIT 1`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw != "aws/m5.xlarge brokers=3 kafka=3.9.1 gateways=1 builtin" {
+		t.Errorf("the db's first group_key is %q, want what was written (%s)", raw, path)
+	}
+}

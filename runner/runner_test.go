@@ -140,8 +140,8 @@ func bumpSchema(t *testing.T, path string) {
 // field_encrypt next to a direct baseline, on the row's gateway transport.
 // The cluster and the gateways run in processes of their own: telemetry
 // samples each, and gateway rows get their gateway CPU per message. Every
-// attempt says it measured kfake, at its module version, and its group
-// claims no Kafka version.
+// attempt says it measured kfake, at its module version; neither its group
+// nor the infra events' group key claims a Kafka version.
 func TestGatewayRowsRunLocally(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -160,6 +160,18 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 	atts, _ := s.Attempts(ctx)
 	modes := map[string]bool{}
 	kfake := target.KfakeBroker()
+	raw, err := sql.Open("sqlite", "file:"+DefaultDB(plan)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var keys string
+	if err := raw.QueryRowContext(ctx, `SELECT group_concat(DISTINCT group_key) FROM infra WHERE group_key != ''`).Scan(&keys); err != nil {
+		t.Fatal(err)
+	}
+	if want := "local brokers=1 kafka_version="; !strings.HasPrefix(keys, want) || strings.Contains(keys, "kafka=") {
+		t.Errorf("infra group keys %q, want %q and no Kafka version claimed", keys, want+"...")
+	}
 	for _, a := range atts {
 		var env struct {
 			Mode   string

@@ -13,9 +13,9 @@ import (
 
 // GroupSlug is the short, stable name of an infrastructure group in
 // resource names and working directories: "g" and 8 hex digits of the
-// group key's hash.
+// group key's hash (of its SlugSeed).
 func GroupSlug(k planner.InfraKey) string {
-	h := sha256.Sum256([]byte(k.ID()))
+	h := sha256.Sum256([]byte(k.SlugSeed()))
 	return "g" + hex.EncodeToString(h[:4])
 }
 
