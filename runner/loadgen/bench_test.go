@@ -32,15 +32,24 @@ import (
 // heap and CPU do not count as the instrument's.
 const helperEnv = "XP_LOADGEN_BENCH_HELPER"
 
+// retentionEnv passes the cluster helper its retention.
+const retentionEnv = "XP_LOADGEN_BENCH_RETENTION"
+
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
 	case "cluster":
-		// Retention keeps a minute at 100k msg/s within memory (a
-		// consumer 5 s behind has failed its run anyway), and the
-		// in-memory broker's heap small: at 3 GB of records (15 s) its
-		// garbage collections stalled produce for a second at a time,
-		// which the load generator rightly reports as send delay.
-		c, err := local.Start(context.Background(), local.Options{Brokers: 1, Retention: 5 * time.Second})
+		// Retention (benchCluster's) keeps the in-memory broker's heap
+		// small: at 3 GB of records its garbage collections stalled
+		// produce for a second at a time, which the load generator
+		// rightly reports as send delay. 5 s holds 0.5 GB at 100k msg/s
+		// of 1 KiB (a consumer 5 s behind has failed its run anyway);
+		// the ceiling, near 1M msg/s, needs 1 s for the same.
+		retention, err := time.ParseDuration(os.Getenv(retentionEnv))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		c, err := local.Start(context.Background(), local.Options{Brokers: 1, Retention: retention})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -82,12 +91,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// benchCluster starts an embedded cluster in a helper process and returns
-// its modes.
-func benchCluster(b *testing.B) local.Modes {
+// benchCluster starts an embedded cluster in a helper process, with the
+// given retention, and returns its modes.
+func benchCluster(b *testing.B, retention time.Duration) local.Modes {
 	b.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), helperEnv+"=cluster")
+	cmd.Env = append(os.Environ(), helperEnv+"=cluster", retentionEnv+"="+retention.String())
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -162,7 +171,7 @@ func benchProps(b *testing.B, modes local.Modes) map[string]string {
 // ±0.5%, send-delay p99 under 1 ms. One load per sub-benchmark whatever
 // b.N (XP_BENCH_DURATION lengthens it; default 4s after 1s warm-up).
 func BenchmarkRateAccuracy(b *testing.B) {
-	modes := benchCluster(b)
+	modes := benchCluster(b, 5*time.Second)
 	d := envDuration(b, "XP_BENCH_DURATION", 4*time.Second)
 	for _, rate := range []int64{10_000, 50_000, 100_000} {
 		b.Run(strconv.FormatInt(rate/1000, 10)+"k", func(b *testing.B) {
@@ -195,10 +204,13 @@ func BenchmarkRateAccuracy(b *testing.B) {
 // shifts any single run by a third, and alternating spreads that over
 // both.
 func BenchmarkCeiling(b *testing.B) {
-	modes := benchCluster(b)
+	modes := benchCluster(b, time.Second)
 	props := benchProps(b, modes)
 	d := envDuration(b, "XP_BENCH_DURATION", 3*time.Second)
 	var lg, bare, p99, lgCPU, bareCPU []float64
+	// A fresh in-memory broker is slower for its first seconds of load (its
+	// heap grows); that warm-up is not either client's.
+	bareProduce(b, props, d)
 	for range 3 {
 		cfg := Config{ClientConfig: props, Rate: 0, MessageSize: 1024, LingerMs: 1,
 			ConsumerGroups: 0, Warmup: time.Second, Duration: d, DrainTimeout: 20 * time.Second, Seed: 1}
@@ -328,7 +340,7 @@ func kcatProduce(b *testing.B, clientConfig string, d time.Duration) float64 {
 // run's 6.6 GB. The run's health and send delay are reported with it: memory
 // of a run that fell behind means little.
 func BenchmarkMemory(b *testing.B) {
-	modes := benchCluster(b)
+	modes := benchCluster(b, 5*time.Second)
 	d := envDuration(b, "XP_BENCH_MEMORY_DURATION", 60*time.Second)
 	cfg := Config{ClientConfig: benchProps(b, modes), Rate: 100_000, MessageSize: 1024, LingerMs: 1, ConsumerGroups: 1,
 		Warmup: time.Second, Duration: d, DrainTimeout: 20 * time.Second, Seed: 1}
