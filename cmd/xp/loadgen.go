@@ -55,7 +55,7 @@ func (fl *loadgenFlags) register(cmd *cobra.Command) {
 	f.StringVar(&fl.bootstrap, "bootstrap", "", "bootstrap servers host:port[,host:port] (overrides bootstrap.servers)")
 	f.StringVar(&cfg.Topic, "topic", "", "topic, or with --topics N > 1 the prefix of topics T-0 .. T-(N-1) (default: fresh topics per run, deleted after)")
 	f.IntVar(&cfg.Topics, "topics", 1, "number of topics; each producer sends to them in turn, every group consumes all")
-	f.BoolVar(&cfg.KeepTopic, "keep-topic", false, "keep the fresh topics after the run")
+	f.BoolVar(&cfg.KeepTopic, "keep-topic", false, "keep the fresh topics and the consumer groups after the run")
 	f.IntVar(&cfg.Partitions, "partitions", 6, "partitions of a created topic")
 	f.IntVar(&cfg.ReplicationFactor, "replication-factor", 0, "replication factor of a created topic (0: broker default)")
 	f.IntVar(&cfg.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of a created topic (0: broker default)")

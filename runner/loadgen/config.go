@@ -37,7 +37,7 @@ type Config struct {
 	// ClientConfig (plaintext, tls, mtls, sasl_ssl).
 	Mode string
 	// Topic to use; default a fresh topic per run, deleted after unless
-	// KeepTopic. A named topic is created when missing and never deleted
+	// KeepTopic, as are the run's consumer groups (GroupName). A named topic is created when missing and never deleted
 	// if it already existed. With Topics > 1 it is the prefix: the topics
 	// are Topic-0 .. Topic-(Topics-1).
 	Topic     string

@@ -110,6 +110,7 @@ func (r *run) newConsumers(existed bool, nparts int) (_ []*kgo.Client, assigned 
 	assigned = make([]atomic.Int64, cfg.ConsumerGroups*cfg.ConsumersPerGroup)
 	r.seen = make([][]atomic.Int64, cfg.ConsumerGroups)
 	for g := range cfg.ConsumerGroups {
+		r.groups = append(r.groups, GroupName(r.name, g))
 		r.seen[g] = make([]atomic.Int64, nparts)
 		for p := range r.seen[g] {
 			r.seen[g][p].Store(-1)
@@ -117,7 +118,7 @@ func (r *run) newConsumers(existed bool, nparts int) (_ []*kgo.Client, assigned 
 		for j := range cfg.ConsumersPerGroup {
 			a := &assigned[g*cfg.ConsumersPerGroup+j]
 			cl, err := kgo.NewClient(append(r.base[:len(r.base):len(r.base)],
-				kgo.ConsumerGroup(fmt.Sprintf("%s-g%d", r.name, g)),
+				kgo.ConsumerGroup(r.groups[g]),
 				kgo.ConsumeTopics(r.topics...),
 				kgo.ConsumeResetOffset(start),
 				kgo.DisableAutoCommit(),

@@ -41,6 +41,7 @@ type run struct {
 	first     []int          // per topic: index of its partition 0 in seen[g]
 	index     map[string]int // topic → index in topics
 	created   []string       // topics this run created (deleted after)
+	groups    []string       // consumer groups this run joined (deleted after)
 	counts    []topicCounts  // per topic
 	bootstrap []string
 	base      []kgo.Opt
@@ -168,6 +169,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	defer func() {
 		if !topicDeleted {
 			r.deleteTopics(adm)
+			r.deleteGroups(adm)
 		}
 	}()
 	existed, err := r.prepareTopics(ctx, adm)
@@ -225,6 +227,9 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		topicDeleted = true
 		if err := r.deleteTopics(adm); err != nil {
 			warnings = append(warnings, fmt.Sprintf("topics not deleted: %v", err))
+		}
+		if err := r.deleteGroups(adm); err != nil {
+			warnings = append(warnings, fmt.Sprintf("consumer groups not deleted: %v", err))
 		}
 	}
 	res, err := r.result(warmEnd, measEnd, smp, dr)

@@ -141,3 +141,31 @@ func (r *run) deleteTopics(adm *kadm.Client) error {
 	}
 	return err
 }
+
+// GroupName is the name of consumer group g (from 0) of a run whose topic
+// (or prefix of topics) is name: name-g0, name-g1, ...
+func GroupName(name string, g int) string {
+	return fmt.Sprintf("%s-g%d", name, g)
+}
+
+// deleteGroups deletes the consumer groups the run joined, once its
+// consumers have left them: they commit no offsets, but an empty group
+// stays listed on the cluster until its coordinator expires it. A group
+// already gone is no error.
+func (r *run) deleteGroups(adm *kadm.Client) error {
+	if len(r.groups) == 0 {
+		return nil
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	resps, err := adm.DeleteGroups(dctx, r.groups...)
+	if err != nil {
+		return err
+	}
+	for _, g := range r.groups {
+		if resp, ok := resps[g]; ok && resp.Err != nil && !errors.Is(resp.Err, kerr.GroupIDNotFound) {
+			err = errors.Join(err, fmt.Errorf("%s: %w", g, resp.Err))
+		}
+	}
+	return err
+}

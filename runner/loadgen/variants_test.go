@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,9 +198,9 @@ func TestReplicatedTopic(t *testing.T) {
 	}
 }
 
-// TestTopicLifecycle: a fresh named topic is deleted after the run; an
-// existing one is read from its end, keeps its partitions and is never
-// deleted.
+// TestTopicLifecycle: a fresh named topic and the run's consumer group are
+// deleted after the run, or both kept with KeepTopic; an existing topic is
+// read from its end, keeps its partitions and is never deleted.
 func TestTopicLifecycle(t *testing.T) {
 	t.Parallel()
 	c := cluster(t)
@@ -232,6 +233,32 @@ func TestTopicLifecycle(t *testing.T) {
 	if exists(fresh) {
 		t.Fatalf("fresh topic %s left behind (warnings %v)", fresh, res.Warnings)
 	}
+	groups := func(topic string) []string {
+		gs, err := adm.ListGroups(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, g := range gs.Groups() {
+			if strings.HasPrefix(g, topic+"-g") {
+				out = append(out, g)
+			}
+		}
+		return out
+	}
+	if left := groups(fresh); len(left) != 0 {
+		t.Fatalf("consumer groups %v left behind (warnings %v)", left, res.Warnings)
+	}
+	// Kept, the run's topic and its consumer group stay.
+	kept := fmt.Sprintf("kept-%d", time.Now().UnixNano())
+	cfg.Topic, cfg.KeepTopic = kept, true
+	if res, err := Run(context.Background(), cfg); err != nil || !res.Healthy {
+		t.Fatalf("kept topic run: %v %v", err, res)
+	}
+	if left := groups(kept); !exists(kept) || !slices.Equal(left, []string{GroupName(kept, 0)}) {
+		t.Fatalf("kept: topic there %v, groups %v; want the topic and %s", exists(kept), left, GroupName(kept, 0))
+	}
+	cfg.KeepTopic = false
 
 	old := fmt.Sprintf("existing-%d", time.Now().UnixNano())
 	if _, err := adm.CreateTopic(ctx, 2, 1, nil, old); err != nil {
