@@ -167,14 +167,17 @@ func TestRunOnExistingCluster(t *testing.T) {
 	}
 
 	// OMB driver files of the cluster's plaintext and sasl_ssl listeners,
-	// the second in the Java client's properties, turned into a TARGET.yaml.
+	// the second in the Java client's properties, turned into a TARGET.yaml;
+	// their bootstrap servers are written PROTOCOL://HOST:PORT, as the
+	// Java client also takes them (the plaintext one's first only).
 	sasl, err := kafkaconf.ReadClientConfig(modes["sasl_ssl"].ClientConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	drivers := map[string]string{
-		"plaintext": "commonConfig: |\n  bootstrap.servers=" + modes["plaintext"].Bootstrap + "\n",
-		"sasl_ssl": "commonConfig: |\n  bootstrap.servers=" + modes["sasl_ssl"].Bootstrap + "\n  security.protocol=SASL_SSL\n" +
+		"plaintext": "commonConfig: |\n  bootstrap.servers=PLAINTEXT://" + modes["plaintext"].Bootstrap + "\n",
+		"sasl_ssl": "commonConfig: |\n  bootstrap.servers=SASL_SSL://" + strings.ReplaceAll(modes["sasl_ssl"].Bootstrap, ",", ",SASL_SSL://") +
+			"\n  security.protocol=SASL_SSL\n" +
 			"  sasl.mechanism=" + sasl[kafkaconf.SASLMechanism] + "\n  ssl.truststore.type=PEM\n  ssl.truststore.location=" + sasl[kafkaconf.SSLCALocation] + "\n" +
 			"  sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n" +
 			"    username=\"" + sasl[kafkaconf.SASLUsername] + "\" password=\"" + sasl[kafkaconf.SASLPassword] + "\";\n",

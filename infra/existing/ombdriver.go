@@ -11,6 +11,7 @@ import (
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/internal/yamlcheck"
+	"github.com/xp-bench/xp/planner"
 )
 
 // OMBKafkaDriver is the driverClass of OpenMessaging Benchmark's Kafka
@@ -90,6 +91,24 @@ type driverReader struct {
 	// lines; chosen the same by key.
 	props  []string
 	chosen map[string]string
+	// schemes are the bootstrap servers given as PROTOCOL://HOST:PORT.
+	schemes []bootstrapScheme
+}
+
+// bootstrapScheme is a bootstrap server given as PROTOCOL://HOST:PORT, at
+// line of the file.
+type bootstrapScheme struct {
+	server, protocol string
+	line             int
+}
+
+// modeProtocols is the security.protocol of each mode transport, as a
+// bootstrap server's PROTOCOL:// names it.
+var modeProtocols = map[string]string{
+	planner.SecurityPlaintext: "PLAINTEXT",
+	planner.SecurityTLS:       "SSL",
+	planner.SecurityMTLS:      "SSL",
+	planner.SecuritySASLSSL:   "SASL_SSL",
 }
 
 // bad records an error at line of the file.
@@ -175,11 +194,7 @@ func (r *driverReader) topicProperty(line int, p kafkaconf.Property) {
 func (r *driverReader) clientProperty(sec string, line int, p kafkaconf.Property) {
 	switch {
 	case p.Key == kafkaconf.BootstrapServers:
-		for _, s := range strings.Split(p.Value, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				r.d.Bootstrap = append(r.d.Bootstrap, s)
-			}
-		}
+		r.bootstrap(sec, line, p.Value)
 	case kafkaconf.Reads(p.Key):
 		if prev, ok := r.chosen[p.Key]; ok {
 			if prev != p.Value {
@@ -205,10 +220,49 @@ func (r *driverReader) clientProperty(sec string, line int, p kafkaconf.Property
 	}
 }
 
+// bootstrap reads bootstrap.servers, value, at line of section sec: a list
+// of HOST:PORT or, as Kafka's Java client also takes them,
+// PROTOCOL://HOST:PORT, whose protocol must be a security protocol (it is
+// checked against the mode in endpoint).
+func (r *driverReader) bootstrap(sec string, line int, value string) {
+	for _, s := range strings.Split(value, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if scheme, addr, ok := strings.Cut(s, "://"); ok {
+			proto := strings.ToUpper(scheme)
+			if !slices.Contains([]string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}, proto) {
+				r.bad(line, "%s bootstrap.servers %s: %s is not a security protocol (PLAINTEXT, SSL, SASL_SSL): give HOST:PORT, or PROTOCOL://HOST:PORT",
+					sec, s, scheme)
+				continue
+			}
+			r.schemes = append(r.schemes, bootstrapScheme{server: s, protocol: proto, line: line})
+			s = addr
+		}
+		r.d.Bootstrap = append(r.d.Bootstrap, s)
+	}
+}
+
 // endpoint is the import, its connection properties written as a client
 // config file and checked against its mode.
 func (r *driverReader) endpoint() (*DriverImport, error) {
 	d, path, mode := r.d, r.path, r.d.Mode
+	want := modeProtocols[targetfile.ModeTransport(mode)]
+	var errs []error
+	for _, b := range r.schemes {
+		if b.protocol != want {
+			what := "mode " + mode
+			if t := targetfile.ModeTransport(mode); t != mode {
+				what += " (clients speak " + t + " to the gateway)"
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: bootstrap.servers %s: protocol %s is not %s: want %s://HOST:PORT (or HOST:PORT)",
+				path, b.line, b.server, b.protocol, what, want))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	d.Properties = fmt.Sprintf("# %s endpoint, from the OMB driver file %s (xp plan import-omb-driver)\n", mode, path) + strings.Join(r.props, "")
 	cf, err := kafkaconf.ParseClientFile(path+" (its connection properties)", []byte(d.Properties))
 	if err == nil {

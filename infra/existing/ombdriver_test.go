@@ -111,3 +111,58 @@ func TestImportOMBDriver(t *testing.T) {
 		}
 	})
 }
+
+// TestImportOMBDriverProtocolURLs: bootstrap servers written
+// PROTOCOL://HOST:PORT, as Kafka's Java client takes them, become the
+// endpoint's HOST:PORT when the protocol is the mode's; any other protocol
+// is refused naming the line.
+func TestImportOMBDriverProtocolURLs(t *testing.T) {
+	driver := func(boot, proto string) []byte {
+		return []byte("driverClass: " + OMBKafkaDriver + "\ncommonConfig: |\n  bootstrap.servers=" + boot +
+			"\n  security.protocol=" + proto + "\n  ssl.truststore.type=PEM\n  ssl.truststore.location=/etc/ca.pem\n")
+	}
+	ok := []struct {
+		name, mode, boot, proto string
+		want                    []string
+	}{
+		{"ssl url", "tls", "SSL://127.0.0.1:19191", "SSL", []string{"127.0.0.1:19191"}},
+		{"a list, mixed forms", "tls", "SSL://k1:9093, k2:9093,ssl://[::1]:9093", "SSL", []string{"k1:9093", "k2:9093", "[::1]:9093"}},
+		{"sasl_ssl", "sasl_ssl", "SASL_SSL://k1:9095", "SASL_SSL", []string{"k1:9095"}},
+		{"a gateway mode over tls", "proxy", "SSL://gw:6969", "SSL", []string{"gw:6969"}},
+	}
+	for _, tc := range ok {
+		t.Run(tc.name, func(t *testing.T) {
+			b := driver(tc.boot, tc.proto)
+			if tc.proto == "SASL_SSL" {
+				b = append(b, "  sasl.mechanism=PLAIN\n  sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"p\";\n"...)
+			}
+			d, err := ImportOMBDriver("d.yaml", b, tc.mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(d.Bootstrap, tc.want) {
+				t.Errorf("bootstrap %q, want %q", d.Bootstrap, tc.want)
+			}
+		})
+	}
+	bad := []struct {
+		name, mode, boot, proto, want string
+	}{
+		{"ssl url for plaintext", "plaintext", "SSL://k1:9093", "PLAINTEXT",
+			"d.yaml:3: bootstrap.servers SSL://k1:9093: protocol SSL is not mode plaintext: want PLAINTEXT://HOST:PORT (or HOST:PORT)"},
+		{"plaintext url for tls", "tls", "k1:9093,PLAINTEXT://k2:9092", "SSL",
+			"d.yaml:3: bootstrap.servers PLAINTEXT://k2:9092: protocol PLAINTEXT is not mode tls: want SSL://HOST:PORT"},
+		{"sasl_ssl url for a gateway over tls", "proxy", "SASL_SSL://gw:6969", "SSL",
+			"protocol SASL_SSL is not mode proxy (clients speak tls to the gateway): want SSL://HOST:PORT"},
+		{"a listener name", "tls", "INTERNAL://k1:9093", "SSL",
+			"d.yaml:3: commonConfig bootstrap.servers INTERNAL://k1:9093: INTERNAL is not a security protocol (PLAINTEXT, SSL, SASL_SSL)"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ImportOMBDriver("d.yaml", driver(tc.boot, tc.proto), tc.mode)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
