@@ -24,6 +24,11 @@ const PlatformExisting = "existing"
 // DefaultTopicPrefix is topic_prefix unless the file gives one.
 const DefaultTopicPrefix = "xp-"
 
+// ReservedTopicPrefix starts the names of Kafka's internal topics
+// (__consumer_offsets, __transaction_state, __share_group_state): no
+// topic_prefix may start with it.
+const ReservedTopicPrefix = "__"
+
 // Existing is the part of a TARGET.yaml of platform existing.
 type Existing struct {
 	// Endpoints maps a mode key (target.ModeKey: plaintext, tls, mtls,
@@ -33,8 +38,11 @@ type Existing struct {
 	// EndpointsLine is the line of endpoints: (0 when absent).
 	EndpointsLine int
 	// TopicPrefix starts the name of every topic xp creates, uses and
-	// deletes there; default DefaultTopicPrefix.
+	// deletes there; default DefaultTopicPrefix. It never starts with
+	// "__", the names Kafka reserves for its internal topics.
 	TopicPrefix string
+	// TopicPrefixLine is the line of topic_prefix: (0 when absent).
+	TopicPrefixLine int
 	// Telemetry, when set, samples the cluster's machines over SSH.
 	Telemetry *Telemetry
 	// HourlyPriceUSD is what the cluster costs an hour, for the cost of a
@@ -135,9 +143,13 @@ func (p *fileParser) existing(nodes map[string]*yaml.Node, lines map[string]int,
 		p.bad(nil, "platform existing needs endpoints: one {bootstrap, client_config} per security mode the plan's rows use (docs/targets.md)")
 	}
 	if n := nodes["topic_prefix"]; n != nil {
-		e.TopicPrefix = p.str(n, "topic_prefix")
-		if !topicPrefixRE.MatchString(e.TopicPrefix) {
+		e.TopicPrefix, e.TopicPrefixLine = p.str(n, "topic_prefix"), lines["topic_prefix"]
+		switch {
+		case !topicPrefixRE.MatchString(e.TopicPrefix):
 			p.bad(n, "topic_prefix: %q: want 1 to 100 of the characters Kafka allows in topic names (letters, digits, '.', '_', '-')", e.TopicPrefix)
+		case strings.HasPrefix(e.TopicPrefix, ReservedTopicPrefix):
+			p.bad(n, "topic_prefix: %q: Kafka reserves names starting with %q for its internal topics (__consumer_offsets, __transaction_state): "+
+				"choose a prefix that does not start with %q, e.g. %q", e.TopicPrefix, ReservedTopicPrefix, ReservedTopicPrefix, DefaultTopicPrefix)
 		}
 	}
 	if n := nodes["hourly_price_usd"]; n != nil {

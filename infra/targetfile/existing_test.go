@@ -53,7 +53,7 @@ budget_usd: 10
 			if got := e.Endpoints["proxy.sasl_ssl"].ClientConfig; got != "/home/op/gw.properties" {
 				t.Errorf("proxy %s", got)
 			}
-			if e.EndpointsLine != 2 || e.TopicPrefix != "bench." || e.HourlyPriceUSD != 1.25 || tf.BudgetUSD != 10 {
+			if e.EndpointsLine != 2 || e.TopicPrefix != "bench." || e.TopicPrefixLine != 8 || e.HourlyPriceUSD != 1.25 || tf.BudgetUSD != 10 {
 				t.Errorf("%+v", e)
 			}
 			tel := e.Telemetry
@@ -85,6 +85,8 @@ budget_usd: 10
 			want: []string{`target.yaml:3: endpoints.tls.bootstrap: "k" is not host:port`}},
 		{name: "bad prefix", yaml: "platform: existing\nendpoints:\n  tls: {bootstrap: [\"k:1\"], client_config: c}\ntopic_prefix: \"a b\"\n",
 			want: []string{`target.yaml:4: topic_prefix: "a b"`}},
+		{name: "reserved prefix", yaml: "platform: existing\nendpoints:\n  tls: {bootstrap: [\"k:1\"], client_config: c}\ntopic_prefix: \"__bad-\"\n",
+			want: []string{`target.yaml:4: topic_prefix: "__bad-": Kafka reserves names starting with "__" for its internal topics`, `e.g. "xp-"`}},
 		{name: "provisioning keys", yaml: "platform: existing\nendpoints:\n  tls: {bootstrap: [\"k:1\"], client_config: c}\nteardown: never\nvars: {a: 1}\n",
 			want: []string{"target.yaml:4: teardown: not used with platform existing", "target.yaml:5: vars: not used with platform existing"}},
 		{name: "existing keys elsewhere", yaml: "platform: hosts\ntopic_prefix: x-\nhourly_price_usd: 2\n",
