@@ -392,21 +392,27 @@ func telemetryGaps(env json.RawMessage) string {
 }
 
 // brokerOf reads the broker software an attempt measured from its
-// environment (the runner's "broker"): "KIND VERSION", and for Apache
-// Kafka its Java runtime and JVM flags; "" for attempts that did not
-// record it.
+// environment (the runner's "broker"): "KIND VERSION" (a version guessed
+// from the brokers' API versions marked so), and for Apache Kafka its Java
+// runtime and JVM flags; "" for attempts that did not record it.
 func brokerOf(env json.RawMessage) (broker, runtime string) {
 	var e struct {
 		Broker *struct {
-			Kind     string   `json:"kind"`
-			Version  string   `json:"version"`
-			Java     string   `json:"java"`
-			JVMFlags []string `json:"jvm_flags"`
+			Kind           string   `json:"kind"`
+			Version        string   `json:"version"`
+			VersionGuessed bool     `json:"version_guessed"`
+			Java           string   `json:"java"`
+			JVMFlags       []string `json:"jvm_flags"`
 		} `json:"broker"`
 	}
 	if json.Unmarshal(env, &e) != nil || e.Broker == nil || e.Broker.Kind == "" {
 		return "", ""
 	}
 	b := e.Broker
-	return b.Kind + " " + b.Version, strings.TrimSpace(b.Java + " " + strings.Join(b.JVMFlags, " "))
+	broker = b.Kind + " " + b.Version
+	if b.VersionGuessed {
+		// A cluster someone else runs: the release its API versions match.
+		broker += " (guessed from ApiVersions)"
+	}
+	return broker, strings.TrimSpace(b.Java + " " + strings.Join(b.JVMFlags, " "))
 }

@@ -108,8 +108,9 @@ type Run struct {
 	// host's does.
 	TelemetryGaps string
 	// Broker is the broker software the attempt measured, "KIND VERSION":
-	// "apache 4.1.0" (Apache Kafka) or "kfake v1.2.3" (the embedded
-	// cluster); "" where the attempt did not record it.
+	// "apache 4.1.0" (Apache Kafka), "kfake v1.2.3" (the embedded
+	// cluster) or "existing v4.0 (guessed from ApiVersions)" (a cluster
+	// someone else runs); "" where the attempt did not record it.
 	Broker string
 	// BrokerRuntime is Apache Kafka's Java runtime and JVM flags.
 	BrokerRuntime string

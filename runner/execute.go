@@ -428,7 +428,9 @@ func (r *run) envOf(row *planner.Row, ep target.Endpoints, mode target.Endpoint)
 		env.GatewayCrypto = &attemptCrypto{CryptoInfo: *mode.Crypto}
 	}
 	env.Gateway = mode.Gateway
-	if hd, ok := r.target.(target.HostDescriber); ok {
+	if hd, ok := r.target.(target.ModeHostDescriber); ok {
+		env.Machines = hd.DescribeModeHosts(env.Mode)
+	} else if hd, ok := r.target.(target.HostDescriber); ok {
 		env.Machines = hd.DescribeHosts()
 	}
 	if b, ok := brokerOf(r.target, env.Machines); ok {

@@ -80,8 +80,11 @@ func (r *run) up(ctx, wctx context.Context, g target.Group) (target.Endpoints, e
 		}
 		return ep, err
 	}
-	_, err = r.store.AddInfraEvent(wctx, results.InfraEvent{
-		Event: "up", Group: g.Key.ID(), Time: r.o.Now(), Outputs: endpointsJSON(ep)})
+	ev := results.InfraEvent{Event: "up", Group: g.Key.ID(), Time: r.o.Now(), Outputs: endpointsJSON(ep)}
+	if p, ok := r.target.(target.Pricer); ok {
+		ev.HourlyUSD = p.HourlyUSD()
+	}
+	_, err = r.store.AddInfraEvent(wctx, ev)
 	return ep, err
 }
 
@@ -143,11 +146,33 @@ func (r *run) down(wctx context.Context, g target.Group) error {
 		ev.Event, ev.Error = "down-failed", derr.Error()
 	}
 	ev.Time = r.o.Now()
+	if derr == nil {
+		ev.Cost = r.costUp(wctx, g, ev.Time)
+	}
 	r.store.AddInfraEvent(wctx, ev)
 	if derr != nil {
 		return fmt.Errorf("bring infrastructure down: %w", derr)
 	}
 	return nil
+}
+
+// costUp is what g's time up until down cost, at the price its "up"
+// event recorded (target.Pricer); 0 for a target that prices nothing.
+func (r *run) costUp(wctx context.Context, g target.Group, down time.Time) float64 {
+	if _, ok := r.target.(target.Pricer); !ok {
+		return 0
+	}
+	evs, err := r.store.InfraEvents(wctx)
+	if err != nil {
+		r.prog.logf("the cost of %s is not recorded: %v", g.Key, err)
+		return 0
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if e := evs[i]; e.Group == g.Key.ID() && e.Event == "up" {
+			return e.HourlyUSD * down.Sub(e.Time).Hours()
+		}
+	}
+	return 0
 }
 
 // failRows records a failed attempt, with the group's failure as its

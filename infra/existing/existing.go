@@ -4,15 +4,15 @@
 // client's). xp provisions and installs nothing there: before the first
 // row it reaches every endpoint the rows use and verifies its security,
 // reads the cluster's brokers and version, and refuses rows it cannot run;
-// it creates, uses and deletes only topics under the file's topic_prefix,
-// recorded in the campaign db before they are made; with telemetry: it
+// it creates, uses and deletes only topics under the file's topic_prefix
+// and the loads' consumer groups, recorded in the campaign db before they
+// are made; with telemetry: it
 // samples the cluster's machines over SSH with its agent, uploaded for the
 // campaign and removed at its end.
 package existing
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +29,6 @@ import (
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
-	"github.com/xp-bench/xp/results"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -44,15 +43,18 @@ type Options struct {
 
 // What the runner may ask of an existing cluster.
 var (
-	_ target.Target          = (*Target)(nil)
-	_ target.RowChecker      = (*Target)(nil)
-	_ target.Preflighter     = (*Target)(nil)
-	_ target.LoadRunner      = (*Target)(nil)
-	_ target.EventRecorder   = (*Target)(nil)
-	_ target.Finisher        = (*Target)(nil)
-	_ target.HostDescriber   = (*Target)(nil)
-	_ target.TelemetrySource = (*Target)(nil)
-	_ target.BudgetKeeper    = (*Target)(nil)
+	_ target.Target            = (*Target)(nil)
+	_ target.RowChecker        = (*Target)(nil)
+	_ target.Preflighter       = (*Target)(nil)
+	_ target.LoadRunner        = (*Target)(nil)
+	_ target.EventRecorder     = (*Target)(nil)
+	_ target.Finisher          = (*Target)(nil)
+	_ target.HostDescriber     = (*Target)(nil)
+	_ target.TelemetrySource   = (*Target)(nil)
+	_ target.BudgetKeeper      = (*Target)(nil)
+	_ target.BrokerReporter    = (*Target)(nil)
+	_ target.Pricer            = (*Target)(nil)
+	_ target.ModeHostDescriber = (*Target)(nil)
 )
 
 // Target is an existing cluster.
@@ -69,10 +71,12 @@ type Target struct {
 	events target.InfraEvents
 	// cluster is what Preflight found.
 	cluster *Cluster
-	// upGroup and upSince are the group up and since when (for its cost).
-	upGroup string
+	// up and upSince say whether a group is up and since when (for the
+	// budget).
+	up      bool
 	upSince time.Time
-	// swept is set once the topics an earlier run left were deleted.
+	// swept is set once the topics and groups an earlier run left were
+	// deleted.
 	swept bool
 	tel   *telemetry
 }
@@ -209,7 +213,8 @@ func (t *Target) CheckRow(r *planner.Row) error {
 }
 
 // RecordEvents hands the target the campaign db (target.EventRecorder):
-// the topics it creates are recorded there before they exist, and its cost.
+// the topics and consumer groups it creates are recorded there before they
+// exist.
 func (t *Target) RecordEvents(e target.InfraEvents) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -217,7 +222,8 @@ func (t *Target) RecordEvents(e target.InfraEvents) {
 }
 
 // Up makes nothing exist: the cluster is up already. The first Up deletes
-// the topics an earlier run of the campaign left (unless --keep) and, with
+// the topics and consumer groups an earlier run of the campaign left
+// (unless --keep) and, with
 // telemetry:, uploads the agent to the cluster's machines and starts
 // sampling them.
 func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, error) {
@@ -227,7 +233,7 @@ func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, erro
 		return target.Endpoints{}, errors.New("existing: the endpoints were not verified (Preflight) before the first group")
 	}
 	if !t.swept && !t.cfg.Keep {
-		if err := t.sweepTopics(ctx); err != nil {
+		if err := t.sweep(ctx); err != nil {
 			return target.Endpoints{}, target.Transient(err)
 		}
 		t.swept = true
@@ -249,45 +255,44 @@ func (t *Target) Up(ctx context.Context, g target.Group) (target.Endpoints, erro
 	if t.tel != nil {
 		ep.Hosts = append(ep.Hosts, t.tel.names()...)
 	}
-	t.upGroup, t.upSince = g.Key.ID(), time.Now()
-	if t.events != nil {
-		out, _ := json.Marshal(map[string]any{"platform": targetfile.PlatformExisting, "cluster_id": t.cluster.ID, "brokers": len(t.cluster.Brokers)})
-		if _, err := t.events.AddInfraEvent(ctx, results.InfraEvent{Event: "up", Group: t.upGroup, Time: t.upSince,
-			Outputs: out, HourlyUSD: t.file.Existing.HourlyPriceUSD}); err != nil {
-			return target.Endpoints{}, err
-		}
-	}
+	t.up, t.upSince = true, time.Now()
 	return ep, nil
 }
 
-// Down takes nothing down (the cluster is someone else's); it records the
-// group's cost from hourly_price_usd.
+// Down takes nothing down (the cluster is someone else's). The group's
+// "up" and "down" events are the runner's, with its price and cost
+// (HourlyUSD): the target records none of its own.
 func (t *Target) Down(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.upGroup == "" {
-		return nil
+	t.up = false
+	return nil
+}
+
+// HourlyUSD is the file's hourly_price_usd (target.Pricer).
+func (t *Target) HourlyUSD() float64 { return t.file.Existing.HourlyPriceUSD }
+
+// Broker is the cluster the checks before the first row found
+// (target.BrokerReporter): its id, its brokers' ids and the release its
+// API versions match, marked as a guess; the zero Broker before them.
+func (t *Target) Broker() target.Broker {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cluster == nil {
+		return target.Broker{}
 	}
-	ended := time.Now()
-	ev := results.InfraEvent{Event: "down", Group: t.upGroup, Time: ended, Started: t.upSince, Duration: ended.Sub(t.upSince),
-		Cost: t.file.Existing.HourlyPriceUSD * ended.Sub(t.upSince).Hours()}
-	t.upGroup = ""
-	if t.events == nil {
-		return nil
-	}
-	_, err := t.events.AddInfraEvent(ctx, ev)
-	return err
+	return t.cluster.broker()
 }
 
 // Finish deletes what the campaign left on the cluster (target.Finisher;
-// never called with --keep): every topic it recorded that still exists,
-// and the agent on the telemetry hosts.
+// never called with --keep): every topic and consumer group it recorded
+// that still exists, and the agent on the telemetry hosts.
 func (t *Target) Finish(ctx context.Context, ok bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var errs []error
 	if t.cluster != nil {
-		errs = append(errs, t.sweepTopics(ctx))
+		errs = append(errs, t.sweep(ctx))
 	}
 	if t.tel != nil {
 		errs = append(errs, t.tel.remove(ctx))
@@ -313,7 +318,7 @@ func (t *Target) OverBudget(ctx context.Context) error {
 	for _, e := range evs {
 		spent += e.Cost
 	}
-	if t.upGroup != "" {
+	if t.up {
 		spent += t.file.Existing.HourlyPriceUSD * time.Since(t.upSince).Hours()
 	}
 	if spent >= t.file.BudgetUSD {
@@ -323,9 +328,11 @@ func (t *Target) OverBudget(ctx context.Context) error {
 }
 
 // RunLoad runs a row's load here (target.LoadRunner) on topics of its own
-// under topic_prefix, recorded in the campaign db before they are made.
+// under topic_prefix, recorded in the campaign db with its consumer groups
+// before they are made; the load generator deletes both when the load
+// ends (unless --keep).
 func (t *Target) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
-	name, err := t.newTopic(ctx, l.Row, l.Config.Topics)
+	name, err := t.newTopic(ctx, l.Row, l.Config.Topics, l.Config.ConsumerGroups)
 	if err != nil {
 		return nil, err
 	}
@@ -334,14 +341,33 @@ func (t *Target) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, e
 }
 
 // DescribeHosts describes the cluster's brokers as its metadata gives them
-// and the telemetry hosts as their agents do (target.HostDescriber).
+// through the endpoint the cluster was read through, and the telemetry
+// hosts as their agents do (target.HostDescriber).
 func (t *Target) DescribeHosts() []target.HostInfo {
+	t.mu.Lock()
+	from := ""
+	if t.cluster != nil {
+		from = t.cluster.From
+	}
+	t.mu.Unlock()
+	return t.DescribeModeHosts(from)
+}
+
+// DescribeModeHosts is DescribeHosts with each broker's address the one
+// mode's endpoint advertises (its listener, or the gateway in front of it)
+// (target.ModeHostDescriber).
+func (t *Target) DescribeModeHosts(mode string) []target.HostInfo {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []target.HostInfo
-	if t.cluster != nil {
-		for _, b := range t.cluster.Brokers {
-			out = append(out, target.HostInfo{Name: b.Name, Role: planner.RoleBroker, Address: b.Address, Kafka: t.cluster.Kafka()})
+	if c := t.cluster; c != nil {
+		kafka := c.broker().String()
+		for _, b := range c.Brokers {
+			addr := b.Address
+			if a, ok := c.Endpoints[mode].Addresses[b.ID]; ok {
+				addr = a
+			}
+			out = append(out, target.HostInfo{Name: b.Name, Role: planner.RoleBroker, Address: addr, Kafka: kafka})
 		}
 	}
 	if t.tel != nil {

@@ -63,9 +63,14 @@ type Broker struct {
 	Rack    string `json:"rack,omitempty"`
 }
 
-// Kafka says what the brokers run, as far as their API versions tell.
-func (c *Cluster) Kafka() string {
-	return "Apache Kafka protocol " + c.VersionGuess + " (guessed from ApiVersions)"
+// broker is the provenance every attempt records: the cluster's id, its
+// brokers' ids and the release their API versions match, a guess.
+func (c *Cluster) broker() target.Broker {
+	b := target.Broker{Kind: target.BrokerExisting, Version: c.VersionGuess, VersionGuessed: true, ClusterID: c.ID}
+	for _, br := range c.Brokers {
+		b.BrokerIDs = append(b.BrokerIDs, br.ID)
+	}
+	return b
 }
 
 // EndpointInfo is what the checks found of one endpoint.
@@ -79,10 +84,13 @@ type EndpointInfo struct {
 	TLS string `json:"tls,omitempty"`
 	// ServerCert is the subject of the certificate the first broker
 	// presented.
-	ServerCert   string  `json:"server_certificate,omitempty"`
-	ClusterID    string  `json:"cluster_id"`
-	Brokers      []int32 `json:"brokers"`
-	VersionGuess string  `json:"kafka_version_guess"`
+	ServerCert string  `json:"server_certificate,omitempty"`
+	ClusterID  string  `json:"cluster_id"`
+	Brokers    []int32 `json:"brokers"`
+	// Addresses are the brokers' addresses, by id, as this endpoint's
+	// metadata advertises them: its listener's, or its gateway's.
+	Addresses    map[int32]string `json:"addresses"`
+	VersionGuess string           `json:"kafka_version_guess"`
 	// Checks are the checks of its security that passed.
 	Checks []string `json:"checks"`
 }
@@ -305,6 +313,10 @@ func (t *Target) verify(ctx context.Context, mode string) (EndpointInfo, error) 
 	}
 	info.ClusterID = meta.Cluster
 	info.Brokers = meta.Brokers.NodeIDs()
+	info.Addresses = map[int32]string{}
+	for _, b := range meta.Brokers {
+		info.Addresses[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
+	}
 	sort.Slice(info.Brokers, func(i, j int) bool { return info.Brokers[i] < info.Brokers[j] })
 	vs, err := adm.ApiVersions(vctx)
 	if err != nil {

@@ -12,6 +12,10 @@ const (
 	// BrokerKfake is franz-go's kfake, the in-memory Kafka-protocol
 	// cluster xp embeds: its numbers are not Apache Kafka's.
 	BrokerKfake = "kfake"
+	// BrokerExisting is a cluster someone else runs (platform existing):
+	// xp cannot name its software, only the Apache Kafka release whose API
+	// versions its brokers answer with, a guess (VersionGuessed).
+	BrokerExisting = "existing"
 )
 
 // KfakeModule is the Go module of the embedded cluster.
@@ -24,9 +28,19 @@ const KfakeModule = "github.com/twmb/franz-go/pkg/kfake"
 type Broker struct {
 	// Kind is BrokerApache or BrokerKfake.
 	Kind string `json:"kind"`
-	// Version is Apache Kafka's release (e.g. 4.1.0), or kfake's Go module
-	// version.
+	// Version is Apache Kafka's release (e.g. 4.1.0), kfake's Go module
+	// version, or on an existing cluster franz-go's guess from the
+	// brokers' API versions (e.g. v3.9: the protocol names no patch
+	// release).
 	Version string `json:"version"`
+	// VersionGuessed says Version is a guess from the brokers' API
+	// versions, not what the brokers say they run (existing clusters).
+	VersionGuessed bool `json:"version_guessed,omitempty"`
+	// ClusterID and BrokerIDs are the cluster's id and its brokers' node
+	// ids as its metadata gives them (existing clusters: what the
+	// checks before the first row found).
+	ClusterID string  `json:"cluster_id,omitempty"`
+	BrokerIDs []int32 `json:"broker_ids,omitempty"`
 	// Java is the brokers' Java runtime: java -version's first line and
 	// java.vendor in parentheses (Apache Kafka only).
 	Java string `json:"java,omitempty"`
@@ -35,13 +49,20 @@ type Broker struct {
 	JVMFlags []string `json:"jvm_flags,omitempty"`
 }
 
-// String is "KIND VERSION", e.g. "apache 4.1.0".
+// String is "KIND VERSION", e.g. "apache 4.1.0", with a guessed version
+// marked: "existing v3.9 (guessed from ApiVersions)".
 func (b Broker) String() string {
 	if b.Kind == "" {
 		return ""
 	}
+	if b.VersionGuessed {
+		return b.Kind + " " + b.Version + GuessedSuffix
+	}
 	return b.Kind + " " + b.Version
 }
+
+// GuessedSuffix marks a guessed Version where a Broker is written as text.
+const GuessedSuffix = " (guessed from ApiVersions)"
 
 // Runtime is the Java runtime and JVM flags in one line; "" for kfake.
 func (b Broker) Runtime() string {

@@ -40,6 +40,14 @@ type BudgetKeeper interface {
 	OverBudget(ctx context.Context) error
 }
 
+// Pricer is a Target that knows what the group that is up costs an hour
+// (a cluster someone else runs, at the price its file gives). The runner
+// records the price on the group's "up" event and the cost of its time up
+// on its "down" event: one event each, the target records none of its own.
+type Pricer interface {
+	HourlyUSD() float64
+}
+
 // Preflighter is a Target that checks, before the first row runs, what
 // only the infrastructure itself can say: a cluster someone else runs has
 // its endpoints reached and their security verified, its brokers counted

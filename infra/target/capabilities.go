@@ -164,6 +164,14 @@ type HostDescriber interface {
 	DescribeHosts() []HostInfo
 }
 
+// ModeHostDescriber is a HostDescriber whose machines are reached at
+// another address in each security mode (a cluster someone else runs has
+// a listener per mode, a gateway addresses of its own). The runner records
+// with an attempt the description of its mode (a mode key, ModeKey).
+type ModeHostDescriber interface {
+	DescribeModeHosts(mode string) []HostInfo
+}
+
 // HostInfo describes one machine of a group.
 type HostInfo struct {
 	Name         string `json:"name"`
