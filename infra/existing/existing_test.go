@@ -496,9 +496,17 @@ func TestCampaignOnEmbeddedCluster(t *testing.T) {
 	recorded := 0
 	var pre *Cluster
 	cost := 0.0
+	ups, downs := 0, 0
 	for _, e := range evs {
 		cost += e.Cost
 		switch e.Event {
+		case "up":
+			ups++
+			if e.HourlyUSD != 3.6 {
+				t.Errorf("up event at $%v/h, want hourly_price_usd 3.6", e.HourlyUSD)
+			}
+		case "down":
+			downs++
 		case EventTopics:
 			var te topicsEvent
 			json.Unmarshal(e.Outputs, &te)
@@ -521,6 +529,9 @@ func TestCampaignOnEmbeddedCluster(t *testing.T) {
 	}
 	if cost <= 0 {
 		t.Errorf("no cost recorded at hourly_price_usd 3.6: events %+v", evs)
+	}
+	if ups != 1 || downs != 1 {
+		t.Errorf("%d up and %d down events for the campaign's one group, want one each", ups, downs)
 	}
 	atts, err := s.RunAttempts(ctx, mustRun(t, plan, "proxy"))
 	if err != nil || len(atts) != 1 || !strings.Contains(string(atts[0].Environment), "guessed from ApiVersions") {
