@@ -196,12 +196,27 @@ func TestCampaignOnApacheKafka(t *testing.T) {
 		if gs := groups(); len(gs) != 0 {
 			t.Errorf("consumer groups left after the campaign: %v", gs)
 		}
+		// The load generator deleted each load's group, not the sweep at
+		// the campaign's end.
+		if strings.Contains(stderr.String(), "consumer groups an earlier run") || strings.Contains(stderr.String(), "not deleted") {
+			t.Errorf("the loads left their consumer groups:\n%s", stderr.String())
+		}
 		s, err := results.OpenReadOnly(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
 		checkEvents(t, s, 4, false)
+		// The load generator deleted each load's consumer group itself.
+		logs, err := s.NamedLogs(ctx, "loadgen.json")
+		if err != nil || len(logs) != 4 {
+			t.Fatalf("loadgen.json logs: %v, %d", err, len(logs))
+		}
+		for _, l := range logs {
+			if bytes.Contains(l, []byte("not deleted")) {
+				t.Errorf("a load left what it made: %s", l)
+			}
+		}
 		for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl"} {
 			atts, err := s.RunAttempts(ctx, mustRun(t, plan, m))
 			if err != nil || len(atts) != 1 {
