@@ -102,6 +102,10 @@ func TestKfakeBroker(t *testing.T) {
 	if a.String() != "apache 4.4.0" || a.Runtime() != `openjdk version "17.0.2" (Debian) -Xmx1g -Xms1g` {
 		t.Errorf("%q, %q", a.String(), a.Runtime())
 	}
+	e := Broker{Kind: BrokerExisting, Version: "v4.0", VersionGuessed: true, ClusterID: "c1", BrokerIDs: []int32{1, 2}}
+	if e.String() != "existing v4.0 (guessed from ApiVersions)" || e.Runtime() != "" {
+		t.Errorf("%q, %q", e.String(), e.Runtime())
+	}
 	for _, s := range []string{"", "Apache Kafka 3.9.1", "embedded (kfake)", "apache"} {
 		if _, ok := ParseBroker(s); ok {
 			t.Errorf("ParseBroker(%q) accepted", s)
