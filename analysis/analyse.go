@@ -100,8 +100,25 @@ type Effect struct {
 	// the note says so.
 	Unbounded bool
 	// OutlierSets counts the matched sets holding a run flagged as an
-	// outlier for the metric.
+	// outlier for the metric; the headline rows (StatGeoRatio,
+	// StatGeoPenalty) leave them out, the others keep them.
 	OutlierSets int
+	// LogEstimate, LogSE and DF are the headline procedure's mean log
+	// ratio log(treatment/baseline), its standard error and degrees of
+	// freedom (headline rows; NaN elsewhere or without an interval).
+	LogEstimate, LogSE, DF float64
+	// Family names the tests PHolm is adjusted across (headline rows of
+	// a pooled scope or a configuration).
+	Family string
+	// Fragile marks a headline row whose sign or significance flips with
+	// one matched set left out; FragileSets names those sets ("pair rN").
+	Fragile     bool
+	FragileSets []string
+	// Better marks a headline row whose interval lies wholly on the side
+	// of the treatment doing better than the baseline; Drivers are the
+	// runs (treatment, baseline) of the sets pulling it most that way.
+	Better  bool
+	Drivers []string
 }
 
 // CellTest is the significance of one treatment and metric in one cell.
@@ -109,8 +126,16 @@ type CellTest struct {
 	Treatment, Metric, Scope, Pair string
 	N                              int
 	MeanDifference, Dz             float64
-	T, P, PHolm                    float64
-	Exact                          bool
+	// T and Exact are the Wilcoxon signed-rank test's statistic and
+	// whether its PWilcoxon is exact: a distribution-free cross-check.
+	T float64
+	// P is the configuration's headline test (Test), PHolm it adjusted
+	// across Family.
+	P, PHolm  float64
+	Exact     bool
+	Test      string
+	Family    string
+	PWilcoxon float64
 }
 
 // LevelEffect is the mean penalty at one level of one factor.

@@ -184,6 +184,11 @@ func bcaLevels(d distribution, theta float64, accel float64, alpha float64) (a1,
 // bootstrap distribution. It returns the method actually used: BCa falls
 // back to the percentile interval where BCa is undefined.
 func intervalOf(d distribution, theta float64, jack []float64, conf float64, m Method) (lo, hi float64, used Method) {
+	return intervalAccel(d, theta, acceleration(jack), conf, m)
+}
+
+// intervalAccel is intervalOf with the BCa acceleration given.
+func intervalAccel(d distribution, theta, accel, conf float64, m Method) (lo, hi float64, used Method) {
 	if d.total == 0 {
 		return math.NaN(), math.NaN(), m
 	}
@@ -192,7 +197,7 @@ func intervalOf(d distribution, theta float64, jack []float64, conf float64, m M
 	}
 	alpha := (1 - conf) / 2
 	if m == MethodBCa {
-		if a1, a2, ok := bcaLevels(d, theta, acceleration(jack), alpha); ok {
+		if a1, a2, ok := bcaLevels(d, theta, accel, alpha); ok {
 			return d.quantile(a1), d.quantile(a2), MethodBCa
 		}
 		m = MethodPercentile

@@ -49,19 +49,6 @@ func ratioPenalty(e Effect, m MetricDef) Effect {
 	return e
 }
 
-// wilcoxonPMin is the smallest two-sided p-value a Wilcoxon test of w's
-// design (its count of non-zero differences) can give.
-func wilcoxonPMin(w WilcoxonResult) float64 {
-	if w.N == 0 {
-		return math.NaN()
-	}
-	if w.Exact {
-		return math.Min(1, 2*math.Ldexp(1, -w.N))
-	}
-	fn := float64(w.N)
-	return math.Min(1, 2*unitNormal.Survival(math.Sqrt(3*fn*(fn+1)/(2*(2*fn+1)))))
-}
-
 // methodLabel names the interval method as written in the outputs: the
 // pooled (two-level cluster) bootstrap carries a "-cluster" suffix.
 func methodLabel(m Method, clustered bool) string {
@@ -72,36 +59,32 @@ func methodLabel(m Method, clustered bool) string {
 }
 
 // collectEffects turns the effect jobs' estimates into res.Effects (each
-// statistic of each metric and scope, with its test) and res.Tests (the
-// per-configuration tests, Holm-adjusted within their family), in the
-// order of the outputs.
+// statistic of each metric and scope, each with the test its interval
+// inverts, and the headline rows) and res.Tests (the per-configuration
+// headline tests), Holm-adjusted across their families, in the order of
+// the outputs.
 func (res *Result) collectEffects(jobs []*plannedJob) {
-	family := map[testFamily][]int{} // indexes into res.Tests
+	pools := res.headlinePools(jobs)
+	var rows []headlineRow
 	for _, p := range jobs {
 		for si, mi := range p.metrics {
-			res.addEffects(p, si, res.Dataset.Metrics[mi], family)
+			m := res.Dataset.Metrics[mi]
+			res.addEffects(p, si, m)
+			res.addHeadline(p, si, m, pools, &rows)
 		}
 	}
-	res.adjustHolm(family)
+	res.holmHeadline(rows)
 	res.sortEffects()
 }
 
-// testFamily is the tests Holm's adjustment runs across: the
-// configurations of one treatment, metric and rate class.
-type testFamily struct{ tr, metric, class string }
-
 // addEffects appends the effects of sample si of job p, of metric m: every
-// statistic, and the ratio penalty beside the ratio of means, each with the
-// test of the sample's scope and a note when the design cannot reach
-// significance.
-func (res *Result) addEffects(p *plannedJob, si int, m MetricDef, family map[testFamily][]int) {
+// statistic, and the ratio penalty beside the ratio of means, each with
+// the p-value of the test its interval inverts (none without an
+// interval, but for the median's sign test) and a note when the design
+// cannot reach significance.
+func (res *Result) addEffects(p *plannedJob, si int, m MetricDef) {
 	j := p.job
 	n := len(j.samples[si].t)
-	pv, pmin, test := res.significance(p, si, m, family)
-	reach := ""
-	if alpha := 1 - res.Options.Confidence; pmin > alpha {
-		reach = fmt.Sprintf("the smallest p-value %d matched sets can give is %.3g, above %.3g: this design cannot reach significance", n, pmin, alpha)
-	}
 	outlierSets := 0
 	for _, s := range p.sets[si] {
 		if s.flagged(m.Name) {
@@ -109,72 +92,47 @@ func (res *Result) addEffects(p *plannedJob, si int, m MetricDef, family map[tes
 		}
 	}
 	for st := range nStats {
+		reach := ""
+		if alpha := 1 - res.Options.Confidence; j.pmin[si][st] > alpha {
+			reach = fmt.Sprintf("the smallest p-value %d matched sets can give is %.3g, above %.3g: this design cannot reach significance", n, j.pmin[si][st], alpha)
+		}
 		res.Effects = append(res.Effects, Effect{
 			Treatment: p.treatment, Baseline: res.Levels[0], Metric: m.Name, Scope: p.scope, N: n,
 			Statistic: statNames[st], Unit: statUnit(st, m),
 			Estimate: j.est[si][st], Low: j.low[si][st], High: j.high[si][st],
 			Method: methodLabel(j.used[si][st], j.clusters != nil), Note: joinNotes(j.note[si][st], reach),
-			P: pv, PHolm: math.NaN(), PMin: pmin, Test: test, Unbounded: j.unbounded[si][st], OutlierSets: outlierSets,
+			P: j.p[si][st], PHolm: math.NaN(), PMin: j.pmin[si][st], Test: j.test[si][st], Unbounded: j.unbounded[si][st], OutlierSets: outlierSets,
+			LogEstimate: math.NaN(), LogSE: math.NaN(), DF: math.NaN(),
 		})
+		clipToMetric(&res.Effects[len(res.Effects)-1], st, m)
 		if st == statRatioOfMeans {
 			res.Effects = append(res.Effects, ratioPenalty(res.Effects[len(res.Effects)-1], m))
 		}
 	}
 }
 
-// significance tests sample si of job p, of metric m: per configuration
-// the Wilcoxon signed-rank test, recorded in res.Tests and its family;
-// pooled the stratified signed-rank test, configurations as strata. It
-// returns the p-value, the smallest p-value the design can give, and the
-// test's name.
-func (res *Result) significance(p *plannedJob, si int, m MetricDef, family map[testFamily][]int) (pv, pmin float64, test string) {
-	j, smp := p.job, p.job.samples[si]
-	if p.pair != "" {
-		w := Wilcoxon(smp.d)
-		ct := CellTest{Treatment: p.treatment, Metric: m.Name, Scope: p.class, Pair: p.pair, N: len(smp.t),
-			MeanDifference: j.est[si][statMeanDifference], Dz: CohenDz(smp.d),
-			T: w.T, P: w.P, PHolm: math.NaN(), Exact: w.Exact}
-		k := testFamily{p.treatment, m.Name, p.class}
-		family[k] = append(family[k], len(res.Tests))
-		res.Tests = append(res.Tests, ct)
-		return w.P, wilcoxonPMin(w), TestWilcoxon
+// clipToMetric intersects the interval of statistic st with the values
+// it can take on a metric that cannot be negative: a ratio of means not
+// below 0, a penalty not below -100 % (not above 100 % where larger is
+// better). The parameter lies in that range, so the coverage is kept; a
+// symmetric t interval of one wild matched set otherwise reaches where no
+// latency can be. The test the interval inverts is unchanged: the bound
+// is on the far side of no effect.
+func clipToMetric(e *Effect, st int, m MetricDef) {
+	if math.IsNaN(e.Low) {
+		return
 	}
-	strata := [][]float64{smp.d}
-	if j.clusters != nil {
-		strata = strata[:0]
-		for _, c := range j.clusters {
-			d := make([]float64, len(c))
-			for k, i := range c {
-				d[k] = smp.d[i]
-			}
-			strata = append(strata, d)
-		}
+	clipped := false
+	switch {
+	case st == statRatioOfMeans && e.Low < 0:
+		e.Low, clipped = 0, true
+	case (st == statMeanPenalty || st == statMedianPenalty) && !m.Higher && e.Low < -100:
+		e.Low, clipped = -100, true
+	case (st == statMeanPenalty || st == statMedianPenalty) && m.Higher && e.High > 100:
+		e.High, clipped = 100, true
 	}
-	st := StratifiedSignedRank(strata)
-	return st.P, st.PMin, TestStratified
-}
-
-// adjustHolm adjusts the per-configuration p-values by Holm's method
-// within each family, and gives each per-configuration effect its
-// adjusted p-value.
-func (res *Result) adjustHolm(family map[testFamily][]int) {
-	holm := map[[2]string]float64{} // (treatment|metric, pair) -> adjusted
-	for k, idx := range family {
-		ps := make([]float64, len(idx))
-		for i, ti := range idx {
-			ps[i] = res.Tests[ti].P
-		}
-		adj := Holm(ps)
-		for i, ti := range idx {
-			res.Tests[ti].PHolm = adj[i]
-			holm[[2]string{k.tr + "|" + k.metric, res.Tests[ti].Pair}] = adj[i]
-		}
-	}
-	for i := range res.Effects {
-		e := &res.Effects[i]
-		if v, ok := holm[[2]string{e.Treatment + "|" + e.Metric, e.Scope}]; ok {
-			e.PHolm = v
-		}
+	if clipped {
+		e.Note = joinNotes(e.Note, "interval clipped to the values the statistic can take on a metric that cannot be negative")
 	}
 }
 
@@ -199,6 +157,8 @@ func (res *Result) sortEffects() {
 	}
 	statOrder := rankOf(statNames[:])
 	statOrder[StatRatioPenalty] = len(statNames)
+	statOrder[StatGeoRatio] = len(statNames) + 1
+	statOrder[StatGeoPenalty] = len(statNames) + 2
 	slices.SortStableFunc(res.Effects, func(a, b Effect) int {
 		return cmp.Or(
 			cmp.Compare(levelOrder[a.Treatment], levelOrder[b.Treatment]),

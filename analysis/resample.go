@@ -128,6 +128,10 @@ type bootJob struct {
 	note [][nStats]string
 	// unbounded marks intervals whose sets alone cannot bound the mean.
 	unbounded [][nStats]bool
+	// p is the p-value of the test the interval inverts (NaN without
+	// one), test its name and pmin the smallest p-value it can give.
+	p, pmin [][nStats]float64
+	test    [][nStats]string
 
 	// keep, for tests, retains the raw bootstrap distribution in dist
 	// (direct path only).
@@ -257,9 +261,21 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 			}
 			d := distributionOf(vals[si][k], s.atoms)
 			j.low[si][k], j.high[si][k], j.used[si][k] = intervalOf(d, j.est[si][k], jack[si][k], cfg.confidence, method)
+			j.invert(si, k, d, jack[si][k], cfg)
 			s.atoms = d.atoms[:0]
 		}
 	}
+}
+
+// invert gives statistic k of sample si the p-value of its bootstrap
+// interval inverted, where a test is wanted (jobs of effects, not of
+// sensitivity levels).
+func (j *bootJob) invert(si, k int, d distribution, jack []float64, cfg bootConfig) {
+	if j.meanOnly || !j.small {
+		return
+	}
+	j.p[si][k] = bootstrapP(d, j.est[si][k], jack, cfg.confidence, cfg.method, nullOf(k))
+	j.pmin[si][k], j.test[si][k] = 1/float64(d.total), TestBootstrap
 }
 
 // prepare readies the job to run and returns its number of sets: the
@@ -280,6 +296,14 @@ func (j *bootJob) prepare() (n int) {
 	j.used = make([][nStats]Method, ns)
 	j.note = make([][nStats]string, ns)
 	j.unbounded = make([][nStats]bool, ns)
+	j.p = make([][nStats]float64, ns)
+	j.pmin = make([][nStats]float64, ns)
+	j.test = make([][nStats]string, ns)
+	for si := range j.p {
+		for k := range nStats {
+			j.p[si][k], j.pmin[si][k] = math.NaN(), math.NaN()
+		}
+	}
 	return len(j.samples[0].t)
 }
 
@@ -456,6 +480,7 @@ func (j *bootJob) runCounted(cfg bootConfig, s *bootScratch, rng *rand.Rand, w [
 			}
 			d := distributionOfAtoms(atoms[si][st])
 			j.low[si][st], j.high[si][st], j.used[si][st] = intervalOf(d, j.est[si][st], jack[si][st], cfg.confidence, cfg.method)
+			j.invert(si, st, d, jack[si][st], cfg)
 		}
 	}
 }

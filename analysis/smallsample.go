@@ -69,6 +69,7 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 		var lo, hi float64
 		var ok bool
 		var why string
+		df := float64(n - 1)
 		m := MethodStudentT
 		switch {
 		case k == statMedianPenalty && j.clusters != nil:
@@ -76,6 +77,7 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 		case k == statMedianPenalty:
 			m = MethodOrderStatistic
 			lo, hi, ok = medianInterval(p.pen, conf)
+			j.p[si][k], j.pmin[si][k], j.test[si][k] = signTestP(p.pen), math.Min(1, 2*math.Ldexp(1, -n)), TestSign
 			if !ok {
 				why = fmt.Sprintf("n=%d: too few matched sets for a %g%% interval of a median", n, conf*100)
 			}
@@ -89,7 +91,7 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 			}
 			if j.clusters != nil {
 				m = MethodStudentTStrata
-				lo, hi, ok = strataT(v, j.clusters, conf)
+				lo, hi, df, ok = strataT(v, j.clusters, conf)
 			} else {
 				lo, hi, ok = studentT(v, conf)
 			}
@@ -98,7 +100,7 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 				break
 			}
 			if j.clusters == nil && p.pool != nil {
-				m, lo, hi, why, j.unbounded[si][k] = p.pool.bound(p, k, lo, hi, conf)
+				m, lo, hi, df, why, j.unbounded[si][k] = p.pool.bound(p, k, lo, hi, conf)
 			} else if n < MinSetsAlone {
 				j.unbounded[si][k] = true
 				why = aloneNote(n, j.clusters != nil)
@@ -112,6 +114,7 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 				lo, hi = j.est[si][k]+lo, j.est[si][k]+hi
 			}
 			j.low[si][k], j.high[si][k], j.used[si][k] = lo, hi, m
+			j.p[si][k], j.pmin[si][k], j.test[si][k] = tIntervalP(lo, hi, df, conf, nullOf(k)), 0, TestT
 			j.note[si][k] = why
 			if j.clusters != nil {
 				j.note[si][k] = joinNotes(fmt.Sprintf("n=%d: below %d matched sets, %s interval instead of the cluster bootstrap", n, MinSetsForBootstrap, m), why)
@@ -138,14 +141,14 @@ func (j *bootJob) fillSmall(si int, conf float64) bool {
 // not get a narrow interval from them, and one noisier than the campaign
 // keeps its own; when they are not compatible it is its own. It returns
 // the method used and the note.
-func (sp *spreadPool) bound(p *pairedSample, k int, lo, hi, conf float64) (m Method, l, h float64, why string, unbounded bool) {
+func (sp *spreadPool) bound(p *pairedSample, k int, lo, hi, conf float64) (m Method, l, h, df float64, why string, unbounded bool) {
 	n := len(p.t)
 	if !sp.compatible[k] {
 		why = fmt.Sprintf("own t interval: the spreads of the %d configurations are not compatible (%s)", sp.configs, sp.check[k])
 		if n < MinSetsAlone {
 			why, unbounded = joinNotes(why, aloneNote(n, false)), true
 		}
-		return MethodStudentT, lo, hi, why, unbounded
+		return MethodStudentT, lo, hi, float64(n - 1), why, unbounded
 	}
 	_, scale := spreadValues(p, k)
 	center := (lo + hi) / 2
@@ -153,10 +156,10 @@ func (sp *spreadPool) bound(p *pairedSample, k int, lo, hi, conf float64) (m Met
 	pooled := tQuantile(sp.df, conf) * math.Sqrt(sp.s2[k]/float64(n)) * scale
 	if pooled > own {
 		why = fmt.Sprintf("spread pooled over %d configurations (%.0f degrees of freedom): its own %d sets spread less than the campaign's, so their t interval would be narrower; %s", sp.configs, sp.df, n, sp.check[k])
-		return MethodStudentTPooled, center - pooled, center + pooled, why, false
+		return MethodStudentTPooled, center - pooled, center + pooled, sp.df, why, false
 	}
 	why = fmt.Sprintf("own t interval: its %d sets spread more than the %d configurations' pooled spread; %s", n, sp.configs, sp.check[k])
-	return MethodStudentT, lo, hi, why, false
+	return MethodStudentT, lo, hi, float64(n - 1), why, false
 }
 
 // aloneNote says that an interval's sets alone cannot bound the mean.
@@ -215,11 +218,11 @@ func studentT(v []float64, conf float64) (lo, hi float64, ok bool) {
 // stratum's share squared times its variance of the mean, and its degrees
 // of freedom Welch and Satterthwaite's. A stratum of one set takes the
 // pooled within-stratum variance.
-func strataT(v []float64, strata [][]int32, conf float64) (lo, hi float64, ok bool) {
+func strataT(v []float64, strata [][]int32, conf float64) (lo, hi, df float64, ok bool) {
 	N := float64(len(v))
 	dfPooled := len(v) - len(strata)
 	if dfPooled < 1 {
-		return math.NaN(), math.NaN(), false
+		return math.NaN(), math.NaN(), math.NaN(), false
 	}
 	vars := make([]float64, len(strata))
 	var pooled float64
@@ -248,12 +251,12 @@ func strataT(v []float64, strata [][]int32, conf float64) (lo, hi float64, ok bo
 		se2 += w
 		dfDen += w * w / df
 	}
-	df := float64(dfPooled)
+	df = float64(dfPooled)
 	if dfDen > 0 {
 		df = math.Min(df, se2*se2/dfDen)
 	}
 	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1-(1-conf)/2) * math.Sqrt(se2)
-	return mean - half, mean + half, true
+	return mean - half, mean + half, df, true
 }
 
 // ratioLinear returns the linearised values of the ratio of means

@@ -89,29 +89,41 @@ func poolSpread(samples []*pairedSample) *spreadPool {
 	}
 	for _, k := range []int{statMeanPenalty, statMeanDifference, statRatioOfMeans} {
 		var ss float64
-		var odd, even []float64
-		for _, p := range use {
+		vals := make([][]float64, len(use))
+		for i, p := range use {
 			v, _ := spreadValues(p, k)
 			_, s2 := meanVar(v)
 			ss += s2 * float64(len(v)-1)
-			if len(v) >= 4 {
-				a, b := splitHalves(v)
-				_, va := meanVar(a)
-				_, vb := meanVar(b)
-				odd, even = append(odd, va), append(even, vb)
-			}
+			vals[i] = v
 		}
 		sp.s2[k] = ss / sp.df
-		if len(odd) < minConfigsForCheck {
-			sp.compatible[k] = true
-			sp.check[k] = fmt.Sprintf("fewer than %d configurations have 4 or more sets, so whether spreads differ between configurations cannot be checked", minConfigsForCheck)
-			continue
-		}
-		rho, pv := SpearmanGreater(odd, even)
-		sp.compatible[k] = !(pv < splitHalfAlpha)
-		sp.check[k] = fmt.Sprintf("split-half check over %d configurations: Spearman rho %.2f between the spreads of odd and even replicates, p=%.2g", len(odd), rho, pv)
+		sp.compatible[k], _, sp.check[k] = compatibleSpreads(vals)
 	}
 	return sp
+}
+
+// compatibleSpreads is the split-half check of whether the spread of the
+// configurations' values (one slice each) is a property of the
+// configuration: Spearman's rank correlation, one-sided, between the
+// variances of the odd and of the even replicates of the configurations
+// of 4 or more sets. compatible unless p < splitHalfAlpha; checked false
+// (and compatible) with fewer than minConfigsForCheck such
+// configurations. check says how it was judged.
+func compatibleSpreads(vals [][]float64) (compatible, checked bool, check string) {
+	var odd, even []float64
+	for _, v := range vals {
+		if len(v) >= 4 {
+			a, b := splitHalves(v)
+			_, va := meanVar(a)
+			_, vb := meanVar(b)
+			odd, even = append(odd, va), append(even, vb)
+		}
+	}
+	if len(odd) < minConfigsForCheck {
+		return true, false, fmt.Sprintf("fewer than %d configurations have 4 or more sets, so whether spreads differ between configurations cannot be checked", minConfigsForCheck)
+	}
+	rho, pv := SpearmanGreater(odd, even)
+	return !(pv < splitHalfAlpha), true, fmt.Sprintf("split-half check over %d configurations: Spearman rho %.2f between the spreads of odd and even replicates, p=%.2g", len(odd), rho, pv)
 }
 
 // splitHalves splits v into its odd and even positions (replicates 1, 3,

@@ -164,39 +164,42 @@ print(json.dumps({"rho": float(res.statistic), "p": float(res.pvalue)}))
 }
 
 // TestPooledTestReachesSignificance: a campaign of 2 configurations x 6
-// replicates with a consistent +20% effect gets a pooled p-value below
-// 0.05 (the test uses every matched set, configurations as strata), so
-// does 2 x 3 (6 sets: smallest p 2/64), and a design of 4 sets, which
-// cannot, says the smallest p-value it could give.
+// replicates with a consistent +20% effect gets a pooled headline p-value
+// below 0.05 from the log-ratio t-test (every matched set, configurations
+// as strata), so do 2 x 3 and 2 x 2; every pooled row's p-value is its
+// interval's test; and a per-configuration median of 3 sets, whose sign
+// test cannot reach significance, says the smallest p-value it could give.
 func TestPooledTestReachesSignificance(t *testing.T) {
-	for _, c := range []struct {
-		replicates int
-		reach      bool
-	}{{6, true}, {3, true}, {2, false}} {
-		t.Run(fmt.Sprintf("2x%d", c.replicates), func(t *testing.T) {
+	for _, replicates := range []int{6, 3, 2} {
+		t.Run(fmt.Sprintf("2x%d", replicates), func(t *testing.T) {
 			d := Synthetic(SyntheticConfig{Seed: 3, Levels: []string{"plaintext", "tls"},
-				Factors: []SyntheticFactor{{"message_size", []string{"1024", "10240"}}}, Replicates: c.replicates,
+				Factors: []SyntheticFactor{{"message_size", []string{"1024", "10240"}}}, Replicates: replicates,
 				Penalty: map[string]float64{"tls": 20}})
 			res, err := Analyse(d, Options{Resamples: 500})
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkAgreement(t, res)
 			found := false
 			for _, e := range res.Effects {
-				if e.Scope != ScopeAll || e.Metric != "publish_ms_p99" {
+				if e.Metric != "publish_ms_p99" {
 					continue
 				}
-				found = true
-				want := math.Ldexp(2, -2*c.replicates)
-				if e.Test != TestStratified || e.P != want || e.PMin != want {
-					t.Errorf("%s: test %s p %v smallest %v, want %v", e.Statistic, e.Test, e.P, e.PMin, want)
+				if e.Scope == ScopeAll && e.Statistic == StatHeadline {
+					found = true
+					if e.Test != TestLogRatioT || e.Method != string(MethodLogRatioTStrata) || !(e.P < 0.05) || e.PMin != 0 {
+						t.Errorf("pooled headline: test %s method %s p %v smallest %v, want %s %s p < 0.05", e.Test, e.Method, e.P, e.PMin, TestLogRatioT, MethodLogRatioTStrata)
+					}
 				}
-				if c.reach != (e.P < 0.05) || c.reach == strings.Contains(e.Note, "cannot reach significance") {
-					t.Errorf("%s: p %v note %q", e.Statistic, e.P, e.Note)
+				if replicates == 3 && e.Scope != ScopeAll && e.Statistic == "median_penalty" {
+					want := math.Ldexp(2, -replicates)
+					if e.Test != TestSign || e.PMin != math.Min(1, want) || !strings.Contains(e.Note, "cannot reach significance") {
+						t.Errorf("%s median: test %s smallest p %v note %q, want %s %v and a note", e.Scope, e.Test, e.PMin, e.Note, TestSign, want)
+					}
 				}
 			}
 			if !found {
-				t.Fatal("no pooled effect")
+				t.Fatal("no pooled headline")
 			}
 		})
 	}

@@ -50,7 +50,23 @@ func writeCSV(path string, header []string, rows [][]string) error {
 // ever added at the end: scripts read the others by name and position.
 var EffectsHeader = []string{"treatment", "baseline", "metric", "scope", "n", "statistic", "unit",
 	"estimate", "ci_low", "ci_high", "method", "p_value", "p_holm", "note",
-	"test", "p_min", "bounded", "outlier_sets"}
+	"test", "p_min", "bounded", "outlier_sets",
+	"log_estimate", "log_se", "df", "holm_family", "fragile", "fragile_sets", "better_than_baseline", "driving_runs"}
+
+// headlineCols are effects.csv's columns of the headline procedure: the
+// mean log ratio, its standard error and degrees of freedom, the Holm
+// family, and whether the row is fragile or says the treatment does
+// better than the baseline (headline rows; empty on the others).
+func headlineCols(e analysis.Effect) []string {
+	if e.Statistic != analysis.StatGeoPenalty && e.Statistic != analysis.StatGeoRatio {
+		return []string{"", "", "", "", "", "", "", ""}
+	}
+	fragile, better := "", ""
+	if !math.IsNaN(e.Low) {
+		fragile, better = strconv.FormatBool(e.Fragile), strconv.FormatBool(e.Better)
+	}
+	return []string{num(e.LogEstimate), num(e.LogSE), num(e.DF), e.Family, fragile, strings.Join(e.FragileSets, ";"), better, strings.Join(e.Drivers, ";")}
+}
 
 func effectsRows(res *analysis.Result) [][]string {
 	var rows [][]string
@@ -62,6 +78,7 @@ func effectsRows(res *analysis.Result) [][]string {
 		rows = append(rows, []string{e.Treatment, e.Baseline, e.Metric, e.Scope, strconv.Itoa(e.N),
 			e.Statistic, e.Unit, num(e.Estimate), num(e.Low), num(e.High), e.Method, num(e.P), num(e.PHolm), e.Note,
 			e.Test, num(e.PMin), bounded, strconv.Itoa(e.OutlierSets)})
+		rows[len(rows)-1] = append(rows[len(rows)-1], headlineCols(e)...)
 	}
 	return rows
 }
@@ -193,13 +210,13 @@ func cellsTable(res *analysis.Result) (header []string, rows [][]string) {
 }
 
 var significanceHeader = []string{"treatment", "baseline", "metric", "scope", "pair", "n", "mean_difference",
-	"dz", "wilcoxon_t", "exact", "p_value", "p_holm"}
+	"dz", "wilcoxon_t", "exact", "p_value", "p_holm", "test", "holm_family", "p_wilcoxon"}
 
 func significanceRows(res *analysis.Result) [][]string {
 	var rows [][]string
 	for _, t := range res.Tests {
 		rows = append(rows, []string{t.Treatment, res.Levels[0], t.Metric, t.Scope, t.Pair, strconv.Itoa(t.N),
-			num(t.MeanDifference), num(t.Dz), num(t.T), strconv.FormatBool(t.Exact), num(t.P), num(t.PHolm)})
+			num(t.MeanDifference), num(t.Dz), num(t.T), strconv.FormatBool(t.Exact), num(t.P), num(t.PHolm), t.Test, t.Family, num(t.PWilcoxon)})
 	}
 	return rows
 }

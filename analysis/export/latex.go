@@ -119,11 +119,11 @@ func pooledScopes(res *analysis.Result) []string {
 }
 
 // headline returns the pooled headline effect of a treatment, metric and
-// scope: the penalty from the ratio of means, whose sign agrees with the
-// difference of means.
+// scope: the penalty from the geometric mean of the per-set ratios
+// (analysis.StatHeadline), whose interval and p-value are one procedure's.
 func headline(res *analysis.Result, tr, metric, scope string) (analysis.Effect, bool) {
 	for _, e := range res.Effects {
-		if e.Treatment == tr && e.Metric == metric && e.Scope == scope && e.Statistic == analysis.StatRatioPenalty {
+		if e.Treatment == tr && e.Metric == metric && e.Scope == scope && e.Statistic == analysis.StatHeadline {
 			return e, true
 		}
 	}
