@@ -46,6 +46,8 @@ type Result struct {
 	// MatchedSets counts the campaign's matched sets (pair and replicate),
 	// Unfinished those with a run not finished yet (see SetCount).
 	MatchedSets, Unfinished int
+
+	gross map[[2]string]bool // see grossOutliers
 }
 
 // Cell is one matched configuration: its factors without the treatment.
@@ -100,8 +102,9 @@ type Effect struct {
 	// the note says so.
 	Unbounded bool
 	// OutlierSets counts the matched sets holding a run flagged as an
-	// outlier for the metric; the headline rows (StatGeoRatio,
-	// StatGeoPenalty) leave them out, the others keep them.
+	// outlier for the metric; on the headline rows (StatGeoRatio,
+	// StatGeoPenalty), the sets holding a gross outlier
+	// (GrossOutlierFactor), which they leave out.
 	OutlierSets int
 	// LogEstimate, LogSE and DF are the headline procedure's mean log
 	// ratio log(treatment/baseline), its standard error and degrees of

@@ -37,6 +37,14 @@ const (
 	MethodLogRatioTStrata Method = "log-ratio-t-strata"
 )
 
+// GrossOutlierFactor is how many typical deviations from its
+// configuration's median (the outlier rule's scale, see Outlier) a run's
+// metric must lie for the headline to leave its matched set out: a gross
+// error of the measurement (a cold broker's first run, a replicate that
+// slowed every mode twentyfold), not the tail of the cost. Runs flagged at
+// OutlierFactor but not at this stay in, and are listed.
+const GrossOutlierFactor = 2 * OutlierFactor
+
 // MaxDrivers is how many matched sets a "better than baseline" row names
 // as driving it.
 const MaxDrivers = 3
@@ -269,10 +277,10 @@ type headlineSample struct {
 	nonPos  int
 }
 
-func newHeadlineSample(sets []matchedSet, metric string) headlineSample {
+func newHeadlineSample(sets []matchedSet, metric string, gross map[[2]string]bool) headlineSample {
 	var h headlineSample
 	for _, s := range sets {
-		if s.flagged(metric) {
+		if gross[[2]string{s.t.Run, metric}] || gross[[2]string{s.b.Run, metric}] {
 			h.flagged = append(h.flagged, s)
 			continue
 		}
@@ -298,7 +306,7 @@ func (res *Result) headlinePools(jobs []*plannedJob) map[poolKey]*logPool {
 		}
 		for si, mi := range p.metrics {
 			k := poolKey{p.treatment, p.class, mi}
-			per[k] = append(per[k], newHeadlineSample(p.sets[si], res.Dataset.Metrics[mi].Name).x)
+			per[k] = append(per[k], newHeadlineSample(p.sets[si], res.Dataset.Metrics[mi].Name, res.grossOutliers()).x)
 		}
 	}
 	pools := map[poolKey]*logPool{}
@@ -306,6 +314,21 @@ func (res *Result) headlinePools(jobs []*plannedJob) map[poolKey]*logPool {
 		pools[k] = poolLogs(v)
 	}
 	return pools
+}
+
+// grossOutliers maps (run, metric) to whether the run's metric lies
+// GrossOutlierFactor typical deviations or more from its configuration's
+// median, computed once.
+func (res *Result) grossOutliers() map[[2]string]bool {
+	if res.gross == nil {
+		res.gross = map[[2]string]bool{}
+		for _, o := range res.Outliers {
+			if o.Deviations >= GrossOutlierFactor {
+				res.gross[[2]string{o.Run, o.Metric}] = true
+			}
+		}
+	}
+	return res.gross
 }
 
 // poolKey names the configurations whose spread is pooled.
@@ -327,7 +350,7 @@ type headlineRow struct {
 // configuration also the configuration's test (res.Tests).
 func (res *Result) addHeadline(p *plannedJob, si int, m MetricDef, pools map[poolKey]*logPool, rows *[]headlineRow) {
 	sets := p.sets[si]
-	h := newHeadlineSample(sets, m.Name)
+	h := newHeadlineSample(sets, m.Name, res.grossOutliers())
 	var pool *logPool
 	if len(sets) > 0 && !slices.ContainsFunc(sets, func(s matchedSet) bool { return s.cell != sets[0].cell }) {
 		pool = pools[poolKey{p.treatment, p.class, p.metrics[si]}]
@@ -354,7 +377,7 @@ func (res *Result) addHeadline(p *plannedJob, si int, m MetricDef, pools map[poo
 	var notes []string
 	notes = append(notes, li.note)
 	if k := len(h.flagged); k > 0 {
-		notes = append(notes, fmt.Sprintf("%d matched sets holding a run flagged as an outlier for %s left out (runs %s); scope %s keeps them in the other statistics", k, m.Name, setRuns(h.flagged), p.scope))
+		notes = append(notes, fmt.Sprintf("%d matched sets holding a run %d or more typical deviations from its configuration's median %s left out (runs %s); the other statistics keep them", k, GrossOutlierFactor, m.Name, setRuns(h.flagged)))
 	}
 	if h.nonPos > 0 {
 		notes = append(notes, fmt.Sprintf("%d matched sets with a value not above zero left out (no log ratio)", h.nonPos))

@@ -116,7 +116,8 @@ func TestOutputsContent(t *testing.T) {
 	d := testDataset()
 	res := analyseInto(t, d, dir)
 	eff := readCSV(t, filepath.Join(dir, "effects.csv"))
-	if strings.Join(eff[0], ",") != "treatment,baseline,metric,scope,n,statistic,unit,estimate,ci_low,ci_high,method,p_value,p_holm,note,test,p_min,bounded,outlier_sets" {
+	if strings.Join(eff[0], ",") != "treatment,baseline,metric,scope,n,statistic,unit,estimate,ci_low,ci_high,method,p_value,p_holm,note,test,p_min,bounded,outlier_sets,"+
+		"log_estimate,log_se,df,holm_family,fragile,fragile_sets,better_than_baseline,driving_runs" {
 		t.Fatalf("effects.csv header %v", eff[0])
 	}
 	units := map[string]string{"mean_penalty": "pct", "median_penalty": "pct", "ratio_of_means": "ratio", analysis.StatRatioPenalty: "pct"}
@@ -127,11 +128,14 @@ func TestOutputsContent(t *testing.T) {
 		if r[5] == "mean_difference" && strings.HasPrefix(r[2], "publish_ms") && r[6] != "ms" {
 			t.Errorf("latency difference unit %s", r[6])
 		}
-		if r[3] == "all" && r[11] == "" {
-			t.Errorf("pooled row without p-value: %v", r)
+		// Every interval has the p-value of the test it inverts; Holm's
+		// adjustment is on the headline rows' tests.
+		if r[8] != "" && r[11] == "" {
+			t.Errorf("row with an interval but no p-value: %v", r)
 		}
-		if r[3] != "all" && r[12] == "" {
-			t.Errorf("cell row without Holm p-value: %v", r)
+		headline := r[5] == analysis.StatGeoPenalty || r[5] == analysis.StatGeoRatio
+		if headline && !strings.HasSuffix(r[3], analysis.ScopeSuffixWithoutOutliers) && (r[11] == "") != (r[12] == "") || !headline && r[12] != "" {
+			t.Errorf("p-value %q, Holm p-value %q on %s %s", r[11], r[12], r[3], r[5])
 		}
 	}
 	runs := readCSV(t, filepath.Join(dir, "runs.csv"))
@@ -319,8 +323,8 @@ func TestOutliersAndBoundsInOutputs(t *testing.T) {
 			}
 		}
 	}
-	if without != 5 || unbounded == 0 {
-		t.Errorf("%d rows without outliers (want the 5 statistics), %d unbounded", without, unbounded)
+	if without != 7 || unbounded == 0 {
+		t.Errorf("%d rows without outliers (want the 7 statistics), %d unbounded", without, unbounded)
 	}
 	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	if err != nil {

@@ -203,7 +203,7 @@ func writeMethodSection(b *bytes.Buffer, res *analysis.Result) {
 	b.WriteString("<section id=\"method\"><h2>Method</h2>\n")
 	fmt.Fprintf(b, `<p>The unit of analysis is a matched set: one configuration (pair) and one replicate, whose %s run and treatment run are both healthy. Sets with an unhealthy, failed or missing member are left out and counted below. Per set and metric, the effect is the difference (treatment &minus; baseline) and the penalty in percent of the baseline, positive meaning worse: (baseline &minus; treatment)/baseline for throughput, (treatment &minus; baseline)/baseline for latency and CPU.</p>
 <p>Every estimate (mean and median penalty, difference of means, ratio of means) has a %g%% confidence interval whose method is named per row in effects.csv (method and note). Fewer than %d matched sets: no interval. Over one configuration: Student-t on the paired penalties and differences, on the linearised ratio of means (delta method), and for the median the distribution-free interval between two order statistics (none below 6 sets); a bootstrap interval from few sets is too narrow (Hesterberg 2015) and undercovers heavy-tailed penalties even at 100 sets. Pooled over configurations, below %d sets: Student-t with each configuration a stratum (Welch-Satterthwaite degrees of freedom); from %d sets: the %s bootstrap, %d resamples, seed %d (Efron and Tibshirani 1993; Davison and Hinkley 1997), two-level: it resamples whole configurations, then replicates within each, so the runs of one configuration are not treated as independent. Capped-rate and saturating (target_rate max) runs are never pooled in one estimate; throughput is estimated only for saturating runs.</p>
-<p>Significance per configuration: Wilcoxon signed-rank test of the paired differences (exact null distribution up to 50 differences without zeros or ties, normal approximation with tie correction otherwise; zero differences dropped), Holm-adjusted across configurations for each treatment and metric; effect size d<sub>z</sub> in significance.csv. Pooled p-values use every matched set, configurations as strata (van Elteren's stratified signed-rank test, exact by counting sign flips where the count allows); where the design cannot reach significance the note gives the smallest p-value it could give. The headline is the penalty from the ratio of means, whose sign always agrees with the difference of means; the mean of per-set penalties is in effects.csv beside it. Per-configuration intervals of a campaign of 20 or more configurations are bounded below by the spread pooled over them when their spreads are compatible (docs/analysis.md); an interval whose runs alone cannot bound the mean is marked &dagger;. Factor sensitivity: mean penalty at each level of each factor (cluster bootstrap interval), and a least-squares model of the penalty on the factors' main effects with an F-test per factor, ranked by its share of the penalty's variance.</p>
+<p>Significance per configuration: the headline's log-ratio t-test, Holm-adjusted across every treatment, metric and configuration of the rate class; the Wilcoxon signed-rank test of the paired differences beside it as a distribution-free check (p_wilcoxon, not adjusted), effect size d<sub>z</sub> in significance.csv. The headline is the penalty from the geometric mean of the per-set ratios treatment/baseline: a t interval and t-test of the mean log ratio, one pivot, mapped back through exp, so that p &lt; 1 &minus; confidence exactly when the interval excludes 0 and no interval of a latency penalty reaches below &minus;100%% (Fleming and Wallace 1986; Hoefler and Belli 2015); its p-values are Holm-adjusted across every treatment and metric of the headline. Every other row's p-value is the test its own interval inverts (t-test, sign test, or the bootstrap interval inverted). The ratio of means and the mean of per-set penalties are in effects.csv beside it. Per-configuration intervals of a campaign of 20 or more configurations are bounded below by the spread pooled over them when their spreads are compatible (docs/analysis.md); an interval whose runs alone cannot bound the mean is marked &dagger;. Factor sensitivity: mean penalty at each level of each factor (cluster bootstrap interval), and a least-squares model of the penalty on the factors' main effects with an F-test per factor, ranked by its share of the penalty's variance.</p>
 `, esc(o.Baseline), o.Confidence*100, analysis.MinSetsForInterval, analysis.MinSetsForBootstrap,
 		analysis.MinSetsForBootstrap, esc(string(o.Method)), o.Resamples, o.Seed)
 	b.WriteString("</section>\n")
@@ -225,7 +225,7 @@ func writeSetsSection(b *bytes.Buffer, res *analysis.Result) {
 // pooled scope.
 func writeHeadlineSection(b *bytes.Buffer, res *analysis.Result) {
 	esc := html.EscapeString
-	b.WriteString("<section id=\"headline\"><h2>Headline: penalty (ratio of means)</h2>\n")
+	b.WriteString("<section id=\"headline\"><h2>Headline: penalty (geometric mean of the per-set ratios)</h2>\n")
 	scopes := pooledScopes(res)
 	if len(scopes) == 0 {
 		b.WriteString("<p>No estimates: there is no healthy matched set.</p>\n")
@@ -233,7 +233,12 @@ func writeHeadlineSection(b *bytes.Buffer, res *analysis.Result) {
 	for _, scope := range scopes {
 		fmt.Fprintf(b, "<h3>%s</h3>\n", esc(scopeText(scope)))
 		headlineTable(res, scope).write(b)
+		if f := headlineFamily(res, scope); f != "" {
+			fmt.Fprintf(b, "<p class=\"note\">Interval and p come from one t-test on the per-set log ratios: p &lt; %.2g exactly when the interval excludes 0. p (Holm) is adjusted across the whole headline family: %s.</p>\n", 1-res.Options.Confidence, esc(f))
+		}
 	}
+	fmt.Fprintf(b, "<p class=\"note\">%s fragile: with one of the matched sets named dropped, the estimate changes sign or p crosses %.2g. %s better than baseline: the treatment looks better than %s beyond its interval; check the runs driving it (effects.csv driving_runs) before believing it. A matched set holding a run %d or more typical deviations from its configuration's median (a gross outlier: a cold broker, a replicate that slowed every mode) does not count in the headline; the flags say how many.</p>\n",
+		fragileMark, 1-res.Options.Confidence, betterMark, esc(res.Levels[0]), analysis.GrossOutlierFactor)
 	writeUnboundedNote(b, res)
 	b.WriteString("</section>\n")
 }
@@ -289,14 +294,22 @@ func writeSensitivitySection(b *bytes.Buffer, res *analysis.Result) {
 func writeSignificanceSection(b *bytes.Buffer, res *analysis.Result) {
 	esc := html.EscapeString
 	hm := headlineMetric(res)
-	fmt.Fprintf(b, "<section id=\"significance-section\"><h2>Significance per configuration: %s</h2>\n<p>Wilcoxon signed-rank test of the paired differences in each configuration, Holm-adjusted across configurations; d<sub>z</sub> = mean / sd of the differences. significance.csv has every metric.</p>\n", esc(hm))
-	gt := &table{id: "significance", header: significanceHeader}
+	fmt.Fprintf(b, "<section id=\"significance-section\"><h2>Significance per configuration: %s</h2>\n<p>The headline's log-ratio t-test in each configuration (p_value), Holm-adjusted across the family named in holm_family; Wilcoxon signed-rank test of the paired differences beside it (wilcoxon_t, p_wilcoxon); d<sub>z</sub> = mean / sd of the differences. significance.csv has every metric.</p>\n", esc(hm))
+	// The family is said once, above the table, not on every row.
+	fam := slices.Index(significanceHeader, "holm_family")
+	drop := func(r []string) []string { return slices.Delete(slices.Clone(r), fam, fam+1) }
+	gt := &table{id: "significance", header: drop(significanceHeader)}
+	family := ""
 	for _, r := range significanceRows(res) {
 		if r[2] == hm {
-			gt.rows = append(gt.rows, r)
+			gt.rows = append(gt.rows, drop(r))
+			family = r[fam]
 		}
 	}
-	shorten(gt.rows, 6, 7, 10, 11)
+	if family != "" {
+		fmt.Fprintf(b, "<p class=\"note\">p_holm is adjusted across the family %s.</p>\n", esc(family))
+	}
+	shorten(gt.rows, 6, 7, 10, 11, 13)
 	gt.numeric = numericCols(gt.header, gt.rows)
 	gt.write(b)
 	b.WriteString("</section>\n")
@@ -342,18 +355,28 @@ func writeTelemetrySection(b *bytes.Buffer, res *analysis.Result) {
 // many treatments there are, and shows every row without scrolling.
 func headlineTable(res *analysis.Result, scope string) *table {
 	ht := &table{id: "headline-" + scope, whole: true,
-		header: []string{"metric", res.Dataset.Treatment, "penalty % (ratio of means)", "interval", "n", "method"}}
+		header: []string{"metric", res.Dataset.Treatment, "penalty % (geometric mean ratio)", "interval", "n", "p (Holm)", "method", "flags"}}
 	for _, m := range metricsWithScope(res, scope) {
 		for _, tr := range res.Treatments {
 			e, ok := headline(res, tr, m, scope)
 			if !ok {
 				continue
 			}
-			ht.rows = append(ht.rows, []string{metricName(m), tr, short(e.Estimate), intervalText(e), strconv.Itoa(e.N), e.Method})
+			ht.rows = append(ht.rows, []string{metricName(m), tr, short(e.Estimate) + headlineMarks(e), intervalText(e), strconv.Itoa(e.N), short(e.PHolm), e.Method, headlineFlags(e)})
 		}
 	}
 	ht.numeric = numericCols(ht.header, ht.rows)
 	return ht
+}
+
+// headlineFamily names the Holm family of scope's headline rows.
+func headlineFamily(res *analysis.Result, scope string) string {
+	for _, e := range res.Effects {
+		if e.Scope == scope && e.Statistic == analysis.StatHeadline && e.Family != "" {
+			return e.Family
+		}
+	}
+	return ""
 }
 
 // noSensitivity says why a result has no factor sensitivity, or "" when

@@ -118,6 +118,9 @@ var methodShort = map[string]string{
 	"percentile":                          "P",
 	"percentile-cluster":                  "Pc",
 	string(analysis.MethodNone):           "--",
+	string(analysis.MethodLogRatioT):       "lt",
+	string(analysis.MethodLogRatioTPooled): "ltp",
+	string(analysis.MethodLogRatioTStrata): "lts",
 }
 
 // methodLegendOrder spells out the abbreviations of methodShort, in the
@@ -130,5 +133,8 @@ var methodLegendOrder = []struct{ short, words string }{
 	{"Bc", "Bc, BCa two-level cluster bootstrap"},
 	{"P", "P, percentile bootstrap"},
 	{"Pc", "Pc, percentile two-level cluster bootstrap"},
+	{"lt", "lt, Student-t on the per-set log ratios"},
+	{"ltp", "ltp, Student-t on the log ratios with their spread pooled over configurations"},
+	{"lts", "lts, Student-t on the log ratios over configurations as strata"},
 	{"--", "--, no interval (too few matched sets)"},
 }

@@ -164,7 +164,7 @@ func writeLaTeX(path string, res *analysis.Result) error {
 	var b bytes.Buffer
 	o := res.Options
 	fmt.Fprintf(&b, "%% Tables of campaign %s, written by xp analyse. Needs \\usepackage{booktabs}.\n", tex(res.Dataset.Campaign))
-	fmt.Fprintf(&b, "%% Intervals: %g%% confidence; pooled over configurations from %d matched sets %s bootstrap (%d resamples, seed %d; resampling cells, then replicates within them), otherwise Student-t; none below %d sets.\n\n",
+	fmt.Fprintf(&b, "%% Headline: geometric mean of the per-set ratios, %g%% t interval and t-test of the mean log ratio (one pivot; configurations as strata when pooled); Holm across the headline family. Sensitivity intervals: pooled over configurations from %d matched sets %s bootstrap (%d resamples, seed %d; resampling cells, then replicates within them), otherwise Student-t; none below %d sets.\n\n",
 		o.Confidence*100, analysis.MinSetsForBootstrap, o.Method, o.Resamples, o.Seed, analysis.MinSetsForInterval)
 	var counts []string
 	for _, tr := range res.Treatments {
@@ -221,6 +221,7 @@ func headlineGroups(res *analysis.Result, scope string) [][]string {
 func writeHeadlineTable(b *bytes.Buffer, res *analysis.Result, scope string, group []string, part, label, counts string) {
 	var body bytes.Buffer
 	var used []string
+	family, marked := "", false
 	for mi, m := range group {
 		if mi > 0 {
 			fmt.Fprintf(&body, "\\addlinespace\n")
@@ -239,6 +240,7 @@ func writeHeadlineTable(b *bytes.Buffer, res *analysis.Result, scope string, gro
 				first = false
 			}
 			est, iv := texEstimate(e.Estimate, e.Low, e.High)
+			est += texMarks(e)
 			method := methodShort[e.Method]
 			if method == "" {
 				method = e.Method
@@ -246,14 +248,25 @@ func writeHeadlineTable(b *bytes.Buffer, res *analysis.Result, scope string, gro
 			if !slices.Contains(used, method) {
 				used = append(used, method)
 			}
-			fmt.Fprintf(&body, "%s & %s & %s & %s & %d & %s \\\\\n", name, tex(tr), est, iv, e.N, tex(method))
+			fmt.Fprintf(&body, "%s & %s & %s & %s & %d & %s & %s \\\\\n", name, tex(tr), est, iv, e.N, texP(e.PHolm), tex(method))
+			if family == "" {
+				family = e.Family
+			}
+			marked = marked || e.Fragile || e.Better
 		}
 	}
-	fmt.Fprintf(b, "\\begin{table}[ht]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n")
-	fmt.Fprintf(b, "\\caption{Penalty from the ratio of means against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets; each estimate to the decimals its interval supports. %s. %s}\n",
-		tex(res.Levels[0]), tex(scopeText(scope)), part, res.Options.Confidence*100, counts, tex(methodsLegend(used)))
+	familyText := ""
+	if family != "" {
+		familyText = fmt.Sprintf(" p-values from the same t-test on the per-set log ratios as the interval, Holm-adjusted across the headline family (%s).", tex(family))
+	}
+	if marked {
+		familyText += fmt.Sprintf(" $^\\ddagger$ fragile: its sign or significance flips with one matched set left out; $^\\S$ better than %s beyond its interval: check the runs driving it (report.html, effects.csv).", tex(res.Levels[0]))
+	}
+	fmt.Fprintf(b, "\\begin{table}[ht]\n\\centering\n\\footnotesize\n\\setlength{\\tabcolsep}{3pt}\n")
+	fmt.Fprintf(b, "\\caption{Penalty from the geometric mean of the per-set ratios against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets; each estimate to the decimals its interval supports.%s %s. %s}\n",
+		tex(res.Levels[0]), tex(scopeText(scope)), part, res.Options.Confidence*100, familyText, counts, tex(methodsLegend(used)))
 	fmt.Fprintf(b, "\\label{tab:xp-headline-%s}\n", label)
-	fmt.Fprintf(b, "\\begin{tabular}{llrrrl}\n\\toprule\nMetric & Treatment & Penalty (\\%%) & Interval & n & Method \\\\\n\\midrule\n")
+	fmt.Fprintf(b, "\\begin{tabular}{llrrrrl}\n\\toprule\nMetric & Treatment & Penalty (\\%%) & Interval & n & p (Holm) & Method \\\\\n\\midrule\n")
 	b.Write(body.Bytes())
 	fmt.Fprintf(b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
 }
@@ -309,6 +322,22 @@ func writeSensitivityTable(b *bytes.Buffer, res *analysis.Result, tr, scope, hm 
 		fmt.Fprintf(b, "\\quad %s & %s & %s & %s & %s & %s \\\\\n", tex(s.Level), est, iv, share, F, p)
 	}
 	fmt.Fprintf(b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
+}
+
+// texMarks are a headline row's marks as superscripts: fragile and
+// better than baseline.
+func texMarks(e analysis.Effect) string {
+	m := ""
+	if e.Fragile {
+		m += "\\ddagger"
+	}
+	if e.Better {
+		m += "\\S"
+	}
+	if m == "" {
+		return ""
+	}
+	return "$^{" + m + "}$"
 }
 
 // texEstimate typesets an estimate and its interval ("--" without one),

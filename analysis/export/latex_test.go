@@ -58,7 +58,7 @@ func TestTablesCompile(t *testing.T) {
 			text := string(txt)
 			found := 0
 			for _, e := range res.Effects {
-				if e.Scope != analysis.ScopeAll || e.Statistic != analysis.StatRatioPenalty {
+				if e.Scope != analysis.ScopeAll || e.Statistic != analysis.StatHeadline {
 					continue
 				}
 				est, iv := texEstimate(e.Estimate, e.Low, e.High)

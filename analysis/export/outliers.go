@@ -28,6 +28,58 @@ func intervalText(e analysis.Effect) string {
 	return iv
 }
 
+// Marks of headline rows, beside their estimate in report.html, tables.tex
+// and the forest plot.
+const (
+	// fragileMark marks a row whose sign or significance flips with one
+	// matched set left out.
+	fragileMark = "‡"
+	// betterMark marks a row saying the treatment does better than the
+	// baseline beyond its interval: check the runs driving it first.
+	betterMark = "§"
+)
+
+// headlineMarks are the marks of a headline row, with a leading space;
+// "" for none.
+func headlineMarks(e analysis.Effect) string {
+	m := ""
+	if e.Fragile {
+		m += fragileMark
+	}
+	if e.Better {
+		m += betterMark
+	}
+	if m != "" {
+		m = " " + m
+	}
+	return m
+}
+
+// headlineFlags says in words why a headline row is marked, with the
+// sets or runs behind it, and how many sets the headline left out.
+func headlineFlags(e analysis.Effect) string {
+	var out []string
+	if e.Fragile {
+		out = append(out, fragileMark+" fragile without "+firstFew(e.FragileSets, 2))
+	}
+	if e.Better {
+		out = append(out, betterMark+" better: runs "+firstFew(e.Drivers, 2))
+	}
+	if e.OutlierSets > 0 {
+		out = append(out, fmt.Sprintf("%d gross outlier sets out", e.OutlierSets))
+	}
+	return strings.Join(out, "; ")
+}
+
+// firstFew joins the first k of v, saying how many more there are
+// (effects.csv has them all).
+func firstFew(v []string, k int) string {
+	if len(v) <= k {
+		return strings.Join(v, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(v[:k], ", "), len(v)-k)
+}
+
 // writeUnboundedNote explains the mark below a table that shows one.
 func writeUnboundedNote(b *bytes.Buffer, res *analysis.Result) {
 	for _, e := range res.Effects {
@@ -55,7 +107,7 @@ func writeOutliers(b *bytes.Buffer, res *analysis.Result) {
 	}
 	ot.numeric = numericCols(ot.header, ot.rows)
 	ot.write(b)
-	b.WriteString("<p>Sensitivity: the headline penalty (ratio of means) with every run, and without the matched sets that hold a flagged run.</p>\n")
+	fmt.Fprintf(b, "<p>Sensitivity: the headline penalty (geometric mean ratio; it leaves out only the sets holding a run %d or more typical deviations away) and the same without every matched set that holds a flagged run.</p>\n", analysis.GrossOutlierFactor)
 	st := &table{id: "outlier-sensitivity", header: []string{"treatment", "metric", "scope", "with every run", "interval", "n", "without flagged runs", "interval", "n"}}
 	for _, e := range res.Effects {
 		if e.Statistic != analysis.StatRatioPenalty || !strings.HasSuffix(e.Scope, analysis.ScopeSuffixWithoutOutliers) {

@@ -31,7 +31,7 @@ var forestFamilies = []string{"Latency", "Send delay", "Throughput", "CPU", "Oth
 
 // penaltyAxis labels a penalty axis with its unit.
 func penaltyAxis(res *analysis.Result) string {
-	return fmt.Sprintf("penalty (%%, ratio of means) against %s; positive is worse; bars: %g%% interval", res.Levels[0], res.Options.Confidence*100)
+	return fmt.Sprintf("penalty (%%, geometric mean ratio) against %s; positive is worse; bars: %g%% interval", res.Levels[0], res.Options.Confidence*100)
 }
 
 // forestFigure draws the pooled mean penalties of scope: one panel per
@@ -57,7 +57,7 @@ func forestFigure(res *analysis.Result, scope string) (*figure, error) {
 			g := dotGroup{heading: metricName(m)}
 			for _, tr := range res.Treatments {
 				if e, ok := headline(res, tr, m, scope); ok {
-					g.rows = append(g.rows, dotRow{label: tr, level: levelIndex(res, tr), est: e.Estimate, lo: e.Low, hi: e.High})
+					g.rows = append(g.rows, dotRow{label: tr + headlineMarks(e), level: levelIndex(res, tr), est: e.Estimate, lo: e.Low, hi: e.High})
 				}
 			}
 			if len(g.rows) > 0 {
@@ -73,7 +73,7 @@ func forestFigure(res *analysis.Result, scope string) (*figure, error) {
 		return nil, err
 	}
 	return &figure{Name: "forest-" + scope + ".svg", SVG: b,
-		Caption: fmt.Sprintf("Forest plot: penalty (ratio of means) of each level against %s, %s, one panel per kind of metric, each with its own scale; a marker without a bar has no interval (too few matched sets).", res.Levels[0], scopeText(scope))}, nil
+		Caption: fmt.Sprintf("Forest plot: penalty (geometric mean of the per-set ratios) of each level against %s, %s, one panel per kind of metric, each with its own scale; a marker without a bar has no interval (too few matched sets); %s after a level: fragile (one matched set left out flips its sign or significance); %s: better than %s beyond its interval (check the runs driving it).", res.Levels[0], scopeText(scope), fragileMark, betterMark, res.Levels[0])}, nil
 }
 
 // levelIndex is the index of a treatment level in res.Levels (its colour
