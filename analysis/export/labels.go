@@ -110,14 +110,14 @@ func metricFamily(m analysis.MetricDef) string {
 // methodShort abbreviates an interval method for narrow tables; the
 // caption spells them out.
 var methodShort = map[string]string{
-	string(analysis.MethodStudentT):       "t",
-	string(analysis.MethodStudentTStrata): "ts",
-	string(analysis.MethodOrderStatistic): "os",
-	"bca":                                 "B",
-	"bca-cluster":                         "Bc",
-	"percentile":                          "P",
-	"percentile-cluster":                  "Pc",
-	string(analysis.MethodNone):           "--",
+	string(analysis.MethodStudentT):        "t",
+	string(analysis.MethodStudentTStrata):  "ts",
+	string(analysis.MethodOrderStatistic):  "os",
+	"bca":                                  "B",
+	"bca-cluster":                          "Bc",
+	"percentile":                           "P",
+	"percentile-cluster":                   "Pc",
+	string(analysis.MethodNone):            "--",
 	string(analysis.MethodLogRatioT):       "lt",
 	string(analysis.MethodLogRatioTPooled): "ltp",
 	string(analysis.MethodLogRatioTStrata): "lts",
