@@ -92,8 +92,9 @@ type Effect struct {
 	Note string
 	// P and PHolm are NaN where there is no test.
 	P, PHolm float64
-	// Test names the test of P (TestWilcoxon per configuration,
-	// TestStratified pooled); PMin is the smallest p-value it could give
+	// Test names the test of P, the one the row's interval inverts
+	// (TestT, TestSign, TestBootstrap, TestLogRatioT); PMin is the
+	// smallest p-value it could give
 	// with this design.
 	Test string
 	PMin float64
@@ -113,8 +114,8 @@ type Effect struct {
 	// Family names the tests PHolm is adjusted across (headline rows of
 	// a pooled scope or a configuration).
 	Family string
-	// Fragile marks a headline row whose sign or significance flips with
-	// one matched set left out; FragileSets names those sets ("pair rN").
+	// Fragile marks a headline row whose significance (or, significant,
+	// its sign) flips with one matched set left out; FragileSets names those sets ("pair rN").
 	Fragile     bool
 	FragileSets []string
 	// Better marks a headline row whose interval lies wholly on the side

@@ -19,12 +19,6 @@ func statUnit(stat int, m MetricDef) string {
 	return m.Unit
 }
 
-// Pooled and per-configuration tests, as named in effects.csv.
-const (
-	TestWilcoxon   = "wilcoxon-signed-rank"
-	TestStratified = "stratified-signed-rank"
-)
-
 // StatRatioPenalty is the headline statistic: the penalty in percent
 // from the ratio of means, 100 (mean treatment / mean baseline - 1), or
 // 100 (1 - ratio) where larger is better. Its sign always agrees with the

@@ -426,9 +426,11 @@ func (res *Result) addHeadline(p *plannedJob, si int, m MetricDef, pools map[poo
 }
 
 // fragility leaves each set out in turn and names those whose absence
-// flips the sign of the mean log ratio or whether p < alpha. Left out,
-// an interval is allowed from two sets (so that a row of three is judged
-// by the same t, not by having none).
+// flips whether p < alpha, or the sign of a significant mean log ratio.
+// A row that claims no effect is not made fragile by an estimate near 0
+// changing sign: its sign is no claim. Left out, an interval is allowed
+// from two sets (so that a row of three is judged by the same t, not by
+// having none).
 func fragility(h headlineSample, li logInference, pool *logPool, conf float64) (bool, []string) {
 	alpha := 1 - conf
 	var agg *strataAgg
@@ -450,7 +452,8 @@ func fragility(h headlineSample, li logInference, pool *logPool, conf float64) (
 			}
 			loo = inferOne(rest, pool, 2, conf)
 		}
-		if (loo.mean > 0 && li.mean < 0) || (loo.mean < 0 && li.mean > 0) || loo.significant(alpha) != sig {
+		flipped := (loo.mean > 0 && li.mean < 0) || (loo.mean < 0 && li.mean > 0)
+		if sig && flipped || loo.significant(alpha) != sig {
 			s := h.sets[i]
 			flips = append(flips, fmt.Sprintf("%s r%d", s.t.Pair, s.t.Replicate))
 		}

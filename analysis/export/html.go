@@ -237,7 +237,7 @@ func writeHeadlineSection(b *bytes.Buffer, res *analysis.Result) {
 			fmt.Fprintf(b, "<p class=\"note\">Interval and p come from one t-test on the per-set log ratios: p &lt; %.2g exactly when the interval excludes 0. p (Holm) is adjusted across the whole headline family: %s.</p>\n", 1-res.Options.Confidence, esc(f))
 		}
 	}
-	fmt.Fprintf(b, "<p class=\"note\">%s fragile: with one of the matched sets named dropped, the estimate changes sign or p crosses %.2g. %s better than baseline: the treatment looks better than %s beyond its interval; check the runs driving it (effects.csv driving_runs) before believing it. A matched set holding a run %d or more typical deviations from its configuration's median (a gross outlier: a cold broker, a replicate that slowed every mode) does not count in the headline; the flags say how many.</p>\n",
+	fmt.Fprintf(b, "<p class=\"note\">%s fragile: with one of the matched sets named dropped, p crosses %.2g (or a significant estimate changes sign). %s better than baseline: the treatment looks better than %s beyond its interval; check the runs driving it (effects.csv driving_runs) before believing it. A matched set holding a run %d or more typical deviations from its configuration's median (a gross outlier: a cold broker, a replicate that slowed every mode) does not count in the headline; the flags say how many.</p>\n",
 		fragileMark, 1-res.Options.Confidence, betterMark, esc(res.Levels[0]), analysis.GrossOutlierFactor)
 	writeUnboundedNote(b, res)
 	b.WriteString("</section>\n")

@@ -260,7 +260,7 @@ func writeHeadlineTable(b *bytes.Buffer, res *analysis.Result, scope string, gro
 		familyText = fmt.Sprintf(" p-values from the same t-test on the per-set log ratios as the interval, Holm-adjusted across the headline family (%s).", tex(family))
 	}
 	if marked {
-		familyText += fmt.Sprintf(" $^\\ddagger$ fragile: its sign or significance flips with one matched set left out; $^\\S$ better than %s beyond its interval: check the runs driving it (report.html, effects.csv).", tex(res.Levels[0]))
+		familyText += fmt.Sprintf(" $^\\ddagger$ fragile: its significance (or a significant sign) flips with one matched set left out; $^\\S$ better than %s beyond its interval: check the runs driving it (report.html, effects.csv).", tex(res.Levels[0]))
 	}
 	fmt.Fprintf(b, "\\begin{table}[ht]\n\\centering\n\\footnotesize\n\\setlength{\\tabcolsep}{3pt}\n")
 	fmt.Fprintf(b, "\\caption{Penalty from the geometric mean of the per-set ratios against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets; each estimate to the decimals its interval supports.%s %s. %s}\n",

@@ -73,7 +73,7 @@ func forestFigure(res *analysis.Result, scope string) (*figure, error) {
 		return nil, err
 	}
 	return &figure{Name: "forest-" + scope + ".svg", SVG: b,
-		Caption: fmt.Sprintf("Forest plot: penalty (geometric mean of the per-set ratios) of each level against %s, %s, one panel per kind of metric, each with its own scale; a marker without a bar has no interval (too few matched sets); %s after a level: fragile (one matched set left out flips its sign or significance); %s: better than %s beyond its interval (check the runs driving it).", res.Levels[0], scopeText(scope), fragileMark, betterMark, res.Levels[0])}, nil
+		Caption: fmt.Sprintf("Forest plot: penalty (geometric mean of the per-set ratios) of each level against %s, %s, one panel per kind of metric, each with its own scale; a marker without a bar has no interval (too few matched sets); %s after a level: fragile (one matched set left out flips its significance, or a significant sign); %s: better than %s beyond its interval (check the runs driving it).", res.Levels[0], scopeText(scope), fragileMark, betterMark, res.Levels[0])}, nil
 }
 
 // levelIndex is the index of a treatment level in res.Levels (its colour
