@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,7 @@ func analyseInto(t *testing.T, d *analysis.Dataset, dir string) *analysis.Result
 	if err != nil && !errors.Is(err, analysis.ErrNoHealthySet) {
 		t.Fatal(err)
 	}
+	checkRowsAgree(t, res)
 	if err := Write(dir, res); err != nil {
 		t.Fatal(err)
 	}
@@ -376,6 +378,33 @@ func TestTwoStageOutputs(t *testing.T) {
 		}
 		if !strings.Contains(string(html), `id="twostage-section"`) {
 			t.Error("no two-stage section in the report")
+		}
+	}
+}
+
+// checkRowsAgree fails on a row of res with an interval whose p-value
+// disagrees with it (p < 1 - confidence exactly when the interval
+// excludes no effect: 0, or 1 for a ratio) or is missing, and on a
+// penalty interval below -100 % of a metric where smaller is better.
+func checkRowsAgree(t *testing.T, res *analysis.Result) {
+	t.Helper()
+	higher := map[string]bool{}
+	for _, m := range res.Dataset.Metrics {
+		higher[m.Name] = m.Higher
+	}
+	for _, e := range res.Effects {
+		if math.IsNaN(e.Low) {
+			continue
+		}
+		null := 0.0
+		if e.Unit == "ratio" {
+			null = 1
+		}
+		if excl := e.Low > null || e.High < null; math.IsNaN(e.P) || excl != (e.P < 1-res.Options.Confidence) {
+			t.Errorf("%s %s %s %s: [%g, %g] p %v", e.Treatment, e.Metric, e.Scope, e.Statistic, e.Low, e.High, e.P)
+		}
+		if e.Unit == "pct" && !higher[e.Metric] && e.Low < -100 {
+			t.Errorf("%s %s %s %s: interval [%g, %g] below -100%%", e.Treatment, e.Metric, e.Scope, e.Statistic, e.Low, e.High)
 		}
 	}
 }

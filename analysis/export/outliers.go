@@ -108,9 +108,9 @@ func writeOutliers(b *bytes.Buffer, res *analysis.Result) {
 	ot.numeric = numericCols(ot.header, ot.rows)
 	ot.write(b)
 	fmt.Fprintf(b, "<p>Sensitivity: the headline penalty (geometric mean ratio; it leaves out only the sets holding a run %d or more typical deviations away) and the same without every matched set that holds a flagged run.</p>\n", analysis.GrossOutlierFactor)
-	st := &table{id: "outlier-sensitivity", header: []string{"treatment", "metric", "scope", "with every run", "interval", "n", "without flagged runs", "interval", "n"}}
+	st := &table{id: "outlier-sensitivity", header: []string{"treatment", "metric", "scope", "headline", "interval", "n", "without flagged runs", "interval", "n"}}
 	for _, e := range res.Effects {
-		if e.Statistic != analysis.StatRatioPenalty || !strings.HasSuffix(e.Scope, analysis.ScopeSuffixWithoutOutliers) {
+		if e.Statistic != analysis.StatHeadline || !strings.HasSuffix(e.Scope, analysis.ScopeSuffixWithoutOutliers) {
 			continue
 		}
 		scope := strings.TrimSuffix(e.Scope, analysis.ScopeSuffixWithoutOutliers)

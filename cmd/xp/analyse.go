@@ -116,23 +116,32 @@ func writeCounts(st *state, res *analysis.Result) {
 	}
 }
 
-// writeHeadline prints the pooled headline penalties (ratio of means) on
-// stdout; † marks an interval whose runs alone cannot bound the mean.
+// writeHeadline prints the pooled headline penalties (geometric mean
+// ratio) on stdout with their Holm-adjusted p-values; † marks an interval
+// whose runs alone cannot bound the mean, fragile and better-than-baseline
+// rows say so.
 func writeHeadline(st *state, res *analysis.Result) {
 	tw := tabwriter.NewWriter(st.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "treatment\tmetric\tscope\tn\tpenalty %% (ratio of means)\tinterval\n")
+	fmt.Fprintf(tw, "treatment\tmetric\tscope\tn\tpenalty %% (geometric mean ratio)\tinterval\tp (Holm)\n")
 	for _, e := range res.Effects {
-		if e.Statistic != analysis.StatRatioPenalty || (e.Scope != analysis.ScopeAll && e.Scope != analysis.ScopeAllCapped && e.Scope != analysis.ScopeAllMax) {
+		if e.Statistic != analysis.StatHeadline || (e.Scope != analysis.ScopeAll && e.Scope != analysis.ScopeAllCapped && e.Scope != analysis.ScopeAllMax) {
 			continue
 		}
-		iv := "none: " + e.Note
+		iv, p := "none: "+e.Note, ""
 		if !math.IsNaN(e.Low) {
 			iv = fmt.Sprintf("[%.2f, %.2f] %s", e.Low, e.High, e.Method)
+			p = fmt.Sprintf("%.3g", e.PHolm)
 			if e.Unbounded {
 				iv += " † (its runs alone cannot bound the mean: effects.csv note)"
 			}
+			if e.Fragile {
+				iv += " fragile (effects.csv fragile_sets)"
+			}
+			if e.Better {
+				iv += " better than " + e.Baseline + " (effects.csv driving_runs)"
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%s\n", e.Treatment, e.Metric, e.Scope, e.N, e.Estimate, iv)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%s\t%s\n", e.Treatment, e.Metric, e.Scope, e.N, e.Estimate, iv, p)
 	}
 	tw.Flush()
 }
