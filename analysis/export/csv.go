@@ -69,18 +69,22 @@ func headlineCols(e analysis.Effect) []string {
 }
 
 func effectsRows(res *analysis.Result) [][]string {
-	var rows [][]string
+	rows := make([][]string, 0, len(res.Effects))
 	for _, e := range res.Effects {
-		bounded := ""
-		if !math.IsNaN(e.Low) {
-			bounded = strconv.FormatBool(!e.Unbounded)
-		}
-		rows = append(rows, []string{e.Treatment, e.Baseline, e.Metric, e.Scope, strconv.Itoa(e.N),
-			e.Statistic, e.Unit, num(e.Estimate), num(e.Low), num(e.High), e.Method, num(e.P), num(e.PHolm), e.Note,
-			e.Test, num(e.PMin), bounded, strconv.Itoa(e.OutlierSets)})
-		rows[len(rows)-1] = append(rows[len(rows)-1], headlineCols(e)...)
+		rows = append(rows, effectRow(e))
 	}
 	return rows
+}
+
+// effectRow is one line of effects.csv.
+func effectRow(e analysis.Effect) []string {
+	bounded := ""
+	if !math.IsNaN(e.Low) {
+		bounded = strconv.FormatBool(!e.Unbounded)
+	}
+	return append([]string{e.Treatment, e.Baseline, e.Metric, e.Scope, strconv.Itoa(e.N),
+		e.Statistic, e.Unit, num(e.Estimate), num(e.Low), num(e.High), e.Method, num(e.P), num(e.PHolm), e.Note,
+		e.Test, num(e.PMin), bounded, strconv.Itoa(e.OutlierSets)}, headlineCols(e)...)
 }
 
 // RunsHeader returns the columns of runs.csv: identity, factors, outcome,

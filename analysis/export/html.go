@@ -262,9 +262,11 @@ func writeFiguresSection(b *bytes.Buffer, res *analysis.Result, figs []*figure) 
 func writeEffectsSection(b *bytes.Buffer, res *analysis.Result) {
 	b.WriteString("<section id=\"effects-section\"><h2>Effects</h2>\n<p>Every pooled estimate and the mean penalty of every configuration; effects.csv has all four statistics for every scope.</p>\n")
 	et := &table{id: "effects", header: EffectsHeader}
-	for _, r := range effectsRows(res) {
-		if strings.HasPrefix(r[3], analysis.ScopeAll) || r[5] == "mean_penalty" {
-			et.rows = append(et.rows, r)
+	for _, e := range res.Effects {
+		// Rows built only for the lines shown: a campaign of many
+		// configurations has hundreds of thousands.
+		if strings.HasPrefix(e.Scope, analysis.ScopeAll) || e.Statistic == "mean_penalty" {
+			et.rows = append(et.rows, effectRow(e))
 		}
 	}
 	shorten(et.rows, 7, 8, 9, 11, 12)
