@@ -83,6 +83,9 @@ var targets = []target{
 		{"analysis/export", "Analyse100k/config_id_25000", "s/analyse", "<", 60},
 		{"analysis/export", "Analyse100k/config_id_25000", "MiB_rss", "<", 2048},
 	}},
+	{35, "`xp plan power --effect 2%` on the README's tls-cost campaign under 10 s", []check{
+		{"cmd/xp", "PlanPower/readme_tls_cost", "s/power", "<", 10},
+	}},
 	{23, "`xp loadgen --rate max` at least 90% of Kafka's ProducerPerformance (--throughput -1) on one Apache Kafka broker, plaintext and tls, 1 KiB, acks all", []check{
 		{"runner/perftest", "ProducerPerformance/apache/plaintext/kafka_perf_test", "xp_%_of_perf_test", ">=", 90},
 		{"runner/perftest", "ProducerPerformance/apache/tls/kafka_perf_test", "xp_%_of_perf_test", ">=", 90},
