@@ -180,9 +180,9 @@ func TestOutputsContent(t *testing.T) {
 		t.Errorf("report.html refers to the network: %s", m)
 	}
 	svg, _ := os.ReadFile(filepath.Join(dir, "figures", "forest-all.svg"))
-	// One panel per metric family, metrics in words on lines of their
-	// own, treatments beside the data.
-	for _, w := range []string{">Latency<", ">CPU<", ">Publish latency p99<", ">mtls<", ">tls<"} {
+	// A heading per metric family, a panel per metric titled in words,
+	// treatments (with their marks) beside the data.
+	for _, w := range []string{">Latency<", ">CPU<", ">Publish latency p99<", ">mtls", ">tls"} {
 		if !bytes.Contains(svg, []byte(w)) {
 			t.Errorf("forest-all.svg lacks %s", w)
 		}

@@ -1,6 +1,8 @@
 package export
 
 import (
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/xp-bench/xp/analysis"
@@ -131,4 +133,46 @@ var methodLegendOrder = []struct{ short, words string }{
 	{"P", "P, percentile bootstrap"},
 	{"Pc", "Pc, percentile two-level cluster bootstrap"},
 	{"--", "--, no interval (too few matched sets)"},
+}
+
+// effectMark is a mark a table row or figure label carries, with the
+// words its legend gives it; has says whether an effect carries it. The
+// report, tables.tex and the figures use this one list, so their legends
+// match.
+type effectMark struct {
+	mark, words string
+	has         func(e analysis.Effect) bool
+}
+
+// effectMarks are the marks, in the order a label carries them.
+var effectMarks = []effectMark{
+	{"\u2020", "its runs alone cannot bound the mean (too few matched sets and no spread pooled from other configurations)",
+		func(e analysis.Effect) bool { return e.Unbounded }},
+	{"\u00b0", "a matched set holds a run flagged as an outlier (the Outliers section gives the estimate without them)",
+		func(e analysis.Effect) bool { return e.OutlierSets > 0 }},
+	{"\u2193", "better than the baseline: the whole interval is below zero",
+		func(e analysis.Effect) bool { return !math.IsNaN(e.High) && e.High < 0 }},
+}
+
+// marksOf is the marks of e, joined ("" when none).
+func marksOf(e analysis.Effect) string {
+	var s string
+	for _, m := range effectMarks {
+		if m.has(e) {
+			s += m.mark
+		}
+	}
+	return s
+}
+
+// marksLegend explains the marks that effects carry, one "MARK words"
+// each, in effectMarks' order; nil when none does.
+func marksLegend(effects []analysis.Effect) []string {
+	var out []string
+	for _, m := range effectMarks {
+		if slices.ContainsFunc(effects, m.has) {
+			out = append(out, m.mark+" "+m.words)
+		}
+	}
+	return out
 }
