@@ -109,30 +109,96 @@ func metricFamily(m analysis.MetricDef) string {
 	return "Other"
 }
 
-// methodShort abbreviates an interval method for narrow tables; the
-// caption spells them out.
-var methodShort = map[string]string{
-	string(analysis.MethodStudentT):       "t",
-	string(analysis.MethodStudentTStrata): "ts",
-	string(analysis.MethodOrderStatistic): "os",
-	"bca":                                 "B",
-	"bca-cluster":                         "Bc",
-	"percentile":                          "P",
-	"percentile-cluster":                  "Pc",
-	string(analysis.MethodNone):           "--",
+// methodName names an interval method (an Effect's Method): its
+// abbreviation for narrow tables and its words for a caption.
+type methodName struct{ method, short, words string }
+
+// methodNames are the methods a caption can spell out, in the order it
+// lists them. A method not listed here (a newer analysis's) is shown by
+// its own name.
+var methodNames = []methodName{
+	{string(analysis.MethodStudentT), "t", "Student-t"},
+	{string(analysis.MethodStudentTStrata), "ts", "Student-t over configurations as strata (Welch-Satterthwaite)"},
+	{string(analysis.MethodStudentTPooled), "tp", "Student-t with the spread pooled over configurations"},
+	{string(analysis.MethodOrderStatistic), "os", "the interval between two order statistics"},
+	{"bca", "B", "BCa bootstrap"},
+	{"bca-cluster", "Bc", "BCa two-level cluster bootstrap"},
+	{"percentile", "P", "percentile bootstrap"},
+	{"percentile-cluster", "Pc", "percentile two-level cluster bootstrap"},
+	{string(analysis.MethodNone), "--", "no interval (too few matched sets)"},
 }
 
-// methodLegendOrder spells out the abbreviations of methodShort, in the
-// order a caption lists them.
-var methodLegendOrder = []struct{ short, words string }{
-	{"t", "t, Student-t on the paired penalties"},
-	{"ts", "ts, Student-t over configurations as strata"},
-	{"os", "os, the interval between two order statistics"},
-	{"B", "B, BCa bootstrap"},
-	{"Bc", "Bc, BCa two-level cluster bootstrap"},
-	{"P", "P, percentile bootstrap"},
-	{"Pc", "Pc, percentile two-level cluster bootstrap"},
-	{"--", "--, no interval (too few matched sets)"},
+func findMethod(method string) (methodName, bool) {
+	for _, m := range methodNames {
+		if m.method == method {
+			return m, true
+		}
+	}
+	return methodName{method, method, method}, false
+}
+
+// methodAbbrev abbreviates an interval method for a narrow column.
+func methodAbbrev(method string) string {
+	m, _ := findMethod(method)
+	return m.short
+}
+
+// methodWords spells out the interval method of a statistic: what the
+// method was applied to is part of its name (a Student-t interval of the
+// ratio of means is taken on the linearised ratio, the delta method).
+func methodWords(method, statistic string) string {
+	m, known := findMethod(method)
+	if !known || method == string(analysis.MethodNone) || method == string(analysis.MethodOrderStatistic) {
+		return m.words
+	}
+	if strings.HasPrefix(method, "student-t") {
+		switch statistic {
+		case analysis.StatRatioPenalty:
+			return m.words + " on the linearised ratio of means (delta method)"
+		case "mean_penalty":
+			return m.words + " on the paired penalties"
+		case "mean_difference":
+			return m.words + " on the paired differences"
+		}
+		return m.words
+	}
+	if statistic == analysis.StatRatioPenalty {
+		return m.words + " of the ratio of means"
+	}
+	return m.words
+}
+
+// methodsCaption names the interval methods of a table's rows of one
+// statistic: with abbreviations when the table has a Method column
+// ("Methods: t, Student-t ...; Bc, ..."), else the one method ("Interval:
+// ...").
+func methodsCaption(used []string, statistic string, abbreviated bool) string {
+	var parts []string
+	order := append([]methodName{}, methodNames...)
+	for _, u := range used {
+		if _, ok := findMethod(u); !ok {
+			order = append(order, methodName{u, u, u})
+		}
+	}
+	for _, m := range order {
+		if !slices.Contains(used, m.method) {
+			continue
+		}
+		w := methodWords(m.method, statistic)
+		if abbreviated {
+			w = m.short + ", " + w
+		}
+		parts = append(parts, w)
+	}
+	switch {
+	case len(parts) == 0:
+		return ""
+	case !abbreviated:
+		return "Intervals: " + strings.Join(parts, "; ") + "."
+	case len(parts) == 1:
+		return "Method: " + parts[0] + "."
+	}
+	return "Methods: " + strings.Join(parts, "; ") + "."
 }
 
 // effectMark is a mark a table row or figure label carries, with the
