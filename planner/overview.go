@@ -238,8 +238,8 @@ func (o Overview) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  %6d rows  %s\n", g.Rows, g.Key)
 	}
 	e := o.Estimate
-	fmt.Fprintf(&b, "wall time    %s (at most %s if every run spends its whole drain timeout), %d provisioning(s)\n",
-		formatDuration(e.WallS), formatDuration(e.WallMaxS), e.Provisionings)
+	fmt.Fprintf(&b, "wall time    %s (at most %s if every run spends its whole drain timeout), %s\n",
+		formatDuration(e.WallS), formatDuration(e.WallMaxS), Plural(e.Provisionings, "provisioning"))
 	fmt.Fprintf(&b, "cost         %s %s (at most %s)\n", e.Currency, strconv.FormatFloat(e.Cost, 'f', 2, 64), strconv.FormatFloat(e.CostMax, 'f', 2, 64))
 	for _, s := range e.PriceSources {
 		fmt.Fprintf(&b, "  prices     %s\n", s)

@@ -148,7 +148,7 @@ func TestPlanValidate(t *testing.T) {
 		stdout string
 		stderr []string
 	}{
-		{"valid", goodPath, exitOK, "valid: 42 rows, 7 cells, 6 matched sets, 1 infrastructure groups", nil},
+		{"valid", goodPath, exitOK, "valid: 42 rows, 7 cells, 6 matched sets, 1 infrastructure group", nil},
 		{"invalid", badPath, exitFailure, "", []string{
 			badPath + `:1: brokrs: unknown field; did you mean "brokers"?`,
 			badPath + ":2: cell:",
