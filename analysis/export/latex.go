@@ -14,13 +14,13 @@ import (
 )
 
 // short formats a number for tables: about three significant digits, no
-// exponent for everyday magnitudes.
+// exponent but for magnitudes below 0.001.
 func short(v float64) string {
 	a := math.Abs(v)
 	switch {
 	case math.IsNaN(v):
 		return "--"
-	case a >= 1e6 || (a < 1e-3 && a != 0):
+	case a < 1e-3 && a != 0:
 		return fmt.Sprintf("%.2e", v)
 	case a >= 100:
 		return fmt.Sprintf("%.0f", v)

@@ -56,7 +56,7 @@ func writeOutliers(b *bytes.Buffer, res *analysis.Result) {
 	ot.numeric = numericCols(ot.header, ot.rows)
 	ot.write(b)
 	b.WriteString("<p>Sensitivity: the headline penalty (ratio of means) with every run, and without the matched sets that hold a flagged run.</p>\n")
-	st := &table{id: "outlier-sensitivity", header: []string{"treatment", "metric", "scope", "with every run", "interval", "n", "without flagged runs", "interval", "n"}}
+	st := &table{id: "outlier-sensitivity", header: []string{"treatment", "metric", "scope", "penalty % with every run", "interval", "n", "penalty % without flagged runs", "interval", "n"}}
 	for _, e := range res.Effects {
 		if e.Statistic != analysis.StatRatioPenalty || !strings.HasSuffix(e.Scope, analysis.ScopeSuffixWithoutOutliers) {
 			continue
@@ -66,7 +66,7 @@ func writeOutliers(b *bytes.Buffer, res *analysis.Result) {
 		if !ok {
 			continue
 		}
-		st.rows = append(st.rows, []string{e.Treatment, metricWords(e.Metric), scope, short(all.Estimate), intervalText(all), strconv.Itoa(all.N),
+		st.rows = append(st.rows, []string{e.Treatment, metricName(e.Metric), scope, short(all.Estimate), intervalText(all), strconv.Itoa(all.N),
 			short(e.Estimate), intervalText(e), strconv.Itoa(e.N)})
 	}
 	st.numeric = numericCols(st.header, st.rows)

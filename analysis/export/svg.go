@@ -112,7 +112,7 @@ func sensitivityFigure(res *analysis.Result, tr, scope, metric string) (*figure,
 		return nil, err
 	}
 	return &figure{Name: fmt.Sprintf("sensitivity-%s-%s.svg", safeName(tr), scope), SVG: b,
-		Caption: fmt.Sprintf("Penalty by factor level: %s of %s against %s, %s.", metricWords(metric), tr, res.Levels[0], scopeText(scope))}, nil
+		Caption: fmt.Sprintf("Penalty by factor level: %s penalty (%%) of %s against %s, %s.", metricName(metric), tr, res.Levels[0], scopeText(scope))}, nil
 }
 
 // kindWords names a latency curve's kind.
