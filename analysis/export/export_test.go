@@ -114,6 +114,11 @@ func readCSV(t *testing.T, path string) [][]string {
 func TestOutputsContent(t *testing.T) {
 	dir := t.TempDir()
 	d := testDataset()
+	// A run metric named like a factor, as the load generator reports
+	// target_rate: runs.csv has the column once.
+	for i := range d.Runs {
+		d.Runs[i].Metrics["acks"] = 1
+	}
 	res := analyseInto(t, d, dir)
 	eff := readCSV(t, filepath.Join(dir, "effects.csv"))
 	if strings.Join(eff[0], ",") != "treatment,baseline,metric,scope,n,statistic,unit,estimate,ci_low,ci_high,method,p_value,p_holm,note,test,p_min,bounded,outlier_sets" {
@@ -135,6 +140,13 @@ func TestOutputsContent(t *testing.T) {
 		}
 	}
 	runs := readCSV(t, filepath.Join(dir, "runs.csv"))
+	seen := map[string]bool{}
+	for _, h := range runs[0] {
+		if seen[h] {
+			t.Errorf("runs.csv has column %s twice: %v", h, runs[0])
+		}
+		seen[h] = true
+	}
 	if len(runs)-1 != len(d.Runs) {
 		t.Errorf("runs.csv has %d rows, want %d", len(runs)-1, len(d.Runs))
 	}
