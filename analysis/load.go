@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -196,9 +198,10 @@ func (d *Dataset) addRuns(path string, rows []results.Row, atts []results.Attemp
 			return nil, fmt.Errorf("%s: row %s: plan row: %w", path, r.Run, err)
 		}
 		ra := byRun[r.Run]
-		d.Runs = append(d.Runs, attemptRuns(base, ra, hists, hosts)...)
-		for _, a := range ra {
-			for name := range a.Metrics {
+		runs := attemptRuns(base, ra, hists, hosts)
+		d.Runs = append(d.Runs, runs...)
+		for _, run := range runs {
+			for name := range run.Metrics {
 				if !metricSeen[name] {
 					metricSeen[name] = true
 					metricNames = append(metricNames, name)
@@ -279,7 +282,7 @@ func attemptRuns(base Run, ra []results.Attempt, hists map[int64]map[string][]by
 		run.GatewayRecordLayer, run.GatewayCipher, run.GatewayTLSKept = gatewayCrypto(a.Environment)
 		run.TelemetryGaps = telemetryGaps(a.Environment)
 		run.Broker, run.BrokerRuntime = brokerOf(a.Environment)
-		run.Metrics = a.Metrics
+		run.Metrics = hostMetricsByRole(a.Metrics, hosts[a.ID])
 		run.Histograms = hists[a.ID]
 		run.Hosts = hosts[a.ID]
 		out = append(out, run)
@@ -288,6 +291,56 @@ func attemptRuns(base Run, ra []results.Attempt, hists map[int64]map[string][]by
 		run := base
 		run.Final = true
 		out = append(out, run)
+	}
+	return out
+}
+
+// hostMetricsByRole reads host CPU metrics an earlier xp named by host
+// (host_cpu_cluster_us_per_msg, host_cpu_broker-1_us_per_msg,
+// host_cpu_b1_us_per_msg) by role, as xp names them now
+// (planner.HostCPUMetric), summing a role's hosts; the host's role is the
+// one its telemetry recorded, else what its local-target name says
+// (cluster, broker-N, controller-N). A host whose role is unknown keeps
+// its name. m is returned as is when it has nothing to rename.
+func hostMetricsByRole(m map[string]float64, hosts []HostUse) map[string]float64 {
+	role := func(host string) string {
+		for _, h := range hosts {
+			if h.Host == host {
+				return h.Role
+			}
+		}
+		switch {
+		case host == planner.RoleCluster:
+			return planner.RoleCluster
+		case strings.HasPrefix(host, planner.RoleBroker+"-"):
+			return planner.RoleBroker
+		case strings.HasPrefix(host, planner.RoleController+"-"):
+			return planner.RoleController
+		}
+		return ""
+	}
+	var out map[string]float64
+	for k, v := range m {
+		host, ok := strings.CutPrefix(k, "host_cpu_")
+		if !ok {
+			continue
+		}
+		host, ok = strings.CutSuffix(host, "_us_per_msg")
+		if !ok || host == planner.RoleBroker || host == planner.RoleController {
+			continue
+		}
+		r := role(host)
+		if r != planner.RoleCluster && r != planner.RoleBroker && r != planner.RoleController {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(m)
+		}
+		delete(out, k)
+		out[planner.HostCPUMetric(r)] += v
+	}
+	if out == nil {
+		return m
 	}
 	return out
 }

@@ -65,6 +65,17 @@ const (
 	RoleClient = "client"
 )
 
+// HostCPUMetric names the metric of the CPU time the hosts of a role
+// spent per published message, by role so that every target names it
+// alike: host_cpu_broker_us_per_msg (the embedded cluster's process
+// counts as the broker: it is the one), host_cpu_controller_us_per_msg.
+func HostCPUMetric(role string) string {
+	if role == RoleCluster {
+		role = RoleBroker
+	}
+	return "host_cpu_" + role + "_us_per_msg"
+}
+
 // Gateway kinds: the values of gateway_kind, the software that serves a
 // row's gateway modes.
 const (

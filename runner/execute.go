@@ -486,20 +486,34 @@ func (r *run) measure(ctx, wctx context.Context, row planner.Row, mode target.En
 }
 
 // cpuPerMessage is the CPU time, in microseconds per published message,
-// that each broker-side host (host_cpu_<host>_us_per_msg) and the
-// gateways together (gateway_cpu_us_per_msg) spent in tel's measurement
-// window. A host whose window was not read at both ends has none; the
-// gateways have none unless all were read. A row with no gateway in its
-// path has a gateway CPU of 0 where the target samples its hosts
-// (hasTelemetry): runs.csv says so, and effects skip zero baselines.
+// that the broker-side hosts of each role spent in tel's measurement
+// window, summed over the role's hosts and named by role
+// (planner.HostCPUMetric: host_cpu_broker_us_per_msg, with the embedded
+// cluster's process as the broker, and host_cpu_controller_us_per_msg),
+// so every target names them alike; and the gateways together
+// (gateway_cpu_us_per_msg). A role has none unless each of its hosts was
+// read at both ends. A row with no gateway in its path has a gateway CPU
+// of 0 where the target samples its hosts (hasTelemetry): runs.csv says
+// so, and effects skip zero baselines.
 func cpuPerMessage(tel *telemetry, published int64, needsGateway, hasTelemetry bool) map[string]float64 {
 	m := map[string]float64{}
 	perMsg := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(published) }
+	sums := map[string]time.Duration{}
+	complete := map[string]bool{}
 	for _, role := range []string{planner.RoleCluster, planner.RoleBroker, planner.RoleController} {
+		name := planner.HostCPUMetric(role)
 		for _, host := range tel.hostsOf(role) {
-			if cpu, ok := tel.cpu(host); ok {
-				m["host_cpu_"+host+"_us_per_msg"] = perMsg(cpu)
+			if _, seen := complete[name]; !seen {
+				complete[name] = true
 			}
+			cpu, ok := tel.cpu(host)
+			sums[name] += cpu
+			complete[name] = complete[name] && ok
+		}
+	}
+	for name, ok := range complete {
+		if ok {
+			m[name] = perMsg(sums[name])
 		}
 	}
 	if !needsGateway {

@@ -301,9 +301,9 @@ func TestLoadAndTelemetrySeams(t *testing.T) {
 					t.Errorf("attempt %d: telemetry hosts %v, want %v", a.ID, got, tc.hosts)
 				}
 				_, hasGW := a.Metrics["gateway_cpu_us_per_msg"]
-				_, hasCluster := a.Metrics["host_cpu_cluster_us_per_msg"]
+				_, hasCluster := a.Metrics["host_cpu_broker_us_per_msg"]
 				if hasGW != tc.gatewayMs || hasCluster != tc.gatewayMs {
-					t.Errorf("attempt %d: gateway_cpu_us_per_msg %v, host_cpu_cluster_us_per_msg %v, want both %v",
+					t.Errorf("attempt %d: gateway_cpu_us_per_msg %v, host_cpu_broker_us_per_msg %v, want both %v",
 						a.ID, hasGW, hasCluster, tc.gatewayMs)
 				}
 			}

@@ -199,8 +199,8 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 		case has && (gwCPU <= 0 || gwCPU > 10_000):
 			t.Errorf("%s: gateway_cpu_us_per_msg %v, want a positive CPU time per message", env.Mode, gwCPU)
 		}
-		if c := a.Metrics["host_cpu_cluster_us_per_msg"]; c <= 0 || c > 100_000 {
-			t.Errorf("%s: host_cpu_cluster_us_per_msg %v, want the broker process's positive CPU time per message", env.Mode, c)
+		if c := a.Metrics["host_cpu_broker_us_per_msg"]; c <= 0 || c > 100_000 {
+			t.Errorf("%s: host_cpu_broker_us_per_msg %v, want the embedded cluster's process's positive CPU time per message", env.Mode, c)
 		}
 		tel, err := s.Telemetry(ctx, a.ID)
 		if err != nil {

@@ -51,6 +51,12 @@ func metricParts(name string) (words, unit string) {
 	case "gateway_cpu_us_per_msg":
 		return "Gateway CPU", "µs/msg"
 	}
+	switch name {
+	case "host_cpu_broker_us_per_msg":
+		return "Broker CPU", "µs/msg"
+	case "host_cpu_controller_us_per_msg":
+		return "Controller CPU", "µs/msg"
+	}
 	if rest, ok := strings.CutPrefix(name, "host_cpu_"); ok {
 		if h, ok := strings.CutSuffix(rest, "_us_per_msg"); ok {
 			return "CPU of " + strings.ReplaceAll(h, "_", " "), "µs/msg"
