@@ -87,7 +87,7 @@ table{border-collapse:collapse;font-size:.85em;margin:.5em 0}th,td{padding:.2em 
 th,td{overflow-wrap:normal;word-break:normal;hyphens:none;white-space:nowrap}td.prose{white-space:normal;min-width:16em;max-width:32em}
 td.n{text-align:right;font-variant-numeric:tabular-nums}th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}
 .scroll{max-height:40em;overflow:auto;border:1px solid #ddd;max-width:100%}.scroll.whole{max-height:none}input.filter{margin:.4em 0;padding:.3em;width:20em}
-figure{margin:1.5em 0;overflow-x:auto}figcaption{font-size:.9em;color:#444}dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}
+figure{margin:1.5em 0;overflow-x:auto}figure svg{width:100%;max-width:56em;height:auto}figcaption{font-size:.9em;color:#444}dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}
 dt{font-weight:bold}dd{margin:0;white-space:pre-wrap;font-family:monospace;font-size:.85em;max-height:12em;overflow:auto}
 dd.words{font-family:inherit;font-size:.95em;white-space:normal}
 .note{background:#fff4e0;border-left:4px solid #e0a030;padding:.5em 1em}`
@@ -290,6 +290,15 @@ func writeHeadlineSection(b *bytes.Buffer, res *analysis.Result) {
 		headlineTable(res, scope).write(b)
 	}
 	writeUnboundedNote(b, res)
+	var shown []analysis.Effect
+	for _, scope := range scopes {
+		for _, e := range res.Effects {
+			if e.Scope == scope && e.Statistic == analysis.StatRatioPenalty {
+				shown = append(shown, e)
+			}
+		}
+	}
+	writeMarksNote(b, shown)
 	b.WriteString("</section>\n")
 }
 

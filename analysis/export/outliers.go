@@ -15,17 +15,28 @@ import (
 // the mean (effects.csv bounded = false; the note says why).
 const unboundedMark = " †"
 
-// intervalText is an effect's interval as the report shows it, marked
-// when its runs alone cannot bound the mean.
+// intervalText is an effect's interval as the report shows it, bounds
+// grouped by thousands, followed by the effect's marks (effectMarks: †
+// when its runs alone cannot bound the mean, and the others).
 func intervalText(e analysis.Effect) string {
 	if math.IsNaN(e.Low) {
 		return "none: " + e.Note
 	}
-	iv := "[" + short(e.Low) + ", " + short(e.High) + "]"
-	if e.Unbounded {
-		iv += unboundedMark
+	iv := "[" + groupThousands(short(e.Low)) + ", " + groupThousands(short(e.High)) + "]"
+	if m := marksOf(e); m != "" {
+		iv += " " + m
 	}
 	return iv
+}
+
+// writeMarksNote explains the marks other than † (writeUnboundedNote
+// explains that one at length) that the effects shown carry.
+func writeMarksNote(b *bytes.Buffer, effects []analysis.Effect) {
+	for _, l := range marksLegend(effects) {
+		if !strings.HasPrefix(l, strings.TrimSpace(unboundedMark)) {
+			fmt.Fprintf(b, "<p class=\"note\">%s</p>\n", html.EscapeString(l))
+		}
+	}
 }
 
 // writeUnboundedNote explains the mark below a table that shows one.
