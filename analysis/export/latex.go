@@ -148,12 +148,22 @@ func writeLaTeX(path string, res *analysis.Result) error {
 	var b bytes.Buffer
 	o := res.Options
 	fmt.Fprintf(&b, "%% Tables of campaign %s, written by xp analyse. Needs \\usepackage{booktabs}.\n", tex(res.Dataset.Campaign))
-	fmt.Fprintf(&b, "%% Intervals: %g%% confidence; pooled over configurations from %d matched sets %s bootstrap (%d resamples, seed %d; resampling cells, then replicates within them), otherwise Student-t; none below %d sets.\n\n",
-		o.Confidence*100, analysis.MinSetsForBootstrap, o.Method, o.Resamples, o.Seed, analysis.MinSetsForInterval)
+	fmt.Fprintf(&b, "%% Intervals: %g%% confidence, by the method each table's caption names for its rows (bootstrap: %d resamples, seed %d); none below %d sets.\n\n",
+		o.Confidence*100, o.Resamples, o.Seed, analysis.MinSetsForInterval)
 	var counts []string
+	same := len(res.Treatments) > 1
+	var h0, x0 int
+	if same {
+		h0, x0 = excludedCount(res, res.Treatments[0])
+	}
 	for _, tr := range res.Treatments {
 		h, x := excludedCount(res, tr)
+		same = same && h == h0 && x == x0
 		counts = append(counts, fmt.Sprintf("%s: %d matched sets, %d excluded", tex(tr), h, x))
+	}
+	if same {
+		// One count for all: the caption says it once.
+		counts = []string{fmt.Sprintf("Every treatment: %d matched sets, %d excluded", h0, x0)}
 	}
 	for _, scope := range pooledScopes(res) {
 		groups := headlineGroups(res, scope)
