@@ -341,7 +341,16 @@ func writeSensitivitySection(b *bytes.Buffer, res *analysis.Result) {
 	if why := noSensitivity(res); why != "" {
 		fmt.Fprintf(b, "<p>%s</p>\n", esc(why))
 	} else {
-		st := &table{id: "sensitivity", header: SensitivityHeader, rows: sensitivityRows(res)}
+		// The penalty columns are in percent whatever the metric's
+		// unit: the header says so.
+		header := slices.Clone(SensitivityHeader)
+		for i, h := range header {
+			switch h {
+			case "mean_penalty", "ci_low", "ci_high", "spread":
+				header[i] = h + " %"
+			}
+		}
+		st := &table{id: "sensitivity", header: header, rows: sensitivityRows(res)}
 		shorten(st.rows, 8, 9, 10, 12, 16, 17, 18, 19, 20)
 		st.numeric = numericCols(st.header, st.rows)
 		st.prose = proseCols(st.header, "note")
