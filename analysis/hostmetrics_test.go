@@ -20,6 +20,8 @@ func TestHostMetricsByRole(t *testing.T) {
 			map[string]float64{"host_cpu_broker_us_per_msg": 3, "publish_rate": 9}},
 		{"local Apache Kafka brokers summed", map[string]float64{"host_cpu_broker-1_us_per_msg": 2, "host_cpu_broker-2_us_per_msg": 4, "host_cpu_controller-1_us_per_msg": 1}, nil,
 			map[string]float64{"host_cpu_broker_us_per_msg": 6, "host_cpu_controller_us_per_msg": 1}},
+		{"local broker JVM with telemetry", map[string]float64{"host_cpu_broker-1_us_per_msg": 2}, []HostUse{{Host: "broker-1", Role: "broker"}},
+			map[string]float64{"host_cpu_broker_us_per_msg": 2}},
 		{"remote host by its telemetry's role", map[string]float64{"host_cpu_b1_us_per_msg": 5}, []HostUse{{Host: "b1", Role: "broker"}},
 			map[string]float64{"host_cpu_broker_us_per_msg": 5}},
 		{"already by role", map[string]float64{"host_cpu_broker_us_per_msg": 5}, nil,

@@ -309,15 +309,7 @@ func hostMetricsByRole(m map[string]float64, hosts []HostUse) map[string]float64
 				return h.Role
 			}
 		}
-		switch {
-		case host == planner.RoleCluster:
-			return planner.RoleCluster
-		case strings.HasPrefix(host, planner.RoleBroker+"-"):
-			return planner.RoleBroker
-		case strings.HasPrefix(host, planner.RoleController+"-"):
-			return planner.RoleController
-		}
-		return ""
+		return localRole(host)
 	}
 	var out map[string]float64
 	for k, v := range m {
