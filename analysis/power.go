@@ -132,6 +132,10 @@ func Power(d *Dataset, opt PowerOptions) ([]PowerAnswer, error) {
 	}
 	var out []PowerAnswer
 	total := len(treatments) * len(metrics)
+	if opt.Progress != nil {
+		// The pilot's analysis is done: a bar may start at nothing.
+		opt.Progress(0, total)
+	}
 	for _, tr := range treatments {
 		for _, m := range metrics {
 			cells := pilotPenalties(res, tr, m)
