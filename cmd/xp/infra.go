@@ -419,6 +419,13 @@ func newInfraShowCmd(st *state) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			abandoned, err := (&tf.Provisioner{Store: s}).Abandoned(ctx)
+			if err != nil {
+				return err
+			}
+			for _, a := range abandoned {
+				fmt.Fprintf(st.stderr, "xp: warning: %s\n", a.Advice())
+			}
 			if asJSON {
 				return json.NewEncoder(st.stdout).Encode(groups)
 			}
