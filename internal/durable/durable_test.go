@@ -2,6 +2,7 @@ package durable
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,5 +88,68 @@ func TestAppendAndRemove(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "sub", "x"), 0o700)
 	if err := Remove(filepath.Join(dir, "sub")); err == nil {
 		t.Error("removing a non-empty directory succeeded")
+	}
+}
+
+// TestSyncsReachTheKernel runs WriteFile, Append and Remove under strace
+// and checks each fsyncs what makes it durable: the data (the temporary
+// file before its rename, the appended file) and the directory entry
+// (after the rename, the creation, the removal).
+func TestSyncsReachTheKernel(t *testing.T) {
+	if dir := os.Getenv("XP_DURABLE_CHILD"); dir != "" {
+		WriteFile(filepath.Join(dir, "vars.json"), []byte("{}\n"), 0o600)
+		Append(filepath.Join(dir, "known_hosts"), []byte("h key\n"), 0o600)
+		Append(filepath.Join(dir, "known_hosts"), []byte("h2 key\n"), 0o600)
+		Remove(filepath.Join(dir, "vars.json"))
+		return
+	}
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Fatalf("this test needs strace (Debian package strace): %v", err)
+	}
+	dir := t.TempDir()
+	trace := filepath.Join(t.TempDir(), "trace")
+	cmd := exec.Command(strace, "-f", "-y", "-qq", "-e", "trace=fsync,rename,renameat,renameat2,unlink,unlinkat,openat", "-o", trace,
+		os.Args[0], "-test.run=^TestSyncsReachTheKernel$")
+	cmd.Env = append(os.Environ(), "XP_DURABLE_CHILD="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The calls on files in dir, in order, as "call path".
+	var calls []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, dir) || strings.Contains(line, "= -1") {
+			continue
+		}
+		_, call, _ := strings.Cut(line, " ")
+		name, rest, _ := strings.Cut(strings.TrimSpace(call), "(")
+		switch name {
+		case "fsync":
+			// fsync(3</tmp/.../vars.json.tmp123>) = 0
+			p := rest[strings.Index(rest, "<")+1 : strings.Index(rest, ">")]
+			calls = append(calls, "fsync "+strings.TrimPrefix(strings.TrimPrefix(p, dir), "/"))
+		case "rename", "renameat", "renameat2":
+			calls = append(calls, "rename")
+		case "unlink", "unlinkat":
+			calls = append(calls, "unlink")
+		}
+	}
+	got := strings.Join(calls, "\n")
+	want := []string{
+		"fsync .vars.json.tmp", "rename", "fsync \n", // WriteFile: data, rename, directory
+		"fsync known_hosts\nfsync \n",         // Append creating the file: data, directory
+		"fsync known_hosts\nunlink\nfsync \n", // Append to it (data only), then Remove: directory
+	}
+	rest := got + "\n"
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("calls lack %q in order:\n%s\n\nstrace:\n%s", w, got, b)
+		}
+		rest = rest[i+len(w):]
 	}
 }
