@@ -62,6 +62,13 @@ type Options struct {
 	// answer over SSH first (ssh.Pool.Wait): machines just created are
 	// still booting.
 	Wait time.Duration
+	// Leftovers makes Deploy reach only what an earlier xp left (xp infra
+	// down): it uploads nothing, a host without xp's binary in the
+	// campaign's directory has nothing of the campaign running and is left
+	// alone, and a host it cannot reach is listed by Unreachable instead
+	// of failing the deployment. Only stopping and removing make sense on
+	// such a deployment.
+	Leftovers bool
 	// WorkDir is where the cluster's authority lives on this machine
 	// while the deployment does (the run's work directory, which the next
 	// run empties: a killed xp leaves no key elsewhere); default the
@@ -126,6 +133,8 @@ type deployed struct {
 	// jvm is the heap and JVM flags of the Kafka node StartKafka started
 	// on the host ("" for none).
 	jvm string
+	// unreachable is why a Leftovers deployment could not reach the host.
+	unreachable error
 }
 
 var campaignRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -178,10 +187,17 @@ func Deploy(ctx context.Context, o Options) (*Deployment, error) {
 
 func (d *Deployment) prepare(ctx context.Context, h *deployed) error {
 	c, err := d.o.Pool.Client(ctx, h.SSH)
+	if err != nil && d.o.Leftovers && ctx.Err() == nil {
+		h.unreachable = err
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	h.c = c
+	if d.o.Leftovers {
+		return d.findLeftovers(ctx, h)
+	}
 	out, err := c.Output(ctx, `uname -s; uname -m; printf '%s\n' "$HOME"`)
 	if err != nil {
 		return err
@@ -223,6 +239,34 @@ func (d *Deployment) prepare(ctx context.Context, h *deployed) error {
 		return fmt.Errorf("stopping the services a previous xp left: %w", err)
 	}
 	return nil
+}
+
+// findLeftovers sets h's campaign directory and binary when an earlier
+// xp left them there, uploading nothing; a host without them keeps none
+// (every later step skips it).
+func (d *Deployment) findLeftovers(ctx context.Context, h *deployed) error {
+	dir := `"$HOME"/xp/` + ssh.Quote(d.o.Campaign) + "/" + ssh.Quote(h.Name)
+	out, err := h.c.Output(ctx, fmt.Sprintf(`if [ -x %[1]s/bin/xp ]; then printf '%%s\n' %[1]s; fi`, dir))
+	if err != nil {
+		return err
+	}
+	if found := strings.TrimSpace(string(out)); strings.HasPrefix(found, "/") {
+		h.dir = found
+		h.xp = path.Join(found, "bin", "xp")
+	}
+	return nil
+}
+
+// Unreachable lists the hosts a Leftovers deployment could not reach, as
+// "NAME (ADDR): why", in name order.
+func (d *Deployment) Unreachable() []string {
+	var out []string
+	for _, n := range d.names("") {
+		if h := d.hosts[n]; h.unreachable != nil {
+			out = append(out, fmt.Sprintf("%s (%s): %v", n, h.SSH, h.unreachable))
+		}
+	}
+	return out
 }
 
 // Reconnect makes sure every host has a live connection, dialling again
