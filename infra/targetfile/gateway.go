@@ -376,9 +376,10 @@ func (p *fileParser) checkKroxyliciousFile(n, versionNode *yaml.Node, k *Kroxyli
 	}
 }
 
-// hexSum is a checksum of digits hex digits. Lowercase is canonical (as
-// sha512sum and Maven Central's .sha512 files write it); uppercase is
-// read as its lowercase. A checksum of the wrong length or with a non-hex
+// hexSum is a checksum of digits hex digits. Lowercase without spaces is
+// canonical (as sha512sum and Maven Central's .sha512 files write it);
+// uppercase is read as its lowercase, and spaces (Apache's .sha512 files
+// group the digits by eight) are dropped. A checksum of the wrong length or with a non-hex
 // character is refused, naming the key and its line (what is returned
 // then is no checksum: callers check isHex before they use it).
 func (p *fileParser) hexSum(n *yaml.Node, what, of string, digits int) string {
@@ -386,7 +387,7 @@ func (p *fileParser) hexSum(n *yaml.Node, what, of string, digits int) string {
 	if raw == "" {
 		return "" // refused by str, or missing: said where it is needed
 	}
-	s := strings.ToLower(raw)
+	s := strings.ToLower(strings.Join(strings.Fields(raw), ""))
 	if len(s) != digits {
 		p.bad(n, "%s: %d characters, want %s as %d hex digits (lowercase, as sha%dsum prints it)", what, len(s), of, digits, digits*4)
 		return s

@@ -85,6 +85,11 @@ budget_usd: 50
 		// (slicing the checksum to print it).
 		{name: "short checksum of a file", yaml: "platform: hosts\nkafka:\n  distribution: ./k.tgz\n  sha512: abc\n", want: []string{"target.yaml:4: kafka.sha512: 3 characters"}},
 		{name: "short checksum of a listed file", yaml: "platform: hosts\nkafka:\n  releases:\n    - {distribution: ./k.tgz, sha512: abc}\n", want: []string{"target.yaml:4: kafka.releases[0].sha512: 3 characters"}},
+		{name: "checksum grouped as Apache writes it", yaml: "platform: aws\nkafka:\n  version: 3.9.1\n  distribution: https://example.org/k.tgz\n  sha512: \"" + strings.ToUpper(strings.Join(chunks(sha, 8), " ")) + "\"\n", check: func(t *testing.T, tf *File) {
+			if tf.Kafka.SHA512 != sha {
+				t.Fatalf("sha512 %q, want %q", tf.Kafka.SHA512, sha)
+			}
+		}},
 		{name: "non-hex checksum", yaml: "platform: aws\nkafka: {version: 3.9.1, distribution: https://example.org/k.tgz, sha512: " + strings.Repeat("ab", 63) + "zz}\n", want: []string{`target.yaml:2: kafka.sha512: 'z' at position 127 is not a hex digit`}},
 		{name: "kroxylicious short checksum of a file", yaml: "platform: hosts\ngateway:\n  kroxylicious:\n    url: ./k.tgz\n    sha512: 00ff\n", want: []string{"target.yaml:5: gateway.kroxylicious.sha512: 4 characters, want the tarball's SHA-512 as 128 hex digits"}},
 		{name: "vault short checksum", yaml: "platform: hosts\ngateway:\n  kroxylicious:\n    version: 0.12.0\n    url: https://example.org/k.tgz\n    sha512: " + sha + "\n    kms: vault\n    vault: {url: https://example.org/v.zip, sha256: " + sha + "}\n", want: []string{"target.yaml:8: gateway.kroxylicious.vault.sha256: 128 characters, want the zip's SHA-256 as 64 hex digits (lowercase, as sha256sum prints it)"}},
@@ -185,4 +190,13 @@ func TestTargetFileOwnModule(t *testing.T) {
 func fsysRead(fsys fs.FS, name string) (string, error) {
 	b, err := fs.ReadFile(fsys, name)
 	return string(b), err
+}
+
+// chunks splits s into pieces of n characters.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out, s = append(out, s[:n]), s[n:]
+	}
+	return append(out, s)
 }
