@@ -360,14 +360,15 @@ func (d *Deployment) Hosts() []target.HostInfo {
 }
 
 // embeddedAuthority makes, on this machine, the authority of an embedded
-// cluster whose gateways run on gateway hosts, and gives the broker host
-// what the cluster's pki directory needs: the CA certificate, the
-// broker's certificate and the client's, with their keys, but not the
-// CA's key, which stays here (the cluster opens the directory as an
-// authority that cannot sign, pki.Authority). The gateway hosts'
-// certificates are signed here too (gatewayAuthority). Without gateway
-// hosts the cluster makes its CA itself, and its key never leaves the
-// broker host.
+// cluster, and gives the broker host what the cluster's pki directory
+// needs: the CA certificate, the broker's certificate and the client's,
+// and, when gateways run beside the cluster (no gateway hosts, so `xp
+// cluster local` serves the gateway modes, local.ClusterLocalGatewayModes),
+// each of those gateways' certificates, all with their keys but not the
+// CA's key, which stays here: the cluster opens the directory as an
+// authority that cannot sign (pki.Authority), so no CA key ever lives on
+// a host. The gateway hosts' certificates are signed here too
+// (gatewayAuthority).
 func (d *Deployment) embeddedAuthority(ctx context.Context, b *deployed, dir string) error {
 	tmp, err := d.keyDir("xp-pki-")
 	if err != nil {
@@ -380,10 +381,16 @@ func (d *Deployment) embeddedAuthority(ctx context.Context, b *deployed, dir str
 	}
 	d.setAuthority(ca, tmp)
 	files := map[string]string{pki.CACertFile: ca.CAPath()}
-	for _, issue := range []func() (string, string, error){
+	issues := []func() (string, string, error){
 		func() (string, string, error) { return ca.Server(local.BrokerCertName, b.Private) },
 		func() (string, string, error) { return ca.Client(local.ClientCertName) },
-	} {
+	}
+	if len(d.names(planner.RoleGateway)) == 0 {
+		for _, o := range local.ClusterLocalGatewayModes() {
+			issues = append(issues, func() (string, string, error) { return ca.Gateway(local.GatewayCertName(o.ModeName()), b.Private) })
+		}
+	}
+	for _, issue := range issues {
 		cert, key, err := issue()
 		if err != nil {
 			return err
@@ -434,9 +441,9 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 		ssh.Quote(b.xp), ssh.Quote(b.Private), brokers, ssh.Quote(cdir))
 	if len(d.names(planner.RoleGateway)) > 0 {
 		cmd += " --direct-only"
-		if err := d.embeddedAuthority(ctx, b, path.Join(cdir, local.PKIDir)); err != nil {
-			return nil, err
-		}
+	}
+	if err := d.embeddedAuthority(ctx, b, path.Join(cdir, local.PKIDir)); err != nil {
+		return nil, err
 	}
 	if _, err := b.c.Output(ctx, cmd); err != nil {
 		return nil, fmt.Errorf("remote: embedded cluster on %s: %w", b.Name, err)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/ssh"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
@@ -129,6 +131,18 @@ func TestDeployEmbedded(t *testing.T) {
 	modes, err := d.StartEmbedded(ctx, 2)
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	}
+	// Without gateway hosts too, the CA is this machine's: the broker
+	// host's in-process gateways serve with certificates issued here, and
+	// no host holds the CA's key.
+	for _, h := range d.hosts {
+		out, err := h.c.Output(ctx, "find "+ssh.Quote(path.Dir(h.dir))+" -name "+pki.CAKeyFile)
+		if err != nil || strings.TrimSpace(string(out)) != "" {
+			t.Errorf("%s: the CA's key: %q (%v)", h.Name, out, err)
+		}
+	}
+	if d.ca == nil || !d.ca.CanSign() {
+		t.Error("no authority that can sign on this machine")
 	}
 	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "proxy", "encrypt"} {
 		b := strings.Join(modes[m].Bootstrap, ",")
