@@ -246,6 +246,11 @@ func TestTerraformKilledLeavesWarning(t *testing.T) {
 	if st := tfStates(t, tf.WorkRoot(db)); len(st) != 0 {
 		t.Fatalf("state left after down: %v", st)
 	}
+	// The campaign log says it too (xp run's teardown, which removes the
+	// mark, has only that place to say it).
+	if log, _ := os.ReadFile(filepath.Join(tf.WorkRoot(db), "terraform.log")); !strings.Contains(string(log), killed) {
+		t.Errorf("terraform.log lacks the warning")
+	}
 	if code, stdout, stderr := runXP(t, "infra", "down", "--db", db); code != exitOK || strings.Contains(stderr, "warning") {
 		t.Errorf("second down: exit %d, still warns:\n%s\n%s", code, stdout, stderr)
 	}

@@ -310,6 +310,8 @@ func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
 		return err
 	}
 	upAt, hourly := p.upSince(ctx, e.Group)
+	// Read before the destroy, which removes the directory and the mark.
+	abandoned, wasAbandoned := abandonedIn(e.Group, o)
 	started := p.now()
 	// As in Up, cancelling ctx interrupts Terraform once and waits for it
 	// to save its state; the group stays recorded as not down.
@@ -338,6 +340,11 @@ func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
 	}
 	if err := p.record(context.WithoutCancel(ctx), ev, out); err != nil {
 		return err
+	}
+	if wasAbandoned && p.Log != nil {
+		// Said in the campaign log too, as xp run's teardown removes the
+		// mark xp infra down and show would have found.
+		fmt.Fprintf(p.Log, "xp: warning: %s\n", abandoned.Advice())
 	}
 	return os.RemoveAll(o.Dir)
 }

@@ -190,17 +190,24 @@ func (p *Provisioner) Abandoned(ctx context.Context) ([]Abandoned, error) {
 		if json.Unmarshal(e.Outputs, &o) != nil || o.Dir == "" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(o.Dir, runningFile))
-		if err != nil {
-			continue
+		if a, ok := abandonedIn(g, o); ok {
+			out = append(out, a)
 		}
-		var m runMark
-		json.Unmarshal(b, &m)
-		str := func(k string) string { s, _ := o.Vars[k].(string); return s }
-		out = append(out, Abandoned{Group: g, Op: m.Op, PID: m.PID, Started: m.Started, Killed: m.Killed, Platform: o.Platform,
-			Campaign: str("campaign"), Slug: str("group"), Region: str("region")})
 	}
 	return out, nil
+}
+
+// abandonedIn reads the running mark in o.Dir, group's working directory.
+func abandonedIn(group string, o eventOutputs) (Abandoned, bool) {
+	b, err := os.ReadFile(filepath.Join(o.Dir, runningFile))
+	if err != nil {
+		return Abandoned{}, false
+	}
+	var m runMark
+	json.Unmarshal(b, &m)
+	str := func(k string) string { s, _ := o.Vars[k].(string); return s }
+	return Abandoned{Group: group, Op: m.Op, PID: m.PID, Started: m.Started, Killed: m.Killed, Platform: o.Platform,
+		Campaign: str("campaign"), Slug: str("group"), Region: str("region")}, true
 }
 
 // Advice says what may be left outside the state and how to find it: the
