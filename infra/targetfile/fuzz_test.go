@@ -31,7 +31,7 @@ func docExamples(tb testing.TB) [][]byte {
 // --dry-run applies with it (CheckRow's CheckVersion and CheckGatewayKind
 // for every row, the heap, the budget, the module) panic; every refusal
 // is a *Error naming the file. Seeds: the examples of docs/targets.md and
-// testdata/fuzz/FuzzTargetFile.
+// the checksums that crashed xp run before.
 func FuzzTargetFile(f *testing.F) {
 	for _, ex := range docExamples(f) {
 		f.Add(ex)
