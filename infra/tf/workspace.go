@@ -104,6 +104,10 @@ func copyModule(moduleFS fs.FS, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	// The group's directory entry too is on disk before its variables.
+	if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
+		return err
+	}
 	old, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
 	old = append(old, filepath.Join(dir, initMarker))
 	for _, f := range old {
