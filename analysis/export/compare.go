@@ -70,14 +70,18 @@ func WriteCompare(dir string, c *analysis.Comparison) error {
 	return os.WriteFile(filepath.Join(dir, "compare.html"), compareHTML(c), 0o644)
 }
 
+// compareStyle adds to the report's style: column headers break between
+// words only.
+const compareStyle = `#compare th{overflow-wrap:normal}`
+
 // compareHTML is compare.html: one self-contained page in the report's
 // style (its stylesheet and table script inline, nothing fetched).
 func compareHTML(c *analysis.Comparison) []byte {
 	var b bytes.Buffer
 	esc := html.EscapeString
 	s := c.Summary()
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>xp compare: %s and %s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n",
-		esc(c.LabelA), esc(c.LabelB), reportStyle)
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>xp compare: %s and %s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n",
+		esc(c.LabelA), esc(c.LabelB), reportStyle, compareStyle)
 	fmt.Fprintf(&b, "<h1>Does it replicate? %s and %s</h1>\n", esc(c.LabelA), esc(c.LabelB))
 	fmt.Fprintf(&b, "<p id=\"summary\"><strong>%s</strong></p>\n", esc(s.String()))
 	for _, n := range c.Notes {
@@ -88,18 +92,14 @@ func compareHTML(c *analysis.Comparison) []byte {
 	b.WriteString("<section id=\"rows-section\"><h2>Headline rows in both campaigns</h2>\n")
 	both := &table{id: "compare", whole: true, header: []string{"metric", c.A.Dataset.Treatment, "scope",
 		"A: penalty % [interval] n", "B: penalty % [interval] n", "B in A", "A in B", "signs agree", "replicated",
-		"fixed effect", "random effects", "Q (p)", "I² %", "tau²", "note"}}
+		"fixed effect", "random effects", "heterogeneity", "note"}}
 	one := &table{id: "one-campaign", whole: true, header: []string{"metric", c.A.Dataset.Treatment, "scope", "in", "penalty % [interval] n"}}
 	for _, r := range c.Rows {
 		switch r.In {
 		case analysis.InBoth:
-			q := ""
-			if !math.IsNaN(r.Het.Q) {
-				q = short(r.Het.Q) + " (" + short(r.Het.P) + ")"
-			}
 			both.rows = append(both.rows, []string{metricName(r.Metric), r.Treatment, r.Scope, sideText(r.A), sideText(r.B),
 				string(r.BInA), string(r.AInB), string(r.SignsAgree), string(r.Replicated),
-				metaText(r.Fixed), metaText(r.Random), q, shortOrEmpty(r.Het.I2), shortOrEmpty(r.Het.Tau2), r.Note})
+				metaText(r.Fixed), metaText(r.Random), hetText(r.Het), r.Note})
 		case analysis.OnlyInA:
 			one.rows = append(one.rows, []string{metricName(r.Metric), r.Treatment, r.Scope, "only in " + c.LabelA, sideText(r.A)})
 		case analysis.OnlyInB:
@@ -111,6 +111,16 @@ func compareHTML(c *analysis.Comparison) []byte {
 	} else {
 		both.numeric = numericCols(both.header, both.rows)
 		both.write(&b)
+	}
+	for _, r := range c.Rows {
+		if r.A != nil && r.A.Unbounded || r.B != nil && r.B.Unbounded {
+			e := r.A
+			if e == nil || !e.Unbounded {
+				e = r.B
+			}
+			writeUnboundedNote(&b, &analysis.Result{Effects: []analysis.Effect{*e}})
+			break
+		}
 	}
 	b.WriteString("</section>\n")
 	if len(one.rows) > 0 {
@@ -155,7 +165,7 @@ func writeCompareCampaigns(b *bytes.Buffer, c *analysis.Comparison) {
 func writeCompareMethod(b *bytes.Buffer, c *analysis.Comparison) {
 	conf := c.Confidence * 100
 	b.WriteString("<section id=\"method\"><h2>Method</h2>\n")
-	fmt.Fprintf(b, `<p>Each campaign is analysed as xp analyse does, over the configurations both have, and its headline rows (the penalty from the ratio of means, pooled over configurations) are matched by treatment, baseline, metric and scope. <em>B in A</em>: B's estimate lies inside A's %[1]g%% interval; <em>A in B</em> the converse; a row <em>replicated</em> when both hold. For reference, two honest %[1]g%% intervals of one effect capture each other's estimate about %[2].0f%% of the time (Cumming and Maillardet 2006), not %[1]g%%: some rows fail by chance alone.</p>
+	fmt.Fprintf(b, `<p>Each campaign is analysed as xp analyse does, over the configurations both have, and its headline rows (the penalty from the ratio of means, pooled over configurations) are matched by treatment, baseline, metric and scope. <em>B in A</em>: B's estimate lies inside A's %[1]g%% interval; <em>A in B</em> the converse; a row <em>replicated</em> when both hold. For reference, two honest %[1]g%% intervals of one effect capture each other's estimate about %.0[2]f%% of the time (Cumming and Maillardet 2006), not %[1]g%%: some rows fail by chance alone.</p>
 <p>The combined estimate works on the log of the ratio of means. Each row's standard error comes from its interval on the log scale, (log r<sub>high</sub> &minus; log r<sub>low</sub>) / (2 q), q the quantile its method used: Student-t with n&minus;1 degrees of freedom for the small-sample methods, normal for the bootstrap (the Cochrane Handbook's way for ratio measures, &sect;6.5.2.2). The fixed-effect estimate weights each campaign by its inverse variance; the random-effects estimate adds DerSimonian and Laird's between-campaign variance tau&sup2; to each. Heterogeneity: Cochran's Q with its chi-square p-value (1 degree of freedom), I&sup2; the share of the variation between campaigns beyond chance. With two campaigns tau&sup2; is poorly determined and the random-effects interval is approximate. A row without an interval, or whose interval reaches a ratio of zero or below, gets no combined estimate; the note says why.</p>
 `, conf, 100*analysis.CaptureRate(c.Confidence))
 	b.WriteString("</section>\n")
@@ -177,9 +187,11 @@ func metaText(m analysis.Meta) string {
 	return short(m.Estimate) + " [" + short(m.Low) + ", " + short(m.High) + "]"
 }
 
-func shortOrEmpty(v float64) string {
-	if math.IsNaN(v) {
+// hetText is Cochran's Q with its p-value, I² and tau², empty without a
+// combination.
+func hetText(h analysis.Heterogeneity) string {
+	if math.IsNaN(h.Q) {
 		return ""
 	}
-	return short(v)
+	return "Q " + short(h.Q) + " (p " + short(h.P) + "), I² " + short(h.I2) + " %, tau² " + short(h.Tau2)
 }
