@@ -126,7 +126,6 @@ func Compare(a, b *Dataset, labelA, labelB string, opt Options) (*Comparison, er
 		switch {
 		case errors.Is(err, ErrNoHealthySet):
 			noHealthy = append(noHealthy, side.label)
-			res.Effects = nil
 		case err != nil:
 			return nil, fmt.Errorf("%s: %w", side.label, err)
 		}
