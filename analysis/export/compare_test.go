@@ -93,10 +93,21 @@ func TestWriteCompare(t *testing.T) {
 	}
 }
 
-// browserServices are the hosts headless Chromium itself calls whatever
-// the page (component updates, network time, accounts), even with its
-// background networking disabled; their requests are not the page's.
-var browserServices = []string{"update.googleapis.com", "clients2.google.com", "accounts.google.com"}
+// browserServices are the domains headless Chromium itself calls
+// whatever the page (component updates, network time, accounts), even
+// with its background networking disabled; the recorder leaves their
+// requests out. A page's own fetch of one (a web font from
+// fonts.googleapis.com) still shows in its Resource Timing.
+var browserServices = []string{"google.com", "googleapis.com", "gvt1.com"}
+
+// browserService says whether host (with or without a port) is in one of
+// browserServices.
+func browserService(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return slices.ContainsFunc(browserServices, func(d string) bool { return host == d || strings.HasSuffix(host, "."+d) })
+}
 
 // requestRecorder is an HTTP proxy that answers nothing and records
 // every request it is asked to make (an https one as CONNECT host:port)
@@ -115,7 +126,7 @@ func newRequestRecorder(t *testing.T) *requestRecorder {
 	}
 	rec := &requestRecorder{addr: ln.Addr().String()}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if host, _, err := net.SplitHostPort(r.Host); err == nil && slices.Contains(browserServices, host) || slices.Contains(browserServices, r.Host) {
+		if browserService(r.Host) {
 			http.Error(w, "offline", http.StatusBadGateway)
 			return
 		}
