@@ -108,13 +108,13 @@ func Compare(a, b *Dataset, labelA, labelB string, opt Options) (*Comparison, er
 	}
 	shared, onlyA, onlyB := SharedConfigurations(a, b)
 	if len(shared) == 0 {
-		return nil, fmt.Errorf("%w: %s (campaign %s, %d configurations) and %s (campaign %s, %d configurations) share no configuration: compare two campaigns of one plan, or of plans with cells in common",
-			ErrNotComparable, labelA, a.Campaign, len(onlyA), labelB, b.Campaign, len(onlyB))
+		return nil, fmt.Errorf("%w: %s (campaign %s, %s) and %s (campaign %s, %s) share no configuration: compare two campaigns of one plan, or of plans with cells in common",
+			ErrNotComparable, labelA, a.Campaign, configurations(len(onlyA)), labelB, b.Campaign, configurations(len(onlyB)))
 	}
 	c := &Comparison{LabelA: labelA, LabelB: labelB, Shared: shared, OnlyA: onlyA, OnlyB: onlyB}
 	if n := len(onlyA) + len(onlyB); n > 0 {
-		c.Notes = append(c.Notes, fmt.Sprintf("Compared over the %d configurations both campaigns have; %d only in %s and %d only in %s are left out of both analyses.",
-			len(shared), len(onlyA), labelA, len(onlyB), labelB))
+		c.Notes = append(c.Notes, fmt.Sprintf("Compared over the %s both campaigns have; %d only in %s and %d only in %s are left out of both analyses.",
+			configurations(len(shared)), len(onlyA), labelA, len(onlyB), labelB))
 	}
 	var noHealthy []string
 	for _, side := range []struct {
@@ -140,6 +140,14 @@ func Compare(a, b *Dataset, labelA, labelB string, opt Options) (*Comparison, er
 		return c, fmt.Errorf("%s: %w in the %d shared configurations", strings.Join(noHealthy, " and "), ErrNoHealthySet, len(shared))
 	}
 	return c, nil
+}
+
+// configurations is n configurations, in words.
+func configurations(n int) string {
+	if n == 1 {
+		return "1 configuration"
+	}
+	return fmt.Sprintf("%d configurations", n)
 }
 
 // sameCampaign says whether a and b are one campaign (a file and its

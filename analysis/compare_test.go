@@ -438,7 +438,7 @@ func TestCompareRowsInOneCampaign(t *testing.T) {
 		if len(c.Shared) != 1 || len(c.OnlyA) != 1 || len(c.OnlyB) != 1 {
 			t.Fatalf("shared %v only A %v only B %v", c.Shared, c.OnlyA, c.OnlyB)
 		}
-		if len(c.Notes) == 0 || !strings.Contains(c.Notes[0], "over the 1 configurations both campaigns have; 1 only in a.db and 1 only in b.db") {
+		if len(c.Notes) == 0 || !strings.Contains(c.Notes[0], "over the 1 configuration both campaigns have; 1 only in a.db and 1 only in b.db") {
 			t.Errorf("notes %q", c.Notes)
 		}
 		for _, r := range c.Rows {
@@ -496,7 +496,7 @@ func TestCompareRefuses(t *testing.T) {
 	}{
 		{"same campaign", a, "a.db and b.db hold the same campaign (synthetic, created first)"},
 		{"other treatment", factor, "a.db compares security, b.db compares message_size"},
-		{"no shared configuration", other, "a.db (campaign synthetic, 1 configurations) and b.db (campaign synthetic, 1 configurations) share no configuration"},
+		{"no shared configuration", other, "a.db (campaign synthetic, 1 configuration) and b.db (campaign synthetic, 1 configuration) share no configuration"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -70,9 +70,10 @@ func WriteCompare(dir string, c *analysis.Comparison) error {
 	return os.WriteFile(filepath.Join(dir, "compare.html"), compareHTML(c), 0o644)
 }
 
-// compareStyle adds to the report's style: column headers break between
-// words only.
-const compareStyle = `#compare th{overflow-wrap:normal}`
+// compareStyle adds to the report's style: cells break between words,
+// and inside a word only where it cannot fit otherwise, so that no
+// column shrinks to a letter's width.
+const compareStyle = `#compare th,#compare td,#campaigns-table th,#campaigns-table td{overflow-wrap:break-word}`
 
 // compareHTML is compare.html: one self-contained page in the report's
 // style (its stylesheet and table script inline, nothing fetched).
@@ -138,7 +139,7 @@ func compareHTML(c *analysis.Comparison) []byte {
 func writeCompareCampaigns(b *bytes.Buffer, c *analysis.Comparison) {
 	esc := html.EscapeString
 	b.WriteString("<section id=\"campaigns\"><h2>Campaigns</h2>\n")
-	ct := &table{id: "campaigns-table", whole: true, header: []string{"", "file", "campaign", "created", "target", "xp version", "matched sets (healthy / excluded)"}}
+	ct := &table{id: "campaigns-table", whole: true, header: []string{"", "file", "campaign", "created", "host", "brokers measured", "xp version", "matched sets (healthy / excluded)"}}
 	for _, side := range []struct {
 		name, label string
 		res         *analysis.Result
@@ -151,10 +152,14 @@ func writeCompareCampaigns(b *bytes.Buffer, c *analysis.Comparison) {
 		for _, n := range side.res.Counts {
 			sets = append(sets, fmt.Sprintf("%s %d / %d", n.Treatment, n.Healthy, n.Excluded))
 		}
-		ct.rows = append(ct.rows, []string{side.name, side.label, side.res.Dataset.Campaign, info["created"], info["target"], info["xp version"], strings.Join(sets, ", ")})
+		ct.rows = append(ct.rows, []string{side.name, side.label, side.res.Dataset.Campaign, info["created"], info["host"], info["brokers measured"], info["xp version"], strings.Join(sets, ", ")})
 	}
 	ct.write(b)
-	fmt.Fprintf(b, "<p>Compared over the %d configurations (pairs) both campaigns have.</p>\n", len(c.Shared))
+	if len(c.Shared) == 1 {
+		b.WriteString("<p>Compared over the one configuration (pair) both campaigns have.</p>\n")
+	} else {
+		fmt.Fprintf(b, "<p>Compared over the %d configurations (pairs) both campaigns have.</p>\n", len(c.Shared))
+	}
 	if len(c.OnlyA)+len(c.OnlyB) > 0 {
 		fmt.Fprintf(b, "<p>Left out: only in A %s; only in B %s.</p>\n", esc(strings.Join(c.OnlyA, ", ")), esc(strings.Join(c.OnlyB, ", ")))
 	}
