@@ -137,7 +137,7 @@ func Compare(a, b *Dataset, labelA, labelB string, opt Options) (*Comparison, er
 	c.Confidence = c.A.Options.Confidence
 	c.Rows = MatchHeadlines(c.A, c.B, c.Confidence)
 	if len(noHealthy) > 0 {
-		return c, fmt.Errorf("%s: %w in the %d shared configurations", strings.Join(noHealthy, " and "), ErrNoHealthySet, len(shared))
+		return c, fmt.Errorf("%s: %w, in the %s both campaigns have", strings.Join(noHealthy, " and "), ErrNoHealthySet, configurations(len(shared)))
 	}
 	return c, nil
 }
