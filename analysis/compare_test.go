@@ -280,6 +280,24 @@ func TestReplicate(t *testing.T) {
 	}
 }
 
+// TestReplicateThroughput: where larger is better the combination is a
+// throughput penalty too: between the two estimates, its interval the
+// right way round, and the log ratio that of the ratio 1 - penalty/100.
+func TestReplicateThroughput(t *testing.T) {
+	a := &Effect{Metric: "publish_rate", Scope: ScopeAllMax, N: 6, Estimate: 20, Low: 10, High: 30, Method: "student-t"}
+	b := &Effect{Metric: "publish_rate", Scope: ScopeAllMax, N: 6, Estimate: 24, Low: 14, High: 34, Method: "student-t"}
+	r := Replicate(a, b, true, 0.95)
+	if r.Replicated != CaptureYes || !closeRel(r.LogA, math.Log(0.8), 1e-12) || !closeRel(r.LogB, math.Log(0.76), 1e-12) {
+		t.Errorf("replicated %q, log ratios %g %g", r.Replicated, r.LogA, r.LogB)
+	}
+	for _, m := range []Meta{r.Fixed, r.Random} {
+		if !(20 < m.Estimate && m.Estimate < 24 && m.Low < m.Estimate && m.Estimate < m.High) ||
+			!closeRel(m.Estimate, 100*(1-math.Exp(m.Log)), 1e-12) {
+			t.Errorf("combined %+v: want a penalty between 20 and 24 inside its interval", m)
+		}
+	}
+}
+
 // remeasure returns a copy of d as a second campaign of its plan: every
 // run's metrics times the factor of its level (1 where none) and a
 // lognormal noise of sd noise.
@@ -463,6 +481,29 @@ func TestCompareRowsInOneCampaign(t *testing.T) {
 			if !strings.Contains(r.Note, "pooled over different configurations: A over 2, B over 1") {
 				t.Errorf("%s: note %q", r.Metric, r.Note)
 			}
+		}
+	})
+	t.Run("capped and saturating configurations", func(t *testing.T) {
+		a := syntheticPlan([]string{"plaintext", "tls"}, []string{"1024", "10240"}, 3)
+		for i := range a.Runs {
+			if r := &a.Runs[i]; r.Pair == "size10240" {
+				r.Saturating = true
+				r.Metrics["publish_rate"] = 50000 / r.Metrics["publish_ms_p50"]
+			}
+		}
+		c, err := Compare(a, remeasure(a, 7, nil, 0.01), "a.db", "b.db", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scopes := map[string]int{}
+		for _, r := range c.Rows {
+			scopes[r.Scope]++
+			if r.In != InBoth || r.A.N != 3 || r.Metric == "publish_rate" && r.Scope != ScopeAllMax {
+				t.Errorf("%s %s: in %q n=%d", r.Metric, r.Scope, r.In, r.A.N)
+			}
+		}
+		if scopes[ScopeAllCapped] == 0 || scopes[ScopeAllMax] != scopes[ScopeAllCapped]+1 || scopes[ScopeAll] != 0 {
+			t.Errorf("rows per scope %v: want the capped rows, and the saturating ones with throughput", scopes)
 		}
 	})
 	t.Run("no healthy set in B", func(t *testing.T) {
