@@ -111,6 +111,7 @@ func compareHTML(c *analysis.Comparison) []byte {
 		b.WriteString("<p>No headline row is in both campaigns.</p>\n")
 	} else {
 		both.numeric = numericCols(both.header, both.rows)
+		both.prose = proseCols(both.header, "heterogeneity", "note")
 		both.write(&b)
 	}
 	for _, r := range c.Rows {
@@ -154,6 +155,7 @@ func writeCompareCampaigns(b *bytes.Buffer, c *analysis.Comparison) {
 		}
 		ct.rows = append(ct.rows, []string{side.name, side.label, side.res.Dataset.Campaign, info["created"], info["host"], info["brokers measured"], info["xp version"], strings.Join(sets, ", ")})
 	}
+	ct.prose = proseCols(ct.header, "host", "brokers measured", "matched sets (healthy / excluded)")
 	ct.write(b)
 	if len(c.Shared) == 1 {
 		b.WriteString("<p>Compared over the one configuration (pair) both campaigns have.</p>\n")
