@@ -72,6 +72,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.kafkaVersionAsMeasured()
 	if d.Treatment == "" {
 		d.Treatment = "security"
 	}
@@ -125,13 +126,48 @@ func campaignInfo(ctx context.Context, st *results.Store, c results.Campaign, pa
 		return nil, fmt.Errorf("%s: infrastructure events: %w", path, err)
 	}
 	var cost float64
+	var warm []string
 	for _, e := range events {
 		cost += e.Cost
+		if e.Event == "warmup" {
+			warm = append(warm, warmupLine(e))
+		}
+	}
+	if len(warm) > 0 {
+		info = append(info, Field{"warm-ups", strings.Join(warm, "\n")})
 	}
 	if cost > 0 {
 		info = append(info, Field{"infrastructure cost", fmt.Sprintf("$%.2f (machines up, as recorded when destroyed)", cost)})
 	}
 	return append(info, Field{"spec", c.Spec}), nil
+}
+
+// warmupLine describes a group's warm-up (the runner's "warmup" event):
+// its length, its load and whether every mode was warm before the cap.
+func warmupLine(e results.InfraEvent) string {
+	var w struct {
+		Stable bool `json:"stable"`
+		LoadS  int  `json:"load_s"`
+		Modes  []struct {
+			Mode   string `json:"mode"`
+			Stable bool   `json:"stable"`
+		} `json:"modes"`
+	}
+	json.Unmarshal(e.Outputs, &w)
+	state := "warm"
+	if !w.Stable {
+		var cold []string
+		for _, m := range w.Modes {
+			if !m.Stable {
+				cold = append(cold, m.Mode)
+			}
+		}
+		state = "cap reached, not warm: " + strings.Join(cold, ", ")
+	}
+	if e.Error != "" {
+		state = "a load failed: " + e.Error
+	}
+	return fmt.Sprintf("%s: %.1f s, %d s of discarded load on %d modes, %s", e.Started.UTC().Format("15:04:05"), e.Duration.Seconds(), w.LoadS, len(w.Modes), state)
 }
 
 // infrastructureOf lists, sorted, the infrastructure groups the attempts
@@ -335,6 +371,28 @@ func hostMetricsByRole(m map[string]float64, hosts []HostUse) map[string]float64
 		return m
 	}
 	return out
+}
+
+// kafkaVersionAsMeasured makes the kafka_version factor say "kfake" for
+// every run of a pair whose attempts measured the embedded cluster: such a
+// pair ran no Apache Kafka, and cells.csv, runs.csv and the report must
+// not name the release its rows asked for (design rule 7).
+func (d *Dataset) kafkaVersionAsMeasured() {
+	fi := slices.Index(d.Factors, "kafka_version")
+	if fi < 0 {
+		return
+	}
+	kfake := map[string]bool{}
+	for _, r := range d.Runs {
+		if strings.HasPrefix(r.Broker, "kfake ") {
+			kfake[r.Pair] = true
+		}
+	}
+	for i := range d.Runs {
+		if kfake[d.Runs[i].Pair] {
+			d.Runs[i].Factors[fi] = "kfake"
+		}
+	}
 }
 
 // orderedFields decodes a JSON object keeping its key order; values become

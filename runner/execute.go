@@ -225,7 +225,7 @@ func (r *run) takeDown(wctx context.Context, live *liveGroup, end bool) error {
 	}
 	live.up = false
 	if end && r.o.Keep {
-		r.prog.logf("infrastructure %s left up (--keep)", live.g.Key)
+		r.prog.logf("infrastructure %s left up (--keep)", r.groupName(live.g.Key))
 		return nil
 	}
 	return r.down(wctx, live.g)
@@ -246,6 +246,10 @@ func (r *run) runGroup(ctx, wctx context.Context, live *liveGroup, g target.Grou
 			return r.failRows(wctx, g.Rows, gf)
 		}
 		if err != nil {
+			return err
+		}
+		live.up, live.g = true, g
+		if err := r.warmUp(ctx, wctx, g, live.ep); err != nil {
 			return err
 		}
 	}
@@ -280,13 +284,16 @@ rows:
 				r.prog.logf("row %s failed; retrying on the same infrastructure", row.Run)
 				continue
 			}
-			r.prog.logf("row %s failed; restarting the services of %s before retrying", row.Run, live.g.Key)
+			r.prog.logf("row %s failed; restarting the services of %s before retrying", row.Run, r.groupName(live.g.Key))
 			var gf *groupFailure
 			live.ep, err = r.restart(ctx, wctx, live.g, rs)
 			if errors.As(err, &gf) {
 				return r.failRows(wctx, rows[i:], gf)
 			}
 			if err != nil {
+				return err
+			}
+			if err := r.warmUp(ctx, wctx, live.g, live.ep); err != nil {
 				return err
 			}
 			// The retry runs on a new instance of the services: the
@@ -450,7 +457,7 @@ func (r *run) measure(ctx, wctx context.Context, row planner.Row, mode target.En
 	// neither answers nor fails): end it as failed, not the campaign.
 	kept := r.startKept(wctx, row.Run, env)
 	actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
-	res, lerr := r.runLoad(actx, row, mode, phases.report)
+	res, lerr := r.runLoad(actx, row, mode, phases.report, false)
 	if kept != nil {
 		kept(log)
 	}
@@ -470,6 +477,7 @@ func (r *run) measure(ctx, wctx context.Context, row planner.Row, mode target.En
 	}
 	phases.record("write", time.Time{})
 	ev := evidenceOf(res, lerr, samples)
+	judgeSteady(&row, res, &ev)
 	if res != nil && res.Published > 0 && ev.Metrics != nil {
 		_, hasTelemetry := r.target.(target.TelemetrySource)
 		maps.Copy(ev.Metrics, cpuPerMessage(tel, res.Published, row.NeedsGateway(), hasTelemetry))

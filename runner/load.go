@@ -53,10 +53,11 @@ func checkLoad(row *planner.Row) error {
 
 // runLoad runs one row's load against ep: on the target's own clients when
 // it is a target.LoadRunner, else in this process.
-func (r *run) runLoad(ctx context.Context, row planner.Row, ep target.Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
+// warmup marks a group's warm-up load (target.Load.Warmup).
+func (r *run) runLoad(ctx context.Context, row planner.Row, ep target.Endpoint, onPhase func(string, time.Time), warmup bool) (*loadgen.Result, error) {
 	cfg := loadConfig(&row)
 	cfg.Bootstrap, cfg.OnPhase = ep.Bootstrap, onPhase
-	l := target.Load{Row: &row, Endpoint: ep, Config: cfg}
+	l := target.Load{Row: &row, Endpoint: ep, Config: cfg, Warmup: warmup}
 	if lr, ok := r.target.(target.LoadRunner); ok {
 		return lr.RunLoad(ctx, l)
 	}

@@ -69,6 +69,9 @@ rows, 130 interrupted, 1 other failures.`,
 			} else if cmd.Flags().Changed("max-replicates") || cmd.Flags().Changed("halfwidth-metric") {
 				return usageErrf("--max-replicates and --halfwidth-metric size a two-stage design: give --halfwidth too (e.g. --halfwidth 2%%)")
 			}
+			if o.WarmupCap <= 0 {
+				o.WarmupCap = -1 // none
+			}
 			o.Plan = args[0]
 			o.Stdout, o.Stderr, o.Terminal, o.Now = st.stdout, st.stderr, st.isTerminal, st.now
 			o.Platforms = platforms(st, st.stderr)
@@ -99,6 +102,7 @@ rows, 130 interrupted, 1 other failures.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "validate and print what would run; write nothing")
 	f.IntVar(&o.MaxAttempts, "max-attempts", 3, "failed attempts allowed per row before it stays failed")
 	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end and keep DB.work (local Apache Kafka brokers keep running; the embedded cluster still ends with the process)")
+	f.DurationVar(&o.WarmupCap, "warmup-cap", runner.DefaultWarmupCap, "longest discarded warm-up load after a group's cluster comes up or restarts, until it is warm (0: none)")
 	f.StringVar(&halfwidth, "halfwidth", "", "two-stage design: half-width asked of each configuration's interval of the mean penalty, e.g. 2%")
 	f.StringVar(&ts.Metric, "halfwidth-metric", runner.DefaultStageMetric, "metric whose mean penalty --halfwidth sizes")
 	f.IntVar(&ts.MaxReplicates, "max-replicates", 0, "two-stage design: most replicates of any configuration, first stage included (default 4 times the plan's)")
