@@ -16,7 +16,7 @@ KROXYLICIOUS_VERSION ?=
 # make lint runs this staticcheck release (through the module proxy).
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist dists
+.PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist java-client dists
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/xp
@@ -37,6 +37,14 @@ kafka-dist:
 kroxylicious-dist:
 	$(GO) run ./cmd/xpdist kroxylicious -version '$(KROXYLICIOUS_VERSION)' -out out/dist
 
+# out/dist/xp-java-client-VERSION.tgz (+ .sha512): xp's Java load generator
+# (infra/release/loadgen, compiled by javac) with kafka-clients VERSION and
+# HdrHistogram from Maven Central, strict checksums; xp loadgen --client java
+# runs it. JAVA_CLIENT_VERSION: empty for the newest 4.x, or exact.
+JAVA_CLIENT_VERSION ?=
+java-client:
+	$(GO) run ./cmd/xpdist java-client -version '$(JAVA_CLIENT_VERSION)' -out out/dist
+
 # Every release the tests need.
 dists:
 	@for v in $(TEST_KAFKA_VERSIONS); do \
@@ -44,11 +52,12 @@ dists:
 		$(MAKE) --no-print-directory kafka-dist KAFKA_VERSION=$$v || exit 1; \
 	done
 	@$(MAKE) --no-print-directory kroxylicious-dist
+	@$(MAKE) --no-print-directory java-client
 
 # One table, every comparison measured side by side in one run, written to
 # BENCHMARKS.md with the machine, date, Go version, commit and every target's
 # verdict (bench.out starts with those header lines).
-bench: build kafka-dist kroxylicious-dist
+bench: build kafka-dist kroxylicious-dist java-client
 	$(GO) run ./cmd/xpbench -header > bench.out
 	$(GO) test -run '^$$' -bench . -benchmem -p 1 -timeout 60m $(PKGS) 2>&1 | tee -a bench.out
 	$(GO) run ./cmd/xpbench -o BENCHMARKS.md < bench.out
