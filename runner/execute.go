@@ -13,6 +13,7 @@ import (
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
 // run is one execution of a campaign.
@@ -430,7 +431,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 // row's own.
 func (r *run) envOf(row *planner.Row, ep target.Endpoints, mode target.Endpoint) attemptEnv {
 	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().WithBroker("", ""),
-		XPVersion: r.o.XPVersion, Hosts: ep.Hosts}
+		XPVersion: r.o.XPVersion, Hosts: ep.Hosts, Client: &loadgen.ClientInfo{Name: row.Client}}
 	if mode.Crypto != nil {
 		env.GatewayCrypto = &attemptCrypto{CryptoInfo: *mode.Crypto}
 	}
@@ -476,6 +477,9 @@ func (r *run) measure(ctx, wctx context.Context, row planner.Row, mode target.En
 		log.printf("telemetry covers less than the measured window: missing %s", strings.Join(hs, ", "))
 	}
 	phases.record("write", time.Time{})
+	if res != nil && res.Client.Name != "" {
+		env.Client = &res.Client
+	}
 	ev := evidenceOf(res, lerr, samples)
 	judgeSteady(&row, res, &ev)
 	if res != nil && res.Published > 0 && ev.Metrics != nil {
@@ -550,7 +554,8 @@ func (r *run) finishAttempt(wctx context.Context, row planner.Row, a results.Att
 	if ev.Outcome == results.OutcomeFailed {
 		ev.Logs = append(ev.Logs, r.collectLogs(wctx, a.Started, log)...)
 	}
-	if env.GatewayCrypto != nil && (env.GatewayCrypto.TLSKept != nil || env.GatewayCrypto.TLSKeptError != "") || len(env.TelemetryGaps) > 0 {
+	if env.GatewayCrypto != nil && (env.GatewayCrypto.TLSKept != nil || env.GatewayCrypto.TLSKeptError != "") || len(env.TelemetryGaps) > 0 ||
+		env.Client != nil && env.Client.Version != "" {
 		ev.Environment, _ = json.Marshal(env)
 	}
 	ev.Ended = r.o.Now()
@@ -671,6 +676,10 @@ type attemptEnv struct {
 	// TelemetryGaps are the hosts whose telemetry covers less than the
 	// measured window, and how much less.
 	TelemetryGaps []telemetryGap `json:"telemetry_gaps,omitempty"`
+	// Client is the Kafka client that ran the load: the row's client at
+	// the start, then with its version and runtime (Go, or the JVM and
+	// its flags) as the load generator reported them.
+	Client *loadgen.ClientInfo `json:"client,omitempty"`
 }
 
 // attemptCrypto is what the row's gateway ran its cryptography on and,

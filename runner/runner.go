@@ -59,6 +59,12 @@ type Options struct {
 	// opener of its target; cmd fills them in. A --target (or rows) on a
 	// platform not here is refused as not supported.
 	Platforms target.Platforms
+	// JavaClient is the Java client release that rows with client java
+	// run (loadgen.Config.JavaClient): its archive or unpacked directory;
+	// cmd fills it in (--java-client).
+	JavaClient string
+	// JVMOpts are the Java client's JVM flags; default none.
+	JVMOpts []string
 	// Resume continues a campaign that has progress.
 	Resume bool
 	// DryRun validates everything and prints what would run; nothing is
@@ -311,7 +317,7 @@ func checkRows(ctx context.Context, p *plan, t openedTarget, o Options) error {
 	}
 	bad := 0
 	for i := range p.rows {
-		if err := checkLoad(&p.rows[i]); err != nil {
+		if err := checkLoad(&p.rows[i], o); err != nil {
 			if bad++; bad <= 5 {
 				problems = append(problems, fmt.Sprintf("row %s: the load generator refuses it: %v", p.rows[i].Run, err))
 			}

@@ -139,7 +139,9 @@ func JavaClient(t testing.TB) Release {
 	if len(names) == 0 {
 		t.Fatalf("disttest: no xp-java-client-*.tgz in %s: run make java-client (make test does)", dir)
 	}
-	sort.Slice(names, func(i, j int) bool { return release.AtLeast(javaClientRE.FindStringSubmatch(names[i])[1], javaClientRE.FindStringSubmatch(names[j])[1]) })
+	sort.Slice(names, func(i, j int) bool {
+		return release.AtLeast(javaClientRE.FindStringSubmatch(names[i])[1], javaClientRE.FindStringSubmatch(names[j])[1])
+	})
 	path := filepath.Join(dir, names[0])
 	sum, err := release.ReadSHA512File(path + ".sha512")
 	if err != nil {

@@ -422,7 +422,13 @@ public final class Loadgen {
         long linger = Long.parseLong(job.getProperty("linger.ms"));
         p.put("request.timeout.ms", Long.toString(Math.max(1000, Math.min(30000, drainMs - linger))));
         p.put("delivery.timeout.ms", Long.toString(drainMs));
-        return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        KafkaProducer<byte[], byte[]> pr = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        // The first send of a topic blocks until its metadata is in, which
+        // would be send delay of the first records: fetch it now.
+        for (String t : topics) {
+            pr.partitionsFor(t);
+        }
+        return pr;
     }
 
     // send produces one record with intended time ti to topic tix; done
