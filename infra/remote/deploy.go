@@ -533,6 +533,10 @@ type Load struct {
 	Flags []string
 	// Timeout bounds each client's run; default 5 minutes.
 	Timeout time.Duration
+	// JavaClient, for client java, is the file name of the Java client
+	// release PrepareJavaClient put in every client host's campaign
+	// directory, given to each as --java-client.
+	JavaClient string
 }
 
 // ClientError is a client host whose load run failed; Output keeps what it
@@ -619,6 +623,9 @@ func (d *Deployment) RunLoad(ctx context.Context, l Load) (loadgen.Result, []Par
 		}
 		for _, f := range l.Flags {
 			args = append(args, ssh.Quote(f))
+		}
+		if l.JavaClient != "" {
+			args = append(args, "--java-client", ssh.Quote(path.Join(h.dir, l.JavaClient)))
 		}
 		var phases io.Writer = io.Discard
 		if i == 0 && l.OnPhase != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
 )
@@ -163,6 +164,25 @@ func TestDeployEmbedded(t *testing.T) {
 		}
 		if !res.Healthy || res.TargetRate != 301 || res.Published != parts[0].Result.Published+parts[1].Result.Published || res.Published < 500 {
 			t.Errorf("%s: merged healthy=%v reasons=%v rate=%v published=%d", mode, res.Healthy, res.Reasons, res.TargetRate, res.Published)
+		}
+	}
+	// Client java: the release uploaded to both client hosts, each runs
+	// xp's Java load generator, and their results merge.
+	jname, err := d.PrepareJavaClient(ctx, disttest.JavaClient(t).Path)
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	}
+	jres, jparts, err := d.RunLoad(ctx, Load{Mode: "tls", Rate: 301, Timeout: 2 * time.Minute, JavaClient: jname,
+		Flags: []string{"--client", "java", "--message-size", "128", "--warmup", "1s", "--duration", "2s", "--drain-timeout", "20s", "--partitions", "2"}})
+	if err != nil {
+		t.Fatalf("client java: %v", err)
+	}
+	if !jres.Healthy || jres.Published != jparts[0].Result.Published+jparts[1].Result.Published || jres.Published < 500 || jres.Errors != 0 {
+		t.Errorf("client java: merged healthy=%v reasons=%v published=%d errors=%d", jres.Healthy, jres.Reasons, jres.Published, jres.Errors)
+	}
+	for _, p := range jparts {
+		if p.Result.Client.Name != planner.ClientJava || !strings.HasPrefix(p.Result.Client.Version, "kafka-clients ") {
+			t.Errorf("client java on %s: the part says client %+v", p.Host, p.Result.Client)
 		}
 	}
 	samples, err := tel.Stop()
