@@ -113,14 +113,26 @@ type ClientInfo struct {
 	Runtime string `json:"runtime"`
 }
 
+// franzGoModule is the module of the Go client.
+const franzGoModule = "github.com/twmb/franz-go"
+
+// franzGoVersion is go.mod's version of franzGoModule, for binaries whose
+// build information lists no modules (test binaries); TestFranzGoInfo
+// keeps it equal to go.mod's.
+const franzGoVersion = "v1.22.3"
+
 // franzGoInfo is this process's ClientInfo: franz-go's module version from
-// the build, the Go release, GOMAXPROCS and GOGC.
+// the build (go.mod's when the binary lists no modules), the Go release,
+// GOMAXPROCS and GOGC.
 func franzGoInfo() ClientInfo {
-	v := "(unknown)"
+	v := franzGoVersion
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == "github.com/twmb/franz-go" {
+			if d.Path == franzGoModule {
 				v = d.Version
+				if d.Replace != nil && d.Replace.Version != "" {
+					v = d.Replace.Version
+				}
 			}
 		}
 	}
