@@ -90,6 +90,7 @@ func (r *run) executeJava(ctx context.Context) (*Result, error) {
 	defer func() {
 		if !topicDeleted {
 			r.deleteTopics(adm)
+			r.deleteGroups(adm)
 		}
 	}()
 	existed, err := r.prepareTopics(ctx, adm)
@@ -97,6 +98,9 @@ func (r *run) executeJava(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	r.indexTopics()
+	for g := range cfg.ConsumerGroups {
+		r.groups = append(r.groups, GroupName(r.name, g))
+	}
 	work, err := os.MkdirTemp("", "xp-java-loadgen-")
 	if err != nil {
 		return nil, err
@@ -115,6 +119,9 @@ func (r *run) executeJava(ctx context.Context) (*Result, error) {
 		topicDeleted = true
 		if err := r.deleteTopics(adm); err != nil {
 			warnings = append(warnings, fmt.Sprintf("topics not deleted: %v", err))
+		}
+		if err := r.deleteGroups(adm); err != nil {
+			warnings = append(warnings, fmt.Sprintf("consumer groups not deleted: %v", err))
 		}
 	}
 	res, err := r.javaResult(rep, rss)
@@ -230,7 +237,7 @@ func (r *run) writeJavaJob(dir string, existed bool) (string, error) {
 		{"payload.file", payPath},
 		{"topics", strings.Join(r.topics, ",")},
 		{"partitions", strings.Join(parts, ",")},
-		{"group.prefix", r.name},
+		{"groups.names", strings.Join(r.groups, ",")},
 		{"offset.reset", reset},
 		{"producers", strconv.Itoa(cfg.Producers)},
 		{"first.topics", strings.Join(firsts, ",")},

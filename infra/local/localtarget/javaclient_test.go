@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/target"
@@ -64,6 +67,25 @@ func TestJavaClientOnApacheKafka(t *testing.T) {
 			Warmup: time.Second, Duration: 2 * time.Second, DrainTimeout: 20 * time.Second, Seed: 7})
 		if err != nil {
 			t.Fatalf("%s on %s: %v", client, mode, err)
+		}
+		// The run's consumer group is gone with its topic.
+		opts, err := kafkaconf.ClientOpts(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(e.Bootstrap...))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		gs, err := kadm.NewClient(cl).ListGroups(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range gs.Groups() {
+			if strings.HasPrefix(g, res.Config.Topic+"-g") {
+				t.Errorf("%s on %s left consumer group %s (warnings %v)", client, mode, g, res.Warnings)
+			}
 		}
 		return res
 	}

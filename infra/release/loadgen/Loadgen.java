@@ -345,6 +345,7 @@ public final class Loadgen {
         List<Member> ms = new ArrayList<>();
         seen = new AtomicLongArray[groups];
         String reset = job.getProperty("offset.reset");
+        String[] groupNames = job.getProperty("groups.names", "").split(",");
         for (int g = 0; g < groups; g++) {
             seen[g] = new AtomicLongArray(nparts);
             for (int i = 0; i < nparts; i++) {
@@ -353,7 +354,7 @@ public final class Loadgen {
             for (int j = 0; j < perGroup; j++) {
                 Properties p = new Properties();
                 p.putAll(client);
-                p.put("group.id", job.getProperty("group.prefix") + "-g" + g);
+                p.put("group.id", groupNames[g]);
                 p.put("client.id", "xp-loadgen-g" + g + "-" + j);
                 p.put("auto.offset.reset", reset);
                 p.put("enable.auto.commit", "false");
