@@ -26,7 +26,9 @@ func newLoadgenCmd(st *state) *cobra.Command {
 latency, end-to-end latency and send delay (HDR histograms), rates, backlog
 and health. A fixed --rate is open loop (latency from the intended send
 time); --rate max is closed loop with --concurrency records in flight per
-producer.`,
+producer. --client java runs the producers and consumers on xp's Java load
+generator (Apache Kafka's kafka-clients; make java-client) with the same
+schedule, payloads, health rules and result (docs/loadgen.md#clients).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			full, err := fl.config(st.getenv)
@@ -211,6 +213,7 @@ func printResult(st *state, r *loadgen.Result) {
 		health = "UNHEALTHY: " + strings.Join(r.Reasons, "; ")
 	}
 	fmt.Fprintf(w, "%s\n", health)
+	fmt.Fprintf(w, "client %s (%s; %s)\n", r.Client.Name, r.Client.Version, r.Client.Runtime)
 	if len(r.Topics) > 1 {
 		for _, t := range r.Topics {
 			fmt.Fprintf(w, "topic %s (%d partitions)  published %d  consumed %d\n", t.Topic, t.Partitions, t.Published, t.Consumed)

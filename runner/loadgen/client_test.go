@@ -1,10 +1,15 @@
 package loadgen
 
 import (
+	"context"
+	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -52,5 +57,40 @@ func TestValidateClient(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestJavaClientInterrupted: an interrupt during the measurement ends a
+// client java run early, as it ends a franz-go one: the JVM is told (its
+// input closes), stops sending, reports what it counted, and Run returns
+// that partial result with the context's error, long before the window
+// would have closed.
+func TestJavaClientInterrupted(t *testing.T) {
+	c := cluster(t)
+	cfg := quick(props(t, c, planner.SecurityPlaintext))
+	cfg.Client, cfg.JavaClient, cfg.CacheDir = planner.ClientJava, disttest.JavaClient(t).Path, t.TempDir()
+	cfg.Rate, cfg.Warmup, cfg.Duration = 200, 0, 5*time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var phases []string
+	cfg.OnPhase = func(phase string, _ time.Time) {
+		phases = append(phases, phase)
+		if phase == "measure" {
+			cancel()
+		}
+	}
+	start := time.Now()
+	res, err := Run(ctx, cfg)
+	if !errors.Is(err, context.Canceled) || res == nil {
+		t.Fatalf("Run: %v (result %v), want the partial result and context.Canceled", err, res != nil)
+	}
+	if took := time.Since(start); took > 2*time.Minute {
+		t.Errorf("the interrupted run took %v", took)
+	}
+	if res.Client.Name != planner.ClientJava || res.Healthy {
+		t.Errorf("client %q healthy %v: want java's partial, unhealthy result", res.Client.Name, res.Healthy)
+	}
+	if len(phases) == 0 || phases[0] != "measure" || slices.Contains(phases, "done") {
+		t.Errorf("phases %v: want measure and no done", phases)
 	}
 }
