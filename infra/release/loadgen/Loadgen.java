@@ -465,8 +465,10 @@ public final class Loadgen {
         });
     }
 
-    // paceUntil parks until run-clock time t: long waits in one park, the
-    // last 50 us spinning (a park wakes up to the timer slack late).
+    // paceUntil parks until run-clock time t (in parks of at most 100 ms,
+    // so that a stop is seen). A park wakes within the timer slack (about
+    // 50 us on Linux), as the Go pacer's nanosleep does; neither spins,
+    // so the pacer's CPU is not part of the client's cost.
     boolean paceUntil(long t) {
         while (true) {
             if (stopping.get()) {
@@ -476,11 +478,7 @@ public final class Loadgen {
             if (d <= 0) {
                 return true;
             }
-            if (d > 50_000) {
-                LockSupport.parkNanos(Math.min(d - 50_000, 100_000_000L));
-            } else {
-                Thread.onSpinWait();
-            }
+            LockSupport.parkNanos(Math.min(d, 100_000_000L));
         }
     }
 
