@@ -37,6 +37,13 @@ import (
 // Java side runs the schedule, the producers and consumer groups, the
 // digest check, the sampler and the histograms, and reports them.
 
+// javaAssignTimeout bounds how long the Java side's consumer groups may
+// take to hold their partitions, where the Go side allows 1.5 ×
+// connectTimeout: a fresh JVM runs its first TLS handshakes and SCRAM
+// exchanges (4096 PBKDF2 iterations) interpreted, which on a busy machine
+// takes seconds per member.
+const javaAssignTimeout = 30 * time.Second
+
 // javaStopGrace is how long the Java side has to report after its input
 // closes (an interrupted run) before it is killed.
 const javaStopGrace = 15 * time.Second
@@ -255,6 +262,7 @@ func (r *run) writeJavaJob(dir string, existed bool) (string, error) {
 		{"duration.ns", strconv.FormatInt(int64(cfg.Duration), 10)},
 		{"drain.timeout.ns", strconv.FormatInt(int64(cfg.DrainTimeout), 10)},
 		{"seed", strconv.FormatInt(cfg.Seed, 10)},
+		{"assign.timeout.ns", strconv.FormatInt(int64(javaAssignTimeout), 10)},
 	}
 	var b strings.Builder
 	b.WriteString("# xp loadgen --client java: one run\n")
@@ -292,7 +300,7 @@ func (r *run) runJava(ctx context.Context, home, job string) (_ *javaReport, rss
 	if err := cmd.Start(); err != nil {
 		return nil, 0, r.fail("java client: %v", err)
 	}
-	limit := 3*connectTimeout/2 + cfg.Warmup + cfg.Duration + cfg.DrainTimeout + time.Minute
+	limit := javaAssignTimeout + cfg.Warmup + cfg.Duration + cfg.DrainTimeout + time.Minute
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -70,7 +70,6 @@ public final class Loadgen {
     static final String HEADER_DIGEST = "xp-d";
     static final long SECOND = 1_000_000_000L;
     static final long SEND_GRACE = SECOND;
-    static final long CONNECT_TIMEOUT = 8 * SECOND;
     static final int MAX_ERR_SAMPLES = 5;
 
     final Properties job;
@@ -373,9 +372,9 @@ public final class Loadgen {
     }
 
     // awaitAssignment waits until every group holds all partitions, by as
-    // many members as can hold some, for at most 1.5 x the connect timeout.
+    // many members as can hold some, for at most the job's assign.timeout.ns.
     void awaitAssignment(List<Member> ms) throws Failure, InterruptedException {
-        long wait = 3 * CONNECT_TIMEOUT / 2;
+        long wait = Long.parseLong(job.getProperty("assign.timeout.ns"));
         long deadline = System.nanoTime() + wait;
         for (int g = 0; g < groups; g++) {
             while (true) {
