@@ -16,7 +16,7 @@ KROXYLICIOUS_VERSION ?=
 # make lint runs this staticcheck release (through the module proxy).
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist dists
+.PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist java-client dists
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/xp
@@ -37,6 +37,14 @@ kafka-dist:
 kroxylicious-dist:
 	$(GO) run ./cmd/xpdist kroxylicious -version '$(KROXYLICIOUS_VERSION)' -out out/dist
 
+# out/dist/xp-java-client-VERSION.tgz (+ .sha512): xp's Java load generator
+# (infra/release/loadgen, compiled by javac) with kafka-clients VERSION and
+# HdrHistogram from Maven Central, strict checksums; xp loadgen --client java
+# runs it. JAVA_CLIENT_VERSION: empty for the newest 4.x, or exact.
+JAVA_CLIENT_VERSION ?=
+java-client:
+	$(GO) run ./cmd/xpdist java-client -version '$(JAVA_CLIENT_VERSION)' -out out/dist
+
 # Every release the tests need.
 dists:
 	@for v in $(TEST_KAFKA_VERSIONS); do \
@@ -44,11 +52,12 @@ dists:
 		$(MAKE) --no-print-directory kafka-dist KAFKA_VERSION=$$v || exit 1; \
 	done
 	@$(MAKE) --no-print-directory kroxylicious-dist
+	@$(MAKE) --no-print-directory java-client
 
 # One table, every comparison measured side by side in one run, written to
 # BENCHMARKS.md with the machine, date, Go version, commit and every target's
 # verdict (bench.out starts with those header lines).
-bench: build kafka-dist kroxylicious-dist
+bench: build kafka-dist kroxylicious-dist java-client
 	$(GO) run ./cmd/xpbench -header > bench.out
 	$(GO) test -run '^$$' -bench . -benchmem -p 1 -timeout 60m $(PKGS) 2>&1 | tee -a bench.out
 	$(GO) run ./cmd/xpbench -o BENCHMARKS.md < bench.out
@@ -75,14 +84,21 @@ demo: build
 # The quickstart on Apache Kafka brokers run by the local target: the release
 # make kafka-dist assembles (the newest 4.x, or KAFKA_VERSION), named in
 # out/kafka-local.yaml; the spec is plans/quickstart.yaml with that release's
-# kafka_version and its own campaign name.
+# kafka_version, its own campaign name, and a comment saying what it runs.
 demo-kafka: build
 	@mkdir -p out
 	@rm -f out/quickstart-kafka.db out/quickstart-kafka.db-wal out/quickstart-kafka.db-shm out/quickstart-kafka.db.lock
 	@set -e; tgz=$$($(GO) run ./cmd/xpdist kafka -version '$(KAFKA_VERSION)' -out out/dist); \
 	v=$$(basename "$$tgz" .tgz | sed 's/^kafka_2\.13-//'); \
 	printf 'platform: local\nkafka:\n  distribution: dist/%s\n  sha512: %s\n' "$$(basename "$$tgz")" "$$(cut -d' ' -f1 "$$tgz.sha512")" > out/kafka-local.yaml; \
-	sed -e 's/^campaign: quickstart$$/campaign: quickstart-kafka/' -e "s/^fixed:$$/fixed:\n  kafka_version: $$v/" plans/quickstart.yaml > out/quickstart-kafka.yaml; \
+	{ printf '%s\n' "# The quickstart on Apache Kafka $$v: every security mode against plaintext" \
+		"# (the four direct modes, and xp's gateway passthrough, whole-value and field" \
+		"# encryption) on one Apache Kafka broker in KRaft mode, a JVM the local target" \
+		"# starts from the release make kafka-dist assembled (out/kafka-local.yaml);" \
+		"# six replicates of 3-second runs at 1,000 msg/s. make demo-kafka writes and" \
+		"# runs it; make demo runs the same campaign on the embedded cluster."; \
+	  sed -n '/^campaign:/,$$p' plans/quickstart.yaml | \
+	  sed -e 's/^campaign: quickstart$$/campaign: quickstart-kafka/' -e "s/^fixed:$$/fixed:\n  kafka_version: $$v/"; } > out/quickstart-kafka.yaml; \
 	echo "Apache Kafka $$v from $$tgz"
 	./$(BIN) plan expand out/quickstart-kafka.yaml -o out/quickstart-kafka.jsonl
 	./$(BIN) run out/quickstart-kafka.jsonl --db out/quickstart-kafka.db --target out/kafka-local.yaml --spec out/quickstart-kafka.yaml || [ $$? -eq 3 ]

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -70,6 +72,7 @@ func Load(ctx context.Context, path string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.kafkaVersionAsMeasured()
 	if d.Treatment == "" {
 		d.Treatment = "security"
 	}
@@ -123,13 +126,48 @@ func campaignInfo(ctx context.Context, st *results.Store, c results.Campaign, pa
 		return nil, fmt.Errorf("%s: infrastructure events: %w", path, err)
 	}
 	var cost float64
+	var warm []string
 	for _, e := range events {
 		cost += e.Cost
+		if e.Event == "warmup" {
+			warm = append(warm, warmupLine(e))
+		}
+	}
+	if len(warm) > 0 {
+		info = append(info, Field{"warm-ups", strings.Join(warm, "\n")})
 	}
 	if cost > 0 {
 		info = append(info, Field{"infrastructure cost", fmt.Sprintf("$%.2f (machines up, as recorded when destroyed)", cost)})
 	}
 	return append(info, Field{"spec", c.Spec}), nil
+}
+
+// warmupLine describes a group's warm-up (the runner's "warmup" event):
+// its length, its load and whether every mode was warm before the cap.
+func warmupLine(e results.InfraEvent) string {
+	var w struct {
+		Stable bool `json:"stable"`
+		LoadS  int  `json:"load_s"`
+		Modes  []struct {
+			Mode   string `json:"mode"`
+			Stable bool   `json:"stable"`
+		} `json:"modes"`
+	}
+	json.Unmarshal(e.Outputs, &w)
+	state := "warm"
+	if !w.Stable {
+		var cold []string
+		for _, m := range w.Modes {
+			if !m.Stable {
+				cold = append(cold, m.Mode)
+			}
+		}
+		state = "cap reached, not warm: " + strings.Join(cold, ", ")
+	}
+	if e.Error != "" {
+		state = "a load failed: " + e.Error
+	}
+	return fmt.Sprintf("%s: %.1f s, %d s of discarded load on %d modes, %s", e.Started.UTC().Format("15:04:05"), e.Duration.Seconds(), w.LoadS, len(w.Modes), state)
 }
 
 // infrastructureOf lists, sorted, the infrastructure groups the attempts
@@ -196,9 +234,10 @@ func (d *Dataset) addRuns(path string, rows []results.Row, atts []results.Attemp
 			return nil, fmt.Errorf("%s: row %s: plan row: %w", path, r.Run, err)
 		}
 		ra := byRun[r.Run]
-		d.Runs = append(d.Runs, attemptRuns(base, ra, hists, hosts)...)
-		for _, a := range ra {
-			for name := range a.Metrics {
+		runs := attemptRuns(base, ra, hists, hosts)
+		d.Runs = append(d.Runs, runs...)
+		for _, run := range runs {
+			for name := range run.Metrics {
 				if !metricSeen[name] {
 					metricSeen[name] = true
 					metricNames = append(metricNames, name)
@@ -279,7 +318,7 @@ func attemptRuns(base Run, ra []results.Attempt, hists map[int64]map[string][]by
 		run.GatewayRecordLayer, run.GatewayCipher, run.GatewayTLSKept = gatewayCrypto(a.Environment)
 		run.TelemetryGaps = telemetryGaps(a.Environment)
 		run.Broker, run.BrokerRuntime = brokerOf(a.Environment)
-		run.Metrics = a.Metrics
+		run.Metrics = hostMetricsByRole(a.Metrics, hosts[a.ID])
 		run.Histograms = hists[a.ID]
 		run.Hosts = hosts[a.ID]
 		out = append(out, run)
@@ -290,6 +329,70 @@ func attemptRuns(base Run, ra []results.Attempt, hists map[int64]map[string][]by
 		out = append(out, run)
 	}
 	return out
+}
+
+// hostMetricsByRole reads host CPU metrics an earlier xp named by host
+// (host_cpu_cluster_us_per_msg, host_cpu_broker-1_us_per_msg,
+// host_cpu_b1_us_per_msg) by role, as xp names them now
+// (planner.HostCPUMetric), summing a role's hosts; the host's role is the
+// one its telemetry recorded, else what its local-target name says
+// (cluster, broker-N, controller-N). A host whose role is unknown keeps
+// its name. m is returned as is when it has nothing to rename.
+func hostMetricsByRole(m map[string]float64, hosts []HostUse) map[string]float64 {
+	role := func(host string) string {
+		for _, h := range hosts {
+			if h.Host == host {
+				return h.Role
+			}
+		}
+		return localRole(host)
+	}
+	var out map[string]float64
+	for k, v := range m {
+		host, ok := strings.CutPrefix(k, "host_cpu_")
+		if !ok {
+			continue
+		}
+		host, ok = strings.CutSuffix(host, "_us_per_msg")
+		if !ok || host == planner.RoleBroker || host == planner.RoleController {
+			continue
+		}
+		r := role(host)
+		if r != planner.RoleCluster && r != planner.RoleBroker && r != planner.RoleController {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(m)
+		}
+		delete(out, k)
+		out[planner.HostCPUMetric(r)] += v
+	}
+	if out == nil {
+		return m
+	}
+	return out
+}
+
+// kafkaVersionAsMeasured makes the kafka_version factor say "kfake" for
+// every run of a pair whose attempts measured the embedded cluster: such a
+// pair ran no Apache Kafka, and cells.csv, runs.csv and the report must
+// not name the release its rows asked for (design rule 7).
+func (d *Dataset) kafkaVersionAsMeasured() {
+	fi := slices.Index(d.Factors, "kafka_version")
+	if fi < 0 {
+		return
+	}
+	kfake := map[string]bool{}
+	for _, r := range d.Runs {
+		if strings.HasPrefix(r.Broker, "kfake ") {
+			kfake[r.Pair] = true
+		}
+	}
+	for i := range d.Runs {
+		if kfake[d.Runs[i].Pair] {
+			d.Runs[i].Factors[fi] = "kfake"
+		}
+	}
 }
 
 // orderedFields decodes a JSON object keeping its key order; values become

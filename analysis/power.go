@@ -27,6 +27,9 @@ type PowerOptions struct {
 	Baseline string
 	// Simulations per candidate size of the resampling method; default 2000.
 	Simulations int
+	// Progress, when set, is told after each answer how many of the total
+	// are done (xp plan power draws a bar from it).
+	Progress func(done, total int)
 }
 
 // Power methods.
@@ -37,6 +40,13 @@ const (
 	// penalties on resamples of the pilot's residuals shifted by the effect.
 	PowerResampling = "resampling-simulation"
 )
+
+// PowerSimulationLimit is the largest sample size the resampling method
+// simulates. Beyond it the mean of the resampled penalties is normal to
+// well within the simulation's own error, and the answer is past xp plan
+// expand's limit anyway: the normal approximation answers, at a fraction
+// of the cost (a simulation at n costs Simulations×n draws per candidate).
+const PowerSimulationLimit = 2048
 
 // PowerLargePilot is the pilot size (matched sets) from which the normal
 // approximation is used: from it the pilot's spread is well estimated and
@@ -121,6 +131,11 @@ func Power(d *Dataset, opt PowerOptions) ([]PowerAnswer, error) {
 		treatments = []string{opt.Treatment}
 	}
 	var out []PowerAnswer
+	total := len(treatments) * len(metrics)
+	if opt.Progress != nil {
+		// The pilot's analysis is done: a bar may start at nothing.
+		opt.Progress(0, total)
+	}
 	for _, tr := range treatments {
 		for _, m := range metrics {
 			cells := pilotPenalties(res, tr, m)
@@ -146,7 +161,7 @@ func Power(d *Dataset, opt PowerOptions) ([]PowerAnswer, error) {
 			}
 			a.SD = math.Sqrt(ss / float64(df))
 			normalN := NormalSampleSize(a.SD, opt.Effect, opt.Alpha, opt.Power)
-			if a.PilotSets >= PowerLargePilot {
+			if a.PilotSets >= PowerLargePilot || normalN > PowerSimulationLimit {
 				a.Method = PowerNormal
 				a.Replicates = max(normalN, MinSetsForInterval)
 			} else {
@@ -165,6 +180,9 @@ func Power(d *Dataset, opt PowerOptions) ([]PowerAnswer, error) {
 			a.PooledSets = max(normalN, MinSetsForInterval)
 			a.PooledReplicates = max(2, (a.PooledSets+a.PilotConfigs-1)/a.PilotConfigs)
 			out = append(out, a)
+			if opt.Progress != nil {
+				opt.Progress(len(out), total)
+			}
 		}
 	}
 	return out, nil
@@ -238,11 +256,13 @@ func pilotPenalties(res *Result, tr, m string) [][]float64 {
 // simulatedSampleSize is the smallest n (from MinSetsForInterval) whose
 // simulated power reaches opt.Power: each simulation draws n residuals of
 // the pilot with replacement, adds the effect, and applies the two-sided
-// one-sample t-test at opt.Alpha.
+// one-sample t-test at opt.Alpha. The search stops at twice
+// PowerSimulationLimit; an n beyond it is returned unrefined.
 func simulatedSampleSize(resid []float64, opt PowerOptions, rng *rand.Rand) int {
+	x := make([]float64, 0, 2*PowerSimulationLimit)
 	powerAt := func(n int) float64 {
 		crit := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - opt.Alpha/2)
-		x := make([]float64, n)
+		x := x[:n]
 		hits := 0
 		for range opt.Simulations {
 			for i := range x {
@@ -265,7 +285,7 @@ func simulatedSampleSize(resid []float64, opt PowerOptions, rng *rand.Rand) int 
 	for powerAt(hi) < opt.Power {
 		lo = hi
 		hi *= 2
-		if hi > 1<<20 {
+		if hi > 2*PowerSimulationLimit {
 			return hi
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/xp-bench/xp/planner"
@@ -86,12 +87,25 @@ func hostRoles(env json.RawMessage) map[string]string {
 	return out
 }
 
+// localRole is the role of a process the local target names: cluster,
+// gateway and client are their own roles, broker-N a broker and
+// controller-N a controller (Apache Kafka's JVMs); any other name is its
+// own role.
+func localRole(host string) string {
+	for _, r := range []string{planner.RoleBroker, planner.RoleController} {
+		if strings.HasPrefix(host, r+"-") {
+			return r
+		}
+	}
+	return host
+}
+
 // summariseHosts returns each host's use over [start, end]. Cumulative
 // counters are read at the window's ends by linear interpolation between
 // the samples around them (clipped to the samples' span), so the rate is
 // the counter's growth over the window divided by its length; memory is the
-// largest sample inside the window. A host not named in roles is its own
-// role (the local target names its processes cluster, gateway and client).
+// largest sample inside the window. A host not named in roles takes the
+// role its local-target name says (localRole).
 func summariseHosts(samples []results.Sample, roles map[string]string, start, end time.Time) []HostUse {
 	type point struct {
 		t time.Time
@@ -137,7 +151,7 @@ func summariseHosts(samples []results.Sample, roles map[string]string, start, en
 	for host, m := range series {
 		role := roles[host]
 		if role == "" {
-			role = host
+			role = localRole(host)
 		}
 		u := HostUse{Host: host, Role: role, CPUCores: rate(m[telCPU]), MemMaxMiB: math.NaN(),
 			NetRxMiBs: rate(m[telNetIn]) / mib, NetTxMiBs: rate(m[telNetOut]) / mib,

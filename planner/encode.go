@@ -73,5 +73,6 @@ func appendRowJSON(b []byte, r *Row) []byte {
 	num("duration_s", int64(r.DurationS))
 	num("drain_timeout_s", int64(r.DrainTimeoutS))
 	str("kafka_version", r.KafkaVersion)
+	str("client", r.Client)
 	return append(b, '}')
 }

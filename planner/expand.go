@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -474,8 +475,8 @@ func (e *expander) baselineIndex() int {
 // WriteText writes the summary for people, e.g. on stderr after expand.
 func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d rows (%d cells × %d replicates), %d matched sets, %d infrastructure groups, seed %d\n",
-		s.Campaign, s.Rows, s.Cells, s.Replicates, s.MatchedSets, s.InfraGroups, s.Seed)
+	fmt.Fprintf(&b, "%s: %d rows (%d cells × %d replicates), %d matched sets, %s, seed %d\n",
+		s.Campaign, s.Rows, s.Cells, s.Replicates, s.MatchedSets, Plural(int(s.InfraGroups), "infrastructure group"), s.Seed)
 	var total int64
 	for _, d := range s.Dropped {
 		total += d.Combinations
@@ -488,4 +489,13 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Plural writes a count and its noun, "1 infrastructure group", "3
+// infrastructure groups".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

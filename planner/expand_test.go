@@ -238,6 +238,10 @@ func TestCanonicalForm(t *testing.T) {
 		t.Errorf("field_cipher %v, want the default %s", m["field_cipher"], DefaultFieldCipher)
 	}
 	delete(m, "field_cipher") // left out of the cell at its default
+	if m["client"] != DefaultClient {
+		t.Errorf("client %v, want the default %s", m["client"], DefaultClient)
+	}
+	delete(m, "client") // likewise
 	viaJSON, _ := json.Marshal(m)
 	if string(viaJSON) != want {
 		t.Errorf("json.Marshal of the factor fields\n%s\ndiffers from the canonical form", viaJSON)
@@ -485,5 +489,41 @@ func TestExpandStreams(t *testing.T) {
 	}
 	if sum.Rows == 0 || sum.Rows > 10000 {
 		t.Errorf("%d rows produced before the writer failed; want a few buffers' worth", sum.Rows)
+	}
+}
+
+// TestClientField: client crosses like any factor; at its default,
+// franz-go, it is left out of the cell, so a plan's cells are those of the
+// same spec without the field; java makes cells of its own.
+func TestClientField(t *testing.T) {
+	without, _, _ := expandRows(t, "campaign: c\nfactors:\n  security: [plaintext, tls]\n"+fixedBase)
+	with, _, _ := expandRows(t, "campaign: c\nfactors:\n  security: [plaintext, tls]\n  client: [franz-go, java]\n"+fixedBase)
+	if len(with) != 2*len(without) {
+		t.Fatalf("%d rows with client crossed, want %d", len(with), 2*len(without))
+	}
+	cells := map[string]string{}
+	for _, r := range without {
+		if r.Client != ClientFranzGo {
+			t.Errorf("row %s: client %q, want the default %s", r.Run, r.Client, ClientFranzGo)
+		}
+		cells[r.Cell] = r.Security
+	}
+	java := 0
+	for _, r := range with {
+		_, old := cells[r.Cell]
+		switch r.Client {
+		case ClientFranzGo:
+			if !old {
+				t.Errorf("franz-go row %s (%s) has a cell the plan without client lacks", r.Run, r.Security)
+			}
+		case ClientJava:
+			java++
+			if old {
+				t.Errorf("java row %s shares a cell with a franz-go row", r.Run)
+			}
+		}
+	}
+	if java != len(without) {
+		t.Errorf("%d java rows, want %d", java, len(without))
 	}
 }

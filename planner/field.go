@@ -44,8 +44,12 @@ type fieldDef struct {
 	// of the canonical form, so the cells of plans from before the field
 	// are unchanged, and a plan row without the field has that level.
 	unhashed string
-	get      func(*Row) Value
-	set      func(*Row, Value)
+	// refused maps a level that is named but cannot run here to the
+	// reason (client librdkafka): a spec or plan naming it is refused with
+	// that reason rather than told the level is unknown.
+	refused map[string]string
+	get     func(*Row) Value
+	set     func(*Row, Value)
 }
 
 // Levels of gateway_crypto: the implementation of the built-in gateway's
@@ -95,6 +99,7 @@ const (
 	DefaultGatewayTransport = SecurityTLS
 	DefaultGatewayCrypto    = GatewayCryptoStd
 	DefaultFieldCipher      = FieldCipherAEAD
+	DefaultClient           = ClientFranzGo
 	DefaultWarmupS          = 10
 	DefaultDurationS        = 30
 	DefaultDrainTimeoutS    = 30
@@ -190,6 +195,7 @@ var fields = []fieldDef{
 	intField("duration_s", 1, 86400, func(r *Row) *int { return &r.DurationS }),
 	intField("drain_timeout_s", 1, 3600, func(r *Row) *int { return &r.DrainTimeoutS }),
 	withInfra(textField("kafka_version", reVersion, "a release number such as 3.9.1", func(r *Row) *string { return &r.KafkaVersion })),
+	refusing(unhashedAt(enumField("client", Clients(), func(r *Row) *string { return &r.Client }), DefaultClient), ClientsRefused),
 }
 
 func withReq(f fieldDef) fieldDef { f.required = true; return f }
@@ -198,6 +204,10 @@ func withReq(f fieldDef) fieldDef { f.required = true; return f }
 // fieldDef.unhashed).
 func unhashedAt(f fieldDef, def string) fieldDef { f.unhashed = def; return f }
 func withInfra(f fieldDef) fieldDef              { f.infra = true; return f }
+
+// refusing marks levels of f refused, with their reasons (see
+// fieldDef.refused).
+func refusing(f fieldDef, why map[string]string) fieldDef { f.refused = why; return f }
 
 // Field indices used by the planner's own logic.
 var (
@@ -264,6 +274,10 @@ func (f *fieldDef) equal(a, b Value) bool {
 // rangeReason says why v is outside f's range, or "" when it is inside.
 func (f *fieldDef) rangeReason(v Value) string {
 	switch f.kind {
+	case kindEnum:
+		if why := f.refused[v.Str]; why != "" {
+			return f.name + " " + v.Str + " refused: " + why
+		}
 	case kindInt:
 		if v.Int < f.min || v.Int > f.max {
 			return f.name + " outside " + strconv.FormatInt(f.min, 10) + ".." + strconv.FormatInt(f.max, 10)
@@ -351,6 +365,7 @@ func applyDefaults(r *Row, set []bool) {
 	def(fieldIndex("duration_s"), func() { r.DurationS = DefaultDurationS })
 	def(fieldIndex("drain_timeout_s"), func() { r.DrainTimeoutS = DefaultDrainTimeoutS })
 	def(fieldIndex("kafka_version"), func() { r.KafkaVersion = DefaultKafkaVersion })
+	def(fieldIndex("client"), func() { r.Client = DefaultClient })
 	applyDerived(r, set)
 }
 

@@ -81,6 +81,9 @@ type FieldValue struct {
 type GroupRows struct {
 	Key  string `json:"key"`
 	Rows int    `json:"rows"`
+	// key is the group's, for the text: on platform local it names the
+	// embedded cluster, not the kafka_version its rows ask for.
+	key InfraKey
 }
 
 // EstimateJSON is Estimate in seconds, for JSON.
@@ -147,7 +150,7 @@ func Describe(rows []Row, prices *Prices) Overview {
 	}
 	o.Absent = product - int64(o.Cells)
 	for _, k := range groupOrder {
-		o.Groups = append(o.Groups, GroupRows{Key: k.String(), Rows: groups[k]})
+		o.Groups = append(o.Groups, GroupRows{Key: k.String(), Rows: groups[k], key: k})
 	}
 	o.Percentiles = percentileSupport(rows)
 	o.Warnings = percentileWarnings(rows)
@@ -211,10 +214,17 @@ func (o Overview) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  %-20s %s\n", f.Field, strings.Join(f.Levels, ", "))
 	}
 	b.WriteString("fixed\n")
+	local := len(o.Groups) > 0
+	for _, g := range o.Groups {
+		local = local && g.key.Platform == DefaultPlatform
+	}
 	for _, f := range o.Fixed {
 		v := f.Value
 		if v == "" {
 			v = `""`
+		}
+		if f.Field == "kafka_version" && local {
+			v = embeddedBroker + " (Apache Kafka " + v + " with a --target TARGET.yaml naming its kafka: release)"
 		}
 		fmt.Fprintf(&b, "  %-20s %s\n", f.Field, v)
 	}
@@ -235,11 +245,15 @@ func (o Overview) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "infra groups %d\n", len(o.Groups))
 	for _, g := range o.Groups {
-		fmt.Fprintf(&b, "  %6d rows  %s\n", g.Rows, g.Key)
+		key := g.Key
+		if g.key.Platform == DefaultPlatform {
+			key = g.key.describe(embeddedBroker) + " (Apache Kafka " + g.key.KafkaVersion + " with a --target TARGET.yaml naming its kafka: release)"
+		}
+		fmt.Fprintf(&b, "  %6d rows  %s\n", g.Rows, key)
 	}
 	e := o.Estimate
-	fmt.Fprintf(&b, "wall time    %s (at most %s if every run spends its whole drain timeout), %d provisioning(s)\n",
-		formatDuration(e.WallS), formatDuration(e.WallMaxS), e.Provisionings)
+	fmt.Fprintf(&b, "wall time    %s (at most %s if every run spends its whole drain timeout), %s\n",
+		formatDuration(e.WallS), formatDuration(e.WallMaxS), Plural(e.Provisionings, "provisioning"))
 	fmt.Fprintf(&b, "cost         %s %s (at most %s)\n", e.Currency, strconv.FormatFloat(e.Cost, 'f', 2, 64), strconv.FormatFloat(e.CostMax, 'f', 2, 64))
 	for _, s := range e.PriceSources {
 		fmt.Fprintf(&b, "  prices     %s\n", s)
@@ -261,6 +275,10 @@ func (o Overview) WriteText(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// embeddedBroker is what platform local runs unless xp run --target names
+// a TARGET.yaml with kafka: releases: the embedded cluster, kfake.
+const embeddedBroker = "kfake"
 
 func formatDuration(s float64) string {
 	d := time.Duration(s * float64(time.Second)).Round(time.Second)

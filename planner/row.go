@@ -101,6 +101,10 @@ type Row struct {
 	DurationS        int    `json:"duration_s"`
 	DrainTimeoutS    int    `json:"drain_timeout_s"`
 	KafkaVersion     string `json:"kafka_version"`
+	// Client is the load generator's Kafka client (ClientFranzGo,
+	// ClientJava, ClientLibrdkafka); left out of the cell at its default,
+	// franz-go, so that cells from before the field are unchanged.
+	Client string `json:"client"`
 }
 
 // Get returns the text of a factor field's value: integers in decimal,

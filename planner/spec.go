@@ -364,6 +364,10 @@ func (p *specParser) value(f *fieldDef, n *yaml.Node, what string) (Value, bool)
 			p.errf(n, "%s: unknown level %q%s (one of %s)", what, str, yamlcheck.Suggestion(str, f.enum), strings.Join(f.enum, ", "))
 			return Value{}, false
 		}
+		if why := f.refused[str]; why != "" {
+			p.errf(n, "%s: %s is refused: %s", what, str, why)
+			return Value{}, false
+		}
 		return Value{Str: str}, true
 	case kindText:
 		str, ok := p.scalar(n, what)

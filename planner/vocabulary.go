@@ -44,6 +44,30 @@ var (
 // sasl_ssl.
 func DirectModes() []string { return slices.Clone(directModes) }
 
+// Clients: the values of a row's client field, the Kafka client the load
+// generator measures with. Each runs the same schedule, payloads, health
+// rules and result (docs/loadgen.md).
+const (
+	// ClientFranzGo is xp's own load generator on franz-go (Go), the
+	// default.
+	ClientFranzGo = "franz-go"
+	// ClientJava is xp's load generator in Java on Apache Kafka's
+	// kafka-clients (KafkaProducer, KafkaConsumer).
+	ClientJava = "java"
+	// ClientLibrdkafka is librdkafka (C), the client under the Python,
+	// .NET, Node and cgo Go clients.
+	ClientLibrdkafka = "librdkafka"
+)
+
+// Clients lists the values of the client field.
+func Clients() []string { return []string{ClientFranzGo, ClientJava, ClientLibrdkafka} }
+
+// ClientsRefused are the clients a plan may name but xp cannot run yet,
+// with the reason: a spec or plan naming one is refused at plan time.
+var ClientsRefused = map[string]string{
+	ClientLibrdkafka: "xp has no librdkafka load generator yet: Debian's librdkafka 2.0.2 cannot authenticate with SCRAM against Kafka 4 (its nonce bug is fixed in 2.6.1) and no current build is assembled here; use franz-go or java",
+}
+
 // Host roles: what a machine (or, on the local target, a process) of a
 // group does. They name hosts in telemetry, in the machines an attempt
 // records and in the Terraform module contract, whose outputs list hosts
@@ -64,6 +88,17 @@ const (
 	// RoleClient runs the load generator.
 	RoleClient = "client"
 )
+
+// HostCPUMetric names the metric of the CPU time the hosts of a role
+// spent per published message, by role so that every target names it
+// alike: host_cpu_broker_us_per_msg (the embedded cluster's process
+// counts as the broker: it is the one), host_cpu_controller_us_per_msg.
+func HostCPUMetric(role string) string {
+	if role == RoleCluster {
+		role = RoleBroker
+	}
+	return "host_cpu_" + role + "_us_per_msg"
+}
 
 // Gateway kinds: the values of gateway_kind, the software that serves a
 // row's gateway modes.

@@ -32,8 +32,8 @@ type Progress struct {
 	// MeanAttempt is the mean wall time of attempts that completed (done,
 	// invalid or failed).
 	MeanAttempt time.Duration
-	// InfraUp lists each group still up (its latest event is "up", or a
-	// restart of its services: "restart", "restart-failed") by its first
+	// InfraUp lists each group still up (its latest event is "up", its
+	// warm-up, or a restart of its services: "restart", "restart-failed") by its first
 	// "up" since it was last down, with its latest outputs.
 	InfraUp []InfraEvent
 	// Cost is the sum of the cost of every infrastructure event, USD.
@@ -189,7 +189,7 @@ func infraUp(events []InfraEvent) (up []InfraEvent, cost float64) {
 	}
 	for _, g := range order {
 		switch latest[g].Event {
-		case "up", "restart", "restart-failed":
+		case "up", "warmup", "restart", "restart-failed":
 			e, ok := firstUp[g]
 			if !ok {
 				e = latest[g]

@@ -20,7 +20,8 @@ import (
 	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Errors callers branch on.
@@ -204,8 +205,8 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		db.Close()
 		s = nil
-		if errors.Is(err, ErrNotCampaign) {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		if errors.Is(err, ErrNotCampaign) || notSQLite(err) {
+			return nil, fmt.Errorf("%s: %w", path, ErrNotCampaign)
 		}
 		return nil, fmt.Errorf("read campaign database %s: %w", path, err)
 	}
@@ -218,6 +219,14 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		return nil, &SchemaError{Path: path, Have: v, Want: SchemaVersion}
 	}
 	return s, nil
+}
+
+// notSQLite says whether err is SQLite's SQLITE_NOTADB: the file is not
+// an SQLite database at all (a text file, a JSONL plan), so not a
+// campaign either.
+func notSQLite(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_NOTADB
 }
 
 // sidecarsAbsent returns path's -wal and -shm files that do not exist

@@ -446,6 +446,18 @@ func TestOpenRefuses(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+	t.Run("read-only open of a file that is not SQLite", func(t *testing.T) {
+		text := filepath.Join(t.TempDir(), "plan.jsonl")
+		os.WriteFile(text, []byte(`{"campaign":"c"}`+"\n"), 0o644)
+		before := snapshot(t, filepath.Dir(text))
+		_, err := OpenReadOnly(ctx, text)
+		if !errors.Is(err, ErrNotCampaign) || !strings.Contains(err.Error(), text) {
+			t.Fatalf("err %v, want %v naming %s", err, ErrNotCampaign, text)
+		}
+		if after := snapshot(t, filepath.Dir(text)); !reflect.DeepEqual(before, after) {
+			t.Fatalf("a refused read changed files:\nbefore %v\nafter  %v", before, after)
+		}
+	})
 }
 
 // snapshot maps each file in dir to its size and modification time.

@@ -12,7 +12,7 @@ import (
 )
 
 // dryRun prints what Run would do, reading the db (if any) read-only.
-func dryRun(ctx context.Context, o Options, p *plan, groups []target.Group, pre *target.PreflightReport) (Summary, error) {
+func dryRun(ctx context.Context, o Options, p *plan, t target.Target, groups []target.Group, pre *target.PreflightReport) (Summary, error) {
 	sum := Summary{DB: o.DB, Total: len(p.rows), Rows: map[results.State]int{}}
 	states := map[string]results.State{}
 	failedCounts := map[string]map[results.Outcome]int{}
@@ -94,7 +94,7 @@ func dryRun(ctx context.Context, o Options, p *plan, groups []target.Group, pre 
 				est += time.Duration(r.WarmupS+r.DurationS)*time.Second + time.Second
 			}
 		}
-		fmt.Fprintf(w, "group %d: %s: %d rows, %d to run, at least %s\n", i+1, g.Key, len(g.Rows), n, est)
+		fmt.Fprintf(w, "group %d: %s: %d rows, %d to run, at least %s\n", i+1, groupName(t, g.Key), len(g.Rows), n, est)
 		torun += n
 		total += est
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
 // run is one execution of a campaign.
@@ -225,7 +226,7 @@ func (r *run) takeDown(wctx context.Context, live *liveGroup, end bool) error {
 	}
 	live.up = false
 	if end && r.o.Keep {
-		r.prog.logf("infrastructure %s left up (--keep)", live.g.Key)
+		r.prog.logf("infrastructure %s left up (--keep)", r.groupName(live.g.Key))
 		return nil
 	}
 	return r.down(wctx, live.g)
@@ -246,6 +247,10 @@ func (r *run) runGroup(ctx, wctx context.Context, live *liveGroup, g target.Grou
 			return r.failRows(wctx, g.Rows, gf)
 		}
 		if err != nil {
+			return err
+		}
+		live.up, live.g = true, g
+		if err := r.warmUp(ctx, wctx, g, live.ep); err != nil {
 			return err
 		}
 	}
@@ -280,13 +285,16 @@ rows:
 				r.prog.logf("row %s failed; retrying on the same infrastructure", row.Run)
 				continue
 			}
-			r.prog.logf("row %s failed; restarting the services of %s before retrying", row.Run, live.g.Key)
+			r.prog.logf("row %s failed; restarting the services of %s before retrying", row.Run, r.groupName(live.g.Key))
 			var gf *groupFailure
 			live.ep, err = r.restart(ctx, wctx, live.g, rs)
 			if errors.As(err, &gf) {
 				return r.failRows(wctx, rows[i:], gf)
 			}
 			if err != nil {
+				return err
+			}
+			if err := r.warmUp(ctx, wctx, live.g, live.ep); err != nil {
 				return err
 			}
 			// The retry runs on a new instance of the services: the
@@ -423,7 +431,7 @@ func (r *run) attempt(ctx, wctx context.Context, row planner.Row, ep target.Endp
 // row's own.
 func (r *run) envOf(row *planner.Row, ep target.Endpoints, mode target.Endpoint) attemptEnv {
 	env := attemptEnv{Security: row.Security, Mode: target.ModeKey(row), Bootstrap: mode.Bootstrap, Group: row.InfraKey().WithBroker("", ""),
-		XPVersion: r.o.XPVersion, Hosts: ep.Hosts}
+		XPVersion: r.o.XPVersion, Hosts: ep.Hosts, Client: &loadgen.ClientInfo{Name: row.Client}}
 	if mode.Crypto != nil {
 		env.GatewayCrypto = &attemptCrypto{CryptoInfo: *mode.Crypto}
 	}
@@ -450,7 +458,7 @@ func (r *run) measure(ctx, wctx context.Context, row planner.Row, mode target.En
 	// neither answers nor fails): end it as failed, not the campaign.
 	kept := r.startKept(wctx, row.Run, env)
 	actx, cancel := context.WithTimeout(ctx, attemptBound(&row))
-	res, lerr := r.runLoad(actx, row, mode, phases.report)
+	res, lerr := r.runLoad(actx, row, mode, phases.report, false)
 	if kept != nil {
 		kept(log)
 	}
@@ -469,7 +477,11 @@ func (r *run) measure(ctx, wctx context.Context, row planner.Row, mode target.En
 		log.printf("telemetry covers less than the measured window: missing %s", strings.Join(hs, ", "))
 	}
 	phases.record("write", time.Time{})
+	if res != nil && res.Client.Name != "" {
+		env.Client = &res.Client
+	}
 	ev := evidenceOf(res, lerr, samples)
+	judgeSteady(&row, res, &ev)
 	if res != nil && res.Published > 0 && ev.Metrics != nil {
 		_, hasTelemetry := r.target.(target.TelemetrySource)
 		maps.Copy(ev.Metrics, cpuPerMessage(tel, res.Published, row.NeedsGateway(), hasTelemetry))
@@ -486,20 +498,34 @@ func (r *run) measure(ctx, wctx context.Context, row planner.Row, mode target.En
 }
 
 // cpuPerMessage is the CPU time, in microseconds per published message,
-// that each broker-side host (host_cpu_<host>_us_per_msg) and the
-// gateways together (gateway_cpu_us_per_msg) spent in tel's measurement
-// window. A host whose window was not read at both ends has none; the
-// gateways have none unless all were read. A row with no gateway in its
-// path has a gateway CPU of 0 where the target samples its hosts
-// (hasTelemetry): runs.csv says so, and effects skip zero baselines.
+// that the broker-side hosts of each role spent in tel's measurement
+// window, summed over the role's hosts and named by role
+// (planner.HostCPUMetric: host_cpu_broker_us_per_msg, with the embedded
+// cluster's process as the broker, and host_cpu_controller_us_per_msg),
+// so every target names them alike; and the gateways together
+// (gateway_cpu_us_per_msg). A role has none unless each of its hosts was
+// read at both ends. A row with no gateway in its path has a gateway CPU
+// of 0 where the target samples its hosts (hasTelemetry): runs.csv says
+// so, and effects skip zero baselines.
 func cpuPerMessage(tel *telemetry, published int64, needsGateway, hasTelemetry bool) map[string]float64 {
 	m := map[string]float64{}
 	perMsg := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(published) }
+	sums := map[string]time.Duration{}
+	complete := map[string]bool{}
 	for _, role := range []string{planner.RoleCluster, planner.RoleBroker, planner.RoleController} {
+		name := planner.HostCPUMetric(role)
 		for _, host := range tel.hostsOf(role) {
-			if cpu, ok := tel.cpu(host); ok {
-				m["host_cpu_"+host+"_us_per_msg"] = perMsg(cpu)
+			if _, seen := complete[name]; !seen {
+				complete[name] = true
 			}
+			cpu, ok := tel.cpu(host)
+			sums[name] += cpu
+			complete[name] = complete[name] && ok
+		}
+	}
+	for name, ok := range complete {
+		if ok {
+			m[name] = perMsg(sums[name])
 		}
 	}
 	if !needsGateway {
@@ -528,7 +554,8 @@ func (r *run) finishAttempt(wctx context.Context, row planner.Row, a results.Att
 	if ev.Outcome == results.OutcomeFailed {
 		ev.Logs = append(ev.Logs, r.collectLogs(wctx, a.Started, log)...)
 	}
-	if env.GatewayCrypto != nil && (env.GatewayCrypto.TLSKept != nil || env.GatewayCrypto.TLSKeptError != "") || len(env.TelemetryGaps) > 0 {
+	if env.GatewayCrypto != nil && (env.GatewayCrypto.TLSKept != nil || env.GatewayCrypto.TLSKeptError != "") || len(env.TelemetryGaps) > 0 ||
+		env.Client != nil && env.Client.Version != "" {
 		ev.Environment, _ = json.Marshal(env)
 	}
 	ev.Ended = r.o.Now()
@@ -649,6 +676,10 @@ type attemptEnv struct {
 	// TelemetryGaps are the hosts whose telemetry covers less than the
 	// measured window, and how much less.
 	TelemetryGaps []telemetryGap `json:"telemetry_gaps,omitempty"`
+	// Client is the Kafka client that ran the load: the row's client at
+	// the start, then with its version and runtime (Go, or the JVM and
+	// its flags) as the load generator reported them.
+	Client *loadgen.ClientInfo `json:"client,omitempty"`
 }
 
 // attemptCrypto is what the row's gateway ran its cryptography on and,

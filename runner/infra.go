@@ -51,7 +51,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // good: its rows fail with it and the campaign goes on to the next group.
 type groupFailure struct {
 	step  string // "bring up" or "restart"
-	group planner.InfraKey
+	group string // r.groupName
 	tries int
 	err   error
 }
@@ -71,12 +71,12 @@ func (e *groupFailure) Unwrap() error { return e.err }
 // the failed tries left taken down again.
 func (r *run) up(ctx, wctx context.Context, g target.Group) (target.Endpoints, error) {
 	r.prog.setPhase("provision", time.Time{})
-	r.prog.logf("phase=provision group=%q rows=%d", g.Key.String(), len(g.Rows))
+	r.prog.logf("phase=provision group=%q rows=%d", r.groupName(g.Key), len(g.Rows))
 	ep, err := r.retrying(ctx, wctx, "bring up", "up-failed", g, func() (target.Endpoints, error) { return r.target.Up(ctx, g) })
 	if err != nil {
 		// Whatever the failed tries left: on a cloud, machines that cost.
 		if derr := r.target.Down(wctx); derr != nil {
-			r.prog.logf("taking down what the failed bring-up of %s left: %v", g.Key, derr)
+			r.prog.logf("taking down what the failed bring-up of %s left: %v", r.groupName(g.Key), derr)
 		}
 		return ep, err
 	}
@@ -91,7 +91,7 @@ func (r *run) up(ctx, wctx context.Context, g target.Group) (target.Endpoints, e
 // restart restarts the services of the group that is up and records it.
 func (r *run) restart(ctx, wctx context.Context, g target.Group, rs target.Restarter) (target.Endpoints, error) {
 	r.prog.setPhase("restart", time.Time{})
-	r.prog.logf("phase=restart group=%q", g.Key.String())
+	r.prog.logf("phase=restart group=%q", r.groupName(g.Key))
 	ep, err := r.retrying(ctx, wctx, "restart", "restart-failed", g, func() (target.Endpoints, error) { return rs.Restart(ctx, g) })
 	if err != nil {
 		return ep, err
@@ -123,12 +123,12 @@ func (r *run) retrying(ctx, wctx context.Context, name, event string, g target.G
 			return ep, serr
 		}
 		if !target.IsTransient(err) || try >= r.o.UpRetry.Tries {
-			gf := &groupFailure{step: name, group: g.Key, tries: try, err: err}
+			gf := &groupFailure{step: name, group: r.groupName(g.Key), tries: try, err: err}
 			r.prog.logf("%v", gf)
 			return ep, gf
 		}
 		r.prog.logf("%s %s failed (transient, try %d of %d), trying again in %s: %v",
-			name, g.Key, try, r.o.UpRetry.Tries, wait, err)
+			name, r.groupName(g.Key), try, r.o.UpRetry.Tries, wait, err)
 		if r.o.Sleep(ctx, wait) != nil {
 			return ep, ErrInterrupted
 		}
@@ -136,9 +136,23 @@ func (r *run) retrying(ctx, wctx context.Context, name, event string, g target.G
 	}
 }
 
+// groupName names group k in the log and in errors: by the broker
+// software the target will run for it (target.BrokerPlanner), not the
+// kafka_version its rows ask for, when the target says; else by k.
+func (r *run) groupName(k planner.InfraKey) string { return groupName(r.target, k) }
+
+func groupName(t target.Target, k planner.InfraKey) string {
+	if bp, ok := t.(target.BrokerPlanner); ok {
+		if b := bp.PlannedBroker(k); b.Kind != "" {
+			return k.WithBroker(b.Kind, b.Version)
+		}
+	}
+	return k.String()
+}
+
 // down takes the group down and records it.
 func (r *run) down(wctx context.Context, g target.Group) error {
-	r.prog.logf("phase=teardown group=%q", g.Key.String())
+	r.prog.logf("phase=teardown group=%q", r.groupName(g.Key))
 	ev := results.InfraEvent{Event: "down", Group: g.Key.ID()}
 	derr := r.target.Down(wctx)
 	if derr != nil {

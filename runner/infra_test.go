@@ -65,8 +65,10 @@ func (s *scripted) Restart(ctx context.Context, g target.Group) (target.Endpoint
 
 func (s *scripted) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
 	s.mu.Lock()
-	fail := s.failTLS && l.Row.InfraKey() == *s.first && l.Row.Security == "tls" || s.failOnce[l.Row.Run]
-	delete(s.failOnce, l.Row.Run)
+	fail := !l.Warmup && (s.failTLS && l.Row.InfraKey() == *s.first && l.Row.Security == "tls" || s.failOnce[l.Row.Run])
+	if !l.Warmup {
+		delete(s.failOnce, l.Row.Run)
+	}
 	s.mu.Unlock()
 	if fail {
 		return nil, errors.New("load refused by the test")
@@ -118,7 +120,7 @@ func TestTargetFailuresPolicy(t *testing.T) {
 		{name: "transient errors retried then up",
 			s:     &scripted{upErrs: []error{target.Transient(errors.New("rate limited")), transientByMethod{}}},
 			tries: 4, sleeps: []time.Duration{10 * time.Millisecond, 15 * time.Millisecond}, ups: 4,
-			events1: []string{"up-failed", "up-failed", "up", "down"}},
+			events1: []string{"up-failed", "up-failed", "up", "warmup", "down"}},
 		{name: "permanent error fails the group, the next one runs",
 			s:     &scripted{upErrs: []error{errors.New("invalid value for variable region")}},
 			tries: 4, err: ErrUnfinished, ups: 2, failedRows: 2,
@@ -133,7 +135,7 @@ func TestTargetFailuresPolicy(t *testing.T) {
 		{name: "a failed restart fails the group's remaining rows",
 			s:     &scripted{restartErr: errors.New("broker did not start"), failTLS: true},
 			tries: 4, err: ErrUnfinished, ups: 2, restarts: 1,
-			failedWith: "(permanent error): broker did not start", events1: []string{"up", "restart-failed", "down"}},
+			failedWith: "(permanent error): broker did not start", events1: []string{"up", "warmup", "restart-failed", "down"}},
 		{name: "interrupt while waiting to retry",
 			s:     &scripted{upErrs: []error{target.Transient(errors.New("rate limited"))}},
 			tries: 4, err: ErrInterrupted, sleeps: []time.Duration{10 * time.Millisecond}, ups: 1,
@@ -231,16 +233,20 @@ func TestTargetFailuresPolicy(t *testing.T) {
 }
 
 // countingLoads counts the loads it runs, in xp's process like the local
-// target.
+// target: the rows' and the warm-ups'.
 type countingLoads struct {
 	*localtarget.Target
-	mu    sync.Mutex
-	loads []string
+	mu           sync.Mutex
+	loads, warms []string
 }
 
 func (c *countingLoads) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
 	c.mu.Lock()
-	c.loads = append(c.loads, l.Row.Run)
+	if l.Warmup {
+		c.warms = append(c.warms, l.Row.Run)
+	} else {
+		c.loads = append(c.loads, l.Row.Run)
+	}
 	c.mu.Unlock()
 	if len(l.Config.Bootstrap) == 0 || l.Config.ClientConfig != nil || l.Config.OnPhase == nil {
 		return nil, errors.New("the runner's Load lacks bootstrap or OnPhase, or carries client properties")
@@ -301,9 +307,9 @@ func TestLoadAndTelemetrySeams(t *testing.T) {
 					t.Errorf("attempt %d: telemetry hosts %v, want %v", a.ID, got, tc.hosts)
 				}
 				_, hasGW := a.Metrics["gateway_cpu_us_per_msg"]
-				_, hasCluster := a.Metrics["host_cpu_cluster_us_per_msg"]
+				_, hasCluster := a.Metrics["host_cpu_broker_us_per_msg"]
 				if hasGW != tc.gatewayMs || hasCluster != tc.gatewayMs {
-					t.Errorf("attempt %d: gateway_cpu_us_per_msg %v, host_cpu_cluster_us_per_msg %v, want both %v",
+					t.Errorf("attempt %d: gateway_cpu_us_per_msg %v, host_cpu_broker_us_per_msg %v, want both %v",
 						a.ID, hasGW, hasCluster, tc.gatewayMs)
 				}
 			}
@@ -311,6 +317,9 @@ func TestLoadAndTelemetrySeams(t *testing.T) {
 	}
 	if len(counting.loads) != 2 {
 		t.Errorf("the target's LoadRunner ran %v, want both rows", counting.loads)
+	}
+	if slices.Sort(counting.loads); !slices.Equal(slices.Sorted(slices.Values(counting.warms)), counting.loads) {
+		t.Errorf("the target's LoadRunner warmed up on %v, want a warm-up of each mode on its row %v", counting.warms, counting.loads)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 
 // loadConfig is the load generator configuration of a row, without the
 // endpoint's bootstrap servers and client properties.
-func loadConfig(row *planner.Row) loadgen.Config {
+func loadConfig(row *planner.Row, o Options) loadgen.Config {
 	rate := int64(row.TargetRate)
 	if row.TargetRate.IsMax() {
 		rate = 0
@@ -40,23 +40,27 @@ func loadConfig(row *planner.Row) loadgen.Config {
 		Duration:          time.Duration(row.DurationS) * time.Second,
 		DrainTimeout:      time.Duration(row.DrainTimeoutS) * time.Second,
 		Seed:              rowSeed(row),
+		Client:            row.Client,
+		JavaClient:        o.JavaClient,
+		JVMOpts:           o.JVMOpts,
 	}
 }
 
 // checkLoad validates a row's load generator settings before anything
 // starts (endpoints come later, so placeholders stand in for them).
-func checkLoad(row *planner.Row) error {
-	cfg := loadConfig(row)
+func checkLoad(row *planner.Row, o Options) error {
+	cfg := loadConfig(row, o)
 	cfg.Bootstrap, cfg.ClientConfig = []string{"127.0.0.1:9"}, map[string]string{}
 	return cfg.WithDefaults().Validate()
 }
 
 // runLoad runs one row's load against ep: on the target's own clients when
 // it is a target.LoadRunner, else in this process.
-func (r *run) runLoad(ctx context.Context, row planner.Row, ep target.Endpoint, onPhase func(string, time.Time)) (*loadgen.Result, error) {
-	cfg := loadConfig(&row)
+// warmup marks a group's warm-up load (target.Load.Warmup).
+func (r *run) runLoad(ctx context.Context, row planner.Row, ep target.Endpoint, onPhase func(string, time.Time), warmup bool) (*loadgen.Result, error) {
+	cfg := loadConfig(&row, r.o)
 	cfg.Bootstrap, cfg.OnPhase = ep.Bootstrap, onPhase
-	l := target.Load{Row: &row, Endpoint: ep, Config: cfg}
+	l := target.Load{Row: &row, Endpoint: ep, Config: cfg, Warmup: warmup}
 	if lr, ok := r.target.(target.LoadRunner); ok {
 		return lr.RunLoad(ctx, l)
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -141,8 +142,8 @@ func (p *progress) finishRow(r planner.Row, attempt int, ev results.Evidence, to
 		p.rowTimes = append(p.rowTimes, took)
 	}
 	msg := fmt.Sprintf("row %s attempt %d: %s in %s", r.Run, attempt, ev.Outcome, took.Round(100*time.Millisecond))
-	if v, ok := ev.Metrics["publish_ms_p99"]; ok {
-		msg += fmt.Sprintf(", publish p99 %.3g ms", v)
+	if v, ok := ev.Metrics["publish_ms_p99"]; ok && ev.Outcome != results.OutcomeInterrupted && v > 0 {
+		msg += ", publish p99 " + latencyWords(v)
 	}
 	if len(ev.Reasons) > 0 {
 		msg += ": " + strings.Join(ev.Reasons, "; ")
@@ -247,4 +248,12 @@ const barWidth = 120
 func factors(r *planner.Row) string {
 	return fmt.Sprintf("security=%s brokers=%d size=%d rate=%s acks=%s", r.Security, r.Brokers,
 		r.MessageSize, r.TargetRate, r.Acks)
+}
+
+// latencyWords writes a latency for people: "0.82 ms", "918 ms", "9.2 s".
+func latencyWords(ms float64) string {
+	if ms >= 1000 {
+		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + " s"
+	}
+	return strconv.FormatFloat(ms, 'g', 3, 64) + " ms"
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -58,6 +59,12 @@ type Options struct {
 	// opener of its target; cmd fills them in. A --target (or rows) on a
 	// platform not here is refused as not supported.
 	Platforms target.Platforms
+	// JavaClient is the Java client release that rows with client java
+	// run (loadgen.Config.JavaClient): its archive or unpacked directory;
+	// cmd fills it in (--java-client).
+	JavaClient string
+	// JVMOpts are the Java client's JVM flags; default none.
+	JVMOpts []string
 	// Resume continues a campaign that has progress.
 	Resume bool
 	// DryRun validates everything and prints what would run; nothing is
@@ -91,6 +98,11 @@ type Options struct {
 	Now func() time.Time
 	// XPVersion is recorded with the campaign; default the build's.
 	XPVersion string
+	// WarmupCap bounds the discarded warm-up load the runner runs on a
+	// group's cluster each time it comes up or is restarted, before its
+	// rows (docs/running.md, "Warm-up"); default DefaultWarmupCap,
+	// negative: no warm-up.
+	WarmupCap time.Duration
 	// TwoStage, when set, runs the campaign as a two-stage design (it is
 	// recorded in the db; a resumed campaign keeps the one it has, and
 	// asking another is refused).
@@ -140,6 +152,9 @@ func (o *Options) defaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.WarmupCap == 0 {
+		o.WarmupCap = DefaultWarmupCap
 	}
 	if o.XPVersion == "" {
 		o.XPVersion = buildVersion()
@@ -199,7 +214,8 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 
 	if o.DryRun {
-		return dryRun(ctx, o, p, groups, pre)
+		sayEmbedded(o, tgt.Target, groups)
+		return dryRun(ctx, o, p, tgt.Target, groups, pre)
 	}
 
 	// A different plan, or progress without --resume, is refused under the
@@ -237,6 +253,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			return Summary{}, err
 		}
 	}
+	sayEmbedded(o, tgt.Target, groups)
 	r := &run{o: o, store: store, target: tgt.Target, plan: p, groups: groups}
 	if err := r.loadStage(ctx); err != nil {
 		return Summary{}, err
@@ -300,7 +317,7 @@ func checkRows(ctx context.Context, p *plan, t openedTarget, o Options) error {
 	}
 	bad := 0
 	for i := range p.rows {
-		if err := checkLoad(&p.rows[i]); err != nil {
+		if err := checkLoad(&p.rows[i], o); err != nil {
 			if bad++; bad <= 5 {
 				problems = append(problems, fmt.Sprintf("row %s: the load generator refuses it: %v", p.rows[i].Run, err))
 			}
@@ -371,6 +388,36 @@ func groupRows(rows []planner.Row) []target.Group {
 		groups = append(groups, target.Group{Key: rs[0].InfraKey(), Rows: rs})
 	}
 	return groups
+}
+
+// sayEmbedded prints embeddedNotice, if any, once, as the campaign starts.
+func sayEmbedded(o Options, t target.Target, groups []target.Group) {
+	if n := embeddedNotice(t, groups); n != "" {
+		fmt.Fprintln(o.Stderr, n)
+	}
+}
+
+// embeddedNotice says, when the target will run the embedded cluster for
+// groups whose rows name a kafka_version, that kfake runs instead of that
+// Apache Kafka and how to run Apache Kafka; "" otherwise.
+func embeddedNotice(t target.Target, groups []target.Group) string {
+	bp, ok := t.(target.BrokerPlanner)
+	if !ok {
+		return ""
+	}
+	var versions []string
+	for _, g := range groups {
+		v := g.Key.KafkaVersion
+		if b := bp.PlannedBroker(g.Key); b.Kind == target.BrokerKfake && v != "" && !slices.Contains(versions, v) {
+			versions = append(versions, v)
+		}
+	}
+	if len(versions) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("xp: the rows name kafka_version %s, but this target runs the embedded cluster (%s) instead: every number of this campaign is kfake's, not Apache Kafka's. "+
+		"To measure Apache Kafka, give --target a TARGET.yaml with platform: local and a kafka: release (docs/targets.md); make demo-kafka does so.",
+		strings.Join(versions, ", "), target.KfakeBroker())
 }
 
 // campaignSeed is the seed the planner wrote into every row.

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/analysis"
+	"github.com/xp-bench/xp/analysis/export"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local/localtarget"
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -141,7 +143,9 @@ func bumpSchema(t *testing.T, path string) {
 // The cluster and the gateways run in processes of their own: telemetry
 // samples each, and gateway rows get their gateway CPU per message. Every
 // attempt says it measured kfake, at its module version; neither its group
-// nor the infra events' group key claims a Kafka version.
+// nor the infra events' group key claims a Kafka version, and neither do
+// the run log (which says once, before starting, that kfake runs instead
+// of the rows' kafka_version), cells.csv, runs.csv or the report.
 func TestGatewayRowsRunLocally(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -152,6 +156,7 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr}); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
+	checkNamesKfake(t, stderr.String(), DefaultDB(plan))
 	s, err := results.OpenReadOnly(ctx, DefaultDB(plan))
 	if err != nil {
 		t.Fatal(err)
@@ -199,8 +204,8 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 		case has && (gwCPU <= 0 || gwCPU > 10_000):
 			t.Errorf("%s: gateway_cpu_us_per_msg %v, want a positive CPU time per message", env.Mode, gwCPU)
 		}
-		if c := a.Metrics["host_cpu_cluster_us_per_msg"]; c <= 0 || c > 100_000 {
-			t.Errorf("%s: host_cpu_cluster_us_per_msg %v, want the broker process's positive CPU time per message", env.Mode, c)
+		if c := a.Metrics["host_cpu_broker_us_per_msg"]; c <= 0 || c > 100_000 {
+			t.Errorf("%s: host_cpu_broker_us_per_msg %v, want the embedded cluster's process's positive CPU time per message", env.Mode, c)
 		}
 		tel, err := s.Telemetry(ctx, a.ID)
 		if err != nil {
@@ -354,7 +359,7 @@ func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
 		}
 	}
 	events, _ := s.InfraEvents(ctx)
-	if len(events) != 2 || events[0].Event != "up" || events[1].Event != "down" {
+	if len(events) != 3 || events[0].Event != "up" || events[1].Event != "warmup" || events[2].Event != "down" {
 		t.Errorf("infra events %+v", events)
 	}
 	if _, err := os.Stat(db + ".work"); !os.IsNotExist(err) {
@@ -447,8 +452,8 @@ func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
 	for _, e := range events {
 		kinds = append(kinds, e.Event)
 	}
-	if !slices.Equal(kinds, []string{"up", "restart", "down"}) {
-		t.Fatalf("infra events %v, want up restart down", kinds)
+	if !slices.Equal(kinds, []string{"up", "warmup", "restart", "warmup", "down"}) {
+		t.Fatalf("infra events %v, want up, warm-up, restart, warm-up, down", kinds)
 	}
 	atts, _ := s.Attempts(ctx)
 	for _, a := range atts {
@@ -524,7 +529,7 @@ func TestInterruptRecordsAndResumes(t *testing.T) {
 	s, _ := results.OpenReadOnly(context.Background(), db)
 	events, _ := s.InfraEvents(context.Background())
 	s.Close()
-	if len(events) != 2 || events[1].Event != "down" {
+	if len(events) != 3 || events[2].Event != "down" {
 		t.Fatalf("infrastructure not brought down: %+v", events)
 	}
 
@@ -536,8 +541,8 @@ func TestInterruptRecordsAndResumes(t *testing.T) {
 	s, _ = results.OpenReadOnly(context.Background(), db)
 	events, _ = s.InfraEvents(context.Background())
 	s.Close()
-	if last := events[len(events)-1]; last.Event != "up" || len(events) != 3 {
-		t.Fatalf("with --keep the last infra event is %q of %d, want up of 3", last.Event, len(events))
+	if last := events[len(events)-2]; last.Event != "up" || len(events) != 5 {
+		t.Fatalf("with --keep the last infra event but the warm-up is %q of %d, want up of 5", last.Event, len(events))
 	}
 	if _, err := os.Stat(db + ".work"); err != nil {
 		t.Fatalf("with --keep the work directory is gone: %v", err)
@@ -743,6 +748,47 @@ func TestPartialSetRunsAgainWhole(t *testing.T) {
 	for _, r := range d.Runs {
 		if r.Run == first.Run && r.Final != (r.Attempt == 2) {
 			t.Errorf("analysis: attempt %d of %s final=%v", r.Attempt, r.Run, r.Final)
+		}
+	}
+}
+
+// checkNamesKfake checks that a campaign on the embedded cluster names no
+// Kafka version in its run log (stderr), but for one notice before it
+// starts that kfake runs instead, nor in cells.csv, runs.csv or the report
+// of its db: their kafka_version says kfake.
+func checkNamesKfake(t *testing.T, log, db string) {
+	t.Helper()
+	v := planner.DefaultKafkaVersion
+	if n := strings.Count(log, "runs the embedded cluster"); n != 1 || !strings.Contains(log, "make demo-kafka") {
+		t.Errorf("the run log says %d times that the embedded cluster runs instead of kafka_version %s, want once with how to run Apache Kafka:\n%s", n, v, log)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, v) && !strings.Contains(line, "runs the embedded cluster") {
+			t.Errorf("run log line names Kafka %s: %s", v, line)
+		}
+	}
+	d, err := analysis.Load(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := analysis.Analyse(d, analysis.Options{Resamples: 200})
+	if err != nil && !errors.Is(err, analysis.ErrNoHealthySet) {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := export.Write(out, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"cells.csv", "runs.csv", "report.html"} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), v) {
+			t.Errorf("%s names Kafka %s", f, v)
+		}
+		if f != "report.html" && !strings.Contains(string(b), ",kfake,") {
+			t.Errorf("%s has no kafka_version kfake:\n%s", f, b)
 		}
 	}
 }

@@ -46,10 +46,10 @@ func (t *tls12Target) TLSKept(ctx context.Context, modeKey string) (gateway.TLSK
 }
 
 func (t *tls12Target) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result, error) {
-	if l.Row.NeedsGateway() && l.Row.Replicate == 3 {
+	if !l.Warmup && l.Row.NeedsGateway() && l.Row.Replicate == 3 {
 		defer t.failNext.Store(true)
 	}
-	if !l.Row.NeedsGateway() || l.Row.Replicate != 1 {
+	if l.Warmup || !l.Row.NeedsGateway() || l.Row.Replicate != 1 {
 		return t.Target.RunLoad(ctx, l)
 	}
 	done := make(chan error, 1)

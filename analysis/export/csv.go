@@ -94,14 +94,22 @@ func effectRow(e analysis.Effect) []string {
 // less than the measured window, the broker software measured (broker:
 // "apache 4.1.0" or "kfake VERSION") and Apache Kafka's Java runtime and
 // JVM flags (broker_runtime), then every metric (the analysed ones first,
-// others by name).
+// others by name). A metric named like an earlier column (target_rate,
+// which the load generator also reports) is left out: the column is the
+// row's setting, and a name appears once.
 func RunsHeader(res *analysis.Result) (header, metrics []string) {
 	d := res.Dataset
 	header = []string{"run", "cell", "pair", "replicate", "attempt", "final", "saturating"}
 	header = append(header, d.Factors...)
 	header = append(header, "outcome", "reasons", "error", "gateway_record_layer", "gateway_cipher", "gateway_tls_kept", "outliers", "telemetry_gaps", "broker", "broker_runtime")
 	seen := map[string]bool{}
+	for _, h := range header {
+		seen[h] = true
+	}
 	for _, m := range d.Metrics {
+		if seen[m.Name] {
+			continue
+		}
 		metrics = append(metrics, m.Name)
 		seen[m.Name] = true
 	}

@@ -218,19 +218,31 @@ func tickLabel(v, step float64) string {
 }
 
 // nines ticks the x axis of percentile curves, x = -log10(1 - p/100),
-// labelled with the percentile (the axis label gives the unit).
+// labelled with the percentile (the axis label gives the unit and says
+// the scale): 0, 90, 99, 99.9, ... evenly spaced, and 50, 95, 99.5, ...
+// between them.
 type nines struct{}
 
 func (nines) Ticks(min, max float64) []plot.Tick {
-	labels := []string{"0", "90", "99", "99.9", "99.99", "99.999"}
 	var t []plot.Tick
-	for i, l := range labels {
-		if float64(i) >= min-1e-9 && float64(i) <= max+1e-9 {
-			t = append(t, plot.Tick{Value: float64(i), Label: l})
+	add := func(p float64) {
+		x := -math.Log10(1 - p/100)
+		if x >= min-1e-9 && x <= max+1e-9 {
+			t = append(t, plot.Tick{Value: x, Label: strconv.FormatFloat(p, 'f', -1, 64)})
 		}
+	}
+	add(0)
+	add(50)
+	for k := 1; k <= 5; k++ {
+		tail := math.Pow(10, -float64(k)) * 100
+		add(100 - tail)
+		add(100 - tail/2)
 	}
 	return t
 }
+
+// ninesAxisLabel says the percentile axis's unit and scale.
+const ninesAxisLabel = "percentile (%), nines scale: 90, 99, 99.9 evenly spaced"
 
 // wrapText breaks s at spaces into lines no wider than w in sty.
 func wrapText(sty text.Style, s string, w vg.Length) []string {

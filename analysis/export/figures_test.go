@@ -549,3 +549,118 @@ func TestZeroTicks(t *testing.T) {
 		}
 	}
 }
+
+// svgTexts are the texts of an SVG in drawing order.
+func svgTexts(svg []byte) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`<text[^>]*>([^<]*)</text>`).FindAllSubmatch(svg, -1) {
+		out = append(out, html.UnescapeString(string(m[1])))
+	}
+	return out
+}
+
+// TestForestPanelsOwnScaleAndClipping renders every figure of a
+// multi-metric campaign in which one interval (tls, publish p99) is a
+// hundred times wider than the others, and checks in the forest plot's
+// SVG: a panel per metric, each with its own axis (the largest tick near
+// its own data, not the extreme interval's), the extreme interval clipped
+// at its panel's edge with both its ends written, every other interval
+// whole; the marks after the labels explained below; and every figure
+// under 200 KB.
+func TestForestPanelsOwnScaleAndClipping(t *testing.T) {
+	d := demoDataset()
+	res, err := analysis.Analyse(d, analysis.Options{Resamples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range res.Effects {
+		if e.Treatment == "tls" && e.Metric == "publish_ms_p99" && e.Scope == analysis.ScopeAll && e.Statistic == analysis.StatHeadline {
+			res.Effects[i].Low, res.Effects[i].High = -1234, 2468
+			res.Effects[i].OutlierSets = 1
+		}
+	}
+	dir := t.TempDir()
+	if err := Write(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "figures", "*.svg"))
+	for _, f := range files {
+		if fi, err := os.Stat(f); err != nil || fi.Size() > 200<<10 {
+			t.Errorf("%s: %v bytes, want under 200 KB", filepath.Base(f), fi.Size())
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "figures", "forest-all.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := svgTexts(svg)
+	// Split the texts into panels at the metric titles.
+	titles := map[string]bool{}
+	for _, m := range metricsWithScope(res, analysis.ScopeAll) {
+		titles[metricName(m)] = true
+	}
+	type panel struct {
+		title string
+		ticks []float64
+		texts []string
+	}
+	var panels []panel
+	for _, s := range texts {
+		if titles[s] {
+			panels = append(panels, panel{title: s})
+			continue
+		}
+		if len(panels) == 0 {
+			continue
+		}
+		p := &panels[len(panels)-1]
+		p.texts = append(p.texts, s)
+		if numberLabel.MatchString(s) {
+			v, _ := strconv.ParseFloat(strings.Replace(s, "−", "-", 1), 64)
+			p.ticks = append(p.ticks, v)
+		}
+	}
+	if len(panels) != len(titles) {
+		t.Fatalf("%d panels, want one per metric (%d): %q", len(panels), len(titles), texts)
+	}
+	ranges := map[string]bool{}
+	for _, p := range panels {
+		if len(p.ticks) < 2 {
+			t.Errorf("panel %s: ticks %v, want an axis of its own", p.title, p.ticks)
+			continue
+		}
+		lo, hi := slices.Min(p.ticks), slices.Max(p.ticks)
+		ranges[fmt.Sprint(lo, hi)] = true
+		// The panel's data: estimates and intervals but the extreme one.
+		var extent float64
+		for _, tr := range res.Treatments {
+			for _, m := range metricsWithScope(res, analysis.ScopeAll) {
+				if metricName(m) != p.title {
+					continue
+				}
+				e, ok := headline(res, tr, m, analysis.ScopeAll)
+				if !ok {
+					continue
+				}
+				extent = math.Max(extent, math.Abs(e.Estimate))
+				if !(tr == "tls" && m == "publish_ms_p99") && !math.IsNaN(e.Low) {
+					extent = math.Max(extent, math.Max(math.Abs(e.Low), math.Abs(e.High)))
+				}
+			}
+		}
+		if math.Max(-lo, hi) > 4*extent+10 {
+			t.Errorf("panel %s: axis %v..%v, its data reaches %.1f: not its own scale", p.title, lo, hi, extent)
+		}
+		clipped := slices.Contains(p.texts, "to −1,234") && slices.Contains(p.texts, "to 2,468")
+		if (p.title == "Publish latency p99") != clipped {
+			t.Errorf("panel %s: clipped ends written %v: %q", p.title, clipped, p.texts)
+		}
+	}
+	if len(ranges) < 3 {
+		t.Errorf("the panels share their axes: %v", ranges)
+	}
+	all := strings.Join(texts, " ")
+	if !slices.ContainsFunc(texts, func(s string) bool { return strings.HasPrefix(s, "tls") && strings.HasSuffix(s, "\u00b0") }) || !strings.Contains(all, "\u00b0 a matched set holds a run flagged as an outlier") {
+		t.Errorf("the outlier mark and its legend are missing: %q", texts)
+	}
+}

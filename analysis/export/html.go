@@ -77,13 +77,19 @@ const reportScript = `(function () {
   document.body.setAttribute('data-report', 'ready');
 })();`
 
+// reportStyle lays the report out for a window of 1,280 px or more. No
+// word is ever broken inside: a table wider than the page scrolls
+// sideways in its box, and only prose cells (reasons, notes) wrap, at
+// spaces.
 const reportStyle = `body{font-family:"Liberation Sans",Arial,Helvetica,sans-serif;margin:2em auto;max-width:78em;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}th,td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}
-th,td{overflow-wrap:anywhere}td.n{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal;white-space:nowrap}th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}
-.scroll{max-height:40em;overflow:auto;border:1px solid #ddd}.scroll.whole{max-height:none}input.filter{margin:.4em 0;padding:.3em;width:20em}
-figure{margin:1.5em 0}figcaption{font-size:.9em;color:#444}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
+th,td{overflow-wrap:normal;word-break:normal;hyphens:none;white-space:nowrap}td.prose{white-space:normal;min-width:16em;max-width:32em}
+td.n{text-align:right;font-variant-numeric:tabular-nums}th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}
+.scroll{max-height:40em;overflow:auto;border:1px solid #ddd;max-width:100%}.scroll.whole{max-height:none}input.filter{margin:.4em 0;padding:.3em;width:20em}
+figure{margin:1.5em 0;overflow-x:auto}figure svg{width:100%;max-width:56em;height:auto}figcaption{font-size:.9em;color:#444}dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}
 dt{font-weight:bold}dd{margin:0;white-space:pre-wrap;font-family:monospace;font-size:.85em;max-height:12em;overflow:auto}
+dd.words{font-family:inherit;font-size:.95em;white-space:normal}
 .note{background:#fff4e0;border-left:4px solid #e0a030;padding:.5em 1em}`
 
 type table struct {
@@ -91,6 +97,9 @@ type table struct {
 	header  []string
 	numeric []bool
 	rows    [][]string
+	// prose marks the columns of running text (reasons, notes), which
+	// wrap at spaces; every other cell stays on one line.
+	prose []bool
 	// whole shows every row: no box of bounded height around the table.
 	whole bool
 }
@@ -108,15 +117,53 @@ func (t *table) write(b *bytes.Buffer) {
 	for _, r := range t.rows {
 		b.WriteString("<tr>")
 		for i, c := range r {
-			if i < len(t.numeric) && t.numeric[i] {
-				fmt.Fprintf(b, "<td class=\"n\">%s</td>", html.EscapeString(c))
-			} else {
+			switch {
+			case i < len(t.numeric) && t.numeric[i]:
+				if shown := groupThousands(c); shown != c {
+					fmt.Fprintf(b, "<td class=\"n\" data-v=\"%s\">%s</td>", html.EscapeString(c), html.EscapeString(shown))
+				} else {
+					fmt.Fprintf(b, "<td class=\"n\">%s</td>", html.EscapeString(c))
+				}
+			case i < len(t.prose) && t.prose[i]:
+				fmt.Fprintf(b, "<td class=\"prose\">%s</td>", html.EscapeString(c))
+			default:
 				fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c))
 			}
 		}
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table></div>\n")
+}
+
+// groupThousands writes a plain decimal number of four or more integer
+// digits with commas between thousands ("1234.5" is "1,234.5"); any other
+// text is returned as it is. The cell keeps the plain number in data-v
+// for sorting.
+func groupThousands(s string) string {
+	sign, rest := "", s
+	if r, ok := strings.CutPrefix(s, "-"); ok {
+		sign, rest = "-", r
+	}
+	intPart, frac, hasFrac := strings.Cut(rest, ".")
+	if len(intPart) < 4 || strings.Trim(intPart, "0123456789") != "" || (hasFrac && strings.Trim(frac, "0123456789") != "") {
+		return s
+	}
+	for i := len(intPart) - 3; i > 0; i -= 3 {
+		intPart = intPart[:i] + "," + intPart[i:]
+	}
+	if hasFrac {
+		intPart += "." + frac
+	}
+	return sign + intPart
+}
+
+// proseCols marks the named columns of header as prose.
+func proseCols(header []string, names ...string) []bool {
+	p := make([]bool, len(header))
+	for i, h := range header {
+		p[i] = slices.Contains(names, h)
+	}
+	return p
 }
 
 // numericCols marks the columns whose every non-empty cell is a number.
@@ -176,6 +223,7 @@ func writeReport(path string, res *analysis.Result, figs []*figure) error {
 	b.WriteString("<section id=\"excluded-section\"><h2>Excluded matched sets</h2>\n")
 	xt := &table{id: "excluded", header: excludedHeader, rows: excludedRows(res)}
 	xt.numeric = numericCols(xt.header, xt.rows)
+	xt.prose = proseCols(xt.header, "reasons")
 	xt.write(&b)
 	b.WriteString("</section>\n")
 	fmt.Fprintf(&b, "<script>\n%s\n</script>\n</body>\n</html>\n", reportScript)
@@ -192,8 +240,15 @@ func writeCampaignSection(b *bytes.Buffer, res *analysis.Result) {
 	for _, f := range d.Info {
 		fmt.Fprintf(b, "<dt>%s</dt><dd>%s</dd>\n", esc(f.Name), esc(f.Value))
 	}
+	if slices.ContainsFunc(d.Runs, func(r analysis.Run) bool { return strings.HasPrefix(r.Broker, "kfake ") }) {
+		fmt.Fprintf(b, "<dt>kfake</dt><dd class=\"words\">xp's embedded cluster: an in-memory Kafka broker (franz-go's kfake) behind xp's own TLS and SASL listeners; it compares security modes with each other on one machine, and its numbers are not Apache Kafka's (<a href=\"%s\">docs/cluster.md</a>).</dd>\n", clusterDocURL)
+	}
 	b.WriteString("</dl></section>\n")
 }
+
+// clusterDocURL is docs/cluster.md in xp's repository: what the embedded
+// cluster's numbers mean.
+const clusterDocURL = "https://github.com/xp-bench/xp/blob/main/docs/cluster.md"
 
 // writeMethodSection writes how the estimates, intervals and tests are
 // made, with this analysis's confidence, resamples and seed.
@@ -237,9 +292,18 @@ func writeHeadlineSection(b *bytes.Buffer, res *analysis.Result) {
 			fmt.Fprintf(b, "<p class=\"note\">Interval and p come from one t-test on the per-set log ratios: p &lt; %.2g exactly when the interval excludes 0. p (Holm) is adjusted across the whole headline family: %s.</p>\n", 1-res.Options.Confidence, esc(f))
 		}
 	}
-	fmt.Fprintf(b, "<p class=\"note\">%s fragile: with one of the matched sets named dropped, p crosses %.2g (or a significant estimate changes sign). %s better than baseline: the treatment looks better than %s beyond its interval; check the runs driving it (effects.csv driving_runs) before believing it. A matched set holding a run %d or more typical deviations from its configuration's median (a gross outlier: a cold broker, a replicate that slowed every mode) does not count in the headline; the flags say how many.</p>\n",
-		fragileMark, 1-res.Options.Confidence, betterMark, esc(res.Levels[0]), analysis.GrossOutlierFactor)
+	fmt.Fprintf(b, "<p class=\"note\">A matched set holding a run %d or more typical deviations from its configuration's median (a gross outlier: a cold broker, a replicate that slowed every mode) does not count in the headline; the flags say how many.</p>\n",
+		analysis.GrossOutlierFactor)
 	writeUnboundedNote(b, res)
+	var shown []analysis.Effect
+	for _, scope := range scopes {
+		for _, e := range res.Effects {
+			if e.Scope == scope && e.Statistic == analysis.StatHeadline {
+				shown = append(shown, e)
+			}
+		}
+	}
+	writeMarksNote(b, shown)
 	b.WriteString("</section>\n")
 }
 
@@ -271,6 +335,7 @@ func writeEffectsSection(b *bytes.Buffer, res *analysis.Result) {
 	}
 	shorten(et.rows, 7, 8, 9, 11, 12)
 	et.numeric = numericCols(et.header, et.rows)
+	et.prose = proseCols(et.header, "note")
 	et.write(b)
 	b.WriteString("</section>\n")
 }
@@ -283,9 +348,19 @@ func writeSensitivitySection(b *bytes.Buffer, res *analysis.Result) {
 	if why := noSensitivity(res); why != "" {
 		fmt.Fprintf(b, "<p>%s</p>\n", esc(why))
 	} else {
-		st := &table{id: "sensitivity", header: SensitivityHeader, rows: sensitivityRows(res)}
+		// The penalty columns are in percent whatever the metric's
+		// unit: the header says so.
+		header := slices.Clone(SensitivityHeader)
+		for i, h := range header {
+			switch h {
+			case "mean_penalty", "ci_low", "ci_high", "spread":
+				header[i] = h + " %"
+			}
+		}
+		st := &table{id: "sensitivity", header: header, rows: sensitivityRows(res)}
 		shorten(st.rows, 8, 9, 10, 12, 16, 17, 18, 19, 20)
 		st.numeric = numericCols(st.header, st.rows)
+		st.prose = proseCols(st.header, "note")
 		st.write(b)
 	}
 	b.WriteString("</section>\n")
@@ -364,7 +439,7 @@ func headlineTable(res *analysis.Result, scope string) *table {
 			if !ok {
 				continue
 			}
-			ht.rows = append(ht.rows, []string{metricName(m), tr, short(e.Estimate) + headlineMarks(e), intervalText(e), strconv.Itoa(e.N), short(e.PHolm), e.Method, headlineFlags(e)})
+			ht.rows = append(ht.rows, []string{metricName(m), tr, short(e.Estimate), intervalText(e), strconv.Itoa(e.N), short(e.PHolm), e.Method, headlineFlags(e)})
 		}
 	}
 	ht.numeric = numericCols(ht.header, ht.rows)
@@ -485,7 +560,9 @@ func runsTable(res *analysis.Result) *table {
 		}
 		row = append(row, oc, why)
 		for _, m := range metrics {
-			if v, ok := r.Metrics[m]; ok {
+			// An interrupted run's metrics are what it had when cut
+			// short (often 0): not a measurement.
+			if v, ok := r.Metrics[m]; ok && r.Outcome != analysis.OutcomeInterrupted {
 				row = append(row, short(v))
 			} else {
 				row = append(row, "")
@@ -494,6 +571,7 @@ func runsTable(res *analysis.Result) *table {
 		t.rows = append(t.rows, row)
 	}
 	t.numeric = numericCols(t.header, t.rows)
+	t.prose = proseCols(t.header, "reasons")
 	return t
 }
 

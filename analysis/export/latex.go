@@ -14,13 +14,13 @@ import (
 )
 
 // short formats a number for tables: about three significant digits, no
-// exponent for everyday magnitudes.
+// exponent but for magnitudes below 0.001.
 func short(v float64) string {
 	a := math.Abs(v)
 	switch {
 	case math.IsNaN(v):
 		return "--"
-	case a >= 1e6 || (a < 1e-3 && a != 0):
+	case a < 1e-3 && a != 0:
 		return fmt.Sprintf("%.2e", v)
 	case a >= 100:
 		return fmt.Sprintf("%.0f", v)
@@ -79,25 +79,9 @@ func texP(p float64) string {
 	return strconv.FormatFloat(p, 'g', 3, 64)
 }
 
-// methodsLegend spells out the abbreviations of the methods used.
-func methodsLegend(used []string) string {
-	var parts []string
-	for _, m := range methodLegendOrder {
-		if slices.Contains(used, m.short) {
-			parts = append(parts, m.words)
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	if len(parts) == 1 {
-		return "Method: " + parts[0] + "."
-	}
-	return "Methods: " + strings.Join(parts, "; ") + "."
-}
-
 var texEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, `_`, `\_`, `%`, `\%`, `&`, `\&`, `#`, `\#`,
-	`$`, `\$`, `{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`, `µ`, `$\mu$`)
+	`$`, `\$`, `{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`, `µ`, `$\mu$`,
+	"\u2020", `\dag{}`, "\u00b0", `\textdegree{}`, "\u2193", `$\downarrow$`, "\u2021", `\ddag{}`, "\u00a7", `\S{}`)
 
 func tex(s string) string { return texEscaper.Replace(s) }
 
@@ -119,8 +103,8 @@ func pooledScopes(res *analysis.Result) []string {
 }
 
 // headline returns the pooled headline effect of a treatment, metric and
-// scope: the penalty from the geometric mean of the per-set ratios
-// (analysis.StatHeadline), whose interval and p-value are one procedure's.
+// scope (analysis.StatHeadline), whose interval and p-value are one
+// procedure's.
 func headline(res *analysis.Result, tr, metric, scope string) (analysis.Effect, bool) {
 	for _, e := range res.Effects {
 		if e.Treatment == tr && e.Metric == metric && e.Scope == scope && e.Statistic == analysis.StatHeadline {
@@ -164,12 +148,22 @@ func writeLaTeX(path string, res *analysis.Result) error {
 	var b bytes.Buffer
 	o := res.Options
 	fmt.Fprintf(&b, "%% Tables of campaign %s, written by xp analyse. Needs \\usepackage{booktabs}.\n", tex(res.Dataset.Campaign))
-	fmt.Fprintf(&b, "%% Headline: geometric mean of the per-set ratios, %g%% t interval and t-test of the mean log ratio (one pivot; configurations as strata when pooled); Holm across the headline family. Sensitivity intervals: pooled over configurations from %d matched sets %s bootstrap (%d resamples, seed %d; resampling cells, then replicates within them), otherwise Student-t; none below %d sets.\n\n",
-		o.Confidence*100, analysis.MinSetsForBootstrap, o.Method, o.Resamples, o.Seed, analysis.MinSetsForInterval)
+	fmt.Fprintf(&b, "%% Headline: geometric mean of the per-set ratios, %g%% t interval and t-test of the mean log ratio (one pivot; configurations as strata when pooled), Holm across the headline family. Other intervals by the method each table's caption names (bootstrap: %d resamples, seed %d); none below %d sets.\n\n",
+		o.Confidence*100, o.Resamples, o.Seed, analysis.MinSetsForInterval)
 	var counts []string
+	same := len(res.Treatments) > 1
+	var h0, x0 int
+	if same {
+		h0, x0 = excludedCount(res, res.Treatments[0])
+	}
 	for _, tr := range res.Treatments {
 		h, x := excludedCount(res, tr)
+		same = same && h == h0 && x == x0
 		counts = append(counts, fmt.Sprintf("%s: %d matched sets, %d excluded", tex(tr), h, x))
+	}
+	if same {
+		// One count for all: the caption says it once.
+		counts = []string{fmt.Sprintf("Every treatment: %d matched sets, %d excluded", h0, x0)}
 	}
 	for _, scope := range pooledScopes(res) {
 		groups := headlineGroups(res, scope)
@@ -214,61 +208,165 @@ func headlineGroups(res *analysis.Result, scope string) [][]string {
 	return groups
 }
 
+// headlineRow is one row of a headline table before typesetting.
+type headlineRow struct {
+	metric, treatment string
+	e                 analysis.Effect
+}
+
 // writeHeadlineTable writes one headline table of scope: the penalty of
-// each metric of group and treatment with its interval, n and method.
-// part and label tell the table apart from the scope's others; counts
-// gives the matched sets per treatment for the caption.
+// each metric of group and treatment with its interval, n and method. A
+// column whose every row holds one value (one treatment, one n, one
+// method) is left out and its value said in the caption. part and label
+// tell the table apart from the scope's others; counts gives the matched
+// sets per treatment for the caption.
 func writeHeadlineTable(b *bytes.Buffer, res *analysis.Result, scope string, group []string, part, label, counts string) {
+	var rows []headlineRow
+	for _, m := range group {
+		for _, tr := range res.Treatments {
+			if e, ok := headline(res, tr, m, scope); ok {
+				rows = append(rows, headlineRow{m, tr, e})
+			}
+		}
+	}
+	constant := func(f func(r headlineRow) string) bool {
+		for _, r := range rows {
+			if f(r) != f(rows[0]) {
+				return false
+			}
+		}
+		return true
+	}
+	showTr := !constant(func(r headlineRow) string { return r.treatment })
+	showN := !constant(func(r headlineRow) string { return strconv.Itoa(r.e.N) })
+	showMethod := !constant(func(r headlineRow) string { return r.e.Method })
 	var body bytes.Buffer
 	var used []string
-	family, marked := "", false
-	for mi, m := range group {
-		if mi > 0 {
+	var effects []analysis.Effect
+	family, prev := "", ""
+	for _, r := range rows {
+		if prev != "" && r.metric != prev {
 			fmt.Fprintf(&body, "\\addlinespace\n")
 		}
-		first := true
-		for _, tr := range res.Treatments {
-			e, ok := headline(res, tr, m, scope)
-			if !ok {
-				continue
-			}
-			name := ""
-			if first {
-				// The penalty is in percent whatever the
-				// metric's unit: the metric without it.
-				name = tex(metricName(m))
-				first = false
-			}
-			est, iv := texEstimate(e.Estimate, e.Low, e.High)
-			est += texMarks(e)
-			method := methodShort[e.Method]
-			if method == "" {
-				method = e.Method
-			}
-			if !slices.Contains(used, method) {
-				used = append(used, method)
-			}
-			fmt.Fprintf(&body, "%s & %s & %s & %s & %d & %s & %s \\\\\n", name, tex(tr), est, iv, e.N, texP(e.PHolm), tex(method))
-			if family == "" {
-				family = e.Family
-			}
-			marked = marked || e.Fragile || e.Better
+		name := ""
+		if r.metric != prev {
+			// The penalty is in percent whatever the metric's unit:
+			// the metric without it.
+			name = tex(metricName(r.metric))
 		}
+		prev = r.metric
+		effects = append(effects, r.e)
+		if !slices.Contains(used, r.e.Method) {
+			used = append(used, r.e.Method)
+		}
+		est, iv := texEstimate(r.e.Estimate, r.e.Low, r.e.High)
+		cells := []string{name}
+		if showTr {
+			cells = append(cells, tex(r.treatment))
+		}
+		cells = append(cells, est+texMarks(r.e), iv)
+		if showN {
+			cells = append(cells, strconv.Itoa(r.e.N))
+		}
+		cells = append(cells, texP(r.e.PHolm))
+		if family == "" {
+			family = r.e.Family
+		}
+		if showMethod {
+			cells = append(cells, tex(methodAbbrev(r.e.Method)))
+		}
+		fmt.Fprintf(&body, "%s \\\\\n", strings.Join(cells, " & "))
+	}
+	cols, head := "l", []string{"Metric"}
+	if showTr {
+		cols, head = cols+"l", append(head, "Treatment")
+	}
+	cols, head = cols+"rr", append(head, "Penalty (\\%)", "Interval")
+	if showN {
+		cols, head = cols+"r", append(head, "n")
+	}
+	cols, head = cols+"r", append(head, "p (Holm)")
+	if showMethod {
+		cols, head = cols+"l", append(head, "Method")
 	}
 	familyText := ""
 	if family != "" {
-		familyText = fmt.Sprintf(" p-values from the same t-test on the per-set log ratios as the interval, Holm-adjusted across the headline family (%s).", tex(family))
+		familyText = fmt.Sprintf(" p from the same t-test on the per-set log ratios as the interval, Holm-adjusted across the headline family (%s).", tex(family))
 	}
-	if marked {
-		familyText += fmt.Sprintf(" $^\\ddagger$ fragile: its significance (or a significant sign) flips with one matched set left out; $^\\S$ better than %s beyond its interval: check the runs driving it (report.html, effects.csv).", tex(res.Levels[0]))
+	var said []string
+	if !showTr && len(rows) > 0 {
+		said = append(said, "treatment "+tex(rows[0].treatment))
 	}
-	fmt.Fprintf(b, "\\begin{table}[ht]\n\\centering\n\\footnotesize\n\\setlength{\\tabcolsep}{3pt}\n")
-	fmt.Fprintf(b, "\\caption{Penalty from the geometric mean of the per-set ratios against %s in percent (positive is worse), %s%s, with %g\\%% intervals and n matched sets; each estimate to the decimals its interval supports.%s %s. %s}\n",
-		tex(res.Levels[0]), tex(scopeText(scope)), part, res.Options.Confidence*100, familyText, counts, tex(methodsLegend(used)))
-	fmt.Fprintf(b, "\\label{tab:xp-headline-%s}\n", label)
-	fmt.Fprintf(b, "\\begin{tabular}{llrrrrl}\n\\toprule\nMetric & Treatment & Penalty (\\%%) & Interval & n & p (Holm) & Method \\\\\n\\midrule\n")
+	if !showN && len(rows) > 0 {
+		said = append(said, fmt.Sprintf("n = %d matched sets each", rows[0].e.N))
+	} else {
+		said = append(said, "n matched sets")
+	}
+	fmt.Fprintf(b, "\\begin{table}[ht]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n")
+	fmt.Fprintf(b, "\\caption{Campaign %s, %s: penalty from the geometric mean of the per-set ratios against %s in percent (positive is worse), %s%s, with %g\\%% intervals; %s. Estimates to three significant figures, intervals to the same decimals.%s %s. %s%s}\n",
+		tex(res.Dataset.Campaign), tex(brokerWords(res)), tex(res.Levels[0]), tex(scopeText(scope)), part, res.Options.Confidence*100,
+		strings.Join(said, ", "), familyText, counts, tex(methodsCaption(used, analysis.StatHeadline, showMethod)), tex(marksCaption(effects)))
+	fmt.Fprintf(b, "\\label{tab:%s-headline-%s}\n", texLabel(res.Dataset.Campaign), label)
+	fmt.Fprintf(b, "\\begin{tabular}{%s}\n\\toprule\n%s \\\\\n\\midrule\n", cols, strings.Join(head, " & "))
 	b.Write(body.Bytes())
 	fmt.Fprintf(b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
+}
+
+// texMarks typesets an effect's marks as superscripts after its estimate.
+func texMarks(e analysis.Effect) string {
+	m := marksOf(e)
+	if m == "" {
+		return ""
+	}
+	return "\\textsuperscript{" + tex(m) + "}"
+}
+
+// marksCaption explains the marks the effects carry: " Marks: † ...; ° ...".
+func marksCaption(effects []analysis.Effect) string {
+	l := marksLegend(effects)
+	if len(l) == 0 {
+		return ""
+	}
+	return " Marks: " + strings.Join(l, "; ") + "."
+}
+
+// texLabel keeps a campaign name to what a LaTeX label and a reader's
+// \ref take without fuss: letters, digits and '-'.
+func texLabel(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-':
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+// brokerWords names the broker software the campaign's runs measured:
+// "Apache Kafka 4.1.0", "the embedded cluster (kfake VERSION)", several
+// joined by "and"; "broker not recorded" when no run says.
+func brokerWords(res *analysis.Result) string {
+	var out []string
+	for _, r := range res.Dataset.Runs {
+		if r.Broker == "" {
+			continue
+		}
+		kind, ver, _ := strings.Cut(r.Broker, " ")
+		w := r.Broker
+		switch kind {
+		case "apache":
+			w = "Apache Kafka " + ver
+		case "kfake":
+			w = "the embedded cluster (kfake " + ver + ")"
+		}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return "broker not recorded"
+	}
+	return "measured on " + strings.Join(out, " and ")
 }
 
 // writeSensitivityTable writes the sensitivity of treatment tr's penalty
@@ -299,9 +397,9 @@ func writeSensitivityTable(b *bytes.Buffer, res *analysis.Result, tr, scope, hm 
 	}
 	slices.SortStableFunc(rows, func(a, b analysis.LevelEffect) int { return cmp.Compare(rank(a.Factor), rank(b.Factor)) })
 	fmt.Fprintf(b, "\\begin{table}[ht]\n\\centering\n")
-	fmt.Fprintf(b, "\\caption{Sensitivity of the %s penalty of %s against %s (%s): mean penalty in percent at each factor level with %g\\%% intervals; F-test of each factor in a main-effects model and its share of the penalty's variance; factors by share.}\n",
-		tex(metricName(hm)), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), res.Options.Confidence*100)
-	fmt.Fprintf(b, "\\label{tab:xp-sensitivity-%s-%s}\n", safeName(tr), scope)
+	fmt.Fprintf(b, "\\caption{Campaign %s, %s: sensitivity of the %s penalty of %s against %s (%s): mean penalty in percent at each factor level with %g\\%% intervals; F-test of each factor in a main-effects model and its share of the penalty's variance; factors by share.}\n",
+		tex(res.Dataset.Campaign), tex(brokerWords(res)), tex(metricName(hm)), tex(tr), tex(res.Levels[0]), tex(scopeText(scope)), res.Options.Confidence*100)
+	fmt.Fprintf(b, "\\label{tab:%s-sensitivity-%s-%s}\n", texLabel(res.Dataset.Campaign), texLabel(tr), scope)
 	fmt.Fprintf(b, "\\small\n\\begin{tabular}{lrrrrr}\n\\toprule\nLevel & Mean penalty (\\%%) & Interval & Share & F & p \\\\\n\\midrule\n")
 	prev := ""
 	for _, s := range rows {
@@ -324,31 +422,47 @@ func writeSensitivityTable(b *bytes.Buffer, res *analysis.Result, tr, scope, hm 
 	fmt.Fprintf(b, "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n")
 }
 
-// texMarks are a headline row's marks as superscripts: fragile and
-// better than baseline.
-func texMarks(e analysis.Effect) string {
-	m := ""
-	if e.Fragile {
-		m += "\\ddagger"
-	}
-	if e.Better {
-		m += "\\S"
-	}
-	if m == "" {
-		return ""
-	}
-	return "$^{" + m + "}$"
-}
-
-// texEstimate typesets an estimate and its interval ("--" without one),
-// to the decimals the interval supports.
+// texEstimate typesets an estimate and its interval ("--" without one)
+// by the tables' one precision rule: the estimate to three significant
+// figures (no more than two decimals: a hundredth of a percent is finer
+// than any campaign resolves), the interval to the estimate's decimals.
 func texEstimate(est, lo, hi float64) (string, string) {
-	dec := intervalDecimals(lo, hi)
+	dec := estimateDecimals(est)
 	iv := "--"
 	if !math.IsNaN(lo) && !math.IsNaN(hi) {
-		iv = "[" + texNumber(fixed(lo, dec)) + ", " + texNumber(fixed(hi, dec)) + "]"
+		iv = "[" + texNumber(texThousands(fixed(lo, dec))) + ", " + texNumber(texThousands(fixed(hi, dec))) + "]"
 	}
-	return texNumber(fixed(est, dec)), iv
+	return texNumber(texThousands(fixed(est, dec))), iv
+}
+
+// estimateDecimals is the decimals of three significant figures of v,
+// from 0 to 2.
+func estimateDecimals(v float64) int {
+	a := math.Abs(v)
+	if math.IsNaN(a) || math.IsInf(a, 0) || a == 0 {
+		return 1
+	}
+	return min(2, max(0, 2-int(math.Floor(math.Log10(a)))))
+}
+
+// texThousands groups the integer digits of a formatted number by
+// thousands with a thin space: 12{,}345.6.
+func texThousands(s string) string {
+	sign, rest := "", s
+	if r, ok := strings.CutPrefix(s, "-"); ok {
+		sign, rest = "-", r
+	}
+	intPart, frac, hasFrac := strings.Cut(rest, ".")
+	if len(intPart) <= 4 {
+		return s
+	}
+	for i := len(intPart) - 3; i > 0; i -= 3 {
+		intPart = intPart[:i] + "{,}" + intPart[i:]
+	}
+	if hasFrac {
+		intPart += "." + frac
+	}
+	return sign + intPart
 }
 
 func metricsWithScope(res *analysis.Result, scope string) []string {

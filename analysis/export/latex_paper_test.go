@@ -16,8 +16,9 @@ import (
 // factorial campaign with negative penalties: percent columns carry no
 // metric unit; negative numbers have a minus sign, not a hyphen; every
 // estimate and its interval are written to the decimals the interval
-// supports (its half-width to two significant figures); the caption
-// spells out only the interval methods the table uses; the sensitivity
+// to three significant figures and its interval to the same decimals (one
+// rule); the caption names the campaign, the broker and the interval
+// method the rows actually used, for the ratio of means; the sensitivity
 // table names factors in words with their units. The file also compiles
 // (TestTablesCompile builds the same kind of campaign with pdflatex).
 func TestTablesForPapers(t *testing.T) {
@@ -25,7 +26,7 @@ func TestTablesForPapers(t *testing.T) {
 	d := analysis.Synthetic(analysis.SyntheticConfig{Seed: 8, Levels: []string{"plaintext", "tls", "mtls"},
 		Factors:    []analysis.SyntheticFactor{{Name: "message_size", Levels: []string{"1024", "10240"}}, {Name: "acks", Levels: []string{"1", "all"}}},
 		Replicates: 3, Penalty: map[string]float64{"tls": -8, "mtls": 40}})
-	analyseInto(t, d, dir)
+	res := analyseInto(t, d, dir)
 	b, err := os.ReadFile(filepath.Join(dir, "tables.tex"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,23 +53,22 @@ func TestTablesForPapers(t *testing.T) {
 	if !strings.Contains(tx, "$-$") {
 		t.Error("no negative number typeset with a minus sign, though tls is faster")
 	}
-	// Decimals follow the interval: "est & [lo, hi]".
+	// Decimals follow the estimate: "est & [lo, hi]".
 	num := `(?:\$-\$)?[0-9]+(?:\.([0-9]+))?`
-	cell := regexp.MustCompile(`& ` + num + ` & \[` + num + `, ` + num + `\] &`)
+	cell := regexp.MustCompile(`& ` + num + `(?:\\textsuperscript\{[^}]*\})? & \[` + num + `, ` + num + `\]`)
 	checked := 0
 	for _, r := range rows {
 		m := cell.FindStringSubmatch(r)
 		if m == nil {
 			continue
 		}
-		lo, hi := numberIn(m[0], 1), numberIn(m[0], 2)
-		half := (hi - lo) / 2
-		want := max(0, 1-int(math.Floor(math.Log10(half))))
+		est := numberIn(m[0], 0)
+		want := min(2, max(0, 2-int(math.Floor(math.Log10(math.Abs(est))))))
 		for k, dec := range []string{m[1], m[2], m[3]} {
-			// The bounds are rounded, so their half-width may round
-			// across a power of ten: allow one decimal either way there.
-			if d := len(dec) - want; d != 0 && !(d*d == 1 && math.Abs(math.Log10(half)-math.Round(math.Log10(half))) < 0.05) {
-				t.Errorf("%s: number %d has %d decimals, want %d for an interval half %.4g wide", r, k, len(dec), want, half)
+			// The estimate is rounded, so it may round across a power
+			// of ten: allow one decimal fewer there.
+			if d := len(dec) - want; d != 0 && !(d == -1 && math.Abs(math.Log10(math.Abs(est))-math.Round(math.Log10(math.Abs(est)))) < 0.01) {
+				t.Errorf("%s: number %d has %d decimals, want %d for an estimate of %v", r, k, len(dec), want, est)
 			}
 		}
 		checked++
@@ -76,27 +76,30 @@ func TestTablesForPapers(t *testing.T) {
 	if checked == 0 {
 		t.Fatalf("no estimate with an interval found in %q", rows)
 	}
-	// Each headline table's caption spells out the methods its rows use,
-	// and no other.
+	// The headline captions name the campaign, the broker (not recorded
+	// in a synthetic campaign) and every method the rows used, applied
+	// to the ratio of means; never a procedure no row used.
+	var captions []string
 	for _, tb := range strings.Split(tx, `\begin{table}`)[1:] {
-		if !strings.Contains(tb, `\caption{Mean penalty`) {
-			continue
+		if strings.Contains(tb, `\label{tab:synthetic-headline-`) {
+			c := tb[strings.Index(tb, `\caption{`):]
+			captions = append(captions, c[:strings.Index(c, "\n")])
 		}
-		caption := tb[strings.Index(tb, `\caption{`):]
-		caption = caption[:strings.Index(caption, "\n")]
-		used := map[string]bool{}
-		for _, l := range strings.Split(tb, "\n") {
-			if f := strings.Split(strings.TrimSuffix(l, ` \\`), " & "); len(f) == 6 && f[0] != "Metric" {
-				used[f[5]] = true
+	}
+	if len(captions) == 0 {
+		t.Fatal("no headline table labelled tab:synthetic-headline-...")
+	}
+	all := strings.Join(captions, "\n")
+	for _, e := range res.Effects {
+		if e.Statistic == analysis.StatHeadline && e.Scope == analysis.ScopeAll {
+			if w := tex(methodWords(e.Method, e.Statistic)); !strings.Contains(all, w) {
+				t.Errorf("captions do not name %s's method %q:\n%s", e.Metric, w, all)
 			}
 		}
-		if len(used) == 0 {
-			t.Fatalf("no rows in %s", tb)
-		}
-		for _, m := range methodLegendOrder {
-			if strings.Contains(caption, tex(m.words)) != used[m.short] {
-				t.Errorf("caption %q: explains %q %v, used %v", caption, m.words, !used[m.short], used[m.short])
-			}
+	}
+	for _, c := range captions {
+		if !strings.HasPrefix(c, `\caption{Campaign synthetic, broker not recorded:`) || strings.Contains(c, "on the paired penalties") {
+			t.Errorf("caption %s", c)
 		}
 	}
 	for _, w := range []string{`\textit{Message size (bytes)}`, `\textit{Acks}`} {

@@ -15,15 +15,16 @@ import (
 // the mean (effects.csv bounded = false; the note says why).
 const unboundedMark = " †"
 
-// intervalText is an effect's interval as the report shows it, marked
-// when its runs alone cannot bound the mean.
+// intervalText is an effect's interval as the report shows it, bounds
+// grouped by thousands, followed by the effect's marks (effectMarks: †
+// when its runs alone cannot bound the mean, and the others).
 func intervalText(e analysis.Effect) string {
 	if math.IsNaN(e.Low) {
 		return "none: " + e.Note
 	}
-	iv := "[" + short(e.Low) + ", " + short(e.High) + "]"
-	if e.Unbounded {
-		iv += unboundedMark
+	iv := "[" + groupThousands(short(e.Low)) + ", " + groupThousands(short(e.High)) + "]"
+	if m := marksOf(e); m != "" {
+		iv += " " + m
 	}
 	return iv
 }
@@ -38,22 +39,6 @@ const (
 	// baseline beyond its interval: check the runs driving it first.
 	betterMark = "§"
 )
-
-// headlineMarks are the marks of a headline row, with a leading space;
-// "" for none.
-func headlineMarks(e analysis.Effect) string {
-	m := ""
-	if e.Fragile {
-		m += fragileMark
-	}
-	if e.Better {
-		m += betterMark
-	}
-	if m != "" {
-		m = " " + m
-	}
-	return m
-}
 
 // headlineFlags says in words why a headline row is marked, with the
 // sets or runs behind it, and how many sets the headline left out.
@@ -78,6 +63,16 @@ func firstFew(v []string, k int) string {
 		return strings.Join(v, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(v[:k], ", "), len(v)-k)
+}
+
+// writeMarksNote explains the marks other than † (writeUnboundedNote
+// explains that one at length) that the effects shown carry.
+func writeMarksNote(b *bytes.Buffer, effects []analysis.Effect) {
+	for _, l := range marksLegend(effects) {
+		if !strings.HasPrefix(l, strings.TrimSpace(unboundedMark)) {
+			fmt.Fprintf(b, "<p class=\"note\">%s</p>\n", html.EscapeString(l))
+		}
+	}
 }
 
 // writeUnboundedNote explains the mark below a table that shows one.
@@ -108,7 +103,7 @@ func writeOutliers(b *bytes.Buffer, res *analysis.Result) {
 	ot.numeric = numericCols(ot.header, ot.rows)
 	ot.write(b)
 	fmt.Fprintf(b, "<p>Sensitivity: the headline penalty (geometric mean ratio; it leaves out only the sets holding a run %d or more typical deviations away) and the same without every matched set that holds a flagged run.</p>\n", analysis.GrossOutlierFactor)
-	st := &table{id: "outlier-sensitivity", header: []string{"treatment", "metric", "scope", "headline", "interval", "n", "without flagged runs", "interval", "n"}}
+	st := &table{id: "outlier-sensitivity", header: []string{"treatment", "metric", "scope", "penalty % headline", "interval", "n", "penalty % without flagged runs", "interval", "n"}}
 	for _, e := range res.Effects {
 		if e.Statistic != analysis.StatHeadline || !strings.HasSuffix(e.Scope, analysis.ScopeSuffixWithoutOutliers) {
 			continue
@@ -118,7 +113,7 @@ func writeOutliers(b *bytes.Buffer, res *analysis.Result) {
 		if !ok {
 			continue
 		}
-		st.rows = append(st.rows, []string{e.Treatment, metricWords(e.Metric), scope, short(all.Estimate), intervalText(all), strconv.Itoa(all.N),
+		st.rows = append(st.rows, []string{e.Treatment, metricName(e.Metric), scope, short(all.Estimate), intervalText(all), strconv.Itoa(all.N),
 			short(e.Estimate), intervalText(e), strconv.Itoa(e.N)})
 	}
 	st.numeric = numericCols(st.header, st.rows)

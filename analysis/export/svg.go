@@ -29,15 +29,21 @@ type figure struct {
 // forestFamilies orders the forest plot's panels.
 var forestFamilies = []string{"Latency", "Send delay", "Throughput", "CPU", "Other"}
 
-// penaltyAxis labels a penalty axis with its unit.
-func penaltyAxis(res *analysis.Result) string {
-	return fmt.Sprintf("penalty (%%, geometric mean ratio) against %s; positive is worse; bars: %g%% interval", res.Levels[0], res.Options.Confidence*100)
+// penaltyAxis labels a penalty axis with its unit; penaltyNote says once
+// what the axis measures.
+func penaltyAxis() string { return "penalty (%)" }
+
+func penaltyNote(res *analysis.Result) string {
+	return fmt.Sprintf("Penalty in percent: the geometric mean of the per-set ratios against %s, less one; positive is worse; bars: %g%% intervals; an arrow at a panel's edge is an interval that goes beyond it, its end written beside it.",
+		res.Levels[0], res.Options.Confidence*100)
 }
 
 // forestFigure draws the pooled mean penalties of scope: one panel per
-// kind of metric (latency, send delay, throughput, CPU) with its own
-// scale, each metric under a heading line, one row per treatment, a dashed
-// line at zero. 16 cm wide: an A4 text width.
+// metric with its own scale (an interval far wider than the others is
+// clipped at the edge with its end written), the panels of a kind of
+// metric (latency, send delay, throughput, CPU) under its heading, one row
+// per treatment, a dashed line at zero, the marks of the report's tables
+// after the labels and explained below. 16 cm wide: an A4 text width.
 func forestFigure(res *analysis.Result, scope string) (*figure, error) {
 	metrics := metricsWithScope(res, scope)
 	if len(metrics) == 0 {
@@ -47,33 +53,35 @@ func forestFigure(res *analysis.Result, scope string) (*figure, error) {
 	for _, m := range res.Dataset.Metrics {
 		def[m.Name] = m
 	}
-	ch := &dotChart{axis: penaltyAxis(res), width: 16 * vg.Centimeter}
+	ch := &dotChart{axis: penaltyAxis(), note: penaltyNote(res), width: 16 * vg.Centimeter}
+	var shown []analysis.Effect
 	for _, fam := range forestFamilies {
-		pn := dotPanel{title: fam}
+		section := fam
 		for _, m := range metrics {
 			if metricFamily(def[m]) != fam {
 				continue
 			}
-			g := dotGroup{heading: metricName(m)}
+			var g dotGroup
 			for _, tr := range res.Treatments {
 				if e, ok := headline(res, tr, m, scope); ok {
-					g.rows = append(g.rows, dotRow{label: tr + headlineMarks(e), level: levelIndex(res, tr), est: e.Estimate, lo: e.Low, hi: e.High})
+					g.rows = append(g.rows, dotRow{label: tr, marks: marksOf(e), level: levelIndex(res, tr), est: e.Estimate, lo: e.Low, hi: e.High})
+					shown = append(shown, e)
 				}
 			}
-			if len(g.rows) > 0 {
-				pn.groups = append(pn.groups, g)
+			if len(g.rows) == 0 {
+				continue
 			}
-		}
-		if len(pn.groups) > 0 {
-			ch.panels = append(ch.panels, pn)
+			ch.panels = append(ch.panels, dotPanel{section: section, title: metricName(m), groups: []dotGroup{g}})
+			section = ""
 		}
 	}
+	ch.legend = marksLegend(shown)
 	b, err := ch.render()
 	if err != nil {
 		return nil, err
 	}
 	return &figure{Name: "forest-" + scope + ".svg", SVG: b,
-		Caption: fmt.Sprintf("Forest plot: penalty (geometric mean of the per-set ratios) of each level against %s, %s, one panel per kind of metric, each with its own scale; a marker without a bar has no interval (too few matched sets); %s after a level: fragile (one matched set left out flips its significance, or a significant sign); %s: better than %s beyond its interval (check the runs driving it).", res.Levels[0], scopeText(scope), fragileMark, betterMark, res.Levels[0])}, nil
+		Caption: fmt.Sprintf("Forest plot: penalty (geometric mean of the per-set ratios) of each level against %s, %s, one panel per metric, each with its own scale; an interval beyond its panel is an arrow with its end written; a marker without a bar has no interval (too few matched sets).", res.Levels[0], scopeText(scope))}, nil
 }
 
 // levelIndex is the index of a treatment level in res.Levels (its colour
@@ -98,13 +106,13 @@ func sensitivityFigure(res *analysis.Result, tr, scope, metric string) (*figure,
 	if len(pn.groups) == 0 {
 		return nil, nil
 	}
-	ch := &dotChart{panels: []dotPanel{pn}, axis: penaltyAxis(res), width: 16 * vg.Centimeter}
+	ch := &dotChart{panels: []dotPanel{pn}, axis: penaltyAxis(), note: penaltyNote(res), width: 16 * vg.Centimeter}
 	b, err := ch.render()
 	if err != nil {
 		return nil, err
 	}
 	return &figure{Name: fmt.Sprintf("sensitivity-%s-%s.svg", safeName(tr), scope), SVG: b,
-		Caption: fmt.Sprintf("Penalty by factor level: %s of %s against %s, %s.", metricWords(metric), tr, res.Levels[0], scopeText(scope))}, nil
+		Caption: fmt.Sprintf("Penalty by factor level: %s penalty (%%) of %s against %s, %s.", metricName(metric), tr, res.Levels[0], scopeText(scope))}, nil
 }
 
 // kindWords names a latency curve's kind.
@@ -233,7 +241,7 @@ type legendEntry struct {
 // styled by its level; it returns the plot and its legend.
 func curvePlot(res *analysis.Result, curves []analysis.Curve) (*plot.Plot, []legendEntry, error) {
 	p := sansPlot()
-	p.X.Label.Text = "percentile (%)"
+	p.X.Label.Text = ninesAxisLabel
 	p.Y.Label.Text = "latency (ms, log scale)"
 	p.X.Tick.Marker = nines{}
 	positive := true

@@ -310,7 +310,7 @@ func TestAnalysePercentileMethod(t *testing.T) {
 		t.Fatalf("methods in effects.csv: %v", methods)
 	}
 	tex, _ := os.ReadFile(filepath.Join(out, "tables.tex"))
-	if !strings.Contains(string(tex), `90\% intervals`) || !strings.Contains(string(tex), "matched sets percentile bootstrap") {
+	if !strings.Contains(string(tex), `90\% intervals`) || !strings.Contains(string(tex), "Intervals: percentile two-level cluster bootstrap of the ratio of means.") {
 		t.Errorf("tables.tex does not state the method and level")
 	}
 }

@@ -131,7 +131,9 @@ exclude:
 		kcatOut <- last
 	}()
 
-	code, stdout, stderr := runXPEnv(t, nil, "run", plan, "--db", db, "--target", tgt)
+	// The warm-up of each group is bounded (TestWarmupAndOverloadOnApacheKafka
+	// checks it): three groups at the default cap could take minutes.
+	code, stdout, stderr := runXPEnv(t, nil, "run", plan, "--db", db, "--target", tgt, "--warmup-cap", "20s")
 	if code != exitOK {
 		t.Fatalf("xp run: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xp-bench/xp/infra/local"
-	"github.com/xp-bench/xp/planner"
 )
 
 // writeFileAtomic writes b to path (0600) so a reader sees all or nothing.
@@ -145,20 +144,5 @@ func localGatewayModes(direct bool) []local.GatewayModeOptions {
 	if direct {
 		return nil
 	}
-	var out []local.GatewayModeOptions
-	for _, crypto := range []string{planner.GatewayCryptoStd, planner.GatewayCryptoFast} {
-		modes := []local.GatewayModeOptions{}
-		for _, security := range planner.GatewayModes() {
-			modes = append(modes, local.GatewayModeOptions{Security: security})
-		}
-		modes = append(modes, local.GatewayModeOptions{Security: planner.SecurityFieldEncrypt, Cipher: planner.FieldCipherFPE})
-		for _, o := range modes {
-			o.Crypto = crypto
-			if crypto != planner.DefaultGatewayCrypto {
-				o.Name = planner.GatewayModeName(o.Security, "", "", o.Cipher) + "." + crypto
-			}
-			out = append(out, o)
-		}
-	}
-	return out
+	return local.ClusterLocalGatewayModes()
 }

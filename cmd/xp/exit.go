@@ -87,6 +87,7 @@ func newRootCmd(st *state) *cobra.Command {
 		newRunCmd(st),
 		newStatusCmd(st),
 		newAnalyseCmd(st),
+		newCompareCmd(st),
 		newImportCmd(st),
 		newLoadgenCmd(st),
 		newClusterCmd(st),

@@ -18,6 +18,7 @@ The workflow:
   2. xp plan expand SPEC.yaml -o PLAN.jsonl
   3. xp run PLAN.jsonl               embedded cluster; --target TARGET.yaml elsewhere
   4. xp analyse --db PLAN.db         effects.csv, tables.tex, figures, report.html
+  then xp compare A.db B.db          does it replicate? two runs of one plan side by side
 
   make demo                          all four on plans/quickstart.yaml, a few minutes
   xp import FILE... --db NEW.db      OpenMessaging Benchmark results or a CSV, then step 4

@@ -194,8 +194,14 @@ func stopLeftovers(ctx context.Context, st *state, t *targetfile.File, db string
 			// The machines stay: nothing of the campaign may.
 			stop = d.RemoveLeftovers
 		}
-		if err := stop(ctx, invs[g]); err != nil {
+		unreachable, err := stop(ctx, invs[g])
+		if err != nil {
 			errs = append(errs, fmt.Errorf("group %s: stopping the services left on its hosts: %w", g, err))
+		}
+		for _, u := range unreachable {
+			fmt.Fprintf(st.stderr, "xp: warning: group %s: host %s is not reachable over SSH: services an earlier xp run left there "+
+				"were not stopped (destroying the group takes them down; on the hosts platform, stop them by hand: xp agent stop --dir ~/xp/%s/HOST)\n",
+				g, u, c.Name)
 		}
 	}
 	return errors.Join(errs...)
@@ -418,6 +424,13 @@ func newInfraShowCmd(st *state) *cobra.Command {
 			groups, err := tf.ReadGroups(ctx, s, st.now())
 			if err != nil {
 				return err
+			}
+			abandoned, err := (&tf.Provisioner{Store: s}).Abandoned(ctx)
+			if err != nil {
+				return err
+			}
+			for _, a := range abandoned {
+				fmt.Fprintf(st.stderr, "xp: warning: %s\n", a.Advice())
 			}
 			if asJSON {
 				return json.NewEncoder(st.stdout).Encode(groups)

@@ -94,12 +94,19 @@ type xpProcess struct {
 
 func startXPProcess(t *testing.T, args ...string) *xpProcess {
 	t.Helper()
+	return startXPProcessEnv(t, nil, args...)
+}
+
+// startXPProcessEnv is startXPProcess with env (KEY=VALUE) added to the
+// process's environment.
+func startXPProcessEnv(t *testing.T, env []string, args ...string) *xpProcess {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &xpProcess{cmd: exec.Command(self, args...), stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "XP_TEST_AS_XP=1")
+	p.cmd.Env = append(append(os.Environ(), "XP_TEST_AS_XP=1"), env...)
 	p.cmd.Stderr = p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/xp-bench/xp/infra/remote"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -21,6 +23,7 @@ func TestRemoteLoadFlags(t *testing.T) {
 		{name: "every setting", cfg: loadgen.Config{Topics: 3, Partitions: 2, ReplicationFactor: 3, MinInsyncReplicas: 2, MessageSize: 256,
 			Concurrency: 4, Producers: 2, ConsumerGroups: 2, ConsumersPerGroup: 3, LingerMs: 5, BatchBytes: 65536, Acks: "1",
 			Compression: "lz4", Encoding: "avro", Warmup: 2 * time.Second, Duration: 3 * time.Second, DrainTimeout: 4 * time.Second}},
+		{name: "client java", cfg: loadgen.Config{Client: planner.ClientJava, JVMOpts: []string{"-Xmx512m", "-XX:+UseG1GC"}, Duration: time.Second}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,7 +47,8 @@ func TestRemoteLoadFlags(t *testing.T) {
 					t.Errorf("--%s %v (%v), want %v", name, got, err, v)
 				}
 			}
-			for name, v := range map[string]string{"acks": want.Acks, "compression": want.Compression, "encoding": want.Encoding, "bootstrap": "198.18.0.10:9092"} {
+			for name, v := range map[string]string{"acks": want.Acks, "compression": want.Compression, "encoding": want.Encoding, "bootstrap": "198.18.0.10:9092",
+				"client": want.Client, "jvm-opts": strings.Join(want.JVMOpts, " ")} {
 				if got, err := f.GetString(name); err != nil || got != v {
 					t.Errorf("--%s %q (%v), want %q", name, got, err, v)
 				}

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/release"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -23,10 +26,12 @@ func newLoadgenCmd(st *state) *cobra.Command {
 latency, end-to-end latency and send delay (HDR histograms), rates, backlog
 and health. A fixed --rate is open loop (latency from the intended send
 time); --rate max is closed loop with --concurrency records in flight per
-producer.`,
+producer. --client java runs the producers and consumers on xp's Java load
+generator (Apache Kafka's kafka-clients; make java-client) with the same
+schedule, payloads, health rules and result (docs/loadgen.md#clients).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			full, err := fl.config()
+			full, err := fl.config(st.getenv)
 			if err != nil {
 				return err
 			}
@@ -44,6 +49,7 @@ type loadgenFlags struct {
 	clientConfig string
 	bootstrap    string
 	rate         string
+	jvmOpts      string
 	asJSON       bool
 }
 
@@ -74,14 +80,22 @@ func (fl *loadgenFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&cfg.Duration, "duration", 30*time.Second, "measurement window")
 	f.DurationVar(&cfg.DrainTimeout, "drain-timeout", 30*time.Second, "time allowed after the window for the backlog to reach zero")
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed of the payloads")
+	f.StringVar(&cfg.Client, "client", planner.ClientFranzGo, "the Kafka client that runs the load: franz-go or java (xp's Java load generator on kafka-clients)")
+	f.StringVar(&cfg.JavaClient, "java-client", "", "with --client java: the Java client release, its .tgz or unpacked directory (default $XP_JAVA_CLIENT, else the newest out/dist/xp-java-client-*.tgz; make java-client)")
+	f.StringVar(&cfg.Java, "java", "", "with --client java: the java binary (default java on PATH)")
+	f.StringVar(&fl.jvmOpts, "jvm-opts", "", "with --client java: JVM flags, space-separated (default: none, the JVM's defaults)")
 	f.BoolVar(&fl.asJSON, "json", false, "print the result as one JSON object")
 }
 
 // config is the load generator's full config from the flags: the client
 // config file and bootstrap servers read in, the rate parsed, defaults
 // filled and the whole validated. Its errors are usage errors.
-func (fl *loadgenFlags) config() (loadgen.Config, error) {
+func (fl *loadgenFlags) config(getenv func(string) string) (loadgen.Config, error) {
 	cfg := &fl.cfg
+	cfg.JVMOpts = strings.Fields(fl.jvmOpts)
+	if cfg.Client == planner.ClientJava && cfg.JavaClient == "" {
+		cfg.JavaClient = defaultJavaClient(getenv)
+	}
 	if fl.clientConfig != "" {
 		props, err := kafkaconf.ReadClientConfig(fl.clientConfig)
 		if err != nil {
@@ -109,6 +123,24 @@ func (fl *loadgenFlags) config() (loadgen.Config, error) {
 		return loadgen.Config{}, usageErr(err)
 	}
 	return full, nil
+}
+
+// defaultJavaClient is the Java client release --java-client defaults to:
+// $XP_JAVA_CLIENT, else the newest out/dist/xp-java-client-*.tgz under
+// the working directory (make java-client's), else none.
+func defaultJavaClient(getenv func(string) string) string {
+	if p := getenv("XP_JAVA_CLIENT"); p != "" {
+		return p
+	}
+	found, _ := filepath.Glob(filepath.Join("out", "dist", "xp-java-client-*.tgz"))
+	newest := ""
+	for _, f := range found {
+		v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "xp-java-client-"), ".tgz")
+		if newest == "" || release.AtLeast(v, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(newest), "xp-java-client-"), ".tgz")) {
+			newest = f
+		}
+	}
+	return newest
 }
 
 // checkLoadgenFlags refuses counts below 1 and durations not positive:
@@ -181,6 +213,7 @@ func printResult(st *state, r *loadgen.Result) {
 		health = "UNHEALTHY: " + strings.Join(r.Reasons, "; ")
 	}
 	fmt.Fprintf(w, "%s\n", health)
+	fmt.Fprintf(w, "client %s (%s; %s)\n", r.Client.Name, r.Client.Version, r.Client.Runtime)
 	if len(r.Topics) > 1 {
 		for _, t := range r.Topics {
 			fmt.Fprintf(w, "topic %s (%d partitions)  published %d  consumed %d\n", t.Topic, t.Partitions, t.Published, t.Consumed)

@@ -37,7 +37,7 @@ fixed:
 // campaign db (as xp run does) and records one finished attempt for each
 // row metrics returns values for; a row it returns nil for stays pending.
 // It returns the db's path and the spec's.
-func nativeCampaign(t *testing.T, spec string, metrics func(r planner.Row) map[string]float64) (db, specPath string) {
+func nativeCampaign(t testing.TB, spec string, metrics func(r planner.Row) map[string]float64) (db, specPath string) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -173,10 +173,10 @@ func TestPlanPowerWallTimeAndLimit(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, w := range []string{
-		fmt.Sprintf("%d, %s, USD 0.00 (over 1000)", p99.Replicates, roughDuration(*p99.WallS)),
+		fmt.Sprintf("%s, %s, USD 0.00 (over 1,000)", thousands(p99.Replicates), roughDuration(*p99.WallS)),
 		fmt.Sprintf("%d, %s, USD 0.00", p50.Replicates, roughDuration(*p50.WallS)),
 		"tls publish_ms_p99: not detectable in practice with this noise",
-		"longer runs", "a steadier metric", "a larger effect",
+		"longer runs", "the steadier publish_ms_p50", "a larger effect",
 		fmt.Sprintf("apply: xp plan expand SPEC.yaml --replicates %d", p50.Replicates),
 	} {
 		if !strings.Contains(text, w) {

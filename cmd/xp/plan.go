@@ -144,8 +144,8 @@ func newPlanValidateCmd(st *state) *cobra.Command {
 				return usageErr(err)
 			}
 			o := planner.Describe(rows, nil)
-			fmt.Fprintf(st.stdout, "%s: valid: %d rows, %d cells, %d matched sets, %d infrastructure groups\n",
-				args[0], o.Rows, o.Cells, o.MatchedSets, len(o.Groups))
+			fmt.Fprintf(st.stdout, "%s: valid: %d rows, %d cells, %d matched sets, %s\n",
+				args[0], o.Rows, o.Cells, o.MatchedSets, planner.Plural(len(o.Groups), "infrastructure group"))
 			return nil
 		},
 	}

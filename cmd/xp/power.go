@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -63,8 +64,10 @@ xp plan expand SPEC --replicates N (docs/analysis.md).`,
 				}
 				return err
 			}
+			bar := newPowerProgress(st)
 			ans, err := analysis.Power(d, analysis.PowerOptions{Effect: e, Power: power, Alpha: alpha,
-				Metrics: metrics, Treatment: treatment})
+				Metrics: metrics, Treatment: treatment, Progress: bar.update})
+			bar.done()
 			var be *analysis.BaselineError
 			if errors.Is(err, analysis.ErrBadOption) || errors.Is(err, analysis.ErrNoPilotData) ||
 				errors.Is(err, analysis.ErrOneLevel) || errors.As(err, &be) {
@@ -179,12 +182,14 @@ func pricePowerAnswers(ctx context.Context, db, pricesPath string, ans []analysi
 	return out, why, nil
 }
 
-// writePowerText prints the answers as a table, then, for each answer xp
-// plan expand would refuse, why and what would help.
+// writePowerText prints the answers as a table, then what the numbers
+// say: which metric is noisiest, for each answer xp plan expand would
+// refuse what would help most, and the command that applies the answers
+// within its limit.
 func writePowerText(w io.Writer, effect, power, alpha float64, ans []pricedAnswer, why string) {
 	fmt.Fprintf(w, "effect %g%% (mean penalty), power %g, two-sided alpha %g; wall time and cost: the pilot's campaign run with that many replicates, as xp plan show estimates it\n", effect, power, alpha)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "treatment\tmetric\tpilot sets\tconfigurations\tsd of penalty %%\treplicates per configuration\tmatched sets pooled\tmethod\n")
+	fmt.Fprintf(tw, "treatment\tmetric\tpilot sets\tconfigurations\tsd of penalty\treplicates per configuration\tmatched sets pooled\tmethod\n")
 	cost := func(wall, c *float64, cur string) string {
 		if wall == nil {
 			return ""
@@ -192,32 +197,168 @@ func writePowerText(w io.Writer, effect, power, alpha float64, ans []pricedAnswe
 		return fmt.Sprintf(", %s, %s %.2f", roughDuration(*wall), cur, *c)
 	}
 	for _, a := range ans {
-		reps := fmt.Sprintf("%d%s", a.Replicates, cost(a.WallS, a.Cost, a.Currency))
+		reps := fmt.Sprintf("%s%s", thousands(a.Replicates), cost(a.WallS, a.Cost, a.Currency))
 		if !a.WithinLimit {
-			reps += fmt.Sprintf(" (over %d)", planner.MaxReplicates)
+			reps += fmt.Sprintf(" (over %s)", thousands(planner.MaxReplicates))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.3g\t%s\t%d (%d per configuration%s)\t%s\n", a.Treatment, a.Metric, a.PilotSets,
-			a.PilotConfigs, a.SD, reps, a.PooledSets, a.PooledReplicates, cost(a.PooledWallS, a.PooledCost, a.Currency), a.Method)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s (%s per configuration%s)\t%s\n", a.Treatment, a.Metric, a.PilotSets,
+			a.PilotConfigs, percent(a.SD), reps, thousands(a.PooledSets), thousands(a.PooledReplicates), cost(a.PooledWallS, a.PooledCost, a.Currency), a.Method)
 	}
 	tw.Flush()
 	if why != "" {
 		fmt.Fprintln(w, why)
 	}
-	largest := 0
+	for _, line := range powerAdvice(effect, ans) {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// powerAdvice is what the answers say, one line each: the noisiest and
+// steadiest metric when they differ; for each answer over xp plan
+// expand's limit the smallest effect the limit detects and what would
+// help, from the numbers; the xp plan expand commands that apply the
+// answers within the limit, per configuration and pooled.
+func powerAdvice(effect float64, ans []pricedAnswer) []string {
+	var out []string
+	if len(ans) == 0 {
+		return nil
+	}
+	noisy, steady := ans[0], ans[0]
 	for _, a := range ans {
+		if a.SD > noisy.SD {
+			noisy = a
+		}
+		if a.SD < steady.SD {
+			steady = a
+		}
+	}
+	if noisy.SD > 2*steady.SD {
+		why := ""
+		if isTail(noisy.Metric) {
+			why = ": a tail percentile rests on a run's few slowest samples, so one stall moves it"
+		}
+		out = append(out, fmt.Sprintf("noisiest: %s %s (sd of penalty %s%s); steadiest: %s %s (sd %s).",
+			noisy.Treatment, noisy.Metric, percent(noisy.SD), why, steady.Treatment, steady.Metric, percent(steady.SD)))
+	}
+	limit := planner.MaxReplicates
+	perConfig, pooled := 0, 0
+	var perWhat, pooledWhat []string
+	for _, a := range ans {
+		name := a.Treatment + " " + a.Metric
 		if a.WithinLimit {
-			largest = max(largest, a.Replicates)
+			perConfig = max(perConfig, a.Replicates)
+			perWhat = append(perWhat, name)
+		}
+		if a.PooledReplicates <= limit {
+			pooled = max(pooled, a.PooledReplicates)
+			pooledWhat = append(pooledWhat, name)
+		}
+		if a.WithinLimit {
 			continue
 		}
-		help := "longer runs (duration_s: a tail percentile steadies with more samples), a steadier metric (a median, e.g. publish_ms_p50), or a larger effect (--effect)"
-		if a.PooledReplicates <= planner.MaxReplicates {
-			help += fmt.Sprintf("; or the pooled estimate over configurations, which needs %d replicates per configuration", a.PooledReplicates)
+		var help []string
+		if a.PooledReplicates <= limit && a.PilotConfigs > 1 {
+			help = append(help, fmt.Sprintf("size for the penalty pooled over the %d configurations, not each one: %s replicates per configuration",
+				a.PilotConfigs, thousands(a.PooledReplicates)))
 		}
-		fmt.Fprintf(w, "%s %s: not detectable in practice with this noise: %d replicates per configuration is over xp plan expand's limit of %d; %d replicates detect %.2g%% at best. What would help: %s.\n",
-			a.Treatment, a.Metric, a.Replicates, planner.MaxReplicates, planner.MaxReplicates, a.DetectableAtLimit, help)
+		pooledNote := ""
+		if a.PilotConfigs > 1 && a.PooledReplicates > limit {
+			pooledNote = fmt.Sprintf(" Pooled over the %d configurations it still needs %s matched sets in all: more replicates alone will not do.",
+				a.PilotConfigs, thousands(a.PooledSets))
+		}
+		if isTail(a.Metric) {
+			help = append(help, "longer runs (duration_s): a tail percentile steadies as a run holds more samples beyond it")
+		}
+		for _, b := range ans {
+			if b.Treatment == a.Treatment && b.Metric != a.Metric && b.WithinLimit && b.SD < a.SD/2 {
+				help = append(help, fmt.Sprintf("the steadier %s (sd %s, %s replicates) if it answers your question", b.Metric, percent(b.SD), thousands(b.Replicates)))
+				break
+			}
+		}
+		help = append(help, fmt.Sprintf("a larger effect: %s replicates detect %s", thousands(limit), percent(a.DetectableAtLimit)))
+		out = append(out, fmt.Sprintf("%s %s: not detectable in practice with this noise: %s replicates per configuration is over xp plan expand's limit of %s (sd of penalty %s against an effect of %s).%s What would help: %s.",
+			a.Treatment, a.Metric, thousands(a.Replicates), thousands(limit), percent(a.SD), fmt.Sprintf("%g%%", effect), pooledNote, strings.Join(help, "; ")))
 	}
-	if largest > 0 {
-		fmt.Fprintf(w, "apply: xp plan expand SPEC.yaml --replicates %d (the largest answer within xp plan expand's limit of %d)\n", largest, planner.MaxReplicates)
+	if perConfig > 0 {
+		out = append(out, fmt.Sprintf("apply: xp plan expand SPEC.yaml --replicates %d (detects the effect in each configuration for %s)", perConfig, strings.Join(perWhat, ", ")))
+	}
+	if pooled > 0 && pooled != perConfig && len(pooledWhat) > len(perWhat) {
+		out = append(out, fmt.Sprintf("apply: xp plan expand SPEC.yaml --replicates %d (detects the penalty pooled over configurations for %s)", pooled, strings.Join(pooledWhat, ", ")))
+	}
+	return out
+}
+
+// isTail reports whether a metric is a tail latency percentile (p95 and
+// above).
+func isTail(metric string) bool {
+	for _, p := range []string{"_p95", "_p99", "_p999", "_p9999"} {
+		if strings.HasSuffix(metric, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// percent writes a percentage as people do: "770%", "38%", "4.5%",
+// "0.62%"; never an exponent.
+func percent(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1000:
+		return thousands(int(math.Round(v))) + "%"
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 0, 64) + "%"
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
+	case a == 0:
+		return "0%"
+	}
+	return strconv.FormatFloat(v, 'f', max(2, 1-int(math.Floor(math.Log10(a)))), 64) + "%"
+}
+
+// thousands writes n with commas between thousands: 171,667.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// powerProgress draws xp plan power's progress on stderr once it has
+// taken more than a second: a bar redrawn in place on a terminal, a line
+// per answer otherwise.
+type powerProgress struct {
+	st    *state
+	start time.Time
+	drawn bool
+}
+
+func newPowerProgress(st *state) *powerProgress { return &powerProgress{st: st, start: st.now()} }
+
+func (p *powerProgress) update(done, total int) {
+	if p.st.now().Sub(p.start) < time.Second && !p.drawn {
+		return
+	}
+	p.drawn = true
+	if !p.st.isTerminal {
+		fmt.Fprintf(p.st.stderr, "xp plan power: %d of %d answers\n", done, total)
+		return
+	}
+	const width = 30
+	fill := width * done / max(total, 1)
+	fmt.Fprintf(p.st.stderr, "\rxp plan power [%s%s] %d/%d answers", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
+}
+
+// done ends the bar's line.
+func (p *powerProgress) done() {
+	if p.drawn && p.st.isTerminal {
+		fmt.Fprintln(p.st.stderr)
 	}
 }
 

@@ -18,6 +18,7 @@ func newRunCmd(st *state) *cobra.Command {
 	var o runner.Options
 	var halfwidth string
 	var ts runner.TwoStage
+	var jvmOpts string
 	c := &cobra.Command{
 		Use:   "run PLAN.jsonl [--db FILE] [--target local|TARGET.yaml] [--resume] [--max-attempts N] [--keep] [--dry-run] [--spec SPEC.yaml] [--halfwidth 2% [--halfwidth-metric M] [--max-replicates N]]",
 		Short: "Run (or resume) a campaign, checkpointing every run into the evidence store",
@@ -69,7 +70,14 @@ rows, 130 interrupted, 1 other failures.`,
 			} else if cmd.Flags().Changed("max-replicates") || cmd.Flags().Changed("halfwidth-metric") {
 				return usageErrf("--max-replicates and --halfwidth-metric size a two-stage design: give --halfwidth too (e.g. --halfwidth 2%%)")
 			}
+			if o.WarmupCap <= 0 {
+				o.WarmupCap = -1 // none
+			}
 			o.Plan = args[0]
+			o.JVMOpts = strings.Fields(jvmOpts)
+			if o.JavaClient == "" {
+				o.JavaClient = defaultJavaClient(st.getenv)
+			}
 			o.Stdout, o.Stderr, o.Terminal, o.Now = st.stdout, st.stderr, st.isTerminal, st.now
 			o.Platforms = platforms(st, st.stderr)
 			if err := refuseOverBudget(st, o.Target, o.Plan); err != nil {
@@ -97,8 +105,11 @@ rows, 130 interrupted, 1 other failures.`,
 	f.StringVar(&o.Target, "target", "local", "where to run: local (embedded cluster) or a TARGET.yaml")
 	f.BoolVar(&o.Resume, "resume", false, "continue a campaign that has progress in --db")
 	f.BoolVar(&o.DryRun, "dry-run", false, "validate and print what would run; write nothing")
+	f.StringVar(&o.JavaClient, "java-client", "", "the Java client release rows with client: java run, its .tgz or unpacked directory (default $XP_JAVA_CLIENT, else the newest out/dist/xp-java-client-*.tgz; make java-client)")
+	f.StringVar(&jvmOpts, "jvm-opts", "", "JVM flags of the Java client, space-separated (default: none, the JVM's defaults)")
 	f.IntVar(&o.MaxAttempts, "max-attempts", 3, "failed attempts allowed per row before it stays failed")
 	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end and keep DB.work (local Apache Kafka brokers keep running; the embedded cluster still ends with the process)")
+	f.DurationVar(&o.WarmupCap, "warmup-cap", runner.DefaultWarmupCap, "longest discarded warm-up load after a group's cluster comes up or restarts, until it is warm (0: none)")
 	f.StringVar(&halfwidth, "halfwidth", "", "two-stage design: half-width asked of each configuration's interval of the mean penalty, e.g. 2%")
 	f.StringVar(&ts.Metric, "halfwidth-metric", runner.DefaultStageMetric, "metric whose mean penalty --halfwidth sizes")
 	f.IntVar(&ts.MaxReplicates, "max-replicates", 0, "two-stage design: most replicates of any configuration, first stage included (default 4 times the plan's)")

@@ -22,7 +22,7 @@ func testState() (st *state, stdout, stderr *bytes.Buffer) {
 }
 
 // runXP runs the CLI in-process and returns its exit code and output.
-func runXP(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func runXP(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	st, out, errb := testState()
 	code = execute(st, args)

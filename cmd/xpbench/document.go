@@ -40,7 +40,9 @@ func writeDocument(w io.Writer, h header, rows []result) error {
 		measured, verdict := t.verdict(rows)
 		fmt.Fprintf(b, "| #%d | %s | %s | %s |\n", t.issue, t.what, measured, verdict)
 	}
-	fmt.Fprint(b, "\n## Table\n\n")
+	fmt.Fprint(b, "\n")
+	writeSideBySide(b, rows)
+	fmt.Fprint(b, "## Table\n\n")
 	render(b, rows)
 	return b.Flush()
 }

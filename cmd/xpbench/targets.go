@@ -83,9 +83,27 @@ var targets = []target{
 		{"analysis/export", "Analyse100k/config_id_25000", "s/analyse", "<", 60},
 		{"analysis/export", "Analyse100k/config_id_25000", "MiB_rss", "<", 2048},
 	}},
+	{35, "`xp plan power --effect 2%` on the README's tls-cost campaign under 10 s", []check{
+		{"cmd/xp", "PlanPower/readme_tls_cost", "s/power", "<", 10},
+	}},
 	{23, "`xp loadgen --rate max` at least 90% of Kafka's ProducerPerformance (--throughput -1) on one Apache Kafka broker, plaintext and tls, 1 KiB, acks all", []check{
 		{"runner/perftest", "ProducerPerformance/apache/plaintext/kafka_perf_test", "xp_%_of_perf_test", ">=", 90},
 		{"runner/perftest", "ProducerPerformance/apache/tls/kafka_perf_test", "xp_%_of_perf_test", ">=", 90},
+	}},
+	{36, "each client (franz-go, java) within ±0.5% of 10k and 50k msg/s of 1 KiB on one Apache Kafka broker", []check{
+		{"runner/perftest", "Clients/rate/franz-go/10k", "rate_err_%", "|x|<=", 0.5},
+		{"runner/perftest", "Clients/rate/franz-go/50k", "rate_err_%", "|x|<=", 0.5},
+		{"runner/perftest", "Clients/rate/java/10k", "rate_err_%", "|x|<=", 0.5},
+		{"runner/perftest", "Clients/rate/java/50k", "rate_err_%", "|x|<=", 0.5},
+	}},
+	{36, "each client's send-delay p99 under 1 ms at those rates", []check{
+		{"runner/perftest", "Clients/rate/franz-go/10k", "send_delay_p99_ms", "<", 1},
+		{"runner/perftest", "Clients/rate/franz-go/50k", "send_delay_p99_ms", "<", 1},
+		{"runner/perftest", "Clients/rate/java/10k", "send_delay_p99_ms", "<", 1},
+		{"runner/perftest", "Clients/rate/java/50k", "send_delay_p99_ms", "<", 1},
+	}},
+	{36, "`client: java` at --rate max within ±10% of ProducerPerformance --payload-file (same settings, alternated, medians of 3 rounds)", []check{
+		{"runner/perftest", "Clients/saturated/java_vs_perf_test", "java_minus_perf_test_%", "|x|<=", 10},
 	}},
 }
 

@@ -4,6 +4,7 @@
 //
 //	xpdist kafka [-version V] [-out DIR]          DIR/kafka_2.13-V.tgz (default: the newest 4.x)
 //	xpdist kroxylicious [-version V] [-out DIR]   DIR/kroxylicious-app-V-bin.tar.gz (default: the newest)
+//	xpdist java-client [-version V] [-out DIR]    DIR/xp-java-client-V.tgz: xp's Java load generator on kafka-clients V (default: the newest 4.x)
 //
 // Maven Central has no kroxylicious-app (the official release's main class
 // and archive): the Kroxylicious release is assembled in its layout from
@@ -35,7 +36,7 @@ func main() {
 	}
 }
 
-const usage = "usage: xpdist kafka|kroxylicious [-version V] [-out DIR] [-v]"
+const usage = "usage: xpdist kafka|kroxylicious|java-client [-version V] [-out DIR] [-v]"
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		w, err = release.AssembleKafka(ctx, m, *version, *out)
 	case "kroxylicious":
 		w, err = release.AssembleKroxylicious(ctx, m, *version, *out)
+	case "java-client":
+		w, err = release.AssembleJavaClient(ctx, m, *version, *out)
 	default:
 		return fmt.Errorf("unknown release %q; %s", args[0], usage)
 	}

@@ -55,6 +55,7 @@ var (
 	_ target.BrokerReporter    = (*Target)(nil)
 	_ target.Pricer            = (*Target)(nil)
 	_ target.ModeHostDescriber = (*Target)(nil)
+	_ target.Attached          = (*Target)(nil)
 )
 
 // Target is an existing cluster.
@@ -220,6 +221,10 @@ func (t *Target) RecordEvents(e target.InfraEvents) {
 	defer t.mu.Unlock()
 	t.events = e
 }
+
+// Attached says the cluster was running before xp: the runner runs no
+// warm-up load after Up.
+func (t *Target) Attached() {}
 
 // Up makes nothing exist: the cluster is up already. The first Up deletes
 // the topics and consumer groups an earlier run of the campaign left

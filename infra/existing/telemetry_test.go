@@ -79,8 +79,8 @@ func TestTelemetryOverSSH(t *testing.T) {
 		if !strings.Contains(string(a.Environment), `"name":"b1"`) || !strings.Contains(string(a.Environment), `"kernel"`) {
 			t.Errorf("attempt %d: environment lacks b1's description: %s", a.ID, a.Environment)
 		}
-		if _, ok := a.Metrics["host_cpu_b1_us_per_msg"]; !ok {
-			t.Errorf("attempt %d: no host_cpu_b1_us_per_msg in %v", a.ID, a.Metrics)
+		if _, ok := a.Metrics["host_cpu_broker_us_per_msg"]; !ok {
+			t.Errorf("attempt %d: no host_cpu_broker_us_per_msg in %v", a.ID, a.Metrics)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(h.Home(), "xp")); !os.IsNotExist(err) {

@@ -54,7 +54,7 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 		return nil, err
 	}
 	host := c.Host()
-	cert, key, err := c.Authority().Gateway("gateway-"+o.Name, host)
+	cert, key, err := c.Authority().Gateway(GatewayCertName(o.Name), host)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,50 @@ type GatewayModeOptions struct {
 	Logger *slog.Logger
 }
 
+// ClusterLocalGatewayModes are the gateway modes `xp cluster local` serves
+// beside its brokers (unless --direct-only): every gateway mode, and
+// field_encrypt with FF1 too, each with the std crypto and again with
+// the fast one (named MODE.fast). A remote broker host's certificates for
+// them are issued by the operator's xp (ModeName, GatewayCertName), which
+// keeps the CA key.
+func ClusterLocalGatewayModes() []GatewayModeOptions {
+	var out []GatewayModeOptions
+	for _, crypto := range []string{planner.GatewayCryptoStd, planner.GatewayCryptoFast} {
+		modes := []GatewayModeOptions{}
+		for _, security := range planner.GatewayModes() {
+			modes = append(modes, GatewayModeOptions{Security: security})
+		}
+		modes = append(modes, GatewayModeOptions{Security: planner.SecurityFieldEncrypt, Cipher: planner.FieldCipherFPE})
+		for _, o := range modes {
+			o.Crypto = crypto
+			if crypto != planner.DefaultGatewayCrypto {
+				o.Name = planner.GatewayModeName(o.Security, "", "", o.Cipher) + "." + crypto
+			}
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// ModeName is the mode StartGatewayMode registers for o: Name, else
+// planner.GatewayModeName of its settings with their defaults.
+func (o GatewayModeOptions) ModeName() string {
+	if o.Name != "" {
+		return o.Name
+	}
+	if o.Transport == "" {
+		o.Transport = planner.DefaultGatewayTransport
+	}
+	if o.Encoding == "" {
+		o.Encoding = planner.DefaultFieldEncoding
+	}
+	return planner.GatewayModeName(o.Security, o.Transport, o.Encoding, o.Cipher)
+}
+
+// GatewayCertName is the name (pki) of the certificate the gateway of
+// mode serves with.
+func GatewayCertName(mode string) string { return "gateway-" + mode }
+
 // vaultMu serializes creating the cluster's key vault, so that gateways
 // started side by side share one key-encryption key.
 var vaultMu sync.Mutex
@@ -74,10 +118,7 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 	if o.Encoding == "" {
 		o.Encoding = planner.DefaultFieldEncoding
 	}
-	name := o.Name
-	if name == "" {
-		name = planner.GatewayModeName(o.Security, o.Transport, o.Encoding, o.Cipher)
-	}
+	name := o.ModeName()
 	gopts := GatewayOptions{Name: name, Transport: o.Transport, Logger: o.Logger, Crypto: o.Crypto}
 	switch o.Security {
 	case planner.SecurityProxy:

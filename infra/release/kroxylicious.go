@@ -137,7 +137,8 @@ func AssembleKroxylicious(ctx context.Context, m Maven, version, dir string) (Wr
 	if v := kroxyliciousVersionOf(names); v != got {
 		return Written{}, fmt.Errorf("mvn resolved kroxylicious-runtime %q, not %s", v, got)
 	}
-	jar, err := compileLauncher(ctx, javac, libs, filepath.Join(scratch, "launcher"))
+	jar, err := compileJar(ctx, javac, libs, filepath.Join(scratch, "launcher"),
+		javaSource{class: KroxyliciousLauncherClass, source: kroxyLauncherSource, what: "the Kroxylicious launcher", createdBy: "make kroxylicious-dist"})
 	if err != nil {
 		return Written{}, err
 	}
@@ -185,23 +186,33 @@ func isExec(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// compileLauncher compiles the launcher against the jars in libs for Java
-// 17 and returns its jar: the classes and a manifest naming the main
-// class, entries sorted and dated archiveTime so that the same JDK makes
-// the same bytes.
-func compileLauncher(ctx context.Context, javac, libs, work string) ([]byte, error) {
-	src := filepath.Join(work, "src", "xp", "launcher", "Kroxylicious.java")
+// javaSource is one class of xp's own in Java, compiled into a jar of its
+// own by compileJar.
+type javaSource struct {
+	class     string // the main class, e.g. xp.launcher.Kroxylicious
+	source    []byte
+	what      string // named in errors
+	createdBy string // the manifest's Created-By
+}
+
+// compileJar compiles src against the jars in libs for Java 17 and returns
+// its jar: the classes, the source and a manifest naming the main class,
+// entries sorted and dated archiveTime so that the same JDK makes the same
+// bytes.
+func compileJar(ctx context.Context, javac, libs, work string, src javaSource) ([]byte, error) {
+	srcPath := filepath.Join(append([]string{work, "src"}, strings.Split(src.class, ".")...)...) + ".java"
+	srcName := strings.ReplaceAll(src.class, ".", "/") + ".java"
 	classes := filepath.Join(work, "classes")
-	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(srcPath), 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(src, kroxyLauncherSource, 0o644); err != nil {
+	if err := os.WriteFile(srcPath, src.source, 0o644); err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, javac, "--release", "17", "-encoding", "UTF-8", "-nowarn",
-		"-cp", filepath.Join(libs, "*"), "-d", classes, src)
+		"-cp", filepath.Join(libs, "*"), "-d", classes, srcPath)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("compiling the Kroxylicious launcher with %s: %w\n%s", javac, err, lastLines(string(out), 20))
+		return nil, fmt.Errorf("compiling %s with %s: %w\n%s", src.what, javac, err, lastLines(string(out), 20))
 	}
 	var paths []string
 	err := filepath.WalkDir(classes, func(p string, d fs.DirEntry, err error) error {
@@ -224,7 +235,7 @@ func compileLauncher(ctx context.Context, javac, libs, work string) ([]byte, err
 		_, err = w.Write(data)
 		return err
 	}
-	manifest := "Manifest-Version: 1.0\r\nMain-Class: " + KroxyliciousLauncherClass + "\r\nCreated-By: xp (make kroxylicious-dist)\r\n\r\n"
+	manifest := "Manifest-Version: 1.0\r\nMain-Class: " + src.class + "\r\nCreated-By: xp (" + src.createdBy + ")\r\n\r\n"
 	if err := add("META-INF/MANIFEST.MF", []byte(manifest)); err != nil {
 		return nil, err
 	}
@@ -238,7 +249,7 @@ func compileLauncher(ctx context.Context, javac, libs, work string) ([]byte, err
 			return nil, err
 		}
 	}
-	if err := add("xp/launcher/Kroxylicious.java", kroxyLauncherSource); err != nil {
+	if err := add(srcName, src.source); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {

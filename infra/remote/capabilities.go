@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
@@ -61,6 +62,13 @@ func (d *Deployer) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result,
 	if load.ClientConfig == "" {
 		load.Mode = target.ModeKey(l.Row)
 	}
+	if c.Client == planner.ClientJava {
+		name, err := dep.PrepareJavaClient(ctx, c.JavaClient)
+		if err != nil {
+			return nil, err
+		}
+		load.JavaClient = name
+	}
 	res, _, err := dep.RunLoad(ctx, load)
 	if ctx.Err() != nil {
 		return nil, err
@@ -109,6 +117,14 @@ func LoadFlags(c loadgen.Config, bootstrap []string) []string {
 		if kv.v != "" {
 			add(kv.name, kv.v)
 		}
+	}
+	// The client, and the Java client's JVM flags (its release is given
+	// per host: RunLoad's Load.JavaClient).
+	if c.Client != "" && c.Client != planner.ClientFranzGo {
+		add("client", c.Client)
+	}
+	if len(c.JVMOpts) > 0 {
+		add("jvm-opts", strings.Join(c.JVMOpts, " "))
 	}
 	// A zero warm-up is none (a row's warmup_s: 0), not the flag's 10s.
 	add("warmup", c.Warmup.String())

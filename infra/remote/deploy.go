@@ -62,6 +62,13 @@ type Options struct {
 	// answer over SSH first (ssh.Pool.Wait): machines just created are
 	// still booting.
 	Wait time.Duration
+	// Leftovers makes Deploy reach only what an earlier xp left (xp infra
+	// down): it uploads nothing, a host without xp's binary in the
+	// campaign's directory has nothing of the campaign running and is left
+	// alone, and a host it cannot reach is listed by Unreachable instead
+	// of failing the deployment. Only stopping and removing make sense on
+	// such a deployment.
+	Leftovers bool
 	// WorkDir is where the cluster's authority lives on this machine
 	// while the deployment does (the run's work directory, which the next
 	// run empties: a killed xp leaves no key elsewhere); default the
@@ -126,6 +133,8 @@ type deployed struct {
 	// jvm is the heap and JVM flags of the Kafka node StartKafka started
 	// on the host ("" for none).
 	jvm string
+	// unreachable is why a Leftovers deployment could not reach the host.
+	unreachable error
 }
 
 var campaignRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -178,10 +187,17 @@ func Deploy(ctx context.Context, o Options) (*Deployment, error) {
 
 func (d *Deployment) prepare(ctx context.Context, h *deployed) error {
 	c, err := d.o.Pool.Client(ctx, h.SSH)
+	if err != nil && d.o.Leftovers && ctx.Err() == nil {
+		h.unreachable = err
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	h.c = c
+	if d.o.Leftovers {
+		return d.findLeftovers(ctx, h)
+	}
 	out, err := c.Output(ctx, `uname -s; uname -m; printf '%s\n' "$HOME"`)
 	if err != nil {
 		return err
@@ -223,6 +239,34 @@ func (d *Deployment) prepare(ctx context.Context, h *deployed) error {
 		return fmt.Errorf("stopping the services a previous xp left: %w", err)
 	}
 	return nil
+}
+
+// findLeftovers sets h's campaign directory and binary when an earlier
+// xp left them there, uploading nothing; a host without them keeps none
+// (every later step skips it).
+func (d *Deployment) findLeftovers(ctx context.Context, h *deployed) error {
+	dir := `"$HOME"/xp/` + ssh.Quote(d.o.Campaign) + "/" + ssh.Quote(h.Name)
+	out, err := h.c.Output(ctx, fmt.Sprintf(`if [ -x %[1]s/bin/xp ]; then printf '%%s\n' %[1]s; fi`, dir))
+	if err != nil {
+		return err
+	}
+	if found := strings.TrimSpace(string(out)); strings.HasPrefix(found, "/") {
+		h.dir = found
+		h.xp = path.Join(found, "bin", "xp")
+	}
+	return nil
+}
+
+// Unreachable lists the hosts a Leftovers deployment could not reach, as
+// "NAME (ADDR): why", in name order.
+func (d *Deployment) Unreachable() []string {
+	var out []string
+	for _, n := range d.names("") {
+		if h := d.hosts[n]; h.unreachable != nil {
+			out = append(out, fmt.Sprintf("%s (%s): %v", n, h.SSH, h.unreachable))
+		}
+	}
+	return out
 }
 
 // Reconnect makes sure every host has a live connection, dialling again
@@ -316,14 +360,15 @@ func (d *Deployment) Hosts() []target.HostInfo {
 }
 
 // embeddedAuthority makes, on this machine, the authority of an embedded
-// cluster whose gateways run on gateway hosts, and gives the broker host
-// what the cluster's pki directory needs: the CA certificate, the
-// broker's certificate and the client's, with their keys, but not the
-// CA's key, which stays here (the cluster opens the directory as an
-// authority that cannot sign, pki.Authority). The gateway hosts'
-// certificates are signed here too (gatewayAuthority). Without gateway
-// hosts the cluster makes its CA itself, and its key never leaves the
-// broker host.
+// cluster, and gives the broker host what the cluster's pki directory
+// needs: the CA certificate, the broker's certificate and the client's,
+// and, when gateways run beside the cluster (no gateway hosts, so `xp
+// cluster local` serves the gateway modes, local.ClusterLocalGatewayModes),
+// each of those gateways' certificates, all with their keys but not the
+// CA's key, which stays here: the cluster opens the directory as an
+// authority that cannot sign (pki.Authority), so no CA key ever lives on
+// a host. The gateway hosts' certificates are signed here too
+// (gatewayAuthority).
 func (d *Deployment) embeddedAuthority(ctx context.Context, b *deployed, dir string) error {
 	tmp, err := d.keyDir("xp-pki-")
 	if err != nil {
@@ -336,10 +381,16 @@ func (d *Deployment) embeddedAuthority(ctx context.Context, b *deployed, dir str
 	}
 	d.setAuthority(ca, tmp)
 	files := map[string]string{pki.CACertFile: ca.CAPath()}
-	for _, issue := range []func() (string, string, error){
+	issues := []func() (string, string, error){
 		func() (string, string, error) { return ca.Server(local.BrokerCertName, b.Private) },
 		func() (string, string, error) { return ca.Client(local.ClientCertName) },
-	} {
+	}
+	if len(d.names(planner.RoleGateway)) == 0 {
+		for _, o := range local.ClusterLocalGatewayModes() {
+			issues = append(issues, func() (string, string, error) { return ca.Gateway(local.GatewayCertName(o.ModeName()), b.Private) })
+		}
+	}
+	for _, issue := range issues {
 		cert, key, err := issue()
 		if err != nil {
 			return err
@@ -390,9 +441,9 @@ func (d *Deployment) StartEmbedded(ctx context.Context, brokers int) (map[string
 		ssh.Quote(b.xp), ssh.Quote(b.Private), brokers, ssh.Quote(cdir))
 	if len(d.names(planner.RoleGateway)) > 0 {
 		cmd += " --direct-only"
-		if err := d.embeddedAuthority(ctx, b, path.Join(cdir, local.PKIDir)); err != nil {
-			return nil, err
-		}
+	}
+	if err := d.embeddedAuthority(ctx, b, path.Join(cdir, local.PKIDir)); err != nil {
+		return nil, err
 	}
 	if _, err := b.c.Output(ctx, cmd); err != nil {
 		return nil, fmt.Errorf("remote: embedded cluster on %s: %w", b.Name, err)
@@ -482,6 +533,10 @@ type Load struct {
 	Flags []string
 	// Timeout bounds each client's run; default 5 minutes.
 	Timeout time.Duration
+	// JavaClient, for client java, is the file name of the Java client
+	// release PrepareJavaClient put in every client host's campaign
+	// directory, given to each as --java-client.
+	JavaClient string
 }
 
 // ClientError is a client host whose load run failed; Output keeps what it
@@ -568,6 +623,9 @@ func (d *Deployment) RunLoad(ctx context.Context, l Load) (loadgen.Result, []Par
 		}
 		for _, f := range l.Flags {
 			args = append(args, ssh.Quote(f))
+		}
+		if l.JavaClient != "" {
+			args = append(args, "--java-client", ssh.Quote(path.Join(h.dir, l.JavaClient)))
 		}
 		var phases io.Writer = io.Discard
 		if i == 0 && l.OnPhase != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,7 +17,9 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/local"
+	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/ssh"
+	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
 )
@@ -130,6 +133,18 @@ func TestDeployEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
+	// Without gateway hosts too, the CA is this machine's: the broker
+	// host's in-process gateways serve with certificates issued here, and
+	// no host holds the CA's key.
+	for _, h := range d.hosts {
+		out, err := h.c.Output(ctx, "find "+ssh.Quote(path.Dir(h.dir))+" -name "+pki.CAKeyFile)
+		if err != nil || strings.TrimSpace(string(out)) != "" {
+			t.Errorf("%s: the CA's key: %q (%v)", h.Name, out, err)
+		}
+	}
+	if d.ca == nil || !d.ca.CanSign() {
+		t.Error("no authority that can sign on this machine")
+	}
 	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "proxy", "encrypt"} {
 		b := strings.Join(modes[m].Bootstrap, ",")
 		if b == "" || !strings.HasPrefix(b, n.Hosts[0].Addr+":") {
@@ -149,6 +164,25 @@ func TestDeployEmbedded(t *testing.T) {
 		}
 		if !res.Healthy || res.TargetRate != 301 || res.Published != parts[0].Result.Published+parts[1].Result.Published || res.Published < 500 {
 			t.Errorf("%s: merged healthy=%v reasons=%v rate=%v published=%d", mode, res.Healthy, res.Reasons, res.TargetRate, res.Published)
+		}
+	}
+	// Client java: the release uploaded to both client hosts, each runs
+	// xp's Java load generator, and their results merge.
+	jname, err := d.PrepareJavaClient(ctx, disttest.JavaClient(t).Path)
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	}
+	jres, jparts, err := d.RunLoad(ctx, Load{Mode: "tls", Rate: 301, Timeout: 2 * time.Minute, JavaClient: jname,
+		Flags: []string{"--client", "java", "--message-size", "128", "--warmup", "1s", "--duration", "2s", "--drain-timeout", "20s", "--partitions", "2"}})
+	if err != nil {
+		t.Fatalf("client java: %v", err)
+	}
+	if !jres.Healthy || jres.Published != jparts[0].Result.Published+jparts[1].Result.Published || jres.Published < 500 || jres.Errors != 0 {
+		t.Errorf("client java: merged healthy=%v reasons=%v published=%d errors=%d", jres.Healthy, jres.Reasons, jres.Published, jres.Errors)
+	}
+	for _, p := range jparts {
+		if p.Result.Client.Name != planner.ClientJava || !strings.HasPrefix(p.Result.Client.Version, "kafka-clients ") {
+			t.Errorf("client java on %s: the part says client %+v", p.Host, p.Result.Client)
 		}
 	}
 	samples, err := tel.Stop()

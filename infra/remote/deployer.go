@@ -54,8 +54,10 @@ type Deployer struct {
 
 	mu   sync.Mutex
 	pool *ssh.Pool
-	// user the pool logs in as, knownHosts the file it checks keys in.
+	// user the pool logs in as, knownHosts the file it checks keys in,
+	// retries its dial retries (0: the default).
 	user, knownHosts string
+	retries          int
 	dep              *Deployment
 	// last is the latest deployment, kept after Undeploy for Remove.
 	last *Deployment
@@ -196,8 +198,18 @@ const DefaultSSHWait = 5 * time.Minute
 
 // install connects to every machine of inv (waiting up to wait for them
 // when positive), installs xp and stops the services an earlier xp left
-// running there. d.mu is held.
+// running there. d.mu is held (as for leftovers and connect).
 func (d *Deployer) install(ctx context.Context, inv *tf.Inventory, wait time.Duration) (*Deployment, error) {
+	return d.connect(ctx, inv, wait, false)
+}
+
+// leftovers reaches what an earlier xp left on inv's machines (Options.Leftovers).
+func (d *Deployer) leftovers(ctx context.Context, inv *tf.Inventory) (*Deployment, error) {
+	return d.connect(ctx, inv, 0, true)
+}
+
+// connect is install, or leftovers when leftovers is set.
+func (d *Deployer) connect(ctx context.Context, inv *tf.Inventory, wait time.Duration, leftovers bool) (*Deployment, error) {
 	user := d.o.SSH.User
 	if user == "" {
 		user = inv.SSHUser
@@ -208,7 +220,13 @@ func (d *Deployer) install(ctx context.Context, inv *tf.Inventory, wait time.Dur
 	if inv.Dir != "" && d.o.SSH.KnownHosts != targetfile.KnownHostsStrict {
 		knownHosts = filepath.Join(inv.Dir, "known_hosts")
 	}
-	if d.pool == nil || d.user != user || d.knownHosts != knownHosts {
+	// Leftovers are looked for with fewer tries: a host that does not
+	// answer is only a warning of xp infra down, not worth minutes.
+	retries := 0 // the pool's default
+	if leftovers {
+		retries = 2
+	}
+	if d.pool == nil || d.user != user || d.knownHosts != knownHosts || d.retries != retries {
 		if d.pool != nil {
 			d.pool.Close()
 		}
@@ -217,23 +235,30 @@ func (d *Deployer) install(ctx context.Context, inv *tf.Inventory, wait time.Dur
 			return nil, err
 		}
 		p, err := ssh.NewPool(ssh.Config{User: user, PrivateKey: d.o.SSH.PrivateKey, KnownHosts: knownHosts,
-			Policy: pol, KeepaliveInterval: d.o.SSH.Keepalive, Log: d.o.Log})
+			Policy: pol, KeepaliveInterval: d.o.SSH.Keepalive, Log: d.o.Log, Retries: retries})
 		if err != nil {
 			return nil, err
 		}
-		d.pool, d.user, d.knownHosts = p, user, knownHosts
+		d.pool, d.user, d.knownHosts, d.retries = p, user, knownHosts, retries
 	}
-	return Deploy(ctx, Options{Campaign: d.o.Campaign, Hosts: Hosts(inv), Pool: d.pool, Binary: d.o.Binary, Log: d.o.Log, Wait: wait, WorkDir: d.o.WorkDir})
+	return Deploy(ctx, Options{Campaign: d.o.Campaign, Hosts: Hosts(inv), Pool: d.pool, Binary: d.o.Binary, Log: d.o.Log, Wait: wait, WorkDir: d.o.WorkDir,
+		Leftovers: leftovers})
 }
 
 // StopLeftovers stops every service xp left running on the machines of
-// inv (an xp run killed before its teardown), starting nothing: xp infra
-// down calls it before destroying the machines.
-func (d *Deployer) StopLeftovers(ctx context.Context, inv *tf.Inventory) error {
+// inv (an xp run killed before its teardown), starting and uploading
+// nothing: xp infra down calls it before destroying the machines. Only
+// hosts that hold xp's binary in the campaign's directory are touched;
+// unreachable lists the hosts it could not reach ("NAME (ADDR): why"),
+// which are no error: the destroy takes them down all the same.
+func (d *Deployer) StopLeftovers(ctx context.Context, inv *tf.Inventory) (unreachable []string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, err := d.install(ctx, inv, 0)
-	return err
+	dep, err := d.leftovers(ctx, inv)
+	if err != nil {
+		return nil, err
+	}
+	return dep.Unreachable(), dep.stopAgents(ctx)
 }
 
 // Remove stops every service of the latest deployment, also one
@@ -256,15 +281,17 @@ func (d *Deployer) Remove(ctx context.Context) error {
 }
 
 // RemoveLeftovers is Remove for the machines of inv, which another xp
-// deployed: xp infra down on the hosts platform.
-func (d *Deployer) RemoveLeftovers(ctx context.Context, inv *tf.Inventory) error {
+// deployed (xp infra down on the hosts platform), with StopLeftovers'
+// rules: nothing uploaded, hosts without the campaign's binary left
+// alone, unreachable hosts listed rather than failing.
+func (d *Deployer) RemoveLeftovers(ctx context.Context, inv *tf.Inventory) (unreachable []string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	dep, err := d.install(ctx, inv, 0)
+	dep, err := d.leftovers(ctx, inv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return dep.Remove(ctx)
+	return dep.Unreachable(), dep.Remove(ctx)
 }
 
 // Deployment is the deployment of the last Deploy, nil before one.

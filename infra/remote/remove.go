@@ -34,6 +34,22 @@ func (d *Deployment) Remove(ctx context.Context) error {
 	})
 }
 
+// stopAgents stops every service xp's agent runs in the campaign's
+// directory on each host that has one; the files stay.
+func (d *Deployment) stopAgents(ctx context.Context) error {
+	return d.each(ctx, d.names(""), func(ctx context.Context, h *deployed) error {
+		if h.dir == "" {
+			return nil
+		}
+		c, err := d.client(ctx, h)
+		if err != nil {
+			return err
+		}
+		_, err = c.Output(ctx, fmt.Sprintf("%s agent stop --dir %s --grace 10s", ssh.Quote(h.xp), ssh.Quote(h.dir)))
+		return err
+	})
+}
+
 // Dir is the campaign directory on host name ("" for a host the
 // deployment does not have).
 func (d *Deployment) Dir(name string) string {

@@ -166,16 +166,59 @@ func (c *Client) Run(ctx context.Context, cmd string, o RunOpts) error {
 }
 
 // Output runs cmd and returns its standard output; standard error goes to
-// the log and, on failure, into the error.
+// the log and, on failure, into the error. A command that writes more than
+// the pool's MaxOutput is stopped, and the error is an *OutputLimitError
+// naming it: Output is for answers and small files, not for streams.
 func (c *Client) Output(ctx context.Context, cmd string) ([]byte, error) {
-	var out bytes.Buffer
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := &cappedBuffer{max: c.pool.cfg.MaxOutput, over: cancel}
 	stderr := &tail{max: 2048}
-	err := c.Run(ctx, cmd, RunOpts{Stdout: &out, Stderr: io.MultiWriter(c.pool.cfg.Log, stderr)})
+	err := c.Run(ctx, cmd, RunOpts{Stdout: out, Stderr: io.MultiWriter(c.pool.cfg.Log, stderr)})
+	if out.exceeded {
+		return nil, &OutputLimitError{Host: c.addr, Cmd: cmd, Limit: out.max}
+	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		ee.Stderr = strings.TrimSpace(stderr.String())
 	}
-	return out.Bytes(), err
+	return out.b.Bytes(), err
+}
+
+// OutputLimitError is a command whose standard output exceeded what
+// Client.Output keeps (Config.MaxOutput); the command was stopped.
+type OutputLimitError struct {
+	Host  string
+	Cmd   string
+	Limit int
+}
+
+func (e *OutputLimitError) Error() string {
+	return fmt.Sprintf("ssh %s: %q wrote more than %d bytes to its standard output, the most xp reads of a command's answer; "+
+		"the command was stopped (fetch large files with a bounded read, e.g. tail -c)", e.Host, e.Cmd, e.Limit)
+}
+
+// cappedBuffer keeps up to max bytes; past that it keeps nothing more,
+// marks itself exceeded and calls over (once), while still accepting
+// writes so the session's copy never blocks the command's end.
+type cappedBuffer struct {
+	b        bytes.Buffer
+	max      int
+	exceeded bool
+	over     func()
+}
+
+func (w *cappedBuffer) Write(p []byte) (int, error) {
+	if w.exceeded {
+		return len(p), nil
+	}
+	if w.b.Len()+len(p) > w.max {
+		w.exceeded = true
+		w.b.Reset()
+		w.over()
+		return len(p), nil
+	}
+	return w.b.Write(p)
 }
 
 // Upload copies the local file at src to dst on the host with the given

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 
 	xssh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/xp-bench/xp/internal/durable"
 )
 
 // HostKeyError is a host key refused: Changed when known_hosts holds a
@@ -47,11 +48,10 @@ type knownHosts struct {
 }
 
 func openKnownHosts(path string, policy HostKeyPolicy) (*knownHosts, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
-	if err != nil {
+	// Created (empty) if missing, and on disk before any key is learnt.
+	if err := durable.Append(path, nil, 0o600); err != nil {
 		return nil, fmt.Errorf("ssh known_hosts: %w", err)
 	}
-	f.Close()
 	// A key no host has: checking it reveals which keys the file records
 	// for a host without connecting.
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
@@ -85,15 +85,10 @@ func (k *knownHosts) callback(hostname string, remote net.Addr, key xssh.PublicK
 	case k.policy == Strict:
 		return &HostKeyError{Host: hostname, KnownHosts: k.path, Fingerprint: xssh.FingerprintSHA256(key)}
 	}
-	f, err := os.OpenFile(k.path, os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("ssh known_hosts: %w", err)
-	}
-	_, err = fmt.Fprintln(f, knownhosts.Line([]string{knownhosts.Normalize(hostname)}, key))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	// On disk before the connection is used: a crash must not forget the
+	// key a host was trusted with.
+	line := knownhosts.Line([]string{knownhosts.Normalize(hostname)}, key) + "\n"
+	if err := durable.Append(k.path, []byte(line), 0o600); err != nil {
 		return fmt.Errorf("ssh known_hosts: recording %s: %w", hostname, err)
 	}
 	return nil

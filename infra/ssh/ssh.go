@@ -87,6 +87,10 @@ type Config struct {
 	// again.
 	KeepaliveInterval time.Duration
 	KeepaliveCountMax int
+	// MaxOutput bounds what Client.Output keeps of a command's standard
+	// output; a command that writes more is stopped and its call fails
+	// with an *OutputLimitError. Default 16 MiB.
+	MaxOutput int
 	// Log receives each command line and, unless a call gives its own
 	// writers, each command's output (the campaign log). Nil discards.
 	Log io.Writer
@@ -124,6 +128,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.KeepaliveCountMax <= 0 {
 		c.KeepaliveCountMax = 3
+	}
+	if c.MaxOutput <= 0 {
+		c.MaxOutput = 16 << 20
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
@@ -304,6 +311,9 @@ func (p *Pool) dial(ctx context.Context, addr string, retries int) (*xssh.Client
 		if err == nil {
 			return c, nil
 		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("ssh %s: %w", addr, err)
+		}
 		if !transient(err) || attempt >= retries {
 			if attempt > 0 {
 				return nil, fmt.Errorf("ssh %s (after %d attempts): %w", addr, attempt+1, err)
@@ -324,25 +334,27 @@ func (p *Pool) dial(ctx context.Context, addr string, retries int) (*xssh.Client
 	}
 }
 
+// dialOnce connects to addr and makes the SSH handshake, both within
+// DialTimeout. One deadline bounds both: the connect's context, then the
+// same instant as the socket's deadline, which ends a handshake with a
+// silent server as an i/o timeout (a transient error, retried). Only the
+// caller's ctx closes the socket early; a cancelled ctx is not retried.
 func (p *Pool) dialOnce(ctx context.Context, addr string) (*xssh.Client, error) {
-	dctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	deadline := time.Now().Add(p.cfg.DialTimeout)
+	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var d net.Dialer
 	conn, err := d.DialContext(dctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	// The handshake has the same deadline as the connect; cancellation of
-	// ctx closes the socket.
-	deadline, _ := dctx.Deadline()
 	conn.SetDeadline(deadline)
-	stop := context.AfterFunc(dctx, func() { conn.Close() })
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	cfg := &xssh.ClientConfig{
 		User:            p.cfg.User,
 		Auth:            p.auth,
 		HostKeyCallback: p.hosts.callback,
-		Timeout:         p.cfg.DialTimeout,
 	}
 	if algs := p.hosts.algorithms(addr); len(algs) > 0 {
 		cfg.HostKeyAlgorithms = algs
@@ -350,14 +362,31 @@ func (p *Pool) dialOnce(ctx context.Context, addr string) (*xssh.Client, error) 
 	sc, chans, reqs, err := xssh.NewClientConn(conn, addr, cfg)
 	if err != nil {
 		conn.Close()
-		if dctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("handshake timed out after %v: %w", p.cfg.DialTimeout, err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (during the handshake: %v)", ctx.Err(), err)
+		}
+		if !time.Now().Before(deadline) {
+			return nil, &handshakeTimeout{after: p.cfg.DialTimeout, err: err}
 		}
 		return nil, err
 	}
 	conn.SetDeadline(time.Time{})
 	return xssh.NewClient(sc, chans, reqs), nil
 }
+
+// handshakeTimeout is an SSH handshake that did not finish within
+// DialTimeout: a host whose sshd is not answering yet (booting, or
+// overloaded), as transient as a connect that timed out.
+type handshakeTimeout struct {
+	after time.Duration
+	err   error
+}
+
+func (e *handshakeTimeout) Error() string {
+	return fmt.Sprintf("handshake timed out after %v: %v", e.after, e.err)
+}
+func (e *handshakeTimeout) Unwrap() error { return e.err }
+func (e *handshakeTimeout) Timeout() bool { return true }
 
 // transient reports whether a dial error is worth retrying: the host is
 // not (yet) accepting, as while it boots (no answer at all until its
@@ -366,6 +395,10 @@ func transient(err error) bool {
 	var he *HostKeyError
 	if errors.As(err, &he) {
 		return false
+	}
+	var ht *handshakeTimeout
+	if errors.As(err, &ht) {
+		return true
 	}
 	var ne net.Error
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -301,6 +302,38 @@ func TestSSH(t *testing.T) {
 		_, err = p.Client(ctx, net.JoinHostPort(h0.Addr, "2"))
 		if err == nil || !strings.Contains(err.Error(), "after 3 attempts") || !strings.Contains(err.Error(), "refused") {
 			t.Fatalf("got %v, want connection refused after 3 attempts", err)
+		}
+	})
+
+	t.Run("Output is bounded", func(t *testing.T) {
+		const limit = 1 << 20
+		p, err := ssh.NewPool(ssh.Config{User: n.User, PrivateKey: n.UserKey, KnownHosts: known, MaxOutput: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		c, err := p.Client(ctx, h1.SSHAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := c.Output(ctx, fmt.Sprintf("head -c %d /dev/zero", limit)); err != nil || len(out) != limit {
+			t.Fatalf("output at the limit: %d bytes, %v", len(out), err)
+		}
+		// yes never ends by itself: the call returns because the command
+		// is stopped, long before the pool's 5-minute command timeout.
+		start := time.Now()
+		out, err := c.Output(ctx, "yes")
+		var le *ssh.OutputLimitError
+		if !errors.As(err, &le) || out != nil || time.Since(start) > time.Minute {
+			t.Fatalf("endless output: %d bytes, %v after %v", len(out), err, time.Since(start))
+		}
+		for _, w := range []string{`"yes" wrote more than 1048576 bytes`, h1.SSHAddr(), "stopped"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error lacks %q: %v", w, err)
+			}
+		}
+		if out, err := c.Output(ctx, "pgrep -x yes || echo none"); err != nil || string(out) != "none\n" {
+			t.Errorf("yes still runs on the host: %q %v", out, err)
 		}
 	})
 

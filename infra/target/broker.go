@@ -3,6 +3,8 @@ package target
 import (
 	"runtime/debug"
 	"strings"
+
+	"github.com/xp-bench/xp/planner"
 )
 
 // Broker software kinds a group may run.
@@ -107,4 +109,14 @@ func ParseBroker(s string) (Broker, bool) {
 // group by it.
 type BrokerReporter interface {
 	Broker() Broker
+}
+
+// BrokerPlanner is a Target that says, before a group comes up, which
+// broker software it will run for it (Kind and Version; Java is known only
+// once it runs). The runner names groups by it in its log, so a group on
+// the embedded cluster is never called by the kafka_version its rows ask
+// for, and says once, before starting, when rows ask for Apache Kafka the
+// target will not run.
+type BrokerPlanner interface {
+	PlannedBroker(k planner.InfraKey) Broker
 }

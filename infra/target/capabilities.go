@@ -88,6 +88,17 @@ type Load struct {
 	// reports phases (warmup, measure, drain, done), as they happen: the
 	// runner reads the measurement window's CPU time when they arrive.
 	Config loadgen.Config
+	// Warmup marks the discarded warm-up load the runner runs after a
+	// group comes up or restarts (Row is the row whose load it borrows),
+	// not a row's run.
+	Warmup bool
+}
+
+// Attached is a Target whose Up attaches to a cluster that was running
+// before xp came (platform: existing) instead of starting brokers: no
+// broker started, so the runner runs no warm-up load after its Up.
+type Attached interface {
+	Attached()
 }
 
 // RunLoadHere runs l with the built-in load generator in this process,

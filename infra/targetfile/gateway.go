@@ -295,7 +295,7 @@ func (p *fileParser) kroxylicious(n *yaml.Node) *Kroxylicious {
 		p.bad(n, "gateway.kroxylicious: no %s (the release xp installs: url or file, sha512, and version for a URL)", strings.Join(missing, ", "))
 		return k
 	}
-	if k.Local() {
+	if k.Local() && isHex(k.SHA512, 128) {
 		p.checkKroxyliciousFile(n, versionNode, k)
 	}
 	if k.Java == "" {
@@ -376,11 +376,26 @@ func (p *fileParser) checkKroxyliciousFile(n, versionNode *yaml.Node, k *Kroxyli
 	}
 }
 
-// hexSum is a checksum of digits hex digits (any case; returned lower).
+// hexSum is a checksum of digits hex digits. Lowercase without spaces is
+// canonical (as sha512sum and Maven Central's .sha512 files write it);
+// uppercase is read as its lowercase, and spaces (Apache's .sha512 files
+// group the digits by eight) are dropped. A checksum of the wrong length or with a non-hex
+// character is refused, naming the key and its line (what is returned
+// then is no checksum: callers check isHex before they use it).
 func (p *fileParser) hexSum(n *yaml.Node, what, of string, digits int) string {
-	s := strings.ToLower(p.str(n, what))
-	if !isHex(s, digits) {
-		p.bad(n, "%s: want %s as %d hex digits", what, of, digits)
+	raw := p.str(n, what)
+	if raw == "" {
+		return "" // refused by str, or missing: said where it is needed
+	}
+	s := strings.ToLower(strings.Join(strings.Fields(raw), ""))
+	if len(s) != digits {
+		p.bad(n, "%s: %d characters, want %s as %d hex digits (lowercase, as sha%dsum prints it)", what, len(s), of, digits, digits*4)
+		return s
+	}
+	if i := strings.IndexFunc(s, func(c rune) bool { return !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') }); i >= 0 {
+		p.bad(n, "%s: %q at position %d is not a hex digit; want %s as %d hex digits (lowercase, as sha%dsum prints it)",
+			what, []rune(s[i:])[0], i+1, of, digits, digits*4)
+		return s
 	}
 	return s
 }

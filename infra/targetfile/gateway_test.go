@@ -84,7 +84,7 @@ gateway:
 			want: []string{"target.yaml:6: gateway.command.ready.timeout: want a duration"}},
 		{name: "kroxylicious incomplete", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.23.0}\n", want: []string{"target.yaml:3: gateway.kroxylicious: no url, sha512"}},
 		{name: "kroxylicious bad sha", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.23.0, url: https://example.org/k.tgz, sha512: abc}\n",
-			want: []string{"target.yaml:3: gateway.kroxylicious.sha512: want the tarball's SHA-512"}},
+			want: []string{"target.yaml:3: gateway.kroxylicious.sha512: 3 characters, want the tarball's SHA-512"}},
 		{name: "kroxylicious url with a quote", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.23.0, url: \"https://example.org/k'.tgz\", sha512: " + sha512 + "}\n",
 			want: []string{"gateway.kroxylicious.url: quotes"}},
 		{name: "kroxylicious too old", yaml: "platform: hosts\ngateway:\n  kroxylicious: {version: 0.10.0, url: https://example.org/k.tgz, sha512: " + sha512 + "}\n",

@@ -484,6 +484,9 @@ func (p *fileParser) checkRelease(n *yaml.Node, what string, r *KafkaRelease) bo
 			what, kind, strings.Join(missing, " and "))
 		return false
 	}
+	if !isHex(r.SHA512, 128) {
+		return false // refused where it was read
+	}
 	if !r.Local() {
 		return true
 	}

@@ -80,7 +80,19 @@ budget_usd: 50
 		{name: "bad ssh wait", yaml: "platform: hosts\nssh:\n  wait: 2h\n", want: []string{"target.yaml:3: ssh.wait: want a duration from 1s to 1h"}},
 		{name: "bad ssh keepalive", yaml: "platform: hosts\nssh:\n  keepalive: 5\n", want: []string{"target.yaml:3: ssh.keepalive: want a duration from 100ms to 10m"}},
 		{name: "url without checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz}\n", want: []string{"target.yaml:2: kafka: a distribution URL needs its sha512"}},
-		{name: "short checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: abc}\n", want: []string{"kafka.sha512: want the tarball's SHA-512 as 128 hex digits"}},
+		{name: "short checksum", yaml: "platform: aws\nkafka: {distribution: https://example.org/k.tgz, sha512: abc}\n", want: []string{"target.yaml:2: kafka.sha512: 3 characters, want the tarball's SHA-512 as 128 hex digits (lowercase, as sha512sum prints it)"}},
+		// A release file with a short checksum crashed xp run before
+		// (slicing the checksum to print it).
+		{name: "short checksum of a file", yaml: "platform: hosts\nkafka:\n  distribution: ./k.tgz\n  sha512: abc\n", want: []string{"target.yaml:4: kafka.sha512: 3 characters"}},
+		{name: "short checksum of a listed file", yaml: "platform: hosts\nkafka:\n  releases:\n    - {distribution: ./k.tgz, sha512: abc}\n", want: []string{"target.yaml:4: kafka.releases[0].sha512: 3 characters"}},
+		{name: "checksum grouped as Apache writes it", yaml: "platform: aws\nkafka:\n  version: 3.9.1\n  distribution: https://example.org/k.tgz\n  sha512: \"" + strings.ToUpper(strings.Join(chunks(sha, 8), " ")) + "\"\n", check: func(t *testing.T, tf *File) {
+			if tf.Kafka.SHA512 != sha {
+				t.Fatalf("sha512 %q, want %q", tf.Kafka.SHA512, sha)
+			}
+		}},
+		{name: "non-hex checksum", yaml: "platform: aws\nkafka: {version: 3.9.1, distribution: https://example.org/k.tgz, sha512: " + strings.Repeat("ab", 63) + "zz}\n", want: []string{`target.yaml:2: kafka.sha512: 'z' at position 127 is not a hex digit`}},
+		{name: "kroxylicious short checksum of a file", yaml: "platform: hosts\ngateway:\n  kroxylicious:\n    url: ./k.tgz\n    sha512: 00ff\n", want: []string{"target.yaml:5: gateway.kroxylicious.sha512: 4 characters, want the tarball's SHA-512 as 128 hex digits"}},
+		{name: "vault short checksum", yaml: "platform: hosts\ngateway:\n  kroxylicious:\n    version: 0.12.0\n    url: https://example.org/k.tgz\n    sha512: " + sha + "\n    kms: vault\n    vault: {url: https://example.org/v.zip, sha256: " + sha + "}\n", want: []string{"target.yaml:8: gateway.kroxylicious.vault.sha256: 128 characters, want the zip's SHA-256 as 64 hex digits (lowercase, as sha256sum prints it)"}},
 		{name: "one release", yaml: "platform: aws\nkafka: {version: 3.9.1, distribution: https://example.org/k.tgz, sha512: " + sha + "}\n", check: func(t *testing.T, tf *File) {
 			r, ok := tf.Kafka.Release("3.9.1")
 			if len(tf.Kafka.Releases) != 1 || !ok || r.Distribution != "https://example.org/k.tgz" || r.SHA512 != sha || r.Line != 2 || tf.Kafka.Embedded() {
@@ -127,7 +139,11 @@ budget_usd: 50
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "target.yaml")
+			dir := t.TempDir()
+			path := filepath.Join(dir, "target.yaml")
+			if err := os.WriteFile(filepath.Join(dir, "k.tgz"), []byte("not a release"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			tf, err := Parse(path, []byte(tc.yaml), env)
 			if tc.want == nil {
 				if err != nil {
@@ -174,4 +190,13 @@ func TestTargetFileOwnModule(t *testing.T) {
 func fsysRead(fsys fs.FS, name string) (string, error) {
 	b, err := fs.ReadFile(fsys, name)
 	return string(b), err
+}
+
+// chunks splits s into pieces of n characters.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out, s = append(out, s[:n]), s[n:]
+	}
+	return append(out, s)
 }

@@ -201,9 +201,17 @@ func (p *Provisioner) Up(ctx context.Context, key planner.InfraKey, rows []plann
 			inv, err = w.Apply(ctx)
 			return err
 		})
+		var killed *KilledError
+		if errors.As(err, &killed) {
+			// Not destroyed here: the running mark stays, and xp infra
+			// down destroys what the state holds and says where to
+			// look for what it may not.
+			return nil, err
+		}
 		if err != nil && ctx.Err() != nil {
-			// What the interrupted apply made stays in the state, for
-			// the caller's teardown or xp infra down.
+			// Terraform exited on its own after xp's interrupt: what
+			// the interrupted apply made is in the state, for the
+			// caller's teardown or xp infra down.
 			return nil, errors.Join(interrupted("apply"), err)
 		}
 		if err != nil {
@@ -302,6 +310,8 @@ func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
 		return err
 	}
 	upAt, hourly := p.upSince(ctx, e.Group)
+	// Read before the destroy, which removes the directory and the mark.
+	abandoned, wasAbandoned := abandonedIn(e.Group, o)
 	started := p.now()
 	// As in Up, cancelling ctx interrupts Terraform once and waits for it
 	// to save its state; the group stays recorded as not down.
@@ -311,7 +321,8 @@ func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
 			return err
 		}
 		err = p.terraform("destroy", e.Group, o.Dir, func() error { return w.Destroy(ctx) })
-		if err != nil && ctx.Err() != nil {
+		var killed *KilledError
+		if err != nil && ctx.Err() != nil && !errors.As(err, &killed) {
 			return errors.Join(interrupted("destroy"), err)
 		}
 		return err
@@ -329,6 +340,11 @@ func (p *Provisioner) down(ctx context.Context, e results.InfraEvent) error {
 	}
 	if err := p.record(context.WithoutCancel(ctx), ev, out); err != nil {
 		return err
+	}
+	if wasAbandoned && p.Log != nil {
+		// Said in the campaign log too, as xp run's teardown removes the
+		// mark xp infra down and show would have found.
+		fmt.Fprintf(p.Log, "xp: warning: %s\n", abandoned.Advice())
 	}
 	return os.RemoveAll(o.Dir)
 }

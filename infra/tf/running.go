@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/xp-bench/xp/internal/durable"
 )
 
 // Activity is what Terraform is doing in this process now: a signal
@@ -71,42 +74,99 @@ func (a *Activity) Running() []string {
 
 // runningFile, in a group's working directory, says that an xp process
 // runs terraform apply or destroy there; it is removed when Terraform
-// returns. Found by a later process, it means that process died (a third
-// interrupt, SIGKILL) while Terraform ran: Terraform was killed with it,
-// and what it was creating may exist outside its state.
+// exits on its own. Found by a later process, it means Terraform did not:
+// its xp process died (a third interrupt, SIGKILL) and Terraform with it,
+// or a signal from elsewhere (the OOM killer, kill -9) ended Terraform.
+// Either way what it was creating may exist outside its state, and the
+// mark stays until the group is destroyed (xp infra down).
 const runningFile = ".xp-terraform-running"
 
 type runMark struct {
 	Op      string    `json:"op"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
+	// Killed says how Terraform ended when a signal ended it while xp
+	// lived ("signal: killed"); empty while it runs and when xp died.
+	Killed string `json:"killed,omitempty"`
+}
+
+// KilledError is a terraform apply or destroy that did not exit on its
+// own: a signal that did not come from xp (xp only interrupts) ended it,
+// maybe before it saved its state.
+type KilledError struct {
+	Op  string // "apply" or "destroy"
+	How string // "signal: killed"
+	Err error
+}
+
+func (e *KilledError) Error() string {
+	return fmt.Sprintf("terraform %s was killed (%s), not by xp, before it could save its state: what it was creating may exist "+
+		"outside its state; xp infra down destroys what the state holds and says where to look for the rest", e.Op, e.How)
+}
+
+func (e *KilledError) Unwrap() error { return e.Err }
+
+// killedBy says how a terraform command that a signal ended died ("signal:
+// killed"); ok is false when it exited by itself, whatever its status.
+func killedBy(err error) (how string, ok bool) {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ProcessState != nil && !ee.Exited() {
+		return ee.ProcessState.String(), true
+	}
+	return "", false
 }
 
 // terraform runs fn, a terraform apply or destroy (op) of group in dir,
-// marking it in dir (runningFile) and in p.Activity while it runs.
+// marking it in dir (runningFile, on disk before Terraform starts) and in
+// p.Activity while it runs. The mark is removed when Terraform exits on
+// its own; when a signal killed it, the mark stays, saying how, and the
+// error is a *KilledError. The mark of an earlier Terraform that never
+// ended is left as it is: what that one may have left outside the state
+// is not found by this one.
 func (p *Provisioner) terraform(op, group, dir string, fn func() error) error {
-	b, _ := json.Marshal(runMark{Op: op, PID: os.Getpid(), Started: p.now()})
 	mark := filepath.Join(dir, runningFile)
-	if err := os.WriteFile(mark, b, 0o600); err != nil {
-		return err
+	_, statErr := os.Stat(mark)
+	earlier := statErr == nil
+	m := runMark{Op: op, PID: os.Getpid(), Started: p.now()}
+	if !earlier {
+		b, _ := json.Marshal(m)
+		if err := durable.WriteFile(mark, b, 0o600); err != nil {
+			return err
+		}
 	}
 	done := p.Activity.Start(fmt.Sprintf("terraform %s of group %s in %s", op, group, dir))
 	err := fn()
 	done()
-	if rerr := os.Remove(mark); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		err = errors.Join(err, rerr)
+	if how, killed := killedBy(err); killed {
+		if !earlier {
+			m.Killed = how
+			b, _ := json.Marshal(m)
+			if werr := durable.WriteFile(mark, b, 0o600); werr != nil {
+				err = errors.Join(err, werr)
+			}
+		}
+		return &KilledError{Op: op, How: how, Err: err}
+	}
+	if !earlier {
+		if rerr := durable.Remove(mark); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 	}
 	return err
 }
 
-// Abandoned is a terraform apply or destroy whose xp process died while
-// it ran: resources it was creating may exist in the cloud, and cost,
-// without being in the group's state, where a destroy cannot see them.
+// Abandoned is a terraform apply or destroy that did not exit on its own
+// (its xp process died while it ran, or a signal killed it): resources it
+// was creating may exist in the cloud, and cost, without being in the
+// group's state, where a destroy cannot see them.
 type Abandoned struct {
-	Group    string
-	Op       string
-	PID      int
-	Started  time.Time
+	Group   string
+	Op      string
+	PID     int
+	Started time.Time
+	// Killed says how a signal ended Terraform while xp lived ("signal:
+	// killed"); empty when xp died with it.
+	Killed   string
 	Platform string
 	// Campaign, Slug and Region are the group's campaign, group and
 	// region variables: the tags and the place to look.
@@ -130,17 +190,24 @@ func (p *Provisioner) Abandoned(ctx context.Context) ([]Abandoned, error) {
 		if json.Unmarshal(e.Outputs, &o) != nil || o.Dir == "" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(o.Dir, runningFile))
-		if err != nil {
-			continue
+		if a, ok := abandonedIn(g, o); ok {
+			out = append(out, a)
 		}
-		var m runMark
-		json.Unmarshal(b, &m)
-		str := func(k string) string { s, _ := o.Vars[k].(string); return s }
-		out = append(out, Abandoned{Group: g, Op: m.Op, PID: m.PID, Started: m.Started, Platform: o.Platform,
-			Campaign: str("campaign"), Slug: str("group"), Region: str("region")})
 	}
 	return out, nil
+}
+
+// abandonedIn reads the running mark in o.Dir, group's working directory.
+func abandonedIn(group string, o eventOutputs) (Abandoned, bool) {
+	b, err := os.ReadFile(filepath.Join(o.Dir, runningFile))
+	if err != nil {
+		return Abandoned{}, false
+	}
+	var m runMark
+	json.Unmarshal(b, &m)
+	str := func(k string) string { s, _ := o.Vars[k].(string); return s }
+	return Abandoned{Group: group, Op: m.Op, PID: m.PID, Started: m.Started, Killed: m.Killed, Platform: o.Platform,
+		Campaign: str("campaign"), Slug: str("group"), Region: str("region")}, true
 }
 
 // Advice says what may be left outside the state and how to find it: the
@@ -151,8 +218,12 @@ func (a Abandoned) Advice() string {
 	if op == "" {
 		op = "apply"
 	}
-	s := fmt.Sprintf("group %s: the terraform %s started %s by xp (pid %d) was abandoned before Terraform saved its state: ",
-		a.Group, op, a.Started.Format(time.RFC3339), a.PID)
+	ended := "was abandoned before Terraform saved its state (xp died while it ran)"
+	if a.Killed != "" {
+		ended = fmt.Sprintf("was killed (%s), not by xp, before Terraform could save its state", a.Killed)
+	}
+	s := fmt.Sprintf("group %s: the terraform %s started %s by xp (pid %d) %s: ",
+		a.Group, op, a.Started.Format(time.RFC3339), a.PID, ended)
 	switch a.Platform {
 	case "aws":
 		region := a.Region
@@ -160,13 +231,13 @@ func (a Abandoned) Advice() string {
 			region = "REGION"
 		}
 		return s + fmt.Sprintf("resources it was creating may exist outside the state and keep costing. "+
-			"After this destroy, list what is left with the tags xp:campaign=%[1]s and xp:group=%[2]s:\n"+
+			"Once the group is destroyed (xp infra down), list what is left, in the console (Resource Groups & Tag Editor) or with the CLI, by the tags xp:campaign=%[1]s and xp:group=%[2]s:\n"+
 			"  aws resourcegroupstaggingapi get-resources --region %[3]s --tag-filters Key=xp:campaign,Values=%[1]s Key=xp:group,Values=%[2]s\n"+
 			"and delete it in the console or with the service's CLI (instances first: aws ec2 terminate-instances --region %[3]s --instance-ids ...)",
 			a.Campaign, a.Slug, region)
 	case "azure":
 		return s + fmt.Sprintf("resources it was creating may exist outside the state and keep costing. "+
-			"After this destroy, list what is left with the tags xp-campaign=%[1]s and xp-group=%[2]s:\n"+
+			"Once the group is destroyed (xp infra down), list what is left, in the portal (All resources, filtered by tag) or with the CLI, by the tags xp-campaign=%[1]s and xp-group=%[2]s:\n"+
 			"  az resource list --tag xp-group=%[2]s --query \"[?tags.\\\"xp-campaign\\\"=='%[1]s']\" -o table\n"+
 			"and delete the group's resource group if it is still there: az group delete --name xp-%[1]s-%[2]s",
 			a.Campaign, a.Slug)

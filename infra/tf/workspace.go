@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/xp-bench/xp/internal/durable"
 )
 
 // varsFile holds a group's variables in its working directory, so destroy
@@ -38,7 +40,7 @@ func NewWorkspace(ctx context.Context, execPath string, moduleFS fs.FS, dir stri
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, varsFile), append(b, '\n'), 0o600); err != nil {
+	if err := durable.WriteFile(filepath.Join(dir, varsFile), append(b, '\n'), 0o600); err != nil {
 		return nil, err
 	}
 	return openWorkspace(ctx, execPath, dir, log)
@@ -63,6 +65,13 @@ func OpenWorkspace(ctx context.Context, execPath, dir string, log io.Writer) (*W
 func openWorkspace(ctx context.Context, execPath, dir string, log io.Writer) (*Workspace, error) {
 	t, err := tfexec.NewTerraform(dir, execPath)
 	if err != nil {
+		return nil, err
+	}
+	// terraform-exec kills Terraform 60 s after its interrupt by default;
+	// xp never kills it (killing it may lose what its calls in flight
+	// create): it waits for as long as Terraform takes to save its state,
+	// and only xp's own death (a third signal, SIGKILL) ends it early.
+	if err := t.SetWaitDelay(0); err != nil {
 		return nil, err
 	}
 	if log != nil {
@@ -93,6 +102,10 @@ const initMarker = ".xp-initialized"
 // files an earlier copy left there.
 func copyModule(moduleFS fs.FS, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// The group's directory entry too is on disk before its variables.
+	if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
 		return err
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, "*.tf"))

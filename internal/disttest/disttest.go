@@ -121,3 +121,31 @@ func Kroxylicious(t testing.TB) Release {
 	}
 	return load(t, filepath.Join(dir, best), strings.TrimSuffix(strings.TrimPrefix(best, "kroxylicious-app-"), "-bin.tar.gz"))
 }
+
+var javaClientRE = regexp.MustCompile(`^xp-java-client-([0-9]+\.[0-9]+\.[0-9]+)\.tgz$`)
+
+// JavaClient is the Java client release (xp's Java load generator) in
+// out/dist, the newest there is.
+func JavaClient(t testing.TB) Release {
+	t.Helper()
+	dir := Dir(t)
+	des, _ := os.ReadDir(dir)
+	var names []string
+	for _, de := range des {
+		if javaClientRE.MatchString(de.Name()) {
+			names = append(names, de.Name())
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("disttest: no xp-java-client-*.tgz in %s: run make java-client (make test does)", dir)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return release.AtLeast(javaClientRE.FindStringSubmatch(names[i])[1], javaClientRE.FindStringSubmatch(names[j])[1])
+	})
+	path := filepath.Join(dir, names[0])
+	sum, err := release.ReadSHA512File(path + ".sha512")
+	if err != nil {
+		t.Fatalf("disttest: %v", err)
+	}
+	return Release{Path: path, Version: javaClientRE.FindStringSubmatch(names[0])[1], SHA512: sum}
+}

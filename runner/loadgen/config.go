@@ -8,6 +8,8 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -94,6 +96,22 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Seed makes payloads reproducible.
 	Seed int64
+	// Client is the Kafka client that runs the load: planner.ClientFranzGo
+	// (default, in this process) or planner.ClientJava (xp's Java load
+	// generator on kafka-clients, in a JVM of its own; JavaClient).
+	Client string
+	// JavaClient is the Java client release Client java runs: its archive
+	// (make java-client: out/dist/xp-java-client-VERSION.tgz, unpacked
+	// once into CacheDir) or the unpacked directory.
+	JavaClient string
+	// Java is the java binary of Client java; default "java" on PATH.
+	Java string
+	// JVMOpts are the Java client's JVM flags (before its class); default
+	// none, the JVM's own defaults. Each attempt records them.
+	JVMOpts []string
+	// CacheDir is where a JavaClient archive is unpacked; default
+	// $XDG_CACHE_HOME/xp or ~/.cache/xp.
+	CacheDir string
 	// OnPhase, when set, is called as each phase starts ("warmup",
 	// "measure", "drain", "done") with the time it ends at the latest.
 	OnPhase func(phase string, ends time.Time) `json:"-"`
@@ -158,7 +176,25 @@ func (c Config) WithDefaults() Config {
 	if c.Mode == "" {
 		c.Mode = ModeOf(c.ClientConfig)
 	}
+	if c.Client == "" {
+		c.Client = planner.ClientFranzGo
+	}
+	if c.CacheDir == "" {
+		c.CacheDir = defaultCacheDir()
+	}
 	return c
+}
+
+// defaultCacheDir is xp's cache directory: $XDG_CACHE_HOME/xp or
+// ~/.cache/xp (as the targets' release caches).
+func defaultCacheDir() string {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "xp")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".cache", "xp")
+	}
+	return filepath.Join(os.TempDir(), "xp-cache")
 }
 
 // Validate reports the first invalid setting, naming its flag. Call it on
@@ -210,6 +246,12 @@ func (c Config) Validate() error {
 		return bad("--duration %v: want at least 1s", c.Duration)
 	case c.DrainTimeout < time.Second:
 		return bad("--drain-timeout %v: want at least 1s", c.DrainTimeout)
+	case planner.ClientsRefused[c.Client] != "":
+		return bad("--client %s is refused: %s", c.Client, planner.ClientsRefused[c.Client])
+	case c.Client != planner.ClientFranzGo && c.Client != planner.ClientJava:
+		return bad("--client %q: want %s or %s", c.Client, planner.ClientFranzGo, planner.ClientJava)
+	case c.Client == planner.ClientJava && c.JavaClient == "":
+		return bad("--client java needs --java-client: the Java client release (make java-client writes out/dist/xp-java-client-VERSION.tgz)")
 	}
 	if c.Rate > 0 && float64(c.Rate)/float64(c.Producers) < 1 {
 		return bad("--rate %d with --producers %d leaves a producer below 1 msg/s", c.Rate, c.Producers)

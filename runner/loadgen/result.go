@@ -2,6 +2,9 @@ package loadgen
 
 import (
 	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -9,6 +12,7 @@ import (
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/procstat"
+	"github.com/xp-bench/xp/planner"
 )
 
 // Rate is a target publish rate in msg/s; 0 is max (closed loop), written
@@ -86,11 +90,58 @@ type Result struct {
 	// Topics holds each topic's share of the measured records.
 	Topics []TopicCount `json:"topics"`
 	Config ConfigEcho   `json:"config"`
+	// Client is the Kafka client that ran the load: its name, version and
+	// runtime.
+	Client ClientInfo `json:"client"`
 	// Intervals are per-second histograms for the evidence store.
 	Intervals []Interval `json:"-"`
 	// Start and End bound the measurement window.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
+}
+
+// ClientInfo names the client that ran a load, as every attempt records
+// it.
+type ClientInfo struct {
+	// Name is a level of the row field client: franz-go or java.
+	Name string `json:"name"`
+	// Version is the client library's, e.g. "franz-go v1.20.5" or
+	// "kafka-clients 4.4.0 (1156b2752aaa28ea)".
+	Version string `json:"version"`
+	// Runtime is the Go release and GOMAXPROCS and GOGC, or the JVM, its
+	// flags, collectors and heap bound.
+	Runtime string `json:"runtime"`
+}
+
+// franzGoModule is the module of the Go client.
+const franzGoModule = "github.com/twmb/franz-go"
+
+// franzGoVersion is go.mod's version of franzGoModule, for binaries whose
+// build information lists no modules (test binaries); TestFranzGoInfo
+// keeps it equal to go.mod's.
+const franzGoVersion = "v1.22.3"
+
+// franzGoInfo is this process's ClientInfo: franz-go's module version from
+// the build (go.mod's when the binary lists no modules), the Go release,
+// GOMAXPROCS and GOGC.
+func franzGoInfo() ClientInfo {
+	v := franzGoVersion
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == franzGoModule {
+				v = d.Version
+				if d.Replace != nil && d.Replace.Version != "" {
+					v = d.Replace.Version
+				}
+			}
+		}
+	}
+	gogc := os.Getenv("GOGC")
+	if gogc == "" {
+		gogc = "200 while loading (default)"
+	}
+	return ClientInfo{Name: planner.ClientFranzGo, Version: "franz-go " + v,
+		Runtime: fmt.Sprintf("%s %s/%s; GOMAXPROCS %d; GOGC %s", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), gogc)}
 }
 
 // Histograms are whole-run histograms, V2-compressed HDR in base64.
@@ -163,6 +214,10 @@ type ConfigEcho struct {
 	DurationS         float64 `json:"duration_s"`
 	DrainTimeoutS     float64 `json:"drain_timeout_s"`
 	Seed              int64   `json:"seed"`
+	// Client is the Kafka client (franz-go or java); JVMOpts the Java
+	// client's JVM flags.
+	Client  string   `json:"client"`
+	JVMOpts []string `json:"jvm_opts,omitempty"`
 	// PacerPriority is the scheduling the open loop's pacer threads got:
 	// PacerNiceSlice, PacerSlice or PacerDefault; empty in closed loop.
 	PacerPriority string `json:"pacer_priority,omitempty"`
@@ -181,7 +236,7 @@ func echo(c Config, topic string, bootstrap []string) ConfigEcho {
 		ConsumerGroups: c.ConsumerGroups, ConsumersPerGroup: c.ConsumersPerGroup, Acks: c.Acks,
 		LingerMs: c.LingerMs, BatchBytes: c.BatchBytes, Compression: c.Compression, Encoding: c.Encoding,
 		WarmupS: c.Warmup.Seconds(), DurationS: c.Duration.Seconds(), DrainTimeoutS: c.DrainTimeout.Seconds(),
-		Seed: c.Seed,
+		Seed: c.Seed, Client: c.Client, JVMOpts: c.JVMOpts,
 	}
 }
 

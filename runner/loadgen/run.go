@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/planner"
 )
 
 // Header keys every produced record carries.
@@ -101,8 +102,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.base = base
 	r.pay, _ = newEncoder(cfg.Encoding, cfg.MessageSize)
 	r.pay.fill(cfg.Seed)
+	if cfg.Client == planner.ClientJava {
+		return r.executeJava(ctx)
+	}
 	defer tuneGC()()
-	return r.execute(ctx)
+	res, err := r.execute(ctx)
+	if res != nil {
+		res.Client = franzGoInfo()
+	}
+	return res, err
 }
 
 // now is the run's clock in Unix nanoseconds: the wall time at the start

@@ -38,6 +38,10 @@ type Options struct {
 	Records, Warmup int64
 	// RecordSize is --record-size in bytes.
 	RecordSize int
+	// PayloadFile, when set, is --payload-file in place of --record-size:
+	// records are the file's lines, chosen at random, so the tool does not
+	// refill random bytes per record (its own CPU, not the client's).
+	PayloadFile string
 	// Throughput is --throughput in records/s; 0 or less: -1, unthrottled.
 	Throughput int64
 	// Acks, LingerMs and BatchBytes are the producer's acks, linger.ms and
@@ -91,11 +95,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		release.ProducerPerformanceClass,
 		"--topic", o.Topic,
 		"--num-records", strconv.FormatInt(o.Records, 10),
-		"--record-size", strconv.Itoa(o.RecordSize),
 		"--throughput", strconv.FormatInt(throughput, 10),
 		"--producer.config", conf,
 		"--producer-props", "bootstrap.servers="+strings.Join(boot, ","),
 		"acks="+o.Acks, "linger.ms="+strconv.Itoa(o.LingerMs), "batch.size="+strconv.Itoa(o.BatchBytes))
+	if o.PayloadFile != "" {
+		args = append(args, "--payload-file", o.PayloadFile)
+	} else {
+		args = append(args, "--record-size", strconv.Itoa(o.RecordSize))
+	}
 	if o.Warmup > 0 {
 		args = append(args, "--warmup-records", strconv.FormatInt(o.Warmup, 10))
 	}

@@ -384,11 +384,13 @@ func (c *Cluster) writeClientConfigs(srv *kafkaconf.Server) error {
 	return kafkaconf.WriteClientConfig(c.plain, plain)
 }
 
-// ready creates the SCRAM-SHA-512 user over the plaintext listener, then
-// waits until every mode, SASL PLAIN included, sees every broker.
+// ready creates the SCRAM-SHA-512 user over the TLS listener (its salted
+// credential, enough to log in, never crosses a socket in clear, as on
+// remote hosts), then waits until every mode, SASL PLAIN included, sees
+// every broker.
 func (c *Cluster) ready(ctx context.Context, srv *kafkaconf.Server) error {
 	read := func(path string) (map[string]string, error) { return kafkaconf.ReadClientConfig(path) }
-	admin, err := read(c.modes[planner.SecurityPlaintext].ClientConfig)
+	admin, err := read(c.modes[planner.SecurityTLS].ClientConfig)
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,11 @@ package kafkaproc
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,12 +87,25 @@ func TestKeptClusterServesEveryModeAndSweepEndsIt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
+	capture := captureLoopback(t)
 	c, err := Start(ctx, Options{Release: testRelease(t, 4), Java: testJava(t), Brokers: 1, Dir: dir, Heap: "384m",
 		JVMFlags: []string{"-XX:+UseG1GC"}, Keep: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// The SCRAM user is created over TLS: no AlterUserScramCredentials
+	// request (api key 51) reached the plaintext listener, which did
+	// answer the readiness checks' requests in clear.
+	_, port, _ := net.SplitHostPort(c.Modes()[planner.SecurityPlaintext].Bootstrap[0])
+	p, _ := strconv.Atoi(port)
+	keys := capture.apiKeys(uint16(p))
+	if len(keys) == 0 {
+		t.Fatalf("no request to the plaintext listener (port %d) captured: the capture does not see loopback", p)
+	}
+	if slices.Contains(keys, 51) {
+		t.Errorf("the SCRAM credential went to the plaintext listener in clear (api keys seen there: %v)", keys)
+	}
 	bs := c.Brokers()
 	if len(bs) != 1 || !strings.HasPrefix(bs[0].Address, "127.") || bs[0].Address == "127.0.0.1" || bs[0].Pid <= 0 {
 		t.Fatalf("brokers %+v: want one on a 127/8 address of its own with a pid", bs)

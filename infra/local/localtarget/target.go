@@ -66,6 +66,7 @@ var (
 	_ target.Restarter       = (*Target)(nil)
 	_ target.TLSKeptReader   = (*Target)(nil)
 	_ target.BrokerReporter  = (*Target)(nil)
+	_ target.BrokerPlanner   = (*Target)(nil)
 )
 
 // New returns the local target with the embedded cluster; it keeps each
@@ -106,6 +107,20 @@ func (t *Target) Broker() target.Broker {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.broker
+}
+
+// PlannedBroker is the broker software a group of key k will run: Apache
+// Kafka of its kafka_version when TARGET.yaml names releases, else the
+// embedded cluster, whatever kafka_version the rows name.
+func (t *Target) PlannedBroker(k planner.InfraKey) target.Broker {
+	if t.apache == nil {
+		return target.KfakeBroker()
+	}
+	rel, ok := t.apache.releases[k.KafkaVersion]
+	if !ok {
+		return target.Broker{}
+	}
+	return target.Broker{Kind: target.BrokerApache, Version: rel.Version}
 }
 
 // upstream is the cluster a group's gateways stand in front of: its

@@ -1,0 +1,96 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/planner"
+)
+
+// TestFranzGoInfo: the Go client names franz-go at the module version
+// go.mod requires (test binaries carry no module list, so this checks the
+// fallback franzGoVersion too) and the Go release it runs on.
+func TestFranzGoInfo(t *testing.T) {
+	c := franzGoInfo()
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimPrefix(c.Version, "franz-go ")
+	if c.Name != planner.ClientFranzGo || !strings.Contains(string(mod), franzGoModule+" "+v+"\n") {
+		t.Errorf("%+v: want franz-go at go.mod's version (update franzGoVersion in result.go)", c)
+	}
+	if !strings.HasPrefix(c.Runtime, "go1.") || !strings.Contains(c.Runtime, "GOMAXPROCS") {
+		t.Errorf("runtime %q: want the Go release and GOMAXPROCS", c.Runtime)
+	}
+}
+
+// TestValidateClient: the client is one xp runs; librdkafka is refused by
+// name with the reason; java needs its release.
+func TestValidateClient(t *testing.T) {
+	base := Config{Bootstrap: []string{"127.0.0.1:9"}, ClientConfig: map[string]string{}}
+	tests := []struct {
+		name, client, javaClient, want string
+	}{
+		{"franz-go", planner.ClientFranzGo, "", ""},
+		{"default", "", "", ""},
+		{"java", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", ""},
+		{"java without its release", planner.ClientJava, "", "--client java needs --java-client"},
+		{"librdkafka", planner.ClientLibrdkafka, "", "--client librdkafka is refused: xp has no librdkafka load generator yet"},
+		{"unknown", "sarama", "", `--client "sarama": want franz-go or java`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			c.Client, c.JavaClient = tc.client, tc.javaClient
+			err := c.WithDefaults().Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestJavaClientInterrupted: an interrupt during the measurement ends a
+// client java run early, as it ends a franz-go one: the JVM is told (its
+// input closes), stops sending, reports what it counted, and Run returns
+// that partial result with the context's error, long before the window
+// would have closed.
+func TestJavaClientInterrupted(t *testing.T) {
+	c := cluster(t)
+	cfg := quick(props(t, c, planner.SecurityPlaintext))
+	cfg.Client, cfg.JavaClient, cfg.CacheDir = planner.ClientJava, disttest.JavaClient(t).Path, t.TempDir()
+	cfg.Rate, cfg.Warmup, cfg.Duration = 200, 0, 5*time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var phases []string
+	cfg.OnPhase = func(phase string, _ time.Time) {
+		phases = append(phases, phase)
+		if phase == "measure" {
+			cancel()
+		}
+	}
+	start := time.Now()
+	res, err := Run(ctx, cfg)
+	if !errors.Is(err, context.Canceled) || res == nil {
+		t.Fatalf("Run: %v (result %v), want the partial result and context.Canceled", err, res != nil)
+	}
+	if took := time.Since(start); took > 2*time.Minute {
+		t.Errorf("the interrupted run took %v", took)
+	}
+	if res.Client.Name != planner.ClientJava || res.Healthy {
+		t.Errorf("client %q healthy %v: want java's partial, unhealthy result", res.Client.Name, res.Healthy)
+	}
+	if len(phases) == 0 || phases[0] != "measure" || slices.Contains(phases, "done") {
+		t.Errorf("phases %v: want measure and no done", phases)
+	}
+}

@@ -1,0 +1,479 @@
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/release"
+)
+
+// The Java client (Config.Client planner.ClientJava) is the load generator
+// of xp's Java client release (infra/release/loadgen, `make java-client`)
+// on Apache Kafka's KafkaProducer and KafkaConsumer. This side does what
+// is not the client's to measure, exactly as the Go path does it: the
+// topics (created and deleted through kadm), the payloads (the same seeded
+// encoder, written to a file the Java side sends from), the job, and the
+// Result from what the Java side counted, with the same health rules. The
+// Java side runs the schedule, the producers and consumer groups, the
+// digest check, the sampler and the histograms, and reports them.
+
+// javaAssignTimeout bounds how long the Java side's consumer groups may
+// take to hold their partitions, where the Go side allows 1.5 ×
+// connectTimeout: a fresh JVM runs its first TLS handshakes and SCRAM
+// exchanges (4096 PBKDF2 iterations) interpreted, which on a busy machine
+// takes seconds per member.
+const javaAssignTimeout = 30 * time.Second
+
+// javaStopGrace is how long the Java side has to report after its input
+// closes (an interrupted run) before it is killed.
+const javaStopGrace = 15 * time.Second
+
+// javaReport is what the Java side prints as its result line: counts on
+// its run clock (Unix ns), histograms per second (base64 V2-compressed
+// HDR), the series and per-topic counts as "a,b,c" strings.
+type javaReport struct {
+	T0            int64    `json:"t0"`
+	WarmEnd       int64    `json:"warm_end"`
+	MeasEnd       int64    `json:"meas_end"`
+	Published     int64    `json:"published"`
+	Consumed      int64    `json:"consumed"`
+	WarmPublished int64    `json:"warmup_published"`
+	WarmConsumed  int64    `json:"warmup_consumed"`
+	Errors        int64    `json:"errors"`
+	Unsent        int64    `json:"unsent"`
+	Duplicates    int64    `json:"duplicates"`
+	BacklogMax    int64    `json:"backlog_max"`
+	Backlog       int64    `json:"backlog"`
+	Drained       bool     `json:"drained"`
+	DrainAt       int64    `json:"drain_at"`
+	Unacked       int64    `json:"unacked"`
+	CPUS          float64  `json:"cpu_s"`
+	ErrorSamples  []string `json:"error_samples"`
+	Series        []string `json:"series"`
+	Topics        []string `json:"topics"`
+	Publish       []string `json:"publish"`
+	E2E           []string `json:"e2e"`
+	SendDelay     []string `json:"send_delay"`
+	ClientName    string   `json:"client_name"`
+	ClientVersion string   `json:"client_version"`
+	ClientRuntime string   `json:"client_runtime"`
+}
+
+// executeJava is execute with the Java client: the topics here, the load
+// in the Java process, the Result here.
+func (r *run) executeJava(ctx context.Context) (*Result, error) {
+	cfg := r.cfg
+	home, err := javaClientHome(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := kgo.NewClient(r.base...)
+	if err != nil {
+		return nil, r.fail("%v", err)
+	}
+	defer admin.Close()
+	adm := kadm.NewClient(admin)
+	topicDeleted := cfg.KeepTopic
+	defer func() {
+		if !topicDeleted {
+			r.deleteTopics(adm)
+			r.deleteGroups(adm)
+		}
+	}()
+	existed, err := r.prepareTopics(ctx, adm)
+	if err != nil {
+		return nil, err
+	}
+	r.indexTopics()
+	for g := range cfg.ConsumerGroups {
+		r.groups = append(r.groups, GroupName(r.name, g))
+	}
+	work, err := os.MkdirTemp("", "xp-java-loadgen-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	job, err := r.writeJavaJob(work, existed)
+	if err != nil {
+		return nil, err
+	}
+	rep, rss, err := r.runJava(ctx, home, job)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	if !topicDeleted {
+		topicDeleted = true
+		if err := r.deleteTopics(adm); err != nil {
+			warnings = append(warnings, fmt.Sprintf("topics not deleted: %v", err))
+		}
+		if err := r.deleteGroups(adm); err != nil {
+			warnings = append(warnings, fmt.Sprintf("consumer groups not deleted: %v", err))
+		}
+	}
+	res, err := r.javaResult(rep, rss)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = warnings
+	res.Healthy, res.Reasons = judgeHealth(cfg, measurement{
+		Published: res.Published, Consumed: res.Consumed,
+		PublishRate: res.PublishRate, ConsumeRate: res.ConsumeRate,
+		Unsent: rep.Unsent, Drained: rep.Drained, Backlog: rep.Backlog, Unacked: rep.Unacked,
+		Errors: res.Errors, ErrorSamples: res.ErrorSamples,
+	})
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	r.phase("done", time.Now())
+	return res, nil
+}
+
+// javaClientHome is the unpacked Java client release cfg.JavaClient names:
+// a directory holding libs/, or a release archive, checked and unpacked
+// once into the cache.
+func javaClientHome(ctx context.Context, cfg Config) (string, error) {
+	p := cfg.JavaClient
+	if fi, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%w: --java-client %s: %v (make java-client writes out/dist/xp-java-client-VERSION.tgz)", ErrConfig, p, err)
+	} else if fi.IsDir() {
+		if _, err := os.Stat(filepath.Join(p, "libs", "xp-java-loadgen.jar")); err != nil {
+			return "", fmt.Errorf("%w: --java-client %s: no libs/xp-java-loadgen.jar: not an unpacked Java client release (make java-client)", ErrConfig, p)
+		}
+		return p, nil
+	}
+	sum, err := release.SHA512File(p)
+	if err != nil {
+		return "", fmt.Errorf("%w: --java-client: %v", ErrConfig, err)
+	}
+	c, err := release.Cache(ctx, cfg.CacheDir, release.Fetch{Kind: "java-client", Distribution: p, SHA512: sum, SHA512Key: "--java-client",
+		Inspect: func(archive string) (string, string, error) {
+			rel, err := release.InspectJavaClient(archive)
+			return rel.Top, "libs", err
+		}})
+	if err != nil {
+		return "", fmt.Errorf("%w: --java-client: %v", ErrConfig, err)
+	}
+	return c.Dir, nil
+}
+
+// javaPayloadPool is how many values the Java side sends from: as many as
+// the Go client's byte pool holds (8 MiB of values, 16 to 4096 of them).
+func javaPayloadPool(size int) int { return max(16, min((8<<20)/size, 4096)) }
+
+// writeJavaJob writes the payloads, the Java client properties and the
+// job into dir and returns the job's path.
+func (r *run) writeJavaJob(dir string, existed bool) (string, error) {
+	cfg := r.cfg
+	var pay bytes.Buffer
+	var n [4]byte
+	put := func(v []byte) {
+		binary.BigEndian.PutUint32(n[:], uint32(len(v)))
+		pay.Write(n[:])
+		pay.Write(v)
+	}
+	if r.pay.encoding == EncodingBytes {
+		put32 := func(k int) { binary.BigEndian.PutUint32(n[:], uint32(k)); pay.Write(n[:]) }
+		put32(len(r.pay.pool))
+		for _, v := range r.pay.pool {
+			put(v)
+		}
+	} else {
+		k := javaPayloadPool(cfg.MessageSize)
+		binary.BigEndian.PutUint32(n[:], uint32(k))
+		pay.Write(n[:])
+		rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6a6176612d706f6f))
+		for range k {
+			v, _ := r.pay.next(rng, nil)
+			put(v)
+		}
+	}
+	payPath := filepath.Join(dir, "payloads.bin")
+	if err := os.WriteFile(payPath, pay.Bytes(), 0o600); err != nil {
+		return "", err
+	}
+	props := map[string]string{}
+	for k, v := range cfg.ClientConfig {
+		if k != kafkaconf.BootstrapServers {
+			props[k] = v
+		}
+	}
+	clientPath := filepath.Join(dir, "client.properties")
+	if err := kafkaconf.WriteJavaClientConfig(clientPath, props); err != nil {
+		return "", fmt.Errorf("%w: --client-config: %v", ErrConfig, err)
+	}
+	inFlight := 0
+	if cfg.Rate == 0 {
+		inFlight = cfg.InFlight()
+	}
+	parts := make([]string, len(r.parts))
+	for i, p := range r.parts {
+		parts[i] = strconv.Itoa(p)
+	}
+	firsts := make([]string, cfg.Producers)
+	for k := range firsts {
+		firsts[k] = strconv.Itoa(r.firstTopic(k))
+	}
+	reset := "earliest"
+	if existed {
+		reset = "latest"
+	}
+	job := [][2]string{
+		{"bootstrap", strings.Join(r.bootstrap, ",")},
+		{"client.config", clientPath},
+		{"payload.file", payPath},
+		{"topics", strings.Join(r.topics, ",")},
+		{"partitions", strings.Join(parts, ",")},
+		{"groups.names", strings.Join(r.groups, ",")},
+		{"offset.reset", reset},
+		{"producers", strconv.Itoa(cfg.Producers)},
+		{"first.topics", strings.Join(firsts, ",")},
+		{"groups", strconv.Itoa(cfg.ConsumerGroups)},
+		{"consumers.per.group", strconv.Itoa(cfg.ConsumersPerGroup)},
+		{"rate", strconv.FormatInt(cfg.Rate, 10)},
+		{"in.flight", strconv.Itoa(inFlight)},
+		{"buffer.records", strconv.Itoa(max(10000, 2*inFlight, int(cfg.Rate)/cfg.Producers))},
+		{"message.size", strconv.Itoa(cfg.MessageSize)},
+		{"acks", cfg.Acks},
+		{"linger.ms", strconv.Itoa(cfg.LingerMs)},
+		{"batch.bytes", strconv.Itoa(cfg.BatchBytes)},
+		{"compression", cfg.Compression},
+		{"warmup.ns", strconv.FormatInt(int64(cfg.Warmup), 10)},
+		{"duration.ns", strconv.FormatInt(int64(cfg.Duration), 10)},
+		{"drain.timeout.ns", strconv.FormatInt(int64(cfg.DrainTimeout), 10)},
+		{"seed", strconv.FormatInt(cfg.Seed, 10)},
+		{"assign.timeout.ns", strconv.FormatInt(int64(javaAssignTimeout), 10)},
+	}
+	var b strings.Builder
+	b.WriteString("# xp loadgen --client java: one run\n")
+	esc := strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	for _, kv := range job {
+		fmt.Fprintf(&b, "%s=%s\n", kv[0], esc.Replace(kv[1]))
+	}
+	path := filepath.Join(dir, "job.properties")
+	return path, os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// runJava runs the Java side on job and reads its report; rss is its peak
+// resident set in MiB. Its phases are relayed; an interrupt (ctx) closes
+// its input, which ends the run early, and the process is killed if it
+// does not report within javaStopGrace; every run is bounded by its
+// timeline plus a minute.
+func (r *run) runJava(ctx context.Context, home, job string) (_ *javaReport, rss float64, _ error) {
+	cfg := r.cfg
+	java := cfg.Java
+	if java == "" {
+		java = "java"
+	}
+	args := append(append([]string{}, cfg.JVMOpts...), "-cp", filepath.Join(home, "libs")+"/*", release.JavaClientClass, job)
+	cmd := exec.Command(java, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	var stderr tailBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, 0, r.fail("java client: %v", err)
+	}
+	limit := javaAssignTimeout + cfg.Warmup + cfg.Duration + cfg.DrainTimeout + time.Minute
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			stdin.Close()
+		case <-t.C:
+			cmd.Process.Kill()
+			return
+		}
+		select {
+		case <-done:
+		case <-time.After(javaStopGrace):
+			cmd.Process.Kill()
+		}
+	}()
+	var rep *javaReport
+	var failure string
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 256<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch word, rest, _ := strings.Cut(line, " "); word {
+		case "phase":
+			name, ns, _ := strings.Cut(rest, " ")
+			if t, err := strconv.ParseInt(ns, 10, 64); err == nil {
+				r.phase(name, time.Unix(0, t))
+			}
+		case "result":
+			rep = new(javaReport)
+			if err := json.Unmarshal([]byte(rest), rep); err != nil {
+				failure = fmt.Sprintf("unreadable report: %v", err)
+				rep = nil
+			}
+		case "error":
+			failure = rest
+		}
+	}
+	waitErr := cmd.Wait()
+	close(done)
+	wg.Wait()
+	stdin.Close()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = float64(ru.Maxrss) / 1024
+	}
+	switch {
+	case failure != "":
+		return nil, 0, r.fail("java client: %s", failure)
+	case rep == nil && ctx.Err() != nil:
+		return nil, 0, ctx.Err()
+	case rep == nil:
+		return nil, 0, r.fail("java client: %v, no report\n%s", waitErr, stderr.String())
+	}
+	return rep, rss, nil
+}
+
+// javaResult builds the Result from the Java side's report, as result
+// does from the Go side's counters: the whole-run histograms are the
+// merge of the per-second ones (so both sides' encodings merge), the
+// per-second ones go to Intervals as the Java side encoded them.
+func (r *run) javaResult(rep *javaReport, rss float64) (*Result, error) {
+	cfg := r.cfg
+	d := cfg.Duration.Seconds()
+	warmEnd, measEnd := time.Unix(0, rep.WarmEnd), time.Unix(0, rep.MeasEnd)
+	res := &Result{TargetRate: Rate(cfg.Rate), Start: warmEnd, End: measEnd}
+	res.Published, res.Consumed = rep.Published, rep.Consumed
+	res.PublishRate, res.ConsumeRate = float64(res.Published)/d, float64(res.Consumed)/d
+	res.Errors, res.Duplicates, res.BacklogMax = rep.Errors, rep.Duplicates, rep.BacklogMax
+	if rep.Drained {
+		res.DrainS = max(0, time.Duration(rep.DrainAt-rep.MeasEnd).Seconds())
+	} else {
+		res.DrainS = cfg.DrainTimeout.Seconds()
+	}
+	res.ClientCPUS, res.ClientRSSMaxMiB = rep.CPUS, rss
+	res.Warmup = WarmupCounts{Seconds: cfg.Warmup.Seconds(), Published: rep.WarmPublished, Consumed: rep.WarmConsumed}
+	res.ErrorSamples = rep.ErrorSamples
+	res.Config = echo(cfg, r.name, r.bootstrap)
+	res.Client = ClientInfo{Name: rep.ClientName, Version: rep.ClientVersion, Runtime: rep.ClientRuntime}
+	res.Series = make([]Second, len(rep.Series))
+	for i, s := range rep.Series {
+		v, err := ints3(s)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: java client series %q: %w", s, err)
+		}
+		res.Series[i] = Second{Second: i, Published: v[0], Consumed: v[1], Backlog: v[2]}
+	}
+	if len(rep.Topics) != len(r.topics) {
+		return nil, fmt.Errorf("loadgen: java client reported %d topics, want %d", len(rep.Topics), len(r.topics))
+	}
+	res.Topics = make([]TopicCount, len(r.topics))
+	for i, t := range r.topics {
+		pub, cons, _ := strings.Cut(rep.Topics[i], ",")
+		p, err1 := strconv.ParseInt(pub, 10, 64)
+		c, err2 := strconv.ParseInt(cons, 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("loadgen: java client topic counts %q: %w", rep.Topics[i], err)
+		}
+		res.Topics[i] = TopicCount{Topic: t, Partitions: r.parts[i], Published: p, Consumed: c}
+	}
+	for _, k := range [][]string{rep.Publish, rep.E2E, rep.SendDelay} {
+		if len(k) != r.nsecOf() {
+			return nil, fmt.Errorf("loadgen: java client reported %d seconds of histograms, want %d", len(k), r.nsecOf())
+		}
+	}
+	totals := [3]*hdrhistogram.Histogram{NewHistogram(), NewHistogram(), NewHistogram()}
+	for s := range r.nsecOf() {
+		iv := Interval{Second: s, Publish: []byte(rep.Publish[s]), E2E: []byte(rep.E2E[s]), SendDelay: []byte(rep.SendDelay[s])}
+		for k, enc := range [][]byte{iv.Publish, iv.E2E, iv.SendDelay} {
+			h, err := hdrhistogram.Decode(enc)
+			if err != nil {
+				return nil, fmt.Errorf("loadgen: java client histogram of second %d: %w", s, err)
+			}
+			totals[k].Merge(h)
+		}
+		res.Intervals = append(res.Intervals, iv)
+	}
+	res.PublishLatencyMs, res.E2ELatencyMs, res.SendDelayMs = Summarize(totals[0]), Summarize(totals[1]), Summarize(totals[2])
+	for k, dst := range []*string{&res.Histograms.Publish, &res.Histograms.E2E, &res.Histograms.SendDelay} {
+		b, err := EncodeHistogram(totals[k])
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: encode histogram: %w", err)
+		}
+		*dst = string(b)
+	}
+	return res, nil
+}
+
+// nsecOf is the seconds of measurement, as both sides count them.
+func (r *run) nsecOf() int { return int((r.cfg.Duration + time.Second - 1) / time.Second) }
+
+func ints3(s string) ([3]int64, error) {
+	var v [3]int64
+	f := strings.Split(s, ",")
+	if len(f) != 3 {
+		return v, errors.New("want three numbers")
+	}
+	for i := range f {
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return v, err
+		}
+		v[i] = n
+	}
+	return v, nil
+}
+
+// tailBuffer keeps the last 8 KiB written to it (a child's stderr, for
+// the message of its failure).
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 8<<10 {
+		t.b = t.b[len(t.b)-8<<10:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+var _ io.Writer = (*tailBuffer)(nil)

@@ -1,0 +1,189 @@
+package perftest
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/internal/kafkatest"
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// benchJVM are the JVM flags of both Java tools in the client benchmark:
+// the heap ProducerPerformance gets in BenchmarkProducerPerformance.
+var benchJVM = []string{"-Xmx512m"}
+
+// BenchmarkClients measures the client factor on one Apache Kafka broker
+// (a local JVM from out/dist), side by side in one run:
+//
+//   - rate/CLIENT/{10k,50k}: each client open loop at 10k and 50k msg/s of
+//     1 KiB with one consumer group, plaintext: the rate error and the
+//     send delay (targets: ±0.5%, p99 under 1 ms);
+//   - saturated/java vs ProducerPerformance: client java at --rate max
+//     against ProducerPerformance --payload-file (1 KiB lines, so it
+//     refills no random bytes per record), same acks, linger, batch,
+//     heap, partitions and no consumers, alternated over three rounds,
+//     medians (target: java within ±10%);
+//   - modes/CLIENT/MODE: each client saturated in every direct mode,
+//     alternated over three rounds: throughput, publish p99, client CPU
+//     per message, and each mode's throughput and latency penalty against
+//     plaintext, so a reader sees how much of a penalty is the client's.
+//
+// XP_BENCH_DURATION sets each run's measured seconds (default 5s).
+func BenchmarkClients(b *testing.B) {
+	d := 5 * time.Second
+	if v := os.Getenv("XP_BENCH_DURATION"); v != "" {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			b.Fatalf("XP_BENCH_DURATION=%q: %v", v, err)
+		}
+	}
+	apache := kafkatest.Start(b, kafkatest.Options{Heap: "1g"})
+	jc := disttest.JavaClient(b).Path
+	cache := b.TempDir()
+	run := func(client string, props map[string]string, rate int64, groups int) *loadgen.Result {
+		cfg := loadgen.Config{ClientConfig: props, Client: client, JavaClient: jc, CacheDir: cache, JVMOpts: benchJVM,
+			Rate: rate, MessageSize: benchSize, LingerMs: benchLinger, BatchBytes: benchBatch, Acks: benchAcks,
+			Partitions: 6, ConsumerGroups: groups, Warmup: 2 * time.Second, Duration: d, DrainTimeout: 30 * time.Second, Seed: 1}
+		ctx, cancel := context.WithTimeout(context.Background(), d+3*time.Minute)
+		defer cancel()
+		res, err := loadgen.Run(ctx, cfg)
+		if err != nil {
+			b.Fatalf("%s: %v", client, err)
+		}
+		if !res.Healthy {
+			b.Logf("%s at %d msg/s unhealthy: %v", client, rate, res.Reasons)
+		}
+		return res
+	}
+	clients := []string{planner.ClientFranzGo, planner.ClientJava}
+	plain := readProps(b, apache.Modes()[planner.SecurityPlaintext].ClientConfig)
+
+	for _, client := range clients {
+		for _, rate := range []int64{10_000, 50_000} {
+			b.Run("rate/"+client+"/"+map[int64]string{10_000: "10k", 50_000: "50k"}[rate], func(b *testing.B) {
+				res := run(client, plain, rate, 1)
+				b.ReportMetric(100*(res.PublishRate-float64(rate))/float64(rate), "rate_err_%")
+				b.ReportMetric(res.SendDelayMs.P99, "send_delay_p99_ms")
+				b.ReportMetric(res.PublishLatencyMs.P99, "publish_p99_ms")
+				b.ReportMetric(res.E2ELatencyMs.P99, "e2e_p99_ms")
+				b.ReportMetric(cpuPerMsg(res), "client_cpu_us/msg")
+			})
+		}
+	}
+
+	payload := payloadFile(b, benchSize, 1000)
+	var java, pp []float64
+	for round := range 3 {
+		runJava := func() float64 {
+			res := run(planner.ClientJava, plain, 0, 0)
+			java = append(java, res.PublishRate)
+			return res.PublishRate
+		}
+		runPP := func(records int64) {
+			r := ppPayload(b, apache.Release().Dir, plain, records, payload, "pp-java-"+string(rune('a'+round)))
+			pp = append(pp, r.RecordsPerSec)
+		}
+		if round%2 == 0 {
+			runPP(int64(runJava() * d.Seconds()))
+		} else {
+			guess := 50000 * d.Seconds()
+			if len(java) > 0 {
+				guess = java[len(java)-1] * d.Seconds()
+			}
+			runPP(int64(guess))
+			runJava()
+		}
+	}
+	b.Logf("saturated trials: java %.0f, ProducerPerformance --payload-file %.0f msg/s", java, pp)
+	b.Run("saturated/java_vs_perf_test", func(b *testing.B) {
+		b.ReportMetric(median(java), "java_msg/s")
+		b.ReportMetric(median(pp), "perf_test_msg/s")
+		b.ReportMetric(100*median(java)/median(pp)-100, "java_minus_perf_test_%")
+	})
+
+	type key struct{ client, mode string }
+	rates, p99, cpu := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	modes := planner.DirectModes()
+	for round := range 3 {
+		for i := range modes {
+			mode := modes[(i+round)%len(modes)]
+			props := readProps(b, apache.Modes()[mode].ClientConfig)
+			for j := range clients {
+				client := clients[(j+round+i)%len(clients)]
+				res := run(client, props, 0, 0)
+				k := key{client, mode}
+				rates[k] = append(rates[k], res.PublishRate)
+				p99[k] = append(p99[k], res.PublishLatencyMs.P99)
+				cpu[k] = append(cpu[k], cpuPerMsg(res))
+			}
+		}
+	}
+	for _, client := range clients {
+		for _, mode := range modes {
+			b.Run("modes/"+client+"/"+mode, func(b *testing.B) {
+				k, base := key{client, mode}, key{client, planner.SecurityPlaintext}
+				b.ReportMetric(median(rates[k]), "msg/s")
+				b.ReportMetric(median(p99[k]), "publish_p99_ms")
+				b.ReportMetric(median(cpu[k]), "client_cpu_us/msg")
+				if mode != planner.SecurityPlaintext {
+					b.ReportMetric(penalty(median(rates[base]), median(rates[k])), "tput_penalty_%")
+					b.ReportMetric(100*(median(p99[k])/median(p99[base])-1), "p99_penalty_%")
+					b.ReportMetric(median(cpu[k])-median(cpu[base]), "client_cpu_added_us/msg")
+				}
+			})
+		}
+	}
+}
+
+// cpuPerMsg is the load generator's CPU per record acknowledged in the
+// measured window, in microseconds.
+func cpuPerMsg(res *loadgen.Result) float64 {
+	if res.Published == 0 {
+		return 0
+	}
+	return res.ClientCPUS * 1e6 / float64(res.Published)
+}
+
+// payloadFile writes n lines of size random letters and digits, the
+// --payload-file of ProducerPerformance (each line one record's value).
+func payloadFile(b *testing.B, size, n int) string {
+	b.Helper()
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	r := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 0, n*(size+1))
+	for range n {
+		for range size {
+			buf = append(buf, alnum[r.IntN(len(alnum))])
+		}
+		buf = append(buf, '\n')
+	}
+	p := filepath.Join(b.TempDir(), "payloads.txt")
+	if err := os.WriteFile(p, buf, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// ppPayload runs ProducerPerformance unthrottled from a payload file:
+// records after a quarter as many warm-up records, into a fresh topic of
+// 6 partitions.
+func ppPayload(b *testing.B, release string, props map[string]string, records int64, payload, topic string) Result {
+	b.Helper()
+	records = max(records, 20000)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	createTopic(b, ctx, props, topic)
+	r, err := Run(ctx, Options{Release: release, ClientConfig: props, Dir: b.TempDir(), Topic: topic,
+		Records: records + records/4, Warmup: records / 4, PayloadFile: payload, Acks: benchAcks, LingerMs: benchLinger,
+		BatchBytes: benchBatch, JVMOpts: benchJVM})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
