@@ -206,10 +206,10 @@ func Restrict(d *Dataset, pairs []string) *Dataset {
 	return &out
 }
 
-// isHeadline says whether e is a headline row: the ratio penalty pooled
-// over a rate class's configurations.
+// isHeadline says whether e is a headline row: the headline statistic
+// (StatHeadline) pooled over a rate class's configurations.
 func isHeadline(e Effect) bool {
-	return e.Statistic == StatRatioPenalty && (e.Scope == ScopeAll || e.Scope == ScopeAllCapped || e.Scope == ScopeAllMax)
+	return e.Statistic == StatHeadline && (e.Scope == ScopeAll || e.Scope == ScopeAllCapped || e.Scope == ScopeAllMax)
 }
 
 // MatchHeadlines pairs the headline rows of a and b by treatment,
@@ -358,8 +358,8 @@ func sign(v float64) int {
 	return 0
 }
 
-// ratioOf is the ratio of means (treatment / baseline) a penalty in
-// percent stands for.
+// ratioOf is the ratio (treatment / baseline) a penalty in percent
+// stands for.
 func ratioOf(penalty float64, higher bool) float64 {
 	if higher {
 		return 1 - penalty/100
@@ -387,14 +387,19 @@ func IntervalQuantile(m string, n int, conf float64) float64 {
 }
 
 // LogRatioSE returns the log ratio of a headline row and its standard
-// error from its interval on the log scale, (log r_high - log r_low) /
-// (2 q), with q the quantile its method used (IntervalQuantile): the
-// Cochrane Handbook's way (§6.5.2.2) of recovering a ratio measure's
-// standard error from its confidence interval. It is exact for an
-// interval symmetric on the log scale and an approximation otherwise.
-// why says why there is none (no interval, one reaching a ratio of zero
-// or below, i.e. a latency penalty below -100 %, or an unbounded one).
+// error: the row's own (LogEstimate, LogSE: the headline procedure works
+// on the log ratio) where it has them; otherwise from its interval on the
+// log scale, (log r_high - log r_low) / (2 q), with q the quantile its
+// method used (IntervalQuantile): the Cochrane Handbook's way (§6.5.2.2)
+// of recovering a ratio measure's standard error from its confidence
+// interval, exact for an interval symmetric on the log scale and an
+// approximation otherwise. why says why there is none (no interval, one
+// reaching a ratio of zero or below, i.e. a latency penalty below -100 %,
+// or an unbounded one).
 func LogRatioSE(e Effect, higher bool, conf float64) (logRatio, se float64, why string) {
+	if e.LogSE > 0 && !math.IsInf(e.LogSE, 0) && finite(e.LogEstimate) {
+		return e.LogEstimate, e.LogSE, ""
+	}
 	r := ratioOf(e.Estimate, higher)
 	if !(r > 0) {
 		return math.NaN(), math.NaN(), fmt.Sprintf("estimate %.4g %% is a ratio of %.4g: no log ratio", e.Estimate, r)

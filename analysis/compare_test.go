@@ -211,6 +211,8 @@ func TestLogRatioSE(t *testing.T) {
 			math.Log(7.35), nan, "reaches a ratio of -8.62, at or below zero"},
 		{"unbounded", Effect{Estimate: 10, Low: -50, High: math.Inf(1), N: 5, Method: "student-t"}, false,
 			math.Log(1.1), nan, "no finite, positive standard error"},
+		{"its own log-scale SE", Effect{Estimate: 10, Low: 0, High: 21, N: 5, Method: "log-ratio-t-strata", LogEstimate: 0.09, LogSE: 0.04}, false,
+			0.09, 0.04, ""},
 		{"impossible estimate", Effect{Estimate: -120, Low: -130, High: -110, N: 5, Method: "student-t"}, false,
 			nan, nan, "no log ratio"},
 	}
@@ -238,7 +240,7 @@ func TestReplicate(t *testing.T) {
 			m = "none"
 		}
 		return &Effect{Treatment: "tls", Baseline: "plaintext", Metric: "publish_ms_p99", Scope: ScopeAll,
-			Statistic: StatRatioPenalty, N: 6, Estimate: est, Low: lo, High: hi, Method: m}
+			Statistic: StatHeadline, N: 6, Estimate: est, Low: lo, High: hi, Method: m}
 	}
 	cases := []struct {
 		name             string
@@ -375,8 +377,8 @@ func TestCompareSyntheticCampaigns(t *testing.T) {
 				if got := r.SignsAgree == CaptureYes; got != c.signs {
 					t.Errorf("%s: signs agree %q, A %.3g B %.3g", r.Metric, r.SignsAgree, r.A.Estimate, r.B.Estimate)
 				}
-				if r.Statistic != StatRatioPenalty || r.Scope != ScopeAll || r.A.N != 6 {
-					t.Errorf("row %s %s %s n=%d: want the pooled ratio penalty over 6 sets", r.Metric, r.Statistic, r.Scope, r.A.N)
+				if r.Statistic != StatHeadline || r.Scope != ScopeAll || r.A.N != 6 {
+					t.Errorf("row %s %s %s n=%d: want the pooled headline over 6 sets", r.Metric, r.Statistic, r.Scope, r.A.N)
 				}
 				switch {
 				case math.IsNaN(r.Fixed.Estimate):

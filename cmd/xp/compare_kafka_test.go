@@ -76,7 +76,7 @@ fixed:
 		effects := readCSV(t, filepath.Join(out, "effects.csv"))
 		col := func(n string) int { return slices.Index(effects[0], n) }
 		for _, e := range effects[1:] {
-			if e[col("statistic")] == analysis.StatRatioPenalty && e[col("scope")] == analysis.ScopeAll {
+			if e[col("statistic")] == analysis.StatHeadline && e[col("scope")] == analysis.ScopeAll {
 				headlines[db] = append(headlines[db], strings.Join([]string{e[col("treatment")], e[col("metric")],
 					e[col("n")], e[col("estimate")], e[col("ci_low")], e[col("ci_high")]}, "|"))
 			}
