@@ -88,6 +88,7 @@ func newRootCmd(st *state) *cobra.Command {
 		newStatusCmd(st),
 		newAnalyseCmd(st),
 		newCompareCmd(st),
+		newExploreCmd(st),
 		newImportCmd(st),
 		newLoadgenCmd(st),
 		newClusterCmd(st),
