@@ -16,7 +16,7 @@ KROXYLICIOUS_VERSION ?=
 # make lint runs this staticcheck release (through the module proxy).
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist java-client dists
+.PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist java-client dists explore-assets
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/xp
@@ -53,6 +53,22 @@ dists:
 	done
 	@$(MAKE) --no-print-directory kroxylicious-dist
 	@$(MAKE) --no-print-directory java-client
+
+# The explorer's charting libraries (xp explore), pinned and vendored in
+# analysis/explore/assets: npm pack fetches each release (npm checks the
+# registry's integrity hash), its built file is taken from dist/ and must
+# match analysis/explore/assets/SHA256SUMS before it replaces the copy in
+# the repository. TestAssetsChecksums checks the committed copies.
+D3_VERSION   := 7.9.2
+PLOT_VERSION := 0.6.17
+EXPLORE_ASSETS := analysis/explore/assets
+explore-assets:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	npm pack --silent d3@$(D3_VERSION) @observablehq/plot@$(PLOT_VERSION) >/dev/null && \
+	tar xzf d3-$(D3_VERSION).tgz package/dist/d3.min.js -O > d3-$(D3_VERSION).min.js && \
+	tar xzf observablehq-plot-$(PLOT_VERSION).tgz package/dist/plot.umd.min.js -O > plot-$(PLOT_VERSION).umd.min.js && \
+	sha256sum -c "$(CURDIR)/$(EXPLORE_ASSETS)/SHA256SUMS" && \
+	cp d3-$(D3_VERSION).min.js plot-$(PLOT_VERSION).umd.min.js "$(CURDIR)/$(EXPLORE_ASSETS)/"
 
 # One table, every comparison measured side by side in one run, written to
 # BENCHMARKS.md with the machine, date, Go version, commit and every target's

@@ -61,6 +61,13 @@ func TestImportViolations(t *testing.T) {
 		{name: "the runner imports infrastructure", pkgs: map[string][]string{
 			"runner": {xpModule + "infra/target", xpModule + "infra/gateway", xpModule + "infra/procstat"},
 		}, want: []string{"runner imports infra/gateway", "runner imports infra/procstat"}},
+		{name: "the explorer imports beyond analysis and results", pkgs: map[string][]string{
+			"analysis/explore": {xpModule + "analysis", xpModule + "results", xpModule + "analysis/export"},
+		}, want: []string{"analysis/explore imports analysis/export"}},
+		{name: "a package other than cmd imports the explorer", pkgs: map[string][]string{
+			"cmd/xp":          {xpModule + "analysis/explore"},
+			"analysis/export": {xpModule + "analysis/explore"},
+		}, want: []string{"analysis/export imports analysis/explore"}},
 		{name: "the planner imports xp", pkgs: map[string][]string{
 			"planner": {xpModule + "infra/target"},
 		}, want: []string{"planner imports infra/target"}},
@@ -113,6 +120,10 @@ func importViolations(pkgs map[string][]string) []string {
 				why = "the runner reaches infrastructure through infra/target alone (declare there what it needs)"
 			case under(p, "planner") && !(under(dep, "internal") && leaf(dep)):
 				why = "the planner depends on nothing of xp but leaf packages under internal/"
+			case p == "analysis/explore" && dep != "analysis" && dep != "results":
+				why = "the explorer reads campaigns through analysis and the evidence store alone"
+			case dep == "analysis/explore" && !under(p, "cmd"):
+				why = "the explorer is a leaf that only cmd wires"
 			default:
 				continue
 			}

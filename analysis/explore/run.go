@@ -76,18 +76,37 @@ var percentileGrid = func() []float64 {
 	return append(g, 100)
 }()
 
-// runDetails reads the evidence of the campaign's attempts [from, to).
-// plans maps a run to its plan row.
-func (c *Campaign) runDetails(ctx context.Context, st *results.Store, from, to int, plans map[string]json.RawMessage, maxPoints int) ([]RunDetail, error) {
-	var out []RunDetail
-	byID := map[int64]results.Attempt{}
+// evidenceIndex is what the run pages need of a whole campaign, read once:
+// each run's plan row and each attempt by id.
+type evidenceIndex struct {
+	plans    map[string]json.RawMessage
+	attempts map[int64]results.Attempt
+}
+
+func readEvidenceIndex(ctx context.Context, st *results.Store) (*evidenceIndex, error) {
+	rows, err := st.Rows(ctx)
+	if err != nil {
+		return nil, err
+	}
 	atts, err := st.Attempts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range atts {
-		byID[a.ID] = a
+	ix := &evidenceIndex{plans: make(map[string]json.RawMessage, len(rows)), attempts: make(map[int64]results.Attempt, len(atts))}
+	for _, r := range rows {
+		ix.plans[r.Run] = r.Plan
 	}
+	for _, a := range atts {
+		a.Metrics = nil // runs.csv's columns travel in the campaign file
+		ix.attempts[a.ID] = a
+	}
+	return ix, nil
+}
+
+// runDetails reads the evidence of the campaign's attempts [from, to).
+func (c *Campaign) runDetails(ctx context.Context, st *results.Store, from, to int, ix *evidenceIndex, maxPoints int) ([]RunDetail, error) {
+	var out []RunDetail
+	plans, byID := ix.plans, ix.attempts
 	for i := from; i < to && i < len(c.runs); i++ {
 		r := c.runs[i]
 		d := RunDetail{Index: i, Run: r.Run, Attempt: r.Attempt, Settings: plans[r.Run]}

@@ -2,7 +2,6 @@ package explore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -36,7 +35,7 @@ type Server struct {
 type served struct {
 	stamp string
 	c     *Campaign
-	plans map[string]json.RawMessage
+	ix    *evidenceIndex
 }
 
 // NewServer returns the explorer over the databases; each is read on its
@@ -176,11 +175,11 @@ func (s *Server) campaign(ctx context.Context, i int) (*served, error) {
 		return nil, err
 	}
 	defer st.Close()
-	plans, err := planRows(ctx, st)
+	ix, err := readEvidenceIndex(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	sv := &served{stamp: stamp, c: c, plans: plans}
+	sv := &served{stamp: stamp, c: c, ix: ix}
 	s.mu.Lock()
 	s.camps[i] = sv
 	s.mu.Unlock()
@@ -202,7 +201,7 @@ func (s *Server) chunk(ctx context.Context, i, k int) ([]byte, error) {
 	}
 	defer st.Close()
 	from := k * sv.c.RunsPerChunk
-	ds, err := sv.c.runDetails(ctx, st, from, from+sv.c.RunsPerChunk, sv.plans, s.opt.MaxSeriesPoints)
+	ds, err := sv.c.runDetails(ctx, st, from, from+sv.c.RunsPerChunk, sv.ix, s.opt.MaxSeriesPoints)
 	if err != nil {
 		return nil, err
 	}

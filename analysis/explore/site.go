@@ -6,7 +6,6 @@ import (
 	"context"
 	"embed"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -83,7 +82,7 @@ func (s *Site) index() siteIndex {
 // opened from disk may load scripts beside it but not fetch files.
 func dataScript(name string, v any) []byte {
 	var z bytes.Buffer
-	w, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	w, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression)
 	w.Write(marshal(v))
 	w.Close()
 	var b bytes.Buffer
@@ -140,13 +139,13 @@ func (s *Site) writeChunks(ctx context.Context, path string, c *Campaign, write 
 		return err
 	}
 	defer st.Close()
-	plans, err := planRows(ctx, st)
+	ix, err := readEvidenceIndex(ctx, st)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	for k := range c.Chunks {
 		from := k * c.RunsPerChunk
-		ds, err := c.runDetails(ctx, st, from, from+c.RunsPerChunk, plans, s.opt.MaxSeriesPoints)
+		ds, err := c.runDetails(ctx, st, from, from+c.RunsPerChunk, ix, s.opt.MaxSeriesPoints)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -155,19 +154,6 @@ func (s *Site) writeChunks(ctx context.Context, path string, c *Campaign, write 
 		}
 	}
 	return nil
-}
-
-// planRows maps each run to its plan row.
-func planRows(ctx context.Context, st *results.Store) (map[string]json.RawMessage, error) {
-	rows, err := st.Rows(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]json.RawMessage, len(rows))
-	for _, r := range rows {
-		out[r.Run] = r.Plan
-	}
-	return out, nil
 }
 
 // writeAssets copies the pages and libraries into dir.

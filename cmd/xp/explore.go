@@ -23,7 +23,7 @@ func newExploreCmd(st *state) *cobra.Command {
 		confidence         float64
 	)
 	c := &cobra.Command{
-		Use:   "explore DB [DB...] (--out DIR | --serve [ADDR])",
+		Use:   "explore DB [DB...] (--out DIR | --serve ADDR)",
 		Short: "A results explorer: campaigns, effects by slice, configurations, runs, comparisons; a static site or served live",
 		Long: `Explore browses one or more campaign dbs down to one run's evidence: campaigns,
 effects (pick metrics and treatment, filter by factor levels), a configuration's
@@ -32,8 +32,8 @@ comparison of campaigns that share configurations (see docs/explore.md).
 
 --out DIR writes a static, self-contained site (index.html, assets/, data/):
 it makes no network request and can be published on any static host.
---serve ADDR serves the same pages from the dbs, on loopback only (default
-127.0.0.1:8080), reading them read-only while xp run writes; the pages follow
+--serve ADDR serves the same pages from the dbs, on loopback only (":8080"
+means 127.0.0.1:8080), reading them read-only while xp run writes; the pages follow
 a running campaign and mark its effects provisional until it ends.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dbs []string) error {
@@ -88,8 +88,7 @@ a running campaign and mark its effects provisional until it ends.`,
 	}
 	f := c.Flags()
 	f.StringVar(&out, "out", "", "write a static site into DIR")
-	f.StringVar(&serve, "serve", "", "serve the pages at ADDR, loopback only (e.g. 127.0.0.1:8080, or :8080)")
-	f.Lookup("serve").NoOptDefVal = "127.0.0.1:8080"
+	f.StringVar(&serve, "serve", "", "serve the pages at ADDR, loopback only: 127.0.0.1:8080, or :8080 (host 127.0.0.1), or :0 (any free port)")
 	f.StringVar(&method, "method", "bca", "bootstrap interval: bca or percentile")
 	f.IntVar(&resamples, "resamples", 10000, "bootstrap resamples")
 	f.Float64Var(&confidence, "confidence", 0.95, "confidence level of the intervals")

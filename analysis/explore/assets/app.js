@@ -125,8 +125,10 @@ const XP = (() => {
       ? el("span", { class: "provisional", "data-provisional": "1" }, "provisional: campaign running, effects may move")
       : el("span", { class: "final" }, "final");
   }
-  function cellLabel(c, cell) {
-    const vary = c.cellFactors.filter(f => (c.factorLevels[f] || []).length > 1);
+  // cellLabel names a configuration by the factors that vary among cells
+  // (default: the campaign's), so a slice's labels leave out what it fixes.
+  function cellLabel(c, cell, cells) {
+    const vary = c.cellFactors.filter((f, i) => new Set((cells || c.cells).map(x => x.levels[i])).size > 1);
     const parts = vary.map(f => f + "=" + cell.levels[c.cellFactors.indexOf(f)]);
     return parts.length ? parts.join(" ") : cell.pair;
   }
@@ -231,10 +233,10 @@ const XP = (() => {
       out.push(el("h2", {}, `${m}: ${stat}${unit ? " (" + unit + ")" : ""}`));
       if (!rows.length) { out.push(el("p", { class: "muted" }, "no per-configuration effect of this metric in the slice")); continue; }
       const shown = rows.slice(0, 200);
-      const label = e => cellLabel(c, byPair.get(e[col("scope")]));
+      const label = e => cellLabel(c, byPair.get(e[col("scope")]), slice);
       const data = shown.map(e => ({ label: label(e), pair: e[col("scope")], est: e[col("estimate")], lo: e[col("ci_low")], hi: e[col("ci_high")] }));
       const chart = Plot.plot({
-        width: 900, height: 50 + 22 * data.length, style: { fontSize: "12px" }, marginLeft: Math.min(420, 8 + 6.2 * Math.max(...data.map(d => d.label.length))),
+        width: 900, height: 50 + 22 * data.length, style: { fontSize: "12px" }, marginLeft: Math.min(560, 12 + 7 * Math.max(...data.map(d => d.label.length))),
         x: { label: `${stat} ${unit}`, grid: true }, y: { label: null, domain: data.map(d => d.label) },
         marks: [
           Plot.ruleX([0], { stroke: "#888" }),
