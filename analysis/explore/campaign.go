@@ -68,8 +68,11 @@ type Campaign struct {
 	FactorLevels map[string][]string `json:"factorLevels"`
 	Metrics      []Metric            `json:"metrics"`
 	Cells        []Cell              `json:"cells"`
-	// Effects is effects.csv's table (EffectColumns), row for row.
-	Effects [][]any `json:"effects"`
+	// Effects is effects.csv's table (EffectColumns), row for row. The
+	// pages load it in parts, one data file per treatment and statistic
+	// (EffectParts), so that a page reads only what it draws.
+	Effects     [][]any      `json:"-"`
+	EffectParts []EffectPart `json:"effectParts"`
 	// Runs lists every attempt (RunColumns), in plan order; RunMetrics
 	// names the metric values at the end of each row.
 	Runs       [][]any  `json:"runs"`
@@ -121,6 +124,27 @@ type Cell struct {
 	Saturating bool     `json:"saturating"`
 }
 
+// EffectPart names the data file holding the effects of one treatment
+// and statistic: data/c{campaign}-e{Part}.js.
+type EffectPart struct {
+	Treatment string `json:"treatment"`
+	Statistic string `json:"statistic"`
+	Part      int    `json:"part"`
+	Rows      int    `json:"rows"`
+}
+
+// effectPart returns part k's rows.
+func (c *Campaign) effectPart(k int) [][]any {
+	p := c.EffectParts[k]
+	out := [][]any{}
+	for _, e := range c.Effects {
+		if e[0] == p.Treatment && e[5] == p.Statistic {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // EffectColumns names the columns of Campaign.Effects: effects.csv's, in
 // its order (numbers as numbers, NaN as null).
 var EffectColumns = []string{"treatment", "baseline", "metric", "scope", "n", "statistic", "unit",
@@ -151,7 +175,7 @@ func LoadCampaign(ctx context.Context, path string, index int, opt Options) (*Ca
 		Generated: time.Now().UTC().Format(time.RFC3339),
 		// Lists the pages read are empty, not null, when there is nothing.
 		Info: [][2]string{}, Levels: []string{}, CellFactors: []string{}, Metrics: []Metric{}, Cells: []Cell{},
-		Effects: [][]any{}, Runs: [][]any{}, RunMetrics: []string{}, Notes: []string{}}
+		Effects: [][]any{}, EffectParts: []EffectPart{}, Runs: [][]any{}, RunMetrics: []string{}, Notes: []string{}}
 	for _, f := range d.Info {
 		c.Info = append(c.Info, [2]string{f.Name, f.Value})
 	}
@@ -255,6 +279,12 @@ func (c *Campaign) fromResult(res *analysis.Result) {
 		c.Effects = append(c.Effects, []any{e.Treatment, e.Baseline, e.Metric, e.Scope, e.N, e.Statistic, e.Unit,
 			jsonNum(e.Estimate), jsonNum(e.Low), jsonNum(e.High), e.Method, jsonNum(e.P), jsonNum(e.PHolm), e.Note,
 			e.Test, jsonNum(e.PMin), bounded, e.OutlierSets})
+		k := slices.IndexFunc(c.EffectParts, func(p EffectPart) bool { return p.Treatment == e.Treatment && p.Statistic == e.Statistic })
+		if k < 0 {
+			k = len(c.EffectParts)
+			c.EffectParts = append(c.EffectParts, EffectPart{Treatment: e.Treatment, Statistic: e.Statistic, Part: k})
+		}
+		c.EffectParts[k].Rows++
 	}
 	c.Notes = append(c.Notes, res.Notes...)
 	for _, m := range d.Metrics {

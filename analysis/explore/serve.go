@@ -47,6 +47,7 @@ func NewServer(paths []string, opt Options) *Server {
 var (
 	campaignFile = regexp.MustCompile(`^c(\d+)\.js$`)
 	chunkFile    = regexp.MustCompile(`^c(\d+)-r(\d+)\.js$`)
+	effectsFile  = regexp.MustCompile(`^c(\d+)-e(\d+)\.js$`)
 )
 
 // ServeHTTP serves index.html, assets/ and data/ as the static site lays
@@ -101,6 +102,18 @@ func (s *Server) data(w http.ResponseWriter, ctx context.Context, name string) {
 		var sv *served
 		if sv, err = s.campaign(ctx, i); err == nil {
 			body = dataScript(campaignName(i), sv.c)
+		}
+	case effectsFile.MatchString(name):
+		m := effectsFile.FindStringSubmatch(name)
+		i, _ := strconv.Atoi(m[1])
+		k, _ := strconv.Atoi(m[2])
+		var sv *served
+		if sv, err = s.campaign(ctx, i); err == nil {
+			if k >= len(sv.c.EffectParts) {
+				err = errNoSuch
+			} else {
+				body = dataScript(effectsName(i, k), sv.c.effectPart(k))
+			}
 		}
 	case chunkFile.MatchString(name):
 		m := chunkFile.FindStringSubmatch(name)

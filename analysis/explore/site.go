@@ -95,8 +95,9 @@ func dataScript(name string, v any) []byte {
 }
 
 // campaignName and chunkName are the data files' names, without ".js".
-func campaignName(c int) string     { return "c" + strconv.Itoa(c) }
-func chunkName(c, chunk int) string { return fmt.Sprintf("c%d-r%d", c, chunk) }
+func campaignName(c int) string      { return "c" + strconv.Itoa(c) }
+func chunkName(c, chunk int) string  { return fmt.Sprintf("c%d-r%d", c, chunk) }
+func effectsName(c, part int) string { return fmt.Sprintf("c%d-e%d", c, part) }
 
 // WriteSite writes the static site of the databases into dir: index.html,
 // assets/ and data/. It opens every database read-only.
@@ -124,6 +125,11 @@ func WriteSite(ctx context.Context, dir string, paths []string, opt Options) (*S
 	for i, c := range s.Campaigns {
 		if err := write(campaignName(c.Index), c); err != nil {
 			return nil, err
+		}
+		for k := range c.EffectParts {
+			if err := write(effectsName(c.Index, k), c.effectPart(k)); err != nil {
+				return nil, err
+			}
 		}
 		if err := s.writeChunks(ctx, paths[i], c, write); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -43,14 +44,22 @@ a running campaign and mark its effects provisional until it ends.`,
 			if cmd.Flags().Changed("resamples") && resamples < 100 {
 				return usageErrf("--resamples %d too few: want at least 100 (default 10000)", resamples)
 			}
+			var addr string
+			if serve != "" {
+				a, err := loopbackAddr(serve)
+				if err != nil {
+					return usageErr(err)
+				}
+				addr = a
+			}
+			ctx, stop := st.interruptible(cmd.Context())
+			defer stop()
 			for _, db := range dbs {
-				if fi, err := os.Stat(db); err != nil || fi.IsDir() {
-					return usageErrf("xp explore: %s is not a campaign db (give the .db files xp run wrote)", db)
+				if err := checkCampaignDB(ctx, db); err != nil {
+					return usageErr(err)
 				}
 			}
 			opt := explore.Options{Analysis: analysis.Options{Method: analysis.Method(method), Resamples: resamples, Confidence: confidence}}
-			ctx, stop := st.interruptible(cmd.Context())
-			defer stop()
 			if out != "" {
 				site, err := explore.WriteSite(ctx, out, dbs, opt)
 				if err != nil {
@@ -65,10 +74,6 @@ a running campaign and mark its effects provisional until it ends.`,
 				}
 				fmt.Fprintf(st.stdout, "site: %s\n", filepath.Join(out, "index.html"))
 				return nil
-			}
-			addr, err := loopbackAddr(serve)
-			if err != nil {
-				return usageErr(err)
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -110,6 +115,23 @@ func loopbackAddr(addr string) (string, error) {
 		return "", fmt.Errorf("--serve %s: xp explore serves on loopback only (127.0.0.1 or ::1); publish a static site with --out to share it", addr)
 	}
 	return net.JoinHostPort(host, port), nil
+}
+
+// checkCampaignDB refuses a path that is not a campaign db before anything
+// is written or served.
+func checkCampaignDB(ctx context.Context, db string) error {
+	if fi, err := os.Stat(db); err != nil || fi.IsDir() {
+		return fmt.Errorf("xp explore: %s is not a campaign db (give the .db files xp run wrote)", db)
+	}
+	s, err := results.OpenReadOnly(ctx, db)
+	if err != nil {
+		return fmt.Errorf("xp explore: %w (give the .db files xp run wrote)", err)
+	}
+	defer s.Close()
+	if _, err := s.Campaign(ctx); err != nil {
+		return fmt.Errorf("xp explore: %s: %w (give the .db files xp run wrote)", db, err)
+	}
+	return nil
 }
 
 // exploreErr maps a db that is not a campaign to a usage error.

@@ -173,3 +173,54 @@ func registered(db string) bool {
 	p, err := st.Progress(context.Background())
 	return err == nil && p.Total > 0
 }
+
+// TestExploreBadInput: each mistake is refused with exit 2 and a message
+// naming the flag or file, before any site is written.
+func TestExploreBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notDB := writeRunFile(t, dir, "notes.txt", "not a campaign\n")
+	site := filepath.Join(dir, "site")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no db", []string{"explore", "--out", site}, "requires at least 1 arg"},
+		{"neither --out nor --serve", []string{"explore", notDB}, "give --out DIR"},
+		{"both --out and --serve", []string{"explore", notDB, "--out", site, "--serve", ":0"}, "one of them"},
+		{"a db that does not exist", []string{"explore", filepath.Join(dir, "none.db"), "--out", site}, "none.db is not a campaign db"},
+		{"a file that is no campaign", []string{"explore", notDB, "--out", site}, "notes.txt"},
+		{"serving beyond loopback", []string{"explore", notDB, "--serve", "0.0.0.0:8080"}, "loopback only"},
+		{"an address without a port", []string{"explore", notDB, "--serve", "127.0.0.1"}, "want HOST:PORT"},
+		{"too few resamples", []string{"explore", notDB, "--out", site, "--resamples", "5"}, "--resamples 5"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runXP(t, tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d naming %q", code, stderr, exitUsage, tc.want)
+			}
+			if _, err := os.Stat(site); err == nil {
+				t.Errorf("a refused explore wrote %s", site)
+			}
+		})
+	}
+}
+
+func TestLoopbackAddr(t *testing.T) {
+	tests := []struct{ in, want, err string }{
+		{":8080", "127.0.0.1:8080", ""},
+		{"localhost:0", "127.0.0.1:0", ""},
+		{"127.0.0.1:9000", "127.0.0.1:9000", ""},
+		{"[::1]:9000", "[::1]:9000", ""},
+		{"0.0.0.0:8080", "", "loopback only"},
+		{"example.org:80", "", "loopback only"},
+		{"8080", "", "want HOST:PORT"},
+	}
+	for _, tc := range tests {
+		got, err := loopbackAddr(tc.in)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("loopbackAddr(%q) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}

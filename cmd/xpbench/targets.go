@@ -86,6 +86,13 @@ var targets = []target{
 	{35, "`xp plan power --effect 2%` on the README's tls-cost campaign under 10 s", []check{
 		{"cmd/xp", "PlanPower/readme_tls_cost", "s/power", "<", 10},
 	}},
+	{39, "`xp explore` static site of 5,184 runs (histograms, 60 s series) under 50 MB; its effects page drawn in headless Chromium in under 2 s", []check{
+		{"analysis/explore", "Explore5184", "MB_site", "<", 50},
+		{"analysis/explore", "Explore5184", "s/effects_render", "<", 2},
+	}},
+	{39, "`xp explore` of 100,224 runs degrades gracefully: its effects, runs and run pages draw (paged tables, sampled series)", []check{
+		{"analysis/explore", "Explore100k", "rendered", "==", 1},
+	}},
 	{23, "`xp loadgen --rate max` at least 90% of Kafka's ProducerPerformance (--throughput -1) on one Apache Kafka broker, plaintext and tls, 1 KiB, acks all", []check{
 		{"runner/perftest", "ProducerPerformance/apache/plaintext/kafka_perf_test", "xp_%_of_perf_test", ">=", 90},
 		{"runner/perftest", "ProducerPerformance/apache/tls/kafka_perf_test", "xp_%_of_perf_test", ">=", 90},

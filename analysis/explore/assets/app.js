@@ -142,6 +142,13 @@ const XP = (() => {
   let renderSeq = 0;
 
   async function campaign(i) { return load("c" + i, site.live); }
+  // effectRows loads campaign c's effects of one treatment (every
+  // treatment when tr is null) and statistic: effects.csv's rows.
+  async function effectRows(c, tr, stat) {
+    const parts = c.effectParts.filter(p => (tr === null || p.treatment === tr) && p.statistic === stat);
+    const rows = await Promise.all(parts.map(p => load(`c${c.index}-e${p.part}`, site.live)));
+    return rows.flat();
+  }
 
   function nav(page, c) {
     const links = [["campaigns", "Campaigns", {}], ["effects", "Effects", { c }]];
@@ -190,7 +197,8 @@ const XP = (() => {
     const inSlice = cell => c.cellFactors.every((f, i) => !filter[f] || filter[f].includes(cell.levels[i]));
     const slice = c.cells.filter(inSlice);
     const byPair = new Map(slice.map(x => [x.pair, x]));
-    const stats = [...new Set(c.effects.map(e => e[col("statistic")]))];
+    const stats = [...new Set(c.effectParts.filter(p => p.treatment === tr).map(p => p.statistic))];
+    const effects = await effectRows(c, tr, stat);
 
     const controls = el("div", { class: "controls" },
       site.campaigns.length > 1 ? el("fieldset", {}, el("legend", {}, "campaign"),
@@ -219,7 +227,7 @@ const XP = (() => {
 
     const out = [el("h1", {}, `Effects of ${tr} against ${c.levels[0]}: ${c.name} `, statusMark(c)), controls,
       el("p", { id: "slice" }, `${slice.length} of ${c.cells.length} configurations in the slice`)];
-    const pooled = c.effects.filter(e => e[col("treatment")] === tr && e[col("statistic")] === stat &&
+    const pooled = effects.filter(e => e[col("treatment")] === tr && e[col("statistic")] === stat &&
       metrics.includes(e[col("metric")]) && e[col("scope")].startsWith("all"));
     if (pooled.length) {
       out.push(el("h2", {}, "Pooled over every configuration"),
@@ -227,7 +235,7 @@ const XP = (() => {
           [e[col("metric")], e[col("scope")], e[col("n")], e[col("estimate")], interval(e), e[col("method")], e[col("p_value")]]), { id: "pooled" }));
     }
     for (const m of metrics) {
-      const rows = c.effects.filter(e => e[col("treatment")] === tr && e[col("statistic")] === stat &&
+      const rows = effects.filter(e => e[col("treatment")] === tr && e[col("statistic")] === stat &&
         e[col("metric")] === m && byPair.has(e[col("scope")]));
       const unit = rows.length ? rows[0][col("unit")] : "";
       out.push(el("h2", {}, `${m}: ${stat}${unit ? " (" + unit + ")" : ""}`));
@@ -303,7 +311,7 @@ const XP = (() => {
       return cols;
     });
     const settings = c.cellFactors.map((f, i) => [f, cell.levels[i]]);
-    const eff = c.effects.filter(e => e[col("scope")] === pair && e[col("metric")] === m && e[col("statistic")] === "ratio_penalty");
+    const eff = (await effectRows(c, null, "ratio_penalty")).filter(e => e[col("scope")] === pair && e[col("metric")] === m);
     const out = [el("h1", {}, `Configuration ${cellLabel(c, cell)} `, statusMark(c)),
       el("p", {}, el("a", { href: href("effects", { c: ci, tr, m }) }, "← effects"), ` · pair ${pair}`),
       table(["factor", "level"], settings, { class: "info" }),
@@ -468,6 +476,7 @@ const XP = (() => {
       const y = window.scrollY;
       main.replaceChildren(...[kids].flat(2).filter(k => k !== null && k !== undefined && k !== ""));
       window.scrollTo(0, y);
+      document.body.dataset.readyMs = String(performance.now());
       document.body.dataset.ready = location.hash;
     } catch (e) {
       if (seq !== renderSeq) return;
