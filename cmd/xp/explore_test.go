@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,7 +159,25 @@ fixed: {platform: local, brokers: 1, message_size: 256, acks: all, target_rate: 
 	if p.Rows[results.Done] != 6 {
 		t.Errorf("rows by state %v, want 6 done", p.Rows)
 	}
+
+	// A run of the real campaign shows its evidence: phases from the
+	// runner's log, host telemetry by role, the environment's broker.
+	tab.Do(chromedp.Navigate(addr + "#/runs?c=0"))
+	tab.WaitFor(`document.body.dataset.ready === location.hash && !!document.querySelector('#runs tbody a')`, time.Minute)
+	browsertest.Eval[chromedp.Void](tab, `document.querySelector('#runs tbody a').click()`)
+	tab.WaitFor(`document.body.dataset.ready === location.hash && location.hash.startsWith("#/run?")`, time.Minute)
+	page := browsertest.Eval[string](tab, `document.getElementById('main').innerText`)
+	for _, want := range []string{"measure", "drain", "Host telemetry by role", "cpu_s", "kfake", "latency by percentile"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the run page lacks %q:\n%.3000s", want, page)
+		}
+	}
+	if *exploreShots != "" {
+		tab.Screenshot(filepath.Join(*exploreShots, "live-run.png"))
+	}
 }
+
+var exploreShots = flag.String("screenshots", "", "write the explorer's screenshots into this directory")
 
 // registered says whether the db holds a registered campaign yet.
 func registered(db string) bool {

@@ -382,7 +382,7 @@ const XP = (() => {
       const chart = Plot.plot({
         width: 700, height: 320, marginLeft: 60, color: { legend: true },
         x: { type: "log", label: "percentile", ticks, tickFormat: t => t === 1 ? "0" : String(+(100 - 100 / t).toPrecision(6)), grid: true },
-        y: { type: "log", label: "latency (ms)", grid: true },
+        y: { type: "log", label: "latency (ms)", grid: true, tickFormat: "~g" },
         marks: [Plot.line(pct, { x: "x", y: "ms", stroke: "kind", title: d => `${d.kind} p${d.p}: ${d.ms} ms` })],
       });
       out.push(figure("percentiles-" + r[RC.run], "latency by percentile, from the stored HDR histograms", chart,
@@ -391,15 +391,15 @@ const XP = (() => {
     if (d.series && d.series.length) {
       const s = d.series.flatMap(([sec, pub, con, bl]) => [{ sec, what: "published", v: pub }, { sec, what: "consumed", v: con }]);
       const charts = [figure("rate-" + r[RC.run], "messages a second" + (d.seriesSampled ? " (sampled)" : ""),
-        Plot.plot({ width: 560, height: 220, color: { legend: true }, x: { label: "second" }, y: { label: "msg/s", grid: true },
-          marks: [Plot.line(s, { x: "sec", y: "v", stroke: "what" })] }),
+        Plot.plot({ width: 560, height: 220, color: { legend: true }, x: { label: "second" }, y: { label: "msg/s", grid: true, zero: true },
+          marks: [Plot.line(s, { x: "sec", y: "v", stroke: "what" }), Plot.dot(s, { x: "sec", y: "v", fill: "what", r: 2 })] }),
         ["second", "published", "consumed", "backlog", "publish_p99_ms", "e2e_p99_ms"], d.series),
-      figure("backlog-" + r[RC.run], "backlog (records)", Plot.plot({ width: 560, height: 220, x: { label: "second" }, y: { label: "records", grid: true },
+      figure("backlog-" + r[RC.run], "backlog (records)", Plot.plot({ width: 560, height: 220, x: { label: "second" }, y: { label: "records", grid: true, zero: true, domain: [0, Math.max(1, ...d.series.map(x => x[3]))] },
         marks: [Plot.areaY(d.series, { x: d => d[0], y: d => d[3], fill: "#9bb8d8" })] }),
         ["second", "backlog"], d.series.map(x => [x[0], x[3]]))];
       const lat = d.series.flatMap(x => [x[4] !== null ? { sec: x[0], what: "publish p99", v: x[4] } : null, x[5] !== null ? { sec: x[0], what: "e2e p99", v: x[5] } : null]).filter(Boolean);
       if (lat.length) charts.push(figure("latency-" + r[RC.run], "p99 latency a second (ms)", Plot.plot({ width: 560, height: 220, color: { legend: true },
-        x: { label: "second" }, y: { label: "ms", grid: true }, marks: [Plot.line(lat, { x: "sec", y: "v", stroke: "what" })] }),
+        x: { label: "second" }, y: { label: "ms", grid: true, zero: true }, marks: [Plot.line(lat, { x: "sec", y: "v", stroke: "what" }), Plot.dot(lat, { x: "sec", y: "v", fill: "what", r: 2 })] }),
         ["second", "what", "ms"], lat.map(x => [x.sec, x.what, x.v])));
       out.push(el("h2", {}, "Per second"), el("div", { class: "grid2" }, charts));
     }
