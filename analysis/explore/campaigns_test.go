@@ -50,7 +50,8 @@ func makeCampaign(t testing.TB, path string, cfg analysis.SyntheticConfig, secon
 		}
 	}
 	err := analysis.Save(context.Background(), path, d, analysis.SaveOptions{XPVersion: "test",
-		Created: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)})
+		// A campaign of its own (xp compare refuses one campaign twice).
+		Created: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(cfg.Seed) * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}

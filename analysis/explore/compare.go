@@ -1,100 +1,106 @@
 package explore
 
 import (
+	"errors"
 	"math"
-	"strings"
 
 	"github.com/xp-bench/xp/analysis"
 )
 
-// Comparison sets two campaigns side by side on the headline statistic
-// (the ratio-of-means penalty) for every row they share: the pooled
-// scopes and each matched configuration (pair) both campaigns hold.
+// Comparison is `xp compare`'s comparison of two campaigns
+// (analysis.Compare) as the compare page draws it: each headline row of
+// both, side by side over the configurations they share.
 type Comparison struct {
-	A    int             `json:"a"`
-	B    int             `json:"b"`
-	Rows []ComparisonRow `json:"rows"`
+	A      int    `json:"a"`
+	B      int    `json:"b"`
+	LabelA string `json:"labelA"`
+	LabelB string `json:"labelB"`
+	// Error says why the campaigns cannot be compared, or why the
+	// comparison is partial; "" when it is whole.
+	Error      string          `json:"error,omitempty"`
+	Shared     int             `json:"shared"`
+	OnlyA      int             `json:"onlyA"`
+	OnlyB      int             `json:"onlyB"`
+	Confidence float64         `json:"confidence"`
+	Rows       []ComparisonRow `json:"rows"`
+	Notes      []string        `json:"notes"`
 }
 
-// ComparisonRow is one shared row. AInB says A's estimate lies inside B's
-// interval, BInA the converse; SameSign that both estimates have the same
-// sign (a zero counts as agreeing with either). A check without both
-// intervals is nil.
+// ComparisonRow is one headline row (analysis.Replication): both
+// campaigns' estimates and intervals (nil where absent), the checks
+// (analysis.Capture answers: "yes", "no", "no interval", or "" for a row
+// of one campaign only), the fixed- and random-effects combinations and
+// the heterogeneity.
 type ComparisonRow struct {
-	Treatment string   `json:"treatment"`
-	Metric    string   `json:"metric"`
-	Scope     string   `json:"scope"`
-	Settings  string   `json:"settings,omitempty"`
-	EstA      float64  `json:"estA"`
-	LowA      *float64 `json:"lowA"`
-	HighA     *float64 `json:"highA"`
-	EstB      float64  `json:"estB"`
-	LowB      *float64 `json:"lowB"`
-	HighB     *float64 `json:"highB"`
-	AInB      *bool    `json:"aInB"`
-	BInA      *bool    `json:"bInA"`
-	SameSign  bool     `json:"sameSign"`
-	Agree     bool     `json:"agree"`
+	Treatment  string    `json:"treatment"`
+	Metric     string    `json:"metric"`
+	Scope      string    `json:"scope"`
+	In         string    `json:"in"`
+	A          *Interval `json:"estA"`
+	B          *Interval `json:"estB"`
+	BInA       string    `json:"bInA"`
+	AInB       string    `json:"aInB"`
+	SignsAgree string    `json:"signsAgree"`
+	Replicated string    `json:"replicated"`
+	Fixed      *Interval `json:"fixed"`
+	Random     *Interval `json:"random"`
+	I2         *float64  `json:"i2"`
+	Q          *float64  `json:"q"`
+	P          *float64  `json:"p"`
+	Note       string    `json:"note"`
 }
 
-// Compare returns the rows a and b share, in a's order. Agree is true when
-// both estimates lie in the other's interval and their signs agree.
-func Compare(a, b *Campaign) Comparison {
-	out := Comparison{A: a.Index, B: b.Index}
-	type key struct{ tr, metric, scope string }
-	inB := map[key][]any{}
-	for _, e := range b.Effects {
-		if e[5] == analysis.StatRatioPenalty {
-			inB[key{e[0].(string), e[2].(string), e[3].(string)}] = e
+// Interval is an estimate with its interval; Low and High nil when there
+// is none.
+type Interval struct {
+	Estimate float64  `json:"est"`
+	Low      *float64 `json:"low"`
+	High     *float64 `json:"high"`
+}
+
+// compareCampaigns compares campaigns a and b with analysis.Compare, as
+// xp compare does, with the explorer's analysis options.
+func compareCampaigns(a, b *Campaign, opt analysis.Options) Comparison {
+	out := Comparison{A: a.Index, B: b.Index, LabelA: a.DB, LabelB: b.DB, Rows: []ComparisonRow{}, Notes: []string{}}
+	cmp, err := analysis.Compare(a.result.Dataset, b.result.Dataset, a.DB, b.DB, opt)
+	if err != nil {
+		out.Error = err.Error()
+		if cmp == nil || !errors.Is(err, analysis.ErrNoHealthySet) {
+			return out
 		}
 	}
-	settings := map[string]string{}
-	for _, c := range a.Cells {
-		var parts []string
-		for i, f := range a.CellFactors {
-			if i < len(c.Levels) {
-				parts = append(parts, f+"="+c.Levels[i])
-			}
-		}
-		settings[c.Pair] = strings.Join(parts, " ")
-	}
-	for _, e := range a.Effects {
-		if e[5] != analysis.StatRatioPenalty {
-			continue
-		}
-		k := key{e[0].(string), e[2].(string), e[3].(string)}
-		f, ok := inB[k]
-		if !ok {
-			continue
-		}
-		ea, okA := e[7].(float64)
-		eb, okB := f[7].(float64)
-		if !okA || !okB {
-			continue
-		}
-		r := ComparisonRow{Treatment: k.tr, Metric: k.metric, Scope: k.scope, Settings: settings[k.scope],
-			EstA: ea, LowA: numPtr(e[8]), HighA: numPtr(e[9]), EstB: eb, LowB: numPtr(f[8]), HighB: numPtr(f[9])}
-		r.AInB = inside(ea, r.LowB, r.HighB)
-		r.BInA = inside(eb, r.LowA, r.HighA)
-		r.SameSign = ea == 0 || eb == 0 || math.Signbit(ea) == math.Signbit(eb)
-		r.Agree = r.SameSign && r.AInB != nil && *r.AInB && r.BInA != nil && *r.BInA
-		out.Rows = append(out.Rows, r)
+	out.Shared, out.OnlyA, out.OnlyB = len(cmp.Shared), len(cmp.OnlyA), len(cmp.OnlyB)
+	out.Confidence = cmp.Confidence
+	out.Notes = append(out.Notes, cmp.Notes...)
+	for _, r := range cmp.Rows {
+		row := ComparisonRow{Treatment: r.Treatment, Metric: r.Metric, Scope: r.Scope, In: r.In,
+			A: effectInterval(r.A), B: effectInterval(r.B), BInA: string(r.BInA), AInB: string(r.AInB),
+			SignsAgree: string(r.SignsAgree), Replicated: string(r.Replicated),
+			Fixed: metaInterval(r.Fixed), Random: metaInterval(r.Random),
+			I2: finite(r.Het.I2), Q: finite(r.Het.Q), P: finite(r.Het.P), Note: r.Note}
+		out.Rows = append(out.Rows, row)
 	}
 	return out
 }
 
-func numPtr(v any) *float64 {
-	if f, ok := v.(float64); ok {
-		return &f
-	}
-	return nil
-}
-
-// inside says whether v lies in [lo, hi]; nil without an interval.
-func inside(v float64, lo, hi *float64) *bool {
-	if lo == nil || hi == nil {
+func effectInterval(e *analysis.Effect) *Interval {
+	if e == nil || math.IsNaN(e.Estimate) {
 		return nil
 	}
-	in := v >= *lo && v <= *hi
-	return &in
+	return &Interval{Estimate: e.Estimate, Low: finite(e.Low), High: finite(e.High)}
+}
+
+func metaInterval(m analysis.Meta) *Interval {
+	if math.IsNaN(m.Estimate) {
+		return nil
+	}
+	return &Interval{Estimate: m.Estimate, Low: finite(m.Low), High: finite(m.High)}
+}
+
+// finite is v, or nil for NaN or an infinity (JSON carries neither).
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }

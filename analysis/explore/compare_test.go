@@ -1,54 +1,47 @@
 package explore
 
 import (
+	"math"
+	"strings"
 	"testing"
+
+	"github.com/xp-bench/xp/analysis"
 )
 
-// TestCompare: rows are matched on treatment, metric and scope (the pooled
-// scopes and the configurations both campaigns hold), on the headline
-// statistic only; each check says what it should, and a missing interval
-// leaves its check unknown.
-func TestCompare(t *testing.T) {
-	row := func(tr, metric, scope, stat string, est, lo, hi any) []any {
-		return []any{tr, "plaintext", metric, scope, 6, stat, "pct", est, lo, hi, "bca", nil, nil, "", "", nil, true, 0}
+// TestCompareCampaigns: the compare page carries xp compare's comparison
+// (analysis.Compare) row for row, and says why when there is none.
+func TestCompareCampaigns(t *testing.T) {
+	opt := analysis.Options{Resamples: 200}
+	campaign := func(i int, d *analysis.Dataset, created string) *Campaign {
+		d.Info = append(d.Info, analysis.Field{Name: "created", Value: created})
+		return &Campaign{Index: i, DB: d.Campaign + ".db", result: &analysis.Result{Dataset: d}}
 	}
-	a := &Campaign{Index: 0, CellFactors: []string{"acks"}, Cells: []Cell{{Pair: "p1", Levels: []string{"1"}}, {Pair: "p2", Levels: []string{"all"}}},
-		Effects: [][]any{
-			row("tls", "publish_ms_p99", "all", "ratio_penalty", 10.0, 8.0, 12.0),
-			row("tls", "publish_ms_p99", "all", "mean_penalty", 10.0, 8.0, 12.0),
-			row("tls", "publish_ms_p99", "p1", "ratio_penalty", 5.0, 1.0, 9.0),
-			row("tls", "publish_ms_p99", "p2", "ratio_penalty", -2.0, -4.0, 1.0),
-			row("tls", "e2e_ms_p99", "p1", "ratio_penalty", 3.0, nil, nil),
-			row("tls", "publish_ms_p99", "p9", "ratio_penalty", 1.0, 0.0, 2.0),
-		}}
-	b := &Campaign{Index: 1, Effects: [][]any{
-		row("tls", "publish_ms_p99", "all", "ratio_penalty", 11.0, 9.0, 13.0),
-		row("tls", "publish_ms_p99", "p1", "ratio_penalty", 12.0, 10.0, 14.0),
-		row("tls", "publish_ms_p99", "p2", "ratio_penalty", 0.5, -1.0, 3.0),
-		row("tls", "e2e_ms_p99", "p1", "ratio_penalty", 3.5, 2.0, 5.0),
-	}}
-	tr, fa := true, false
-	tests := []struct {
-		scope, metric   string
-		aInB, bInA      *bool
-		sameSign, agree bool
-		settings        string
-	}{
-		{"all", "publish_ms_p99", &tr, &tr, true, true, ""},
-		{"p1", "publish_ms_p99", &fa, &fa, true, false, "acks=1"},
-		{"p2", "publish_ms_p99", &fa, &tr, false, false, "acks=all"},
-		{"p1", "e2e_ms_p99", &tr, nil, true, false, "acks=1"},
+	a := campaign(0, analysis.Synthetic(demoShape(1)), "2026-12-01 09:00:00 UTC")
+	b := campaign(1, analysis.Synthetic(demoShape(2)), "2026-12-02 09:00:00 UTC")
+	want, err := analysis.Compare(a.result.Dataset, b.result.Dataset, a.DB, b.DB, opt)
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := Compare(a, b)
-	if got.A != 0 || got.B != 1 || len(got.Rows) != len(tests) {
-		t.Fatalf("Compare gave %d rows (%+v), want %d", len(got.Rows), got.Rows, len(tests))
+	got := compareCampaigns(a, b, opt)
+	if got.Error != "" || got.A != 0 || got.B != 1 || got.Shared != len(want.Shared) || len(got.Rows) != len(want.Rows) || len(got.Rows) == 0 {
+		t.Fatalf("comparison %+v, want %d rows over %d configurations", got, len(want.Rows), len(want.Shared))
 	}
-	same := func(p, q *bool) bool { return (p == nil) == (q == nil) && (p == nil || *p == *q) }
-	for i, tc := range tests {
-		r := got.Rows[i]
-		if r.Scope != tc.scope || r.Metric != tc.metric || !same(r.AInB, tc.aInB) || !same(r.BInA, tc.bInA) ||
-			r.SameSign != tc.sameSign || r.Agree != tc.agree || r.Settings != tc.settings {
-			t.Errorf("row %d: %+v, want %+v", i, r, tc)
+	for i, w := range want.Rows {
+		g := got.Rows[i]
+		if g.Treatment != w.Treatment || g.Metric != w.Metric || g.Scope != w.Scope || g.In != w.In ||
+			g.BInA != string(w.BInA) || g.AInB != string(w.AInB) || g.SignsAgree != string(w.SignsAgree) || g.Replicated != string(w.Replicated) {
+			t.Errorf("row %d: %+v, want %+v", i, g, w)
 		}
+		if g.A == nil || g.A.Estimate != w.A.Estimate || g.B == nil || g.B.Estimate != w.B.Estimate {
+			t.Errorf("row %d: estimates %+v %+v, want %v %v", i, g.A, g.B, w.A.Estimate, w.B.Estimate)
+		}
+		if !math.IsNaN(w.Fixed.Estimate) && (g.Fixed == nil || g.Fixed.Estimate != w.Fixed.Estimate) {
+			t.Errorf("row %d: fixed-effect estimate %+v, want %v", i, g.Fixed, w.Fixed.Estimate)
+		}
+	}
+
+	same := compareCampaigns(a, campaign(2, analysis.Synthetic(demoShape(1)), "2026-12-01 09:00:00 UTC"), opt)
+	if !strings.Contains(same.Error, "same campaign") || len(same.Rows) != 0 {
+		t.Errorf("one campaign twice: %+v, want refused as the same campaign", same)
 	}
 }

@@ -46,7 +46,7 @@ type campaignStub struct {
 }
 
 // Build loads and analyses every campaign database, in the order given,
-// and compares every two of them.
+// and compares every two of them as xp compare does.
 func Build(ctx context.Context, paths []string, opt Options) (*Site, error) {
 	s := &Site{opt: opt.withDefaults()}
 	for i, p := range paths {
@@ -61,10 +61,10 @@ func Build(ctx context.Context, paths []string, opt Options) (*Site, error) {
 }
 
 func (s *Site) compare() {
-	s.Comparisons = nil
+	s.Comparisons = []Comparison{}
 	for i := range s.Campaigns {
 		for j := i + 1; j < len(s.Campaigns); j++ {
-			s.Comparisons = append(s.Comparisons, Compare(s.Campaigns[i], s.Campaigns[j]))
+			s.Comparisons = append(s.Comparisons, compareCampaigns(s.Campaigns[i], s.Campaigns[j], s.opt.Analysis))
 		}
 	}
 }

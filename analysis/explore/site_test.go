@@ -20,6 +20,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/xp-bench/xp/analysis"
 	"github.com/xp-bench/xp/internal/browsertest"
 )
 
@@ -59,11 +60,27 @@ func TestStaticSite(t *testing.T) {
 		makeCampaign(t, c, demoShape(2), 5)
 		analyseToCSV(t, a, filepath.Join(dir, "analysis"))
 		site := filepath.Join(dir, "site")
-		if _, err := WriteSite(context.Background(), site, []string{a, c}, Options{Analysis: testAnalysis}); err != nil {
+		built, err := WriteSite(context.Background(), site, []string{a, c}, Options{Analysis: testAnalysis})
+		if err != nil {
 			t.Fatal(err)
 		}
 		checkSite(t, b, site, filepath.Join(dir, "analysis"), slice{"tls", "publish_ms_p99", map[string][]string{"message_size": {"1024"}}}, "demo")
-		checkCompare(t, b, site)
+		da, err := analysis.Load(context.Background(), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dc, err := analysis.Load(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmp, err := analysis.Compare(da, dc, "quick-a.db", "quick-b.db", testAnalysis)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(built.Comparisons) != 1 || len(built.Comparisons[0].Rows) != len(cmp.Rows) {
+			t.Fatalf("the site compares %+v, xp compare has %d rows", built.Comparisons, len(cmp.Rows))
+		}
+		checkCompare(t, b, site, len(cmp.Rows))
 	})
 	t.Run("5184-runs", func(t *testing.T) {
 		dir := t.TempDir()
@@ -309,19 +326,23 @@ func checkDownloads(t *testing.T, tab *browsertest.Tab, dir, metric string, want
 	}
 }
 
-// checkCompare opens the compare page of the site's two campaigns: its
-// summary counts the rows they share.
-func checkCompare(t *testing.T, b *browsertest.Browser, site string) {
+// checkCompare opens the compare page of the site's two campaigns: it
+// shows xp compare's headline rows (analysis.Compare) of the two, as
+// many as the comparison has.
+func checkCompare(t *testing.T, b *browsertest.Browser, site string, want int) {
 	tab := b.Tab(t)
 	root := "file://" + filepath.ToSlash(site) + "/"
 	tab.Do(chromedp.Navigate(root + "index.html#/compare?a=0&b=1"))
 	ready(t, tab, "#/compare")
 	summary := browsertest.Eval[string](tab, `document.getElementById('cmp-summary').textContent`)
-	if !strings.Contains(summary, "shared rows") || strings.HasPrefix(summary, "0 ") {
-		t.Errorf("compare summary %q", summary)
+	if !strings.HasPrefix(summary, fmt.Sprintf("%d headline rows", want)) {
+		t.Errorf("compare summary %q, want %d headline rows", summary, want)
 	}
-	if n := browsertest.Eval[int](tab, `document.querySelectorAll('#compare tbody tr').length`); n == 0 {
-		t.Error("the compare table is empty")
+	if n := browsertest.Eval[int](tab, `document.querySelectorAll('#compare tbody tr').length`); n != min(want, 50) {
+		t.Errorf("the compare table shows %d rows, want %d", n, min(want, 50))
+	}
+	if browsertest.Eval[bool](tab, `!!document.getElementById('cmp-error')`) {
+		t.Errorf("the compare page shows an error: %s", browsertest.Eval[string](tab, `document.getElementById('cmp-error').textContent`))
 	}
 	tab.Screenshot(shotPath(t, "demo-compare"))
 }

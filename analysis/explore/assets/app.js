@@ -425,40 +425,55 @@ const XP = (() => {
     return out;
   }
 
-  // compare: two campaigns side by side on the rows they share.
+  // compare: xp compare's comparison of two campaigns, headline row by
+  // headline row over the configurations they share.
   async function pageCompare(q) {
     const comps = await load("compare", site.live);
     const a = +(q.get("a") || 0), b = +(q.get("b") || 1);
-    const cmp = comps.find(x => x.a === a && x.b === b) || comps.find(x => x.a === b && x.b === a);
+    const cmp = comps.find(x => x.a === Math.min(a, b) && x.b === Math.max(a, b));
     const only = q.get("only") || "";
     const pick = (k, v) => el("select", { id: "cmp-" + k, onchange: e => go("compare", { ...paramsOf(q), [k]: e.target.value }) },
       site.campaigns.map(s => el("option", { value: s.index, selected: s.index === v }, s.name + " (" + s.db + ")")));
-    const out = [el("h1", {}, "Compare campaigns"), el("div", { class: "controls" },
+    const out = [el("h1", {}, "Does it replicate? Two campaigns side by side"), el("div", { class: "controls" },
       el("fieldset", {}, el("legend", {}, "A"), pick("a", a)), el("fieldset", {}, el("legend", {}, "B"), pick("b", b)),
       el("fieldset", {}, el("legend", {}, "rows"), el("select", { id: "cmp-only", onchange: e => go("compare", { ...paramsOf(q), only: e.target.value }) },
-        [["", "every shared row"], ["disagree", "disagreements only"]].map(([v, t]) => el("option", { value: v, selected: v === only }, t)))))];
+        [["", "every headline row"], ["not", "rows that do not replicate"]].map(([v, t]) => el("option", { value: v, selected: v === only }, t)))))];
     if (!cmp) return out.concat(el("p", {}, "Pick two different campaigns."));
+    if (cmp.error) out.push(el("p", { class: "bad", id: "cmp-error" }, cmp.error));
+    // The page shows A as picked; the comparison is stored with the lower index as A.
     const swap = cmp.a !== a;
-    let rows = cmp.rows.map(x => swap ? { ...x, estA: x.estB, lowA: x.lowB, highA: x.highB, estB: x.estA, lowB: x.lowA, highB: x.highA, aInB: x.bInA, bInA: x.aInB } : x);
-    const agree = rows.filter(x => x.agree).length;
-    out.push(el("p", { id: "cmp-summary" }, `${rows.length} shared rows (ratio-of-means penalty, %); ${agree} agree (each estimate inside the other's interval, same sign), ${rows.length - agree} do not.`));
-    if (only === "disagree") rows = rows.filter(x => !x.agree);
-    if (rows.length) {
-      const chart = Plot.plot({ width: 640, height: 480, grid: true, x: { label: "A estimate (%)" }, y: { label: "B estimate (%)" },
-        marks: [Plot.line([[Math.min(...rows.map(x => Math.min(x.estA, x.estB))), Math.min(...rows.map(x => Math.min(x.estA, x.estB)))],
-          [Math.max(...rows.map(x => Math.max(x.estA, x.estB))), Math.max(...rows.map(x => Math.max(x.estA, x.estB)))]], { stroke: "#aaa" }),
-          Plot.dot(rows, { x: "estA", y: "estB", fill: x => x.agree ? "agree" : "disagree", r: 3, title: x => `${x.treatment} ${x.metric} ${x.scope}` })],
-        color: { legend: true, domain: ["agree", "disagree"], range: ["#1e7a34", "#b3261e"] } });
-      const header = ["treatment", "metric", "scope", "settings", "est_a", "low_a", "high_a", "est_b", "low_b", "high_b", "a_in_b", "b_in_a", "same_sign", "agree"];
-      const csvRows = rows.map(x => [x.treatment, x.metric, x.scope, x.settings, x.estA, x.lowA, x.highA, x.estB, x.lowB, x.highB, x.aInB, x.bInA, x.sameSign, x.agree]);
-      out.push(figure(`compare-${a}-${b}`, "estimates of A against B", chart, header, csvRows));
-      const page = +(q.get("page") || 1), start = (page - 1) * PAGE;
-      const yn = v => v === null ? "—" : v ? "yes" : el("span", { class: "bad" }, "no");
-      out.push(pager(rows.length, page, p => go("compare", { ...paramsOf(q), page: p })) || "",
-        table(["treatment", "metric", "scope", "A", "B", "A in B's interval", "B in A's interval", "same sign"], rows.slice(start, start + PAGE).map(x =>
-          [x.treatment, x.metric, x.settings || x.scope, `${fmt(x.estA)} [${fmt(x.lowA)}, ${fmt(x.highA)}]`, `${fmt(x.estB)} [${fmt(x.lowB)}, ${fmt(x.highB)}]`,
-            yn(x.aInB), yn(x.bInA), yn(x.sameSign)]), { id: "compare" }));
+    const flip = x => swap ? { ...x, estA: x.estB, estB: x.estA, bInA: x.aInB, aInB: x.bInA,
+      in: x.in === "only A" ? "only B" : x.in === "only B" ? "only A" : x.in } : x;
+    let rows = cmp.rows.map(flip);
+    const replicated = rows.filter(x => x.replicated === "yes").length;
+    const la = swap ? cmp.labelB : cmp.labelA, lb = swap ? cmp.labelA : cmp.labelB;
+    out.push(el("p", { id: "cmp-summary" }, `${rows.length} headline rows (ratio-of-means penalty, %, pooled over the ${cmp.shared} configurations both campaigns have); ` +
+      `${replicated} replicate (each estimate inside the other's ${Math.round(cmp.confidence * 100)}% interval), ${rows.length - replicated} do not or cannot be judged. As xp compare ${la} ${lb} prints it.`));
+    if (cmp.notes.length) out.push(el("ul", {}, cmp.notes.map(n => el("li", { class: "muted" }, n))));
+    if (only === "not") rows = rows.filter(x => x.replicated !== "yes");
+    const iv = v => v ? `${fmt(v.est)} [${fmt(v.low)}, ${fmt(v.high)}]` : "—";
+    const yn = v => v === "yes" ? "yes" : v ? el("span", { class: "bad" }, v) : "—";
+    const both = rows.filter(x => x.estA && x.estB);
+    if (both.length) {
+      const lo = Math.min(...both.map(x => Math.min(x.estA.est, x.estB.est))), hi = Math.max(...both.map(x => Math.max(x.estA.est, x.estB.est)));
+      const chart = Plot.plot({ width: 640, height: 480, grid: true, x: { label: `A: ${la} estimate (%)` }, y: { label: `B: ${lb} estimate (%)` },
+        color: { legend: true, domain: ["yes", "no", "no interval"], range: ["#1e7a34", "#b3261e", "#888"] },
+        marks: [Plot.line([[lo, lo], [hi, hi]], { stroke: "#aaa" }),
+          Plot.link(both.filter(x => x.estA.low !== null), { x1: x => x.estA.low, x2: x => x.estA.high, y1: x => x.estB.est, y2: x => x.estB.est, stroke: "#bbb" }),
+          Plot.link(both.filter(x => x.estB.low !== null), { x1: x => x.estA.est, x2: x => x.estA.est, y1: x => x.estB.low, y2: x => x.estB.high, stroke: "#bbb" }),
+          Plot.dot(both, { x: x => x.estA.est, y: x => x.estB.est, fill: x => x.replicated, r: 3.5, title: x => `${x.treatment} ${x.metric} ${x.scope}` })] });
+      const header = ["treatment", "metric", "scope", "in", "est_a", "low_a", "high_a", "est_b", "low_b", "high_b", "b_in_a", "a_in_b", "signs_agree", "replicated",
+        "fixed_est", "fixed_low", "fixed_high", "random_est", "random_low", "random_high", "i2_pct", "note"];
+      const v = (x, k) => x ? x[k] : null;
+      const csvRows = rows.map(x => [x.treatment, x.metric, x.scope, x.in, v(x.estA, "est"), v(x.estA, "low"), v(x.estA, "high"), v(x.estB, "est"), v(x.estB, "low"), v(x.estB, "high"),
+        x.bInA, x.aInB, x.signsAgree, x.replicated, v(x.fixed, "est"), v(x.fixed, "low"), v(x.fixed, "high"), v(x.random, "est"), v(x.random, "low"), v(x.random, "high"), x.i2, x.note]);
+      out.push(figure(`compare-${a}-${b}`, "estimates of A against B, with their intervals", chart, header, csvRows));
     }
+    const page = +(q.get("page") || 1), start = (page - 1) * PAGE;
+    out.push(pager(rows.length, page, p => go("compare", { ...paramsOf(q), page: p })) || "",
+      table(["treatment", "metric", "scope", "A", "B", "B in A", "A in B", "signs agree", "replicated", "fixed effect", "random effects", "I² %", "note"],
+        rows.slice(start, start + PAGE).map(x => [x.treatment, x.metric, x.scope + (x.in !== "both" ? ` (${x.in})` : ""), iv(x.estA), iv(x.estB),
+          yn(x.bInA), yn(x.aInB), yn(x.signsAgree), yn(x.replicated), iv(x.fixed), iv(x.random), x.i2, x.note]), { id: "compare" }));
     return out;
   }
 
