@@ -107,7 +107,20 @@ type Progress struct {
 	Running string `json:"running,omitempty"`
 	// Writer is true while an xp process holds the database.
 	Writer bool `json:"writer"`
+	// Latest are the attempts that ended last, the latest first: their
+	// positions in Campaign.Runs (runs.csv's columns, outcome and reasons
+	// there) and when they ended.
+	Latest []LatestRun `json:"latest"`
 }
+
+// LatestRun is an attempt that ended lately.
+type LatestRun struct {
+	Index int    `json:"index"`
+	Ended string `json:"ended"`
+}
+
+// latestShown is how many of the latest attempts the campaigns page lists.
+const latestShown = 5
 
 // Metric is one analysed metric.
 type Metric struct {
@@ -243,10 +256,25 @@ func (c *Campaign) mapAttempts(ctx context.Context, st *results.Store, d *analys
 	for _, a := range atts {
 		ids[key{a.Run, a.Number}] = a.ID
 	}
+	ended := map[int64]time.Time{}
+	for _, a := range atts {
+		if !a.Ended.IsZero() {
+			ended[a.ID] = a.Ended
+		}
+	}
 	c.runs = d.Runs
 	c.attemptIDs = make([]int64, len(d.Runs))
+	var done []int
 	for i, r := range d.Runs {
 		c.attemptIDs[i] = ids[key{r.Run, r.Attempt}]
+		if _, ok := ended[c.attemptIDs[i]]; ok {
+			done = append(done, i)
+		}
+	}
+	slices.SortStableFunc(done, func(x, y int) int { return ended[c.attemptIDs[y]].Compare(ended[c.attemptIDs[x]]) })
+	c.Progress.Latest = []LatestRun{}
+	for _, i := range done[:min(len(done), latestShown)] {
+		c.Progress.Latest = append(c.Progress.Latest, LatestRun{Index: i, Ended: ended[c.attemptIDs[i]].UTC().Format(time.RFC3339)})
 	}
 	return nil
 }

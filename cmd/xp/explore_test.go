@@ -107,6 +107,9 @@ fixed: {platform: local, brokers: 1, message_size: 256, acks: all, target_rate: 
 		if len(seen) == 0 || v.Done != seen[len(seen)-1] {
 			seen = append(seen, v.Done)
 		}
+		if v.Provisional && !provisional && v.Done > 0 && *exploreShots != "" {
+			tab.Screenshot(filepath.Join(*exploreShots, "live-campaigns.png"))
+		}
 		provisional = provisional || v.Provisional
 		if !finished {
 			select {

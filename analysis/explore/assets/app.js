@@ -169,8 +169,9 @@ const XP = (() => {
       cards.push(el("section", { class: "card", "data-campaign": c.index },
         el("h2", {}, c.name, " ", statusMark(c)),
         el("p", { class: "muted" }, c.db, " · ", `${done} of ${p.total} rows finished`,
-          p.eta ? " · ETA " + p.eta : "", p.running ? " · running " + p.running : ""),
+          p.eta ? " · ETA " + p.eta.replace("T", " ").replace("Z", " UTC") : "", p.running ? " · running " + p.running : ""),
         table(states, [states.map(k => p.rows[k] || 0)], { id: "rows-" + c.index, class: "rows" }),
+        latestRuns(c),
         table(["", ""], info.map(([k, v]) => [k, v]), { class: "info" }),
         p.cost > 0 ? el("p", {}, `cost $${p.cost.toFixed(2)}`) : null,
         el("p", {}, el("a", { href: href("effects", { c: c.index }) }, "effects"), " · ",
@@ -179,6 +180,20 @@ const XP = (() => {
         el("details", {}, el("summary", {}, "spec"), el("pre", {}, (c.info.find(([k]) => k === "spec") || ["", ""])[1]))));
     }
     return [el("h1", {}, "Campaigns"), el("div", { class: "cards" }, cards)];
+  }
+
+  // latestRuns lists the attempts that ended last, with their health and
+  // headline latency.
+  function latestRuns(c) {
+    const latest = c.progress.latest || [];
+    if (!latest.length) return null;
+    const ms = ["publish_ms_p99", "e2e_ms_p99"].filter(m => c.runMetrics.includes(m));
+    return [el("h3", {}, "Latest runs"), table(["run", c.treatment, "ended (UTC)", "outcome", ...ms], latest.map(({ index, ended }) => {
+      const r = c.runs[index];
+      return [el("a", { href: href("run", { c: c.index, run: r[RC.run], a: r[RC.attempt] }) }, r[RC.run]), r[RC.level], ended.replace("T", " ").replace("Z", ""),
+        r[RC.outcome] === "done" ? "healthy" : el("span", { class: "bad", title: r[RC.reasons] }, r[RC.outcome] + (r[RC.reasons] ? ": " + r[RC.reasons] : "")),
+        ...ms.map(m => r[nRC + c.runMetrics.indexOf(m)])];
+    }), { id: "latest-" + c.index })];
   }
 
   // effects: pick treatment, metrics, statistic; filter by factor levels.
