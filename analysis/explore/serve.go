@@ -24,6 +24,10 @@ type Server struct {
 	paths []string
 	opt   Options
 
+	// reading[i] is held while campaign i is read, so that requests
+	// arriving meanwhile wait for that read rather than start their own.
+	reading []sync.Mutex
+
 	mu    sync.Mutex
 	camps []*served
 	// comps is the comparisons of the campaigns as last read.
@@ -41,7 +45,7 @@ type served struct {
 // NewServer returns the explorer over the databases; each is read on its
 // first request.
 func NewServer(paths []string, opt Options) *Server {
-	return &Server{paths: paths, opt: opt.withDefaults(), camps: make([]*served, len(paths))}
+	return &Server{paths: paths, opt: opt.withDefaults(), camps: make([]*served, len(paths)), reading: make([]sync.Mutex, len(paths))}
 }
 
 var (
@@ -175,6 +179,8 @@ func (s *Server) campaign(ctx context.Context, i int) (*served, error) {
 	if i < 0 || i >= len(s.paths) {
 		return nil, errNoSuch
 	}
+	s.reading[i].Lock()
+	defer s.reading[i].Unlock()
 	stamp := dbStamp(s.paths[i])
 	if sv := s.current(i); sv != nil && sv.stamp == stamp {
 		return sv, nil
