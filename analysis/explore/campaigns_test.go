@@ -15,7 +15,7 @@ import (
 
 // testAnalysis is the analysis every test runs, in the explorer and for
 // effects.csv alike: few resamples, so a test costs seconds.
-var testAnalysis = analysis.Options{Resamples: 400}
+var testAnalysis = analysis.Options{Resamples: 100}
 
 // demoShape is a make-demo-sized campaign: three security levels, two
 // factors of two levels, six replicates (72 runs).

@@ -127,10 +127,16 @@ const XP = (() => {
   }
   // cellLabel names a configuration by the factors that vary among cells
   // (default: the campaign's), so a slice's labels leave out what it fixes.
-  function cellLabel(c, cell, cells) {
+  function cellLabel(c, cell, cells, name) {
+    name = name || (f => f);
     const vary = c.cellFactors.filter((f, i) => new Set((cells || c.cells).map(x => x.levels[i])).size > 1);
-    const parts = vary.map(f => f + "=" + cell.levels[c.cellFactors.indexOf(f)]);
+    const parts = vary.map(f => name(f) + "=" + cell.levels[c.cellFactors.indexOf(f)]);
     return parts.length ? parts.join(" ") : cell.pair;
+  }
+  // shortFactor abbreviates a compound factor's name for a figure's axis
+  // (brokers/replication_factor/min_insync_replicas: b/rf/mir).
+  function shortFactor(f) {
+    return f.includes("/") ? f.split("/").map(p => p.split("_").map(w => w[0]).join("")).join("/") : f;
   }
   const col = name => ["treatment", "baseline", "metric", "scope", "n", "statistic", "unit", "estimate", "ci_low", "ci_high",
     "method", "p_value", "p_holm", "note", "test", "p_min", "bounded", "outlier_sets"].indexOf(name);
@@ -257,9 +263,11 @@ const XP = (() => {
       if (!rows.length) { out.push(el("p", { class: "muted" }, "no per-configuration effect of this metric in the slice")); continue; }
       const shown = rows.slice(0, 200);
       const label = e => cellLabel(c, byPair.get(e[col("scope")]), slice);
-      const data = shown.map(e => ({ label: label(e), pair: e[col("scope")], est: e[col("estimate")], lo: e[col("ci_low")], hi: e[col("ci_high")] }));
+      const short = e => cellLabel(c, byPair.get(e[col("scope")]), slice, shortFactor);
+      const data = shown.map(e => ({ label: short(e), pair: e[col("scope")], est: e[col("estimate")], lo: e[col("ci_low")], hi: e[col("ci_high")] }));
+      const abbreviated = c.cellFactors.filter(f => shortFactor(f) !== f && data.some(d => d.label.includes(shortFactor(f) + "=")));
       const chart = Plot.plot({
-        width: 900, height: 50 + 22 * data.length, style: { fontSize: "12px" }, marginLeft: Math.min(560, 12 + 7 * Math.max(...data.map(d => d.label.length))),
+        width: 1100, height: 50 + 22 * data.length, style: { fontSize: "12px" }, marginLeft: Math.min(640, 12 + 7 * Math.max(...data.map(d => d.label.length))),
         x: { label: `${stat} ${unit}`, grid: true }, y: { label: null, domain: data.map(d => d.label) },
         marks: [
           Plot.ruleX([0], { stroke: "#888" }),
@@ -270,6 +278,7 @@ const XP = (() => {
       chart.setAttribute("data-forest", m);
       const header = ["treatment", "baseline", "metric", "scope", "configuration", "n", "statistic", "unit", "estimate", "ci_low", "ci_high", "method", "p_value", "p_holm", "note"];
       const csvRows = rows.map(e => [e[0], e[1], e[2], e[3], label(e), e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11], e[12], e[13]]);
+      if (abbreviated.length) out.push(el("p", { class: "muted" }, "On the axis: " + abbreviated.map(f => shortFactor(f) + " = " + f).join("; ")));
       out.push(figure("forest-" + m, `forest plot, ${shown.length === rows.length ? rows.length : shown.length + " of " + rows.length} configurations`, chart, header, csvRows));
       const start = (page - 1) * PAGE;
       out.push(pager(rows.length, page, p => set("page", p)) || "",
