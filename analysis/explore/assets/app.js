@@ -81,7 +81,7 @@ const XP = (() => {
     opts = opts || {};
     const num = header.map((_, i) => rows.length > 0 && rows.every(r => r[i] === null || r[i] === "" || typeof r[i] === "number" || (r[i] instanceof Node && r[i].dataset && r[i].dataset.num)));
     return el("table", { id: opts.id, class: opts.class },
-      el("thead", {}, el("tr", {}, header.map((h, i) => el("th", { class: num[i] ? "num" : null }, h)))),
+      header.some(h => h !== "") ? el("thead", {}, el("tr", {}, header.map((h, i) => el("th", { class: num[i] ? "num" : null }, h)))) : null,
       el("tbody", {}, rows.map(r => el("tr", opts.rowAttrs ? opts.rowAttrs(r) : {}, r.map((c, i) =>
         el("td", { class: num[i] ? "num" : null, "data-col": header[i], "data-value": typeof c === "number" ? String(c) : null }, typeof c === "number" ? fmt(c) : c))))));
   }
@@ -174,6 +174,8 @@ const XP = (() => {
       const info = c.info.filter(([k]) => k !== "spec" && k !== "host");
       cards.push(el("section", { class: "card", "data-campaign": c.index },
         el("h2", {}, c.name, " ", statusMark(c)),
+        el("p", { class: "muted", id: "dates-" + c.index }, p.firstStarted ? `first run started ${utc(p.firstStarted)}` : "no run started yet",
+          p.lastEnded ? ` · last ended ${utc(p.lastEnded)}` : ""),
         el("p", { class: "muted" }, c.db, " · ", `${done} of ${p.total} rows finished`,
           p.eta ? " · ETA " + p.eta.replace("T", " ").replace("Z", " UTC") : "", p.running ? " · running " + p.running : ""),
         table(states, [states.map(k => p.rows[k] || 0)], { id: "rows-" + c.index, class: "rows" }),
@@ -187,6 +189,8 @@ const XP = (() => {
     }
     return [el("h1", {}, "Campaigns"), el("div", { class: "cards" }, cards)];
   }
+
+  const utc = t => t.replace("T", " ").replace("Z", " UTC");
 
   // latestRuns lists the attempts that ended last, with their health and
   // headline latency.
