@@ -51,7 +51,7 @@ func makeCampaign(t testing.TB, path string, cfg analysis.SyntheticConfig, secon
 	}
 	err := analysis.Save(context.Background(), path, d, analysis.SaveOptions{XPVersion: "test",
 		// A campaign of its own (xp compare refuses one campaign twice).
-		Created: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(cfg.Seed) * time.Hour)})
+		Created: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(cfg.Seed) * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
