@@ -10,7 +10,6 @@ package explore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -348,13 +347,4 @@ func jsonNum(v float64) any {
 		return "-inf"
 	}
 	return v
-}
-
-// marshal is the JSON of v; the explorer's values always marshal.
-func marshal(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("explore: marshal %T: %v", v, err))
-	}
-	return b
 }

@@ -98,14 +98,14 @@ func (s *Server) data(w http.ResponseWriter, ctx context.Context, name string) {
 	case name == "compare.js":
 		if _, err = s.siteScript(ctx); err == nil {
 			s.mu.Lock()
-			body = dataScript("compare", s.comps)
+			body, err = dataScript("compare", s.comps)
 			s.mu.Unlock()
 		}
 	case campaignFile.MatchString(name):
 		i, _ := strconv.Atoi(campaignFile.FindStringSubmatch(name)[1])
 		var sv *served
 		if sv, err = s.campaign(ctx, i); err == nil {
-			body = dataScript(campaignName(i), sv.c)
+			body, err = dataScript(campaignName(i), sv.c)
 		}
 	case effectsFile.MatchString(name):
 		m := effectsFile.FindStringSubmatch(name)
@@ -116,7 +116,7 @@ func (s *Server) data(w http.ResponseWriter, ctx context.Context, name string) {
 			if k >= len(sv.c.EffectParts) {
 				err = errNoSuch
 			} else {
-				body = dataScript(effectsName(i, k), sv.c.effectPart(k))
+				body, err = dataScript(effectsName(i, k), sv.c.effectPart(k))
 			}
 		}
 	case chunkFile.MatchString(name):
@@ -165,7 +165,7 @@ func (s *Server) siteScript(ctx context.Context) ([]byte, error) {
 		site.compare()
 		s.comps = site.Comparisons
 	}
-	return dataScript("site", site.index()), nil
+	return dataScript("site", site.index())
 }
 
 func (s *Server) current(i int) *served {
@@ -224,7 +224,7 @@ func (s *Server) chunk(ctx context.Context, i, k int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dataScript(chunkName(i, k), ds), nil
+	return dataScript(chunkName(i, k), ds)
 }
 
 // dbStamp says what state a database is in: its and its write-ahead

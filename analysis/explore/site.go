@@ -6,6 +6,7 @@ import (
 	"context"
 	"embed"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -80,18 +81,22 @@ func (s *Site) index() siteIndex {
 // dataScript wraps v as a script that hands the pages its gzip-compressed
 // JSON: XP.put(name, base64). A script, not a .json file, because a page
 // opened from disk may load scripts beside it but not fetch files.
-func dataScript(name string, v any) []byte {
+func dataScript(name string, v any) ([]byte, error) {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("data/%s.js: %w", name, err)
+	}
 	var z bytes.Buffer
 	w, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression)
-	w.Write(marshal(v))
+	w.Write(js)
 	w.Close()
 	var b bytes.Buffer
 	b.WriteString("XP.put(")
-	b.Write(marshal(name))
+	b.WriteString(strconv.Quote(name))
 	b.WriteString(",\"")
 	b.WriteString(base64.StdEncoding.EncodeToString(z.Bytes()))
 	b.WriteString("\");\n")
-	return b.Bytes()
+	return b.Bytes(), nil
 }
 
 // campaignName and chunkName are the data files' names, without ".js".
@@ -114,7 +119,11 @@ func WriteSite(ctx context.Context, dir string, paths []string, opt Options) (*S
 		return nil, err
 	}
 	write := func(name string, v any) error {
-		return os.WriteFile(filepath.Join(data, name+".js"), dataScript(name, v), 0o644)
+		b, err := dataScript(name, v)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(data, name+".js"), b, 0o644)
 	}
 	if err := write("site", s.index()); err != nil {
 		return nil, err
