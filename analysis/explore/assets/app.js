@@ -398,7 +398,10 @@ const XP = (() => {
       el("div", {}, el("h2", {}, "Results"), table(["metric", "value"], c.runMetrics.map((m, k) => [m, r[nRC + k]]).filter(x => x[1] !== null),
         { id: "run-metrics", rowAttrs: x => ({ "data-metric": x[0] }) })),
       el("div", {}, el("h2", {}, "Settings"), table(["field", "value"], Object.entries(d.settings || {}).map(([k, v]) => [k, typeof v === "object" ? JSON.stringify(v) : String(v)]), { class: "info", id: "settings" }))));
-    out.push(el("h2", {}, "Environment"), el("pre", { id: "environment" }, JSON.stringify(d.environment || {}, null, 2)));
+    const env = flatten(d.environment || {});
+    out.push(el("h2", {}, "Environment"),
+      env.length ? table(["", ""], env, { class: "info", id: "environment" }) : el("p", { class: "muted", id: "environment" }, "not recorded"),
+      el("details", {}, el("summary", {}, "as recorded (JSON)"), el("pre", {}, JSON.stringify(d.environment || {}, null, 2))));
     if (d.phases && d.phases.length) {
       const ph = d.phases.map((p, k) => [p.name, p.at, p.s, k + 1 < d.phases.length ? d.phases[k + 1].s - p.s : null]);
       out.push(el("h2", {}, "Phases"), table(["phase", "began (UTC)", "at s", "lasted s"], ph, { id: "phases" }));
@@ -419,15 +422,15 @@ const XP = (() => {
     if (d.series && d.series.length) {
       const s = d.series.flatMap(([sec, pub, con, bl]) => [{ sec, what: "published", v: pub }, { sec, what: "consumed", v: con }]);
       const charts = [figure("rate-" + r[RC.run], "messages a second" + (d.seriesSampled ? " (sampled)" : ""),
-        Plot.plot({ width: 560, height: 220, color: { legend: true }, x: { label: "second" }, y: { label: "msg/s", grid: true, zero: true },
+        Plot.plot({ width: 560, height: 220, color: { legend: true }, x: { label: "second", tickFormat: "d" }, y: { label: "msg/s", grid: true, zero: true },
           marks: [Plot.line(s, { x: "sec", y: "v", stroke: "what" }), Plot.dot(s, { x: "sec", y: "v", fill: "what", r: 2 })] }),
         ["second", "published", "consumed", "backlog", "publish_p99_ms", "e2e_p99_ms"], d.series),
-      figure("backlog-" + r[RC.run], "backlog (records)", Plot.plot({ width: 560, height: 220, x: { label: "second" }, y: { label: "records", grid: true, zero: true, domain: [0, Math.max(1, ...d.series.map(x => x[3]))] },
+      figure("backlog-" + r[RC.run], "backlog (records)", Plot.plot({ width: 560, height: 220, x: { label: "second", tickFormat: "d" }, y: { label: "records", grid: true, zero: true, domain: [0, Math.max(1, ...d.series.map(x => x[3]))] },
         marks: [Plot.areaY(d.series, { x: d => d[0], y: d => d[3], fill: "#9bb8d8" })] }),
         ["second", "backlog"], d.series.map(x => [x[0], x[3]]))];
       const lat = d.series.flatMap(x => [x[4] !== null ? { sec: x[0], what: "publish p99", v: x[4] } : null, x[5] !== null ? { sec: x[0], what: "e2e p99", v: x[5] } : null]).filter(Boolean);
       if (lat.length) charts.push(figure("latency-" + r[RC.run], "p99 latency a second (ms)", Plot.plot({ width: 560, height: 220, color: { legend: true },
-        x: { label: "second" }, y: { label: "ms", grid: true, zero: true }, marks: [Plot.line(lat, { x: "sec", y: "v", stroke: "what" }), Plot.dot(lat, { x: "sec", y: "v", fill: "what", r: 2 })] }),
+        x: { label: "second", tickFormat: "d" }, y: { label: "ms", grid: true, zero: true }, marks: [Plot.line(lat, { x: "sec", y: "v", stroke: "what" }), Plot.dot(lat, { x: "sec", y: "v", fill: "what", r: 2 })] }),
         ["second", "what", "ms"], lat.map(x => [x.sec, x.what, x.v])));
       out.push(el("h2", {}, "Per second"), el("div", { class: "grid2" }, charts));
     }
@@ -450,6 +453,17 @@ const XP = (() => {
     if (d.logs && d.logs.length) {
       out.push(el("h2", {}, "Logs"), d.logs.map(l => el("details", { open: r[RC.outcome] !== "done" }, el("summary", {}, l.name), el("pre", {}, l.text))));
     }
+    return out;
+  }
+
+  // flatten lists an object's leaves as [path, value] (broker.kind,
+  // gateway_crypto.cipher, machines.0.name), lists of plain values joined.
+  function flatten(v, path, out) {
+    out = out || [];
+    if (v !== null && typeof v === "object") {
+      if (Array.isArray(v) && v.every(x => x === null || typeof x !== "object")) out.push([path, v.join(", ")]);
+      else for (const [k, x] of Object.entries(v)) flatten(x, path ? path + "." + k : k, out);
+    } else out.push([path, String(v)]);
     return out;
   }
 
