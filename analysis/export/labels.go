@@ -8,16 +8,6 @@ import (
 	"github.com/xp-bench/xp/analysis"
 )
 
-// metricWords names a metric in words with its unit, as a table shows
-// it: "publish_ms_p99" is "Publish latency p99 (ms)".
-func metricWords(name string) string {
-	w, unit := metricParts(name)
-	if unit == "" {
-		return w
-	}
-	return w + " (" + unit + ")"
-}
-
 // metricName names a metric in words without its unit, for a heading over
 // penalties (percent whatever the metric's unit).
 func metricName(name string) string {

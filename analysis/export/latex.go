@@ -32,20 +32,6 @@ func short(v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-// intervalDecimals is the decimals an estimate with this interval is
-// written to: the interval's half-width to two significant figures (at
-// most six decimals); -1 without an interval.
-func intervalDecimals(lo, hi float64) int {
-	half := (hi - lo) / 2
-	if math.IsNaN(half) || math.IsInf(half, 0) {
-		return -1
-	}
-	if half <= 0 {
-		return 3
-	}
-	return min(6, max(0, 1-int(math.Floor(math.Log10(half)))))
-}
-
 // fixed formats v with dec decimals, or as short does when dec < 0.
 func fixed(v float64, dec int) string {
 	if dec < 0 || math.IsNaN(v) {
