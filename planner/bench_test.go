@@ -131,3 +131,14 @@ func BenchmarkImportOMBWorkloads(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendRowJSON measures writing one JSONL row, the per-row
+// cost of expansion besides identities and ordering.
+func BenchmarkAppendRowJSON(b *testing.B) {
+	rows, _, _ := expandRows(b, exampleSpec)
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		buf = appendRowJSON(buf[:0], &rows[i%len(rows)])
+	}
+}

@@ -1,9 +1,16 @@
 package planner
 
-import "strconv"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
 
-// appendRowJSON writes r as one JSON object with the same bytes as
-// encoding/json's Marshal (fields in Row's order), without reflection.
+// appendRowJSON writes r as one JSON object: the identity fields, then
+// every factor field in the fields table's order, each as its kind writes
+// it (a sparse field only away from its default; an encrypt_fields never
+// set is null).
 func appendRowJSON(b []byte, r *Row) []byte {
 	str := func(k, v string) {
 		b = append(b, ',')
@@ -28,51 +35,80 @@ func appendRowJSON(b []byte, r *Row) []byte {
 	num("seed", r.Seed)
 	str("treatment", r.Treatment)
 	str("baseline", r.Baseline)
-	str("security", r.Security)
-	num("brokers", int64(r.Brokers))
-	num("message_size", int64(r.MessageSize))
-	str("acks", r.Acks)
-	if r.TargetRate.IsMax() {
-		str("target_rate", "max")
-	} else {
-		num("target_rate", int64(r.TargetRate))
-	}
-	str("platform", r.Platform)
-	str("instance_type", r.InstanceType)
-	num("partitions", int64(r.Partitions))
-	num("topics", int64(r.Topics))
-	num("replication_factor", int64(r.ReplicationFactor))
-	num("min_insync_replicas", int64(r.MinInsyncReplicas))
-	num("producers", int64(r.Producers))
-	num("consumer_groups", int64(r.ConsumerGroups))
-	num("consumers_per_group", int64(r.ConsumersPerGroup))
-	num("concurrency", int64(r.Concurrency))
-	num("linger_ms", int64(r.LingerMs))
-	num("batch_bytes", int64(r.BatchBytes))
-	str("compression", r.Compression)
-	str("encoding", r.Encoding)
-	b = append(b, `,"encrypt_fields":`...)
-	if r.EncryptFields == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, f := range r.EncryptFields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, f)
+	for i := range fields {
+		f := &fields[i]
+		v := f.get(r)
+		if f.sparse && f.equal(v, f.def) {
+			continue
 		}
-		b = append(b, ']')
+		b = append(b, jsonKeys[i]...)
+		if f.kind == kindList && v.List == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = appendValue(b, f, v)
 	}
-	str("field_cipher", r.FieldCipher)
-	num("gateways", int64(r.Gateways))
-	str("gateway_kind", r.GatewayKind)
-	str("gateway_transport", r.GatewayTransport)
-	str("gateway_crypto", r.GatewayCrypto)
-	num("warmup_s", int64(r.WarmupS))
-	num("duration_s", int64(r.DurationS))
-	num("drain_timeout_s", int64(r.DrainTimeoutS))
-	str("kafka_version", r.KafkaVersion)
-	str("client", r.Client)
 	return append(b, '}')
+}
+
+// jsonKeys are the factor fields' keys as a row writes them: `,"name":`.
+var jsonKeys = func() []string {
+	k := make([]string, len(fields))
+	for i, f := range fields {
+		k[i] = "," + string(appendString(nil, f.name)) + ":"
+	}
+	return k
+}()
+
+// MarshalJSON writes r as a JSONL plan row does (appendRowJSON).
+func (r Row) MarshalJSON() ([]byte, error) { return appendRowJSON(nil, &r), nil }
+
+// UnmarshalJSON reads a row as MarshalJSON writes it, checking each
+// value's JSON type as encoding/json would, but not levels, ranges or
+// identities (ValidatePlan does those). Unknown keys are ignored; a
+// field added late and absent takes its default, as in a plan row from
+// before it; any other absent field keeps its zero value.
+func (r *Row) UnmarshalJSON(b []byte) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return err
+	}
+	*r = Row{}
+	ids := []any{&r.Campaign, &r.Run, &r.Cell, &r.Pair, &r.Replicate, &r.Block, &r.Order, &r.Seed, &r.Treatment, &r.Baseline}
+	for i, k := range identityNames {
+		if raw, ok := obj[k]; ok {
+			if err := json.Unmarshal(raw, ids[i]); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+	}
+	for i := range fields {
+		f := &fields[i]
+		raw, ok := obj[f.name]
+		if !ok || bytes.Equal(raw, []byte("null")) {
+			if f.late {
+				f.set(r, f.def)
+			}
+			continue
+		}
+		var v Value
+		var err error
+		switch f.kind {
+		case kindInt:
+			err = json.Unmarshal(raw, &v.Int)
+		case kindRate:
+			var rate Rate
+			err = rate.UnmarshalJSON(raw)
+			v.Int = int64(rate)
+		case kindList:
+			err = json.Unmarshal(raw, &v.List)
+		default:
+			err = json.Unmarshal(raw, &v.Str)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		f.set(r, v)
+	}
+	return nil
 }

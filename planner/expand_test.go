@@ -387,7 +387,7 @@ fixed: {brokers: 1, message_size: 1024, acks: all, target_rate: 100}
 	}
 }
 
-// TestRowJSON: the hand-written encoder writes what encoding/json writes,
+// TestRowJSON: encoding/json writes a Row as the JSONL encoder does,
 // and decoding gives the row back.
 func TestRowJSON(t *testing.T) {
 	rows, _, _ := expandRows(t, `campaign: j

@@ -29,7 +29,13 @@ type Value struct {
 	List []string
 }
 
-// fieldDef describes one factor field of a plan row.
+// fieldDef declares one factor field of a plan row, once: its name (the
+// JSONL key, the spec key and the canonical form's key), how its values
+// are written and checked, its default, whether it shapes the
+// infrastructure, and its line in docs/spec.md's table of row fields.
+// Everything else (defaults filled in, JSONL encoding and decoding, the
+// cell's canonical form, validation messages, the docs table) derives
+// from it; Row only holds the values.
 type fieldDef struct {
 	name     string
 	kind     kind
@@ -39,11 +45,22 @@ type fieldDef struct {
 	hint     string // what the pattern accepts, for messages
 	required bool
 	infra    bool // part of the infrastructure a row needs
-	// unhashed is, for a field added after cells were first hashed
-	// (field_cipher), its default: at that level the field is left out
-	// of the canonical form, so the cells of plans from before the field
-	// are unchanged, and a plan row without the field has that level.
-	unhashed string
+	// def is the default of an optional field, filled in when a spec
+	// leaves the field out; hasDef is false for required fields and for
+	// those whose default derives from other fields (applyDerived).
+	def    Value
+	hasDef bool
+	// late marks a field added after cells were first hashed: at its
+	// default it is left out of the canonical form, so the cells of plans
+	// from before the field are unchanged, and a plan row without the
+	// field has its default.
+	late bool
+	// sparse leaves the field out of a JSONL row at its default, so plan
+	// files from before it stay byte for byte what they were.
+	sparse bool
+	// values and defText are the field's line in docs/spec.md's table
+	// (TestSpecDocFieldTable keeps the two equal).
+	values, defText string
 	// refused maps a level that is named but cannot run here to the
 	// reason (client librdkafka): a spec or plan naming it is refused with
 	// that reason rather than told the level is unknown.
@@ -142,72 +159,126 @@ var (
 	reCampaign = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 )
 
-func intField(name string, min, max int64, get func(*Row) *int) fieldDef {
+func intField(name string, min, max int64, p func(*Row) *int) fieldDef {
 	return fieldDef{name: name, kind: kindInt, min: min, max: max,
-		get: func(r *Row) Value { return Value{Int: int64(*get(r))} },
-		set: func(r *Row, v Value) { *get(r) = int(v.Int) }}
+		get: func(r *Row) Value { return Value{Int: int64(*p(r))} },
+		set: func(r *Row, v Value) { *p(r) = int(v.Int) }}
 }
 
-func enumField(name string, enum []string, get func(*Row) *string) fieldDef {
+func enumField(name string, enum []string, p func(*Row) *string) fieldDef {
 	return fieldDef{name: name, kind: kindEnum, enum: enum,
-		get: func(r *Row) Value { return Value{Str: *get(r)} },
-		set: func(r *Row, v Value) { *get(r) = v.Str }}
+		get: func(r *Row) Value { return Value{Str: *p(r)} },
+		set: func(r *Row, v Value) { *p(r) = v.Str }}
 }
 
-func textField(name string, re *regexp.Regexp, hint string, get func(*Row) *string) fieldDef {
+func textField(name string, re *regexp.Regexp, hint string, p func(*Row) *string) fieldDef {
 	return fieldDef{name: name, kind: kindText, pattern: re, hint: hint,
-		get: func(r *Row) Value { return Value{Str: *get(r)} },
-		set: func(r *Row, v Value) { *get(r) = v.Str }}
+		get: func(r *Row) Value { return Value{Str: *p(r)} },
+		set: func(r *Row, v Value) { *p(r) = v.Str }}
 }
 
-// fields lists every factor field in docs/spec.md's order.
-var fields = []fieldDef{
-	withReq(enumField("security", slices.Concat(directModes, gatewayModes), func(r *Row) *string { return &r.Security })),
-	withInfra(withReq(intField("brokers", 1, 9, func(r *Row) *int { return &r.Brokers }))),
-	withReq(intField("message_size", 16, 1<<20, func(r *Row) *int { return &r.MessageSize })),
-	withReq(enumField("acks", []string{"0", "1", "all"}, func(r *Row) *string { return &r.Acks })),
-	withReq(fieldDef{name: "target_rate", kind: kindRate, min: 1, max: 100_000_000,
-		get: func(r *Row) Value { return Value{Int: int64(r.TargetRate)} },
-		set: func(r *Row, v Value) { r.TargetRate = Rate(v.Int) }}),
-	withInfra(enumField("platform", Platforms, func(r *Row) *string { return &r.Platform })),
-	withInfra(textField("instance_type", reInstance, "letters, digits, '.', '_' or '-', e.g. m5.xlarge", func(r *Row) *string { return &r.InstanceType })),
-	intField("partitions", 1, 10000, func(r *Row) *int { return &r.Partitions }),
-	intField("topics", 1, 1000, func(r *Row) *int { return &r.Topics }),
-	intField("replication_factor", 1, 9, func(r *Row) *int { return &r.ReplicationFactor }),
-	intField("min_insync_replicas", 1, 9, func(r *Row) *int { return &r.MinInsyncReplicas }),
-	intField("producers", 1, 1000, func(r *Row) *int { return &r.Producers }),
-	intField("consumer_groups", 0, 100, func(r *Row) *int { return &r.ConsumerGroups }),
-	intField("consumers_per_group", 1, 1000, func(r *Row) *int { return &r.ConsumersPerGroup }),
-	intField("concurrency", 0, 10000, func(r *Row) *int { return &r.Concurrency }),
-	intField("linger_ms", 0, 60000, func(r *Row) *int { return &r.LingerMs }),
-	intField("batch_bytes", 1024, 16<<20, func(r *Row) *int { return &r.BatchBytes }),
-	enumField("compression", []string{"none", "gzip", "snappy", "lz4", "zstd"}, func(r *Row) *string { return &r.Compression }),
-	enumField("encoding", []string{"bytes", "json", "avro", "protobuf"}, func(r *Row) *string { return &r.Encoding }),
-	{name: "encrypt_fields", kind: kindList, enum: RecordFields,
-		get: func(r *Row) Value { return Value{List: r.EncryptFields} },
-		set: func(r *Row, v Value) { r.EncryptFields = v.List }},
-	unhashedAt(enumField("field_cipher", []string{FieldCipherAEAD, FieldCipherFPE}, func(r *Row) *string { return &r.FieldCipher }), DefaultFieldCipher),
-	withInfra(intField("gateways", 1, 16, func(r *Row) *int { return &r.Gateways })),
-	withInfra(enumField("gateway_kind", []string{GatewayKindBuiltin, GatewayKindKroxylicious, GatewayKindCommand}, func(r *Row) *string { return &r.GatewayKind })),
-	enumField("gateway_transport", directModes, func(r *Row) *string { return &r.GatewayTransport }),
-	enumField("gateway_crypto", []string{GatewayCryptoStd, GatewayCryptoFast}, func(r *Row) *string { return &r.GatewayCrypto }),
-	intField("warmup_s", 0, 3600, func(r *Row) *int { return &r.WarmupS }),
-	intField("duration_s", 1, 86400, func(r *Row) *int { return &r.DurationS }),
-	intField("drain_timeout_s", 1, 3600, func(r *Row) *int { return &r.DrainTimeoutS }),
-	withInfra(textField("kafka_version", reVersion, "a release number such as 3.9.1", func(r *Row) *string { return &r.KafkaVersion })),
-	refusing(unhashedAt(enumField("client", Clients(), func(r *Row) *string { return &r.Client }), DefaultClient), ClientsRefused),
-}
+// mustGive marks f as one every spec must give.
+func (f fieldDef) mustGive() fieldDef { f.required = true; f.defText = "required"; return f }
 
-func withReq(f fieldDef) fieldDef { f.required = true; return f }
+// shapesInfra marks f as part of the infrastructure a row needs.
+func (f fieldDef) shapesInfra() fieldDef { f.infra = true; return f }
 
-// unhashedAt leaves f out of the canonical form at level def (see
-// fieldDef.unhashed).
-func unhashedAt(f fieldDef, def string) fieldDef { f.unhashed = def; return f }
-func withInfra(f fieldDef) fieldDef              { f.infra = true; return f }
+// byDefault gives f its default.
+func (f fieldDef) byDefault(v Value) fieldDef { f.def, f.hasDef = v, true; return f }
+
+// str and num are the defaults of word and integer fields.
+func str(s string) Value { return Value{Str: s} }
+func num(n int64) Value  { return Value{Int: n} }
 
 // refusing marks levels of f refused, with their reasons (see
 // fieldDef.refused).
-func refusing(f fieldDef, why map[string]string) fieldDef { f.refused = why; return f }
+func (f fieldDef) refusing(why map[string]string) fieldDef { f.refused = why; return f }
+
+// addedLate marks f as added after cells were first hashed (fieldDef.late).
+func (f fieldDef) addedLate() fieldDef { f.late = true; return f }
+
+// addedSparse marks f as left out of JSONL rows at its default
+// (fieldDef.sparse); sparse fields are late too.
+func (f fieldDef) addedSparse() fieldDef { f.late, f.sparse = true, true; return f }
+
+// doc sets f's line in docs/spec.md's table: what values it takes and, for
+// an optional field, its default as the reader should see it.
+func (f fieldDef) doc(values, defText string) fieldDef {
+	f.values = values
+	if defText != "" {
+		f.defText = defText
+	}
+	return f
+}
+
+// fields lists every factor field in docs/spec.md's order, which is also
+// the order of a JSONL row's keys after its identity.
+var fields = []fieldDef{
+	enumField("security", slices.Concat(directModes, gatewayModes), func(r *Row) *string { return &r.Security }).mustGive().
+		doc("`plaintext`, `tls`, `mtls`, `sasl_ssl`, `proxy`, `encrypt`, `field_encrypt`", ""),
+	intField("brokers", 1, 9, func(r *Row) *int { return &r.Brokers }).mustGive().shapesInfra().
+		doc("1..9", ""),
+	intField("message_size", 16, 1<<20, func(r *Row) *int { return &r.MessageSize }).mustGive().
+		doc("bytes, 16..1048576", ""),
+	enumField("acks", []string{"0", "1", "all"}, func(r *Row) *string { return &r.Acks }).mustGive().
+		doc("`0`, `1`, `all` (written `1` or `\"1\"`)", ""),
+	fieldDef{name: "target_rate", kind: kindRate, min: 1, max: 100_000_000,
+		get: func(r *Row) Value { return Value{Int: int64(r.TargetRate)} },
+		set: func(r *Row, v Value) { r.TargetRate = Rate(v.Int) }}.mustGive().
+		doc("messages/s in total, 1..100000000, or `max` (closed loop, saturating)", ""),
+	enumField("platform", Platforms, func(r *Row) *string { return &r.Platform }).shapesInfra().byDefault(str(DefaultPlatform)).
+		doc("`local` (embedded cluster, or Apache Kafka with a TARGET.yaml naming a release), `aws`, `azure`, `hosts`, `existing` (a cluster someone else runs, [targets.md](targets.md#a-cluster-someone-else-runs-platform-existing))", "`local`"),
+	textField("instance_type", reInstance, "letters, digits, '.', '_' or '-', e.g. m5.xlarge", func(r *Row) *string { return &r.InstanceType }).shapesInfra().
+		doc("e.g. `m5.xlarge`", "`m5.xlarge` on aws, `Standard_D8ds_v5` on azure, `\"\"` on local, hosts and existing"),
+	intField("partitions", 1, 10000, func(r *Row) *int { return &r.Partitions }).byDefault(num(DefaultPartitions)).
+		doc("partitions per topic, 1..10000", "6"),
+	intField("topics", 1, 1000, func(r *Row) *int { return &r.Topics }).byDefault(num(DefaultTopics)).
+		doc("topics written and read at once, 1..1000", "1"),
+	intField("replication_factor", 1, 9, func(r *Row) *int { return &r.ReplicationFactor }).
+		doc("1..9", "min(3, brokers)"),
+	intField("min_insync_replicas", 1, 9, func(r *Row) *int { return &r.MinInsyncReplicas }).
+		doc("1..9", "min(2, replication_factor)"),
+	intField("producers", 1, 1000, func(r *Row) *int { return &r.Producers }).byDefault(num(DefaultProducers)).
+		doc("1..1000", "1"),
+	intField("consumer_groups", 0, 100, func(r *Row) *int { return &r.ConsumerGroups }).byDefault(num(DefaultConsumerGroups)).
+		doc("0..100", "1"),
+	intField("consumers_per_group", 1, 1000, func(r *Row) *int { return &r.ConsumersPerGroup }).byDefault(num(DefaultConsumersPerGroup)).
+		doc("1..1000", "1"),
+	intField("concurrency", 0, 10000, func(r *Row) *int { return &r.Concurrency }).
+		doc("records in flight per producer, 1..10000, or 0: as many as the producer buffer holds (32 MiB, Kafka's `buffer.memory`), which saturates; other than 1 only with `target_rate: max`", "0 with `target_rate: max`, else 1"),
+	intField("linger_ms", 0, 60000, func(r *Row) *int { return &r.LingerMs }).byDefault(num(DefaultLingerMs)).
+		doc("0..60000", "1"),
+	intField("batch_bytes", 1024, 16<<20, func(r *Row) *int { return &r.BatchBytes }).byDefault(num(DefaultBatchBytes)).
+		doc("1024..16777216", "131072"),
+	enumField("compression", []string{"none", "gzip", "snappy", "lz4", "zstd"}, func(r *Row) *string { return &r.Compression }).byDefault(str(DefaultCompression)).
+		doc("`none`, `gzip`, `snappy`, `lz4`, `zstd`", "`none`"),
+	enumField("encoding", []string{"bytes", "json", "avro", "protobuf"}, func(r *Row) *string { return &r.Encoding }).byDefault(str(DefaultEncoding)).
+		doc("`bytes`, `json`, `avro`, `protobuf`", "`bytes`"),
+	fieldDef{name: "encrypt_fields", kind: kindList, enum: RecordFields,
+		get: func(r *Row) Value { return Value{List: r.EncryptFields} },
+		set: func(r *Row, v Value) { r.EncryptFields = v.List }}.byDefault(Value{List: DefaultEncryptFields}).
+		doc("record fields encrypted by `field_encrypt`: `id`, `notes`, `ssn`, `status`", "`[ssn]`"),
+	enumField("field_cipher", []string{FieldCipherAEAD, FieldCipherFPE}, func(r *Row) *string { return &r.FieldCipher }).byDefault(str(DefaultFieldCipher)).addedLate().
+		doc("how `field_encrypt` encrypts each field: `aead` (an AES-256-GCM envelope, base64 in string fields) or `fpe` (FF1 format-preserving encryption of string fields: length and character classes kept; [gateway.md](gateway.md#format-preserving-field-encryption-field_cipher-fpe)); the gateway mode is then `field_encrypt.fpe`. At `aead` it is left out of the cell (below), so cells from before the field are unchanged. Under `fpe` the gateway refuses values with fewer than a million possible encryptions or over 4,096 bytes, so `notes` in `encrypt_fields` needs a `message_size` that leaves it 6 to 4,096 bytes", "`aead`"),
+	intField("gateways", 1, 16, func(r *Row) *int { return &r.Gateways }).shapesInfra().byDefault(num(DefaultGateways)).
+		doc("1..16", "1"),
+	enumField("gateway_kind", []string{GatewayKindBuiltin, GatewayKindKroxylicious, GatewayKindCommand}, func(r *Row) *string { return &r.GatewayKind }).shapesInfra().byDefault(str(DefaultGatewayKind)).
+		doc("`builtin` (xp's gateway), `kroxylicious`, `command` (the latter two on the gateway machines of `aws`, `azure` and `hosts`, as the TARGET.yaml's `gateway:` section says, and `kroxylicious` also on the local target; [targets.md](targets.md#gateway-kinds-command-and-kroxylicious))", "`builtin`"),
+	enumField("gateway_transport", directModes, func(r *Row) *string { return &r.GatewayTransport }).byDefault(str(DefaultGatewayTransport)).
+		doc("client-side transport of a gateway: `plaintext`, `tls`, `mtls`, `sasl_ssl`", "`tls`"),
+	enumField("gateway_crypto", []string{GatewayCryptoStd, GatewayCryptoFast}, func(r *Row) *string { return &r.GatewayCrypto }).byDefault(str(DefaultGatewayCrypto)).
+		doc("the built-in gateway's crypto: `std` (crypto/tls and crypto/cipher) or `fast` (xp's TLS 1.3 record layer and VAES AES-GCM, falling back where the Go release or CPU does not allow it; each attempt records what ran; [gateway.md](gateway.md#crypto-std-default-and-fast))", "`std`"),
+	intField("warmup_s", 0, 3600, func(r *Row) *int { return &r.WarmupS }).byDefault(num(DefaultWarmupS)).
+		doc("seconds of load before measuring, 0..3600", "10"),
+	intField("duration_s", 1, 86400, func(r *Row) *int { return &r.DurationS }).byDefault(num(DefaultDurationS)).
+		doc("seconds measured, 1..86400", "30"),
+	intField("drain_timeout_s", 1, 3600, func(r *Row) *int { return &r.DrainTimeoutS }).byDefault(num(DefaultDrainTimeoutS)).
+		doc("seconds the consumers get to read what was produced, 1..3600", "30"),
+	textField("kafka_version", reVersion, "a release number such as 3.9.1", func(r *Row) *string { return &r.KafkaVersion }).shapesInfra().byDefault(str(DefaultKafkaVersion)).
+		doc("the Apache Kafka release on cloud and hosts platforms, e.g. `3.9.1` or `4.1.0`; the target's TARGET.yaml must list a release of exactly this version, else the row is refused before anything is provisioned ([Kafka versions](targets.md#kafka-versions-one-release-per-kafka_version)); on `local` it picks the Apache Kafka release of the TARGET.yaml's `kafka:` ([targets.md](targets.md#apache-kafka-on-the-local-target)); on `local` without one (`--target local`) and with `kafka.distribution: embedded` it is kept in the row but the cluster is kfake, and attempts record kfake, not this version", "`3.9.1`"),
+	enumField("client", Clients(), func(r *Row) *string { return &r.Client }).byDefault(str(DefaultClient)).addedLate().refusing(ClientsRefused).
+		doc("the Kafka client the load generator measures with: `franz-go` (xp's Go load generator), `java` (xp's Java load generator on Apache Kafka's `kafka-clients`), `librdkafka` (refused at plan time: no current librdkafka build here); the same schedule, payloads, health rules and result ([loadgen.md](loadgen.md#clients)). At `franz-go` it is left out of the cell (below), so cells from before the field are unchanged", "`franz-go`"),
+}
 
 // Field indices used by the planner's own logic.
 var (
@@ -259,6 +330,10 @@ func (f *fieldDef) format(v Value) string {
 	}
 	return v.Str
 }
+
+// omitted reports whether v leaves f out of the canonical form: f was
+// added late and v is its default.
+func (f *fieldDef) omitted(v Value) bool { return f.late && f.equal(v, f.def) }
 
 // equal reports whether two values of f are the same level.
 func (f *fieldDef) equal(a, b Value) bool {
@@ -336,36 +411,17 @@ func (f *fieldDef) checkWord(l []string) string {
 
 func quote(s string) string { return strconv.Quote(s) }
 
-// applyDefaults fills every field not marked in set. Defaults that depend
-// on other fields (instance_type on platform, replication_factor on brokers,
-// min_insync_replicas on replication_factor) are filled after the others.
+// applyDefaults fills every field not marked in set with its default.
+// Defaults that depend on other fields (instance_type on platform,
+// replication_factor on brokers, min_insync_replicas on
+// replication_factor, concurrency on target_rate) are filled after the
+// others.
 func applyDefaults(r *Row, set []bool) {
-	def := func(i int, f func()) {
-		if !set[i] {
-			f()
+	for i := range fields {
+		if f := &fields[i]; f.hasDef && !set[i] {
+			f.set(r, f.def)
 		}
 	}
-	def(fieldIndex("platform"), func() { r.Platform = DefaultPlatform })
-	def(fieldIndex("partitions"), func() { r.Partitions = DefaultPartitions })
-	def(fieldIndex("topics"), func() { r.Topics = DefaultTopics })
-	def(fieldIndex("producers"), func() { r.Producers = DefaultProducers })
-	def(fieldIndex("consumer_groups"), func() { r.ConsumerGroups = DefaultConsumerGroups })
-	def(fieldIndex("consumers_per_group"), func() { r.ConsumersPerGroup = DefaultConsumersPerGroup })
-	def(fieldIndex("linger_ms"), func() { r.LingerMs = DefaultLingerMs })
-	def(fieldIndex("batch_bytes"), func() { r.BatchBytes = DefaultBatchBytes })
-	def(fieldIndex("compression"), func() { r.Compression = DefaultCompression })
-	def(fieldIndex("encoding"), func() { r.Encoding = DefaultEncoding })
-	def(fEncrypt, func() { r.EncryptFields = DefaultEncryptFields })
-	def(fieldIndex("gateways"), func() { r.Gateways = DefaultGateways })
-	def(fieldIndex("gateway_kind"), func() { r.GatewayKind = DefaultGatewayKind })
-	def(fieldIndex("gateway_transport"), func() { r.GatewayTransport = DefaultGatewayTransport })
-	def(fieldIndex("gateway_crypto"), func() { r.GatewayCrypto = DefaultGatewayCrypto })
-	def(fieldIndex("field_cipher"), func() { r.FieldCipher = DefaultFieldCipher })
-	def(fieldIndex("warmup_s"), func() { r.WarmupS = DefaultWarmupS })
-	def(fieldIndex("duration_s"), func() { r.DurationS = DefaultDurationS })
-	def(fieldIndex("drain_timeout_s"), func() { r.DrainTimeoutS = DefaultDrainTimeoutS })
-	def(fieldIndex("kafka_version"), func() { r.KafkaVersion = DefaultKafkaVersion })
-	def(fieldIndex("client"), func() { r.Client = DefaultClient })
 	applyDerived(r, set)
 }
 

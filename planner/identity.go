@@ -33,7 +33,7 @@ func appendCanonical(b []byte, r *Row, skip int) []byte {
 		}
 		f := &fields[i]
 		v := f.get(r)
-		if f.unhashed != "" && v.Str == f.unhashed {
+		if f.omitted(v) {
 			continue
 		}
 		if !first {

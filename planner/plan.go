@@ -202,10 +202,10 @@ func (v *planValidator) row(n int, line []byte) (Row, bool) {
 // whether it is one.
 func (v *planValidator) defaultFor(r *Row, name string) bool {
 	i := fieldIndex(name)
-	if i < 0 || fields[i].unhashed == "" {
+	if i < 0 || !fields[i].late {
 		return false
 	}
-	fields[i].set(r, Value{Str: fields[i].unhashed})
+	fields[i].set(r, fields[i].def)
 	return true
 }
 

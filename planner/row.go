@@ -49,62 +49,58 @@ func (r *Rate) UnmarshalJSON(b []byte) error {
 }
 
 // Row is one run of a campaign: one line of the JSONL plan. Identity fields
-// are derived by the planner, never typed by hand.
+// are derived by the planner, never typed by hand. The factor fields are
+// declared in the fields table (field.go), which names them, checks them,
+// fills their defaults and encodes them; Row only holds their values.
 type Row struct {
 	// Identity.
-	Campaign  string `json:"campaign"`
-	Run       string `json:"run"`
-	Cell      string `json:"cell"`
-	Pair      string `json:"pair"`
-	Replicate int    `json:"replicate"`
-	Block     int    `json:"block"`
-	Order     int    `json:"order"`
+	Campaign  string
+	Run       string
+	Cell      string
+	Pair      string
+	Replicate int
+	Block     int
+	Order     int
 	// Seed is the campaign seed: the order derives from it, and the runner
 	// derives every other random choice (payloads) from it and Run.
-	Seed int64 `json:"seed"`
+	Seed int64
 	// Treatment names the compared factor (default "security") and Baseline
 	// its reference level; every row carries them so a campaign is
 	// self-describing.
-	Treatment string `json:"treatment"`
-	Baseline  string `json:"baseline"`
+	Treatment string
+	Baseline  string
 
 	// Factors.
-	Security          string   `json:"security"`
-	Brokers           int      `json:"brokers"`
-	MessageSize       int      `json:"message_size"`
-	Acks              string   `json:"acks"`
-	TargetRate        Rate     `json:"target_rate"`
-	Platform          string   `json:"platform"`
-	InstanceType      string   `json:"instance_type"`
-	Partitions        int      `json:"partitions"`
-	Topics            int      `json:"topics"`
-	ReplicationFactor int      `json:"replication_factor"`
-	MinInsyncReplicas int      `json:"min_insync_replicas"`
-	Producers         int      `json:"producers"`
-	ConsumerGroups    int      `json:"consumer_groups"`
-	ConsumersPerGroup int      `json:"consumers_per_group"`
-	Concurrency       int      `json:"concurrency"`
-	LingerMs          int      `json:"linger_ms"`
-	BatchBytes        int      `json:"batch_bytes"`
-	Compression       string   `json:"compression"`
-	Encoding          string   `json:"encoding"`
-	EncryptFields     []string `json:"encrypt_fields"`
-	// FieldCipher is left out of the cell at its default, aead, so that
-	// cells from before the field are unchanged; a row read without it
-	// is aead.
-	FieldCipher      string `json:"field_cipher"`
-	Gateways         int    `json:"gateways"`
-	GatewayKind      string `json:"gateway_kind"`
-	GatewayTransport string `json:"gateway_transport"`
-	GatewayCrypto    string `json:"gateway_crypto"`
-	WarmupS          int    `json:"warmup_s"`
-	DurationS        int    `json:"duration_s"`
-	DrainTimeoutS    int    `json:"drain_timeout_s"`
-	KafkaVersion     string `json:"kafka_version"`
-	// Client is the load generator's Kafka client (ClientFranzGo,
-	// ClientJava, ClientLibrdkafka); left out of the cell at its default,
-	// franz-go, so that cells from before the field are unchanged.
-	Client string `json:"client"`
+	Security          string
+	Brokers           int
+	MessageSize       int
+	Acks              string
+	TargetRate        Rate
+	Platform          string
+	InstanceType      string
+	Partitions        int
+	Topics            int
+	ReplicationFactor int
+	MinInsyncReplicas int
+	Producers         int
+	ConsumerGroups    int
+	ConsumersPerGroup int
+	Concurrency       int
+	LingerMs          int
+	BatchBytes        int
+	Compression       string
+	Encoding          string
+	EncryptFields     []string
+	FieldCipher       string
+	Gateways          int
+	GatewayKind       string
+	GatewayTransport  string
+	GatewayCrypto     string
+	WarmupS           int
+	DurationS         int
+	DrainTimeoutS     int
+	KafkaVersion      string
+	Client            string
 }
 
 // Get returns the text of a factor field's value: integers in decimal,
