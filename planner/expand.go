@@ -46,7 +46,96 @@ const (
 	ReasonStructuredTooBig  = "structured encoding larger than message_size"
 	ReasonConcurrencyOpen   = "concurrency other than 1 needs target_rate max (closed loop)"
 	ReasonNoBaseline        = "matched set lost its baseline"
+	// The security surface's rules (issue 38): each names the field and
+	// the fix.
+	ReasonSASLMechanismNoSASL = "sasl_mechanism other than scram-sha-512 needs a sasl_ssl connection (security sasl_ssl, or a gateway with gateway_transport sasl_ssl); leave it at scram-sha-512 on other rows (an exclude entry, or include)"
+	ReasonInterBrokerAlone    = "inter_broker_security other than plaintext needs brokers and replication_factor of 2 or more (with one replica nothing replicates); set inter_broker_security plaintext there"
+	ReasonACLsNoAuthorizer    = "acls other than 0 needs authorizer acl; set authorizer: acl, or acls: 0"
+	ReasonTLSNoTLS            = "tls_version and tls_cipher other than default need a TLS client connection (security tls, mtls or sasl_ssl, or a gateway_transport other than plaintext); leave them at default on other rows"
+	ReasonTLSKeyNoTLS         = "tls_key other than rsa2048 needs TLS on the row (a TLS client connection, or inter_broker_security tls or mtls); leave it at rsa2048 on other rows"
+	ReasonTLSCipherNoVersion  = "tls_cipher other than default needs tls_version 1.2 or 1.3: under default the version, and with it the suite, is what the two sides prefer"
+	ReasonTLS13CipherGo       = "tls_cipher other than default with tls_version 1.3 needs a Java TLS server: Go's crypto/tls (xp's built-in gateway) does not let a server choose TLS 1.3 suites; use tls_version 1.2 or gateway_kind kroxylicious"
 )
+
+// reasonField names, for each reason a row cannot run, the field
+// ValidatePlan reports it under.
+var reasonField = map[string]string{
+	ReasonRFOverBrokers: "replication_factor", ReasonISROverRF: "min_insync_replicas",
+	ReasonFieldEncryptBytes: "encoding", ReasonStructuredTooBig: "message_size",
+	ReasonConcurrencyOpen: "concurrency", ReasonSASLMechanismNoSASL: "sasl_mechanism",
+	ReasonInterBrokerAlone: "inter_broker_security", ReasonACLsNoAuthorizer: "acls",
+	ReasonTLSNoTLS: "tls_version", ReasonTLSKeyNoTLS: "tls_key", ReasonTLSCipherNoVersion: "tls_cipher", ReasonTLS13CipherGo: "tls_cipher",
+}
+
+// ClientTransport is the transport of r's client connection: its security
+// mode for direct rows, its gateway_transport for gateway rows.
+func (r *Row) ClientTransport() string {
+	if r.NeedsGateway() {
+		return r.GatewayTransport
+	}
+	return r.Security
+}
+
+// UsesSASL reports whether r's client connection authenticates with SASL.
+func (r *Row) UsesSASL() bool { return r.ClientTransport() == SecuritySASLSSL }
+
+// UsesTLS reports whether r's client connection is TLS.
+func (r *Row) UsesTLS() bool { return r.ClientTransport() != SecurityPlaintext }
+
+// surfaceCheck is one rule of the security surface: a row whose field
+// is away from its default and for which bad holds cannot run, for
+// reason; with names the other fields the rule reads, so that a spec can
+// be told when no combination of their levels lets the field run.
+type surfaceCheck struct {
+	field  string
+	with   []string
+	reason string
+	bad    func(*Row) bool
+}
+
+var surfaceChecks = []surfaceCheck{
+	{"sasl_mechanism", []string{"security", "gateway_transport"}, ReasonSASLMechanismNoSASL,
+		func(r *Row) bool { return r.SASLMechanism != SASLScramSHA512 && !r.UsesSASL() }},
+	{"inter_broker_security", []string{"brokers", "replication_factor"}, ReasonInterBrokerAlone,
+		func(r *Row) bool {
+			return r.InterBrokerSecurity != SecurityPlaintext && (r.Brokers < 2 || r.ReplicationFactor < 2)
+		}},
+	{"acls", []string{"authorizer"}, ReasonACLsNoAuthorizer,
+		func(r *Row) bool { return r.ACLs != 0 && r.Authorizer != AuthorizerACL }},
+	{"tls_version", []string{"security", "gateway_transport"}, ReasonTLSNoTLS,
+		func(r *Row) bool { return r.TLSVersion != TLSDefault && !r.UsesTLS() }},
+	{"tls_cipher", []string{"security", "gateway_transport"}, ReasonTLSNoTLS,
+		func(r *Row) bool { return r.TLSCipher != TLSDefault && !r.UsesTLS() }},
+	{"tls_key", []string{"security", "gateway_transport", "inter_broker_security"}, ReasonTLSKeyNoTLS,
+		func(r *Row) bool {
+			return r.TLSKey != TLSKeyRSA2048 && !r.UsesTLS() && r.InterBrokerSecurity == SecurityPlaintext
+		}},
+	{"tls_cipher", []string{"tls_version"}, ReasonTLSCipherNoVersion,
+		func(r *Row) bool { return r.TLSCipher != TLSDefault && r.TLSVersion == TLSDefault }},
+	{"tls_cipher", []string{"tls_version", "security", "gateway_kind"}, ReasonTLS13CipherGo,
+		func(r *Row) bool {
+			return r.TLSCipher != TLSDefault && r.TLSVersion == TLSVersion13 && r.NeedsGateway() && r.GatewayKind == GatewayKindBuiltin
+		}},
+}
+
+// surfaceReason says why r's security surface fields cannot run, or "".
+func surfaceReason(r *Row) string {
+	if c := surfaceFailure(r); c != nil {
+		return c.reason
+	}
+	return ""
+}
+
+// surfaceFailure is the first rule of the security surface r breaks, or
+// nil.
+func surfaceFailure(r *Row) *surfaceCheck {
+	for i := range surfaceChecks {
+		if surfaceChecks[i].bad(r) {
+			return &surfaceChecks[i]
+		}
+	}
+	return nil
+}
 
 // cannotRun says why row r cannot run, or "" when it can. It checks every
 // field's range, then the cross-field rules.
@@ -69,7 +158,7 @@ func cannotRun(r *Row) string {
 	case r.Concurrency != 1 && !r.TargetRate.IsMax():
 		return ReasonConcurrencyOpen
 	}
-	return ""
+	return surfaceReason(r)
 }
 
 // dim is one crossed factor: a field and its levels.

@@ -268,6 +268,22 @@ var fields = []fieldDef{
 		doc("client-side transport of a gateway: `plaintext`, `tls`, `mtls`, `sasl_ssl`", "`tls`"),
 	enumField("gateway_crypto", []string{GatewayCryptoStd, GatewayCryptoFast}, func(r *Row) *string { return &r.GatewayCrypto }).byDefault(str(DefaultGatewayCrypto)).
 		doc("the built-in gateway's crypto: `std` (crypto/tls and crypto/cipher) or `fast` (xp's TLS 1.3 record layer and VAES AES-GCM, falling back where the Go release or CPU does not allow it; each attempt records what ran; [gateway.md](gateway.md#crypto-std-default-and-fast))", "`std`"),
+	enumField("inter_broker_security", directModes[:3], func(r *Row) *string { return &r.InterBrokerSecurity }).shapesInfra().byDefault(str(SecurityPlaintext)).addedSparse().
+		doc("the listener brokers replicate over (Kafka: `inter.broker.listener.name`): `plaintext`, `tls`, `mtls` (TLS with broker certificates both ways); other than `plaintext` it needs `brokers` and `replication_factor` of 2 or more, since with one replica nothing replicates", "`plaintext`"),
+	enumField("sasl_mechanism", []string{SASLScramSHA512, SASLScramSHA256, SASLPlain, SASLOAuthBearer, SASLGSSAPI}, func(r *Row) *string { return &r.SASLMechanism }).byDefault(str(SASLScramSHA512)).addedSparse().
+		doc("the SASL mechanism of a `sasl_ssl` connection (Kafka: `sasl.mechanism`): `scram-sha-512`, `scram-sha-256`, `plain`, `oauthbearer`, `gssapi`; other than `scram-sha-512` only on rows whose client connection is `sasl_ssl` (`security: sasl_ssl`, or a gateway with `gateway_transport: sasl_ssl`)", "`scram-sha-512`"),
+	enumField("authorizer", []string{AuthorizerNone, AuthorizerACL}, func(r *Row) *string { return &r.Authorizer }).shapesInfra().byDefault(str(AuthorizerNone)).addedSparse().
+		doc("`none`, or `acl`: KRaft's `StandardAuthorizer`, with the ACLs xp's principal needs and `acls` more for other principals, created before the group's rows", "`none`"),
+	intField("acls", 0, 1_000_000, func(r *Row) *int { return &r.ACLs }).shapesInfra().byDefault(num(0)).addedSparse().
+		doc("ACLs for other principals the authorizer holds besides xp's, half literal and half prefixed, 0..1000000; other than 0 only with `authorizer: acl`", "0"),
+	enumField("tls_version", []string{TLSDefault, TLSVersion12, TLSVersion13}, func(r *Row) *string { return &r.TLSVersion }).shapesInfra().byDefault(str(TLSDefault)).addedSparse().
+		doc("the TLS version the brokers' and gateways' TLS listeners and xp's clients allow (Kafka: `ssl.enabled.protocols`): `default` (what both sides prefer, TLS 1.3 between current Java and Go), `1.2`, `1.3`; other than `default` only on rows that use TLS", "`default`"),
+	enumField("tls_cipher", []string{TLSDefault, TLSCipherAES128GCM, TLSCipherAES256GCM, TLSCipherChaCha20}, func(r *Row) *string { return &r.TLSCipher }).shapesInfra().byDefault(str(TLSDefault)).addedSparse().
+		doc("the bulk cipher of the TLS suite (Kafka: `ssl.cipher.suites`): `default`, `aes128-gcm`, `aes256-gcm`, `chacha20-poly1305`; other than `default` it needs `tls_version` `1.2` or `1.3` (the suite's name depends on the version), and under `1.3` a Java TLS server, since Go's crypto/tls does not let a server choose TLS 1.3 suites (so not xp's built-in gateway)", "`default`"),
+	enumField("tls_key", []string{TLSKeyRSA2048, TLSKeyRSA4096, TLSKeyECDSAP256}, func(r *Row) *string { return &r.TLSKey }).shapesInfra().byDefault(str(TLSKeyRSA2048)).addedSparse().
+		doc("the key of the brokers' and gateways' certificates: `rsa2048`, `rsa4096`, `ecdsa-p256`; other than `rsa2048` only on rows that use TLS", "`rsa2048`"),
+	intField("connection_churn", 0, 1_000_000_000, func(r *Row) *int { return &r.ConnectionChurn }).byDefault(num(0)).addedSparse().
+		doc("records each producer sends before it closes its connection and opens a new one (TLS handshake and SASL exchange again), 0..1000000000; 0 keeps one connection for the whole run. The result counts handshakes per second and the time each reconnect took", "0"),
 	intField("warmup_s", 0, 3600, func(r *Row) *int { return &r.WarmupS }).byDefault(num(DefaultWarmupS)).
 		doc("seconds of load before measuring, 0..3600", "10"),
 	intField("duration_s", 1, 86400, func(r *Row) *int { return &r.DurationS }).byDefault(num(DefaultDurationS)).

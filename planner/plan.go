@@ -317,11 +317,10 @@ func (v *planValidator) checkRow(n int, r *Row) {
 		}
 	}
 	if why := cannotRun(r); why != "" && inRange {
-		field := map[string]string{
-			ReasonRFOverBrokers: "replication_factor", ReasonISROverRF: "min_insync_replicas",
-			ReasonFieldEncryptBytes: "encoding", ReasonStructuredTooBig: "message_size",
-			ReasonConcurrencyOpen: "concurrency",
-		}[why]
+		field := reasonField[why]
+		if c := surfaceFailure(r); c != nil && c.reason == why {
+			field = c.field
+		}
 		v.errf(n, field, "cannot run: %s", why)
 	}
 	if r.Replicate < 1 {

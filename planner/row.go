@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Rate is a target publish rate in messages per second; RateMax means
@@ -96,11 +97,20 @@ type Row struct {
 	GatewayKind       string
 	GatewayTransport  string
 	GatewayCrypto     string
-	WarmupS           int
-	DurationS         int
-	DrainTimeoutS     int
-	KafkaVersion      string
-	Client            string
+	// The security surface beyond the mode (issue 38).
+	InterBrokerSecurity string
+	SASLMechanism       string
+	Authorizer          string
+	ACLs                int
+	TLSVersion          string
+	TLSCipher           string
+	TLSKey              string
+	ConnectionChurn     int
+	WarmupS             int
+	DurationS           int
+	DrainTimeoutS       int
+	KafkaVersion        string
+	Client              string
 }
 
 // Get returns the text of a factor field's value: integers in decimal,
@@ -164,6 +174,61 @@ type InfraKey struct {
 	KafkaVersion string
 	Gateways     int
 	GatewayKind  string
+	// Security is the cluster's security surface beyond its listeners:
+	// zero for the defaults.
+	Security ClusterSecurity
+}
+
+// ClusterSecurity is the part of the security surface (issue 38) that
+// shapes a cluster: what its brokers replicate over, authorize with, and
+// allow and present on their TLS listeners. The zero value is every
+// default.
+type ClusterSecurity struct {
+	InterBroker string // inter_broker_security; "" is plaintext
+	Authorizer  string // authorizer; "" is none
+	ACLs        int
+	TLSVersion  string // "" is default
+	TLSCipher   string // "" is default
+	TLSKey      string // "" is rsa2048
+}
+
+// ClusterSecurity returns the part of r's security surface its cluster
+// needs, with each default as "".
+func (r *Row) ClusterSecurity() ClusterSecurity {
+	or := func(v, def string) string {
+		if v == def {
+			return ""
+		}
+		return v
+	}
+	return ClusterSecurity{
+		InterBroker: or(r.InterBrokerSecurity, SecurityPlaintext),
+		Authorizer:  or(r.Authorizer, AuthorizerNone),
+		ACLs:        r.ACLs,
+		TLSVersion:  or(r.TLSVersion, TLSDefault),
+		TLSCipher:   or(r.TLSCipher, TLSDefault),
+		TLSKey:      or(r.TLSKey, TLSKeyRSA2048),
+	}
+}
+
+// String lists the settings away from their defaults as row fields, e.g.
+// "inter_broker_security=tls tls_key=ecdsa-p256"; "" for the defaults.
+func (c ClusterSecurity) String() string {
+	var b []string
+	add := func(k, v string) {
+		if v != "" {
+			b = append(b, k+"="+v)
+		}
+	}
+	add("inter_broker_security", c.InterBroker)
+	add("authorizer", c.Authorizer)
+	if c.ACLs != 0 {
+		add("acls", strconv.Itoa(c.ACLs))
+	}
+	add("tls_version", c.TLSVersion)
+	add("tls_cipher", c.TLSCipher)
+	add("tls_key", c.TLSKey)
+	return strings.Join(b, " ")
 }
 
 // InfraKey returns the infrastructure r needs.
@@ -175,12 +240,14 @@ func (r *Row) InfraKey() InfraKey {
 		KafkaVersion: r.KafkaVersion,
 		Gateways:     r.Gateways,
 		GatewayKind:  r.GatewayKind,
+		Security:     r.ClusterSecurity(),
 	}
 }
 
 // ID is the group's identity as the evidence records it (infra events):
 // "platform/instance_type brokers=N kafka_version=V gateways=N
-// gateway_kind", e.g. "aws/m5.xlarge brokers=3 kafka_version=3.9.1
+// gateway_kind", then the cluster's security settings away from their
+// defaults (ClusterSecurity.String), e.g. "aws/m5.xlarge brokers=3 kafka_version=3.9.1
 // gateways=1 builtin". V is the kafka_version the rows ask for, not a claim
 // of what ran (the embedded cluster runs no Kafka release; WithBroker names
 // what did).
@@ -214,5 +281,9 @@ func (k InfraKey) describe(broker string) string {
 	if broker != "" {
 		broker += " "
 	}
-	return fmt.Sprintf("%s brokers=%d %sgateways=%d %s", p, k.Brokers, broker, k.Gateways, k.GatewayKind)
+	s := fmt.Sprintf("%s brokers=%d %sgateways=%d %s", p, k.Brokers, broker, k.Gateways, k.GatewayKind)
+	if sec := k.Security.String(); sec != "" {
+		s += " " + sec
+	}
+	return s
 }

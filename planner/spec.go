@@ -101,6 +101,9 @@ func ReadSpec(path string) (*Spec, error) {
 type specParser struct {
 	file string
 	errs SpecErrors
+	// keys holds each row field's key under factors or fixed, for
+	// messages about the field as a whole.
+	keys map[string]*yaml.Node
 }
 
 func (p *specParser) errf(n *yaml.Node, format string, a ...any) {
@@ -121,7 +124,7 @@ func resolve(n *yaml.Node) *yaml.Node {
 // ParseSpec parses and checks a spec; name is the file name used in
 // messages. A returned error is SpecErrors listing every problem.
 func ParseSpec(name string, data []byte) (*Spec, error) {
-	p := &specParser{file: name}
+	p := &specParser{file: name, keys: map[string]*yaml.Node{}}
 	root := p.document(data)
 	if root == nil {
 		return nil, p.errs
@@ -146,6 +149,9 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	}
 	if sec.exclude != nil {
 		p.exclude(s, sec.exclude, where)
+	}
+	if len(p.errs) == 0 {
+		p.surface(s)
 	}
 	if len(p.errs) == 0 {
 		if n := s.rowsBeforeExclusion(); n > MaxRows {
@@ -443,6 +449,7 @@ func (p *specParser) factors(s *Spec, n *yaml.Node, where map[string]string) {
 			continue
 		}
 		where[f.name] = "factors"
+		p.keys[f.name] = k
 		if v.Kind != yaml.SequenceNode {
 			p.errf(v, "factors: %s: want a list of levels, e.g. [%s]; a single value goes under fixed", f.name, exampleLevels(f))
 			continue
@@ -503,6 +510,7 @@ func (p *specParser) fixed(s *Spec, n *yaml.Node, where map[string]string) {
 			continue
 		}
 		where[f.name] = "fixed"
+		p.keys[f.name] = k
 		if v.Kind == yaml.SequenceNode && f.kind != kindList {
 			p.errf(v, "fixed: %s: want one value; several levels go under factors", f.name)
 			continue
@@ -765,3 +773,67 @@ func yamlValue(f *fieldDef, v Value) string {
 
 // MaxReplicates bounds a spec's replicates.
 const MaxReplicates = 1000
+
+// surface refuses a level of a security surface field that no row of
+// the spec can run: for each rule, every combination of the levels of
+// the fields it reads breaks it (sasl_mechanism plain with no sasl_ssl
+// row, acls without authorizer acl, ...). Rows that break a rule only
+// in some combinations are dropped at expansion, with the reason.
+func (p *specParser) surface(s *Spec) {
+	levels := func(name string) []Value {
+		if fac := s.factor(name); fac != nil {
+			return fac.Levels
+		}
+		if v, ok := s.fixedValue(name); ok {
+			return []Value{v}
+		}
+		return nil // its default, or derived from others
+	}
+	for _, c := range surfaceChecks {
+		fi := fieldIndex(c.field)
+		f := &fields[fi]
+		for _, l := range levels(c.field) {
+			if f.equal(l, f.def) || p.anyRuns(c, fi, l, levels) {
+				continue
+			}
+			p.errf(p.keys[c.field], "%s %s never runs: %s", c.field, f.format(l), c.reason)
+		}
+	}
+}
+
+// anyRuns reports whether some combination of the levels of the fields
+// c reads lets field fi at level l pass c.
+func (p *specParser) anyRuns(c surfaceCheck, fi int, l Value, levels func(string) []Value) bool {
+	var vary []int
+	var lv [][]Value
+	for _, name := range c.with {
+		if ls := levels(name); ls != nil {
+			vary, lv = append(vary, fieldIndex(name)), append(lv, ls)
+		}
+	}
+	idx := make([]int, len(vary))
+	for {
+		var r Row
+		set := make([]bool, len(fields))
+		fields[fi].set(&r, l)
+		set[fi] = true
+		for k, i := range vary {
+			fields[i].set(&r, lv[k][idx[k]])
+			set[i] = true
+		}
+		applyDefaults(&r, set)
+		if !c.bad(&r) {
+			return true
+		}
+		k := len(idx) - 1
+		for ; k >= 0; k-- {
+			if idx[k]++; idx[k] < len(lv[k]) {
+				break
+			}
+			idx[k] = 0
+		}
+		if k < 0 {
+			return false
+		}
+	}
+}

@@ -111,3 +111,75 @@ const (
 	// starts.
 	GatewayKindCommand = "command"
 )
+
+// Levels of sasl_mechanism: the SASL mechanism of a sasl_ssl connection
+// (Kafka: sasl.mechanism, lower-cased).
+const (
+	// SASLScramSHA512 is SCRAM-SHA-512 (RFC 7677 with SHA-512), the
+	// default and what sasl_ssl meant before the field.
+	SASLScramSHA512 = "scram-sha-512"
+	// SASLScramSHA256 is SCRAM-SHA-256 (RFC 7677).
+	SASLScramSHA256 = "scram-sha-256"
+	// SASLPlain is PLAIN (RFC 4616): the password itself, inside TLS.
+	SASLPlain = "plain"
+	// SASLOAuthBearer is OAUTHBEARER (RFC 7628) with signed JWTs.
+	SASLOAuthBearer = "oauthbearer"
+	// SASLGSSAPI is Kerberos (RFC 4752).
+	SASLGSSAPI = "gssapi"
+)
+
+// KafkaSASLMechanism is the name Kafka gives a sasl_mechanism level
+// (sasl.mechanism, sasl.enabled.mechanisms), e.g. "SCRAM-SHA-256".
+func KafkaSASLMechanism(level string) string {
+	switch level {
+	case SASLScramSHA512:
+		return "SCRAM-SHA-512"
+	case SASLScramSHA256:
+		return "SCRAM-SHA-256"
+	case SASLPlain:
+		return "PLAIN"
+	case SASLOAuthBearer:
+		return "OAUTHBEARER"
+	case SASLGSSAPI:
+		return "GSSAPI"
+	}
+	return ""
+}
+
+// Levels of authorizer: whether the brokers authorize requests.
+const (
+	// AuthorizerNone is no authorizer: every principal may do anything.
+	AuthorizerNone = "none"
+	// AuthorizerACL is KRaft's StandardAuthorizer (Kafka:
+	// authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer)
+	// holding acls ACLs.
+	AuthorizerACL = "acl"
+)
+
+// TLSDefault is the default level of tls_version and tls_cipher: whatever
+// the two sides prefer.
+const TLSDefault = "default"
+
+// Levels of tls_version (Kafka: ssl.enabled.protocols).
+const (
+	TLSVersion12 = "1.2"
+	TLSVersion13 = "1.3"
+)
+
+// Levels of tls_cipher: the bulk cipher of the TLS cipher suite (Kafka:
+// ssl.cipher.suites). Under TLS 1.2 each is an ECDHE suite with the
+// certificate's signature (RSA or ECDSA), under TLS 1.3 the suite of
+// that name (TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384,
+// TLS_CHACHA20_POLY1305_SHA256).
+const (
+	TLSCipherAES128GCM = "aes128-gcm"
+	TLSCipherAES256GCM = "aes256-gcm"
+	TLSCipherChaCha20  = "chacha20-poly1305"
+)
+
+// Levels of tls_key: the key of the brokers' (and gateways') certificates.
+const (
+	TLSKeyRSA2048   = "rsa2048"
+	TLSKeyRSA4096   = "rsa4096"
+	TLSKeyECDSAP256 = "ecdsa-p256"
+)
