@@ -113,7 +113,9 @@ func TestSurfacePlanRefused(t *testing.T) {
 		field string
 	}{
 		{"sasl_mechanism on tls", func(r *Row) { r.Security, r.SASLMechanism = SecurityTLS, SASLPlain }, "sasl_mechanism"},
-		{"inter-broker tls alone", func(r *Row) { r.Brokers, r.ReplicationFactor, r.MinInsyncReplicas, r.InterBrokerSecurity = 1, 1, 1, SecurityTLS }, "inter_broker_security"},
+		{"inter-broker tls alone", func(r *Row) {
+			r.Brokers, r.ReplicationFactor, r.MinInsyncReplicas, r.InterBrokerSecurity = 1, 1, 1, SecurityTLS
+		}, "inter_broker_security"},
 		{"acls without authorizer", func(r *Row) { r.ACLs = 10 }, "acls"},
 		{"cipher without version", func(r *Row) { r.Security, r.TLSCipher = SecurityTLS, TLSCipherAES128GCM }, "tls_cipher"},
 		{"tls_key on plaintext", func(r *Row) { r.Security, r.TLSKey = SecurityPlaintext, TLSKeyRSA4096 }, "tls_key"},
