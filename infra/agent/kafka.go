@@ -236,12 +236,13 @@ func groupCoordinator(ctx context.Context, adm *kadm.Client) error {
 	return nil
 }
 
-// SCRAMIterations is the iteration count of the SCRAM-SHA-512 credentials
+// SCRAMIterations is the iteration count of the SCRAM credentials
 // UpsertSCRAM creates: 4096, kafka-configs.sh's default (Kafka accepts 4096
 // to 16384).
 const SCRAMIterations = 4096
 
-// UpsertSCRAM creates, or replaces, user's SCRAM-SHA-512 credential through
+// UpsertSCRAM creates, or replaces, user's SCRAM-SHA-512 and SCRAM-SHA-256
+// credentials (sasl_mechanism scram-sha-512 and scram-sha-256) through
 // the connection props describe (Kafka's kafka-configs.sh --alter
 // --add-config 'SCRAM-SHA-512=[...]', i.e. AlterUserSCRAMCredentials). The
 // password is salted here; only the salted form travels. It retries until
@@ -264,7 +265,10 @@ func UpsertSCRAM(ctx context.Context, props map[string]string, user, password st
 	for {
 		// A fresh request every try: kadm fills in the salt and salted
 		// password in place, and refuses both with a password.
-		up := []kadm.UpsertSCRAM{{User: user, Mechanism: kadm.ScramSha512, Iterations: SCRAMIterations, Password: password}}
+		up := []kadm.UpsertSCRAM{
+			{User: user, Mechanism: kadm.ScramSha512, Iterations: SCRAMIterations, Password: password},
+			{User: user, Mechanism: kadm.ScramSha256, Iterations: SCRAMIterations, Password: password},
+		}
 		tctx, cancel := context.WithTimeout(ctx, tryTimeout)
 		res, err := adm.AlterUserSCRAMs(tctx, nil, up)
 		cancel()

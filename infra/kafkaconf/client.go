@@ -231,6 +231,10 @@ func tlsVersions(props map[string]string) (lo, hi uint16, err error) {
 // ClientOpts turns properties into franz-go options: seed brokers, TLS
 // dialer, SASL mechanism, client id. Unknown properties are an error.
 func ClientOpts(props map[string]string) ([]kgo.Opt, error) {
+	return clientOpts(props, TLSChoice{})
+}
+
+func clientOpts(props map[string]string, choice TLSChoice) ([]kgo.Opt, error) {
 	var unknown []string
 	for k := range props {
 		if !supported(k) {
@@ -259,6 +263,13 @@ func ClientOpts(props map[string]string) ([]kgo.Opt, error) {
 	tcfg, err := TLSConfig(props)
 	if err != nil {
 		return nil, err
+	}
+	if tcfg != nil {
+		if err := choice.apply(tcfg); err != nil {
+			return nil, err
+		}
+	} else if choice.Protocols() != "" || choice.CipherSuites() != nil {
+		return nil, fmt.Errorf("kafkaconf: tls_version %s and tls_cipher %s need a TLS connection, but %s=%s", choice.Version, choice.Cipher, SecurityProtocol, Protocol(props))
 	}
 	if tcfg != nil {
 		// kgo.DialTLSConfig and kgo.Dialer are exclusive: dial TLS ourselves

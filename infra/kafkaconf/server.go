@@ -77,6 +77,10 @@ type Server struct {
 	// AlterUserSCRAMs over the plaintext listener), never on a command
 	// line.
 	SASLUser, SASLPassword string
+	// TLS narrows every TLS listener to a row's tls_version and tls_cipher
+	// (ssl.enabled.protocols, ssl.cipher.suites); the zero value leaves
+	// Kafka's defaults.
+	TLS TLSChoice
 	// ReplicationFactor is the default and the internal topics' replication
 	// factor; default min(3, brokers).
 	ReplicationFactor int
@@ -279,8 +283,8 @@ func (s *Server) writeListeners(w *propsWriter, node *Node) {
 }
 
 // writeBrokerSecurity writes a broker's TLS (PEM key and trust stores, a
-// client certificate required on mtls) and SASL_SSL (PLAIN and
-// SCRAM-SHA-512) settings.
+// client certificate required on mtls, the version and suites of TLS)
+// and SASL_SSL (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512) settings.
 func (s *Server) writeBrokerSecurity(w *propsWriter) {
 	w.comment("TLS: PEM key store (key, certificate, CA) and trust store")
 	w.kv("ssl.keystore.type", "PEM")
@@ -289,11 +293,20 @@ func (s *Server) writeBrokerSecurity(w *propsWriter) {
 	w.kv("ssl.truststore.location", s.Truststore)
 	w.kv("ssl.endpoint.identification.algorithm", "https")
 	w.kv("listener.name.mtls.ssl.client.auth", "required")
+	if p := s.TLS.Protocols(); p != "" {
+		w.kv("ssl.enabled.protocols", p)
+		w.kv("ssl.protocol", p)
+	}
+	if cs := s.TLS.CipherSuites(); cs != nil {
+		w.kv("ssl.cipher.suites", strings.Join(cs, ","))
+	}
 
-	w.comment("SASL_SSL: PLAIN and SCRAM-SHA-512")
-	w.kv("listener.name.sasl_ssl.sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512")
+	w.comment("SASL_SSL: PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512")
+	w.kv("listener.name.sasl_ssl.sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
 	w.kv("listener.name.sasl_ssl.plain.sasl.jaas.config",
 		fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";`, s.SASLUser, s.SASLPassword))
+	w.kv("listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config",
+		"org.apache.kafka.common.security.scram.ScramLoginModule required;")
 	w.kv("listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
 		"org.apache.kafka.common.security.scram.ScramLoginModule required;")
 }

@@ -128,7 +128,7 @@ func checkNode(t *testing.T, s *Server, n Node, text []byte) {
 		"ssl.keystore.type":                              "PEM",
 		"ssl.truststore.type":                            "PEM",
 		"inter.broker.listener.name":                     "INTERNAL",
-		"listener.name.sasl_ssl.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+		"listener.name.sasl_ssl.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
 	} {
 		if p[k] != v {
 			t.Errorf("node %d: %s=%q, want %q", n.ID, k, p[k], v)
