@@ -52,7 +52,7 @@ const (
 	ReasonInterBrokerAlone    = "inter_broker_security other than plaintext needs brokers and replication_factor of 2 or more (with one replica nothing replicates); set inter_broker_security plaintext there"
 	ReasonACLsNoAuthorizer    = "acls other than 0 needs authorizer acl; set authorizer: acl, or acls: 0"
 	ReasonTLSNoTLS            = "tls_version and tls_cipher other than default need a TLS client connection (security tls, mtls or sasl_ssl, or a gateway_transport other than plaintext); leave them at default on other rows"
-	ReasonTLSKeyNoTLS         = "tls_key other than rsa2048 needs TLS on the row (a TLS client connection, or inter_broker_security tls or mtls); leave it at rsa2048 on other rows"
+	ReasonTLSKeyNoTLS         = "tls_key other than ecdsa-p256 needs TLS on the row (a TLS client connection, or inter_broker_security tls or mtls); leave it at ecdsa-p256 on other rows"
 	ReasonTLSCipherNoVersion  = "tls_cipher other than default needs tls_version 1.2 or 1.3: under default the version, and with it the suite, is what the two sides prefer"
 	ReasonTLS13CipherGo       = "tls_cipher other than default with tls_version 1.3 needs a Java TLS server: Go's crypto/tls (xp's built-in gateway) does not let a server choose TLS 1.3 suites; use tls_version 1.2 or gateway_kind kroxylicious"
 )
@@ -108,7 +108,7 @@ var surfaceChecks = []surfaceCheck{
 		func(r *Row) bool { return r.TLSCipher != TLSDefault && !r.UsesTLS() }},
 	{"tls_key", []string{"security", "gateway_transport", "inter_broker_security"}, ReasonTLSKeyNoTLS,
 		func(r *Row) bool {
-			return r.TLSKey != TLSKeyRSA2048 && !r.UsesTLS() && r.InterBrokerSecurity == SecurityPlaintext
+			return r.TLSKey != TLSKeyECDSAP256 && !r.UsesTLS() && r.InterBrokerSecurity == SecurityPlaintext
 		}},
 	{"tls_cipher", []string{"tls_version"}, ReasonTLSCipherNoVersion,
 		func(r *Row) bool { return r.TLSCipher != TLSDefault && r.TLSVersion == TLSDefault }},

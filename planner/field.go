@@ -280,8 +280,8 @@ var fields = []fieldDef{
 		doc("the TLS version the brokers' and gateways' TLS listeners and xp's clients allow (Kafka: `ssl.enabled.protocols`): `default` (what both sides prefer, TLS 1.3 between current Java and Go), `1.2`, `1.3`; other than `default` only on rows that use TLS", "`default`"),
 	enumField("tls_cipher", []string{TLSDefault, TLSCipherAES128GCM, TLSCipherAES256GCM, TLSCipherChaCha20}, func(r *Row) *string { return &r.TLSCipher }).shapesInfra().byDefault(str(TLSDefault)).addedSparse().
 		doc("the bulk cipher of the TLS suite (Kafka: `ssl.cipher.suites`): `default`, `aes128-gcm`, `aes256-gcm`, `chacha20-poly1305`; other than `default` it needs `tls_version` `1.2` or `1.3` (the suite's name depends on the version), and under `1.3` a Java TLS server, since Go's crypto/tls does not let a server choose TLS 1.3 suites (so not xp's built-in gateway)", "`default`"),
-	enumField("tls_key", []string{TLSKeyRSA2048, TLSKeyRSA4096, TLSKeyECDSAP256}, func(r *Row) *string { return &r.TLSKey }).shapesInfra().byDefault(str(TLSKeyRSA2048)).addedSparse().
-		doc("the key of the brokers' and gateways' certificates: `rsa2048`, `rsa4096`, `ecdsa-p256`; other than `rsa2048` only on rows that use TLS", "`rsa2048`"),
+	enumField("tls_key", []string{TLSKeyECDSAP256, TLSKeyRSA2048, TLSKeyRSA4096}, func(r *Row) *string { return &r.TLSKey }).shapesInfra().byDefault(str(TLSKeyECDSAP256)).addedSparse().
+		doc("the key of the brokers' and gateways' certificates: `ecdsa-p256` (what xp's certificates have always had), `rsa2048`, `rsa4096`; other than `ecdsa-p256` only on rows that use TLS", "`ecdsa-p256`"),
 	intField("connection_churn", 0, 1_000_000_000, func(r *Row) *int { return &r.ConnectionChurn }).byDefault(num(0)).addedSparse().
 		doc("records each producer sends before it closes its connection and opens a new one (TLS handshake and SASL exchange again), 0..1000000000; 0 keeps one connection for the whole run. The result counts handshakes per second and the time each reconnect took", "0"),
 	intField("warmup_s", 0, 3600, func(r *Row) *int { return &r.WarmupS }).byDefault(num(DefaultWarmupS)).

@@ -189,7 +189,7 @@ type ClusterSecurity struct {
 	ACLs        int
 	TLSVersion  string // "" is default
 	TLSCipher   string // "" is default
-	TLSKey      string // "" is rsa2048
+	TLSKey      string // "" is ecdsa-p256
 }
 
 // ClusterSecurity returns the part of r's security surface its cluster
@@ -207,7 +207,7 @@ func (r *Row) ClusterSecurity() ClusterSecurity {
 		ACLs:        r.ACLs,
 		TLSVersion:  or(r.TLSVersion, TLSDefault),
 		TLSCipher:   or(r.TLSCipher, TLSDefault),
-		TLSKey:      or(r.TLSKey, TLSKeyRSA2048),
+		TLSKey:      or(r.TLSKey, TLSKeyECDSAP256),
 	}
 }
 

@@ -30,8 +30,8 @@ func TestSurfaceSpecRefused(t *testing.T) {
 			"tls_cipher aes256-gcm never runs: tls_cipher other than default with tls_version 1.3 needs a Java TLS server"},
 		{"tls_version on plaintext", "factors:\n  security: [plaintext]\n  brokers: [1]\n  tls_version: [\"1.2\"]\n",
 			"tls_version 1.2 never runs: tls_version and tls_cipher other than default need a TLS client connection"},
-		{"tls_key on plaintext", "factors:\n  security: [plaintext]\n  brokers: [1]\n  tls_key: [ecdsa-p256]\n",
-			"tls_key ecdsa-p256 never runs"},
+		{"tls_key on plaintext", "factors:\n  security: [plaintext]\n  brokers: [1]\n  tls_key: [rsa2048]\n",
+			"tls_key rsa2048 never runs"},
 		{"unknown mechanism", "factors:\n  security: [sasl_ssl]\n  brokers: [1]\n  sasl_mechanism: [scram-sha-1]\n",
 			`unknown level "scram-sha-1"`},
 	} {
@@ -58,7 +58,7 @@ factors:
   tls_cipher: [default, aes128-gcm, chacha20-poly1305]
   inter_broker_security: [plaintext, tls]
   connection_churn: [0, 1000]
-fixed: {brokers: 3, message_size: 100, acks: all, target_rate: 100, authorizer: acl, acls: 100, tls_key: ecdsa-p256}
+fixed: {brokers: 3, message_size: 100, acks: all, target_rate: 100, authorizer: acl, acls: 100, tls_key: rsa4096}
 `)
 	if len(rows) == 0 {
 		t.Fatal("no rows")
@@ -76,7 +76,7 @@ fixed: {brokers: 3, message_size: 100, acks: all, target_rate: 100, authorizer: 
 		}
 	}
 	// The group key names the cluster's settings away from their defaults.
-	if id := rows[0].InfraKey().ID(); !strings.Contains(id, "authorizer=acl acls=100") || !strings.Contains(id, "tls_key=ecdsa-p256") {
+	if id := rows[0].InfraKey().ID(); !strings.Contains(id, "authorizer=acl acls=100") || !strings.Contains(id, "tls_key=rsa4096") {
 		t.Errorf("group %s does not name the cluster security", id)
 	}
 	// Round trip through JSONL and the validator.
@@ -95,7 +95,7 @@ fixed: {brokers: 3, message_size: 100, acks: all, target_rate: 100, authorizer: 
 func TestSurfaceDefaultsLeaveCells(t *testing.T) {
 	base := "campaign: s\nfactors: {security: [plaintext, tls, sasl_ssl]}\nfixed: {brokers: 3, message_size: 100, acks: all, target_rate: 100"
 	_, _, a := expandRows(t, base+"}\n")
-	_, _, b := expandRows(t, base+`, inter_broker_security: plaintext, sasl_mechanism: scram-sha-512, authorizer: none, acls: 0, tls_version: default, tls_cipher: default, tls_key: rsa2048, connection_churn: 0}`+"\n")
+	_, _, b := expandRows(t, base+`, inter_broker_security: plaintext, sasl_mechanism: scram-sha-512, authorizer: none, acls: 0, tls_version: default, tls_cipher: default, tls_key: ecdsa-p256, connection_churn: 0}`+"\n")
 	if !bytes.Equal(a, b) {
 		t.Errorf("defaults named change the plan:\n%s\n%s", a, b)
 	}

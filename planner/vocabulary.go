@@ -178,6 +178,8 @@ const (
 )
 
 // Levels of tls_key: the key of the brokers' (and gateways') certificates.
+// The default is ecdsa-p256, the key infra/pki has always issued, so
+// earlier cells are what they measured.
 const (
 	TLSKeyRSA2048   = "rsa2048"
 	TLSKeyRSA4096   = "rsa4096"

@@ -112,6 +112,20 @@ type Config struct {
 	// CacheDir is where a JavaClient archive is unpacked; default
 	// $XDG_CACHE_HOME/xp or ~/.cache/xp.
 	CacheDir string
+	// TLSVersion and TLSCipher narrow the clients' TLS to a row's
+	// tls_version and tls_cipher (planner levels, "" or "default" leaves
+	// it open); every connection is checked to have negotiated them
+	// (Result.Connections).
+	TLSVersion string
+	TLSCipher  string
+	// SASLMechanism replaces sasl.mechanism of a SASL client config with
+	// a row's sasl_mechanism (scram-sha-512, scram-sha-256 or plain; ""
+	// keeps the config's).
+	SASLMechanism string
+	// ConnectionChurn is the records each producer sends before it closes
+	// its client and opens a new one (Kafka: a new KafkaProducer); 0, the
+	// default, keeps one client for the whole run.
+	ConnectionChurn int
 	// OnPhase, when set, is called as each phase starts ("warmup",
 	// "measure", "drain", "done") with the time it ends at the latest.
 	OnPhase func(phase string, ends time.Time) `json:"-"`
@@ -264,6 +278,44 @@ func (c Config) Validate() error {
 	}
 	if _, err := kafkaconf.ClientOpts(c.ClientConfig); err != nil {
 		return bad("--client-config: %v", err)
+	}
+	return c.validateSecurity()
+}
+
+// validateSecurity checks the row's security surface the load generator
+// applies: TLS version and cipher levels, a SASL mechanism it speaks, a
+// churn of zero or more records.
+func (c Config) validateSecurity() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
+	switch c.TLSVersion {
+	case "", planner.TLSDefault, planner.TLSVersion12, planner.TLSVersion13:
+	default:
+		return bad("--tls-version %q: want default, 1.2 or 1.3", c.TLSVersion)
+	}
+	switch c.TLSCipher {
+	case "", planner.TLSDefault:
+	case planner.TLSCipherAES128GCM, planner.TLSCipherAES256GCM, planner.TLSCipherChaCha20:
+		if c.TLSVersion != planner.TLSVersion12 && c.TLSVersion != planner.TLSVersion13 {
+			return bad("--tls-cipher %s needs --tls-version 1.2 or 1.3", c.TLSCipher)
+		}
+	default:
+		return bad("--tls-cipher %q: want default, aes128-gcm, aes256-gcm or chacha20-poly1305", c.TLSCipher)
+	}
+	switch c.SASLMechanism {
+	case "", planner.SASLScramSHA512, planner.SASLScramSHA256, planner.SASLPlain:
+	case planner.SASLOAuthBearer, planner.SASLGSSAPI:
+		return bad("--sasl-mechanism %s: xp's load generator does not speak it yet (scram-sha-512, scram-sha-256 and plain only)", c.SASLMechanism)
+	default:
+		return bad("--sasl-mechanism %q: want scram-sha-512, scram-sha-256 or plain", c.SASLMechanism)
+	}
+	if c.Client == planner.ClientJava && (c.TLSVersion != "" && c.TLSVersion != planner.TLSDefault || c.TLSCipher != "" && c.TLSCipher != planner.TLSDefault ||
+		c.SASLMechanism != "" || c.ConnectionChurn != 0) {
+		return bad("--client java: the Java load generator does not apply tls_version, tls_cipher, sasl_mechanism or connection_churn yet; use --client franz-go")
+	}
+	if c.ConnectionChurn < 0 {
+		return bad("--connection-churn %d: want 0 (one connection for the run) or the records per producer between reconnects", c.ConnectionChurn)
 	}
 	return nil
 }

@@ -92,7 +92,7 @@ const sendGrace = time.Second
 // openLoop sends record i at t0 + i/rate, at once when behind. It sleeps
 // only when ahead, so at high rates one wake-up sends every record that has
 // come due. Records go to the topics in turn, starting at topic tix.
-func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix int, rate float64) {
+func (r *run) openLoop(ctx context.Context, cl **kgo.Client, ch *churner, rng *rand.Rand, tix int, rate float64) {
 	// The pacer owns its thread and sleeps with nanosleep: Go's timers
 	// wake about 1 ms late on Linux, which would be all of the send delay.
 	runtime.LockOSThread()
@@ -127,9 +127,12 @@ func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix 
 		if sec := r.second(ti); sec >= 0 {
 			r.sendDelay.record(sec, now-ti)
 		}
-		r.send(pctx, cl, rng, ti, tix, promise)
+		r.send(pctx, *cl, rng, ti, tix, promise)
 		if tix++; tix == len(r.topics) {
 			tix = 0
+		}
+		if !ch.tick(pctx, ti) {
+			return
 		}
 	}
 }
@@ -137,7 +140,7 @@ func (r *run) openLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix 
 // closedLoop keeps InFlight records in flight; the intended send time is
 // the moment a slot frees. Records go to the topics in turn, starting at
 // topic tix.
-func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, tix int) {
+func (r *run) closedLoop(ctx context.Context, cl **kgo.Client, ch *churner, rng *rand.Rand, tix int) {
 	pctx := ctx
 	win := newWindow(r.cfg.InFlight())
 	promise := r.newPromise(ctx, win)
@@ -150,9 +153,12 @@ func (r *run) closedLoop(ctx context.Context, cl *kgo.Client, rng *rand.Rand, ti
 			win.inflight.Add(-1)
 			return
 		}
-		r.send(pctx, cl, rng, now, tix, promise)
+		r.send(pctx, *cl, rng, now, tix, promise)
 		if tix++; tix == len(r.topics) {
 			tix = 0
+		}
+		if !ch.tick(pctx, now) {
+			return
 		}
 	}
 }
@@ -292,12 +298,21 @@ func (r *run) producerOpts() []kgo.Opt {
 	return popts
 }
 
+// producerClientOpts are a producer client's options: the run's base,
+// producerOpts and the hook counting its connections.
+func (r *run) producerClientOpts() []kgo.Opt {
+	opts := append(r.base[:len(r.base):len(r.base)], r.producerOpts()...)
+	if r.conns != nil {
+		opts = append(opts, kgo.WithHooks(producerHook{r.conns}))
+	}
+	return opts
+}
+
 // newProducers creates the Producers producer clients.
 func (r *run) newProducers() ([]*kgo.Client, error) {
-	popts := r.producerOpts()
 	var producers []*kgo.Client
 	for range r.cfg.Producers {
-		cl, err := kgo.NewClient(append(r.base[:len(r.base):len(r.base)], popts...)...)
+		cl, err := kgo.NewClient(r.producerClientOpts()...)
 		if err != nil {
 			closeAll(producers)
 			return nil, r.fail("producer: %v", err)
@@ -315,15 +330,19 @@ func (r *run) newProducers() ([]*kgo.Client, error) {
 func (r *run) startProducers(ctx context.Context, producers []*kgo.Client) *sync.WaitGroup {
 	cfg := r.cfg
 	var wg sync.WaitGroup
-	for k, cl := range producers {
+	for k := range producers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(k)+1))
+			var ch *churner
+			if cfg.ConnectionChurn > 0 {
+				ch = &churner{r: r, every: cfg.ConnectionChurn, cl: &producers[k]}
+			}
 			if cfg.Rate > 0 {
-				r.openLoop(ctx, cl, rng, r.firstTopic(k), float64(cfg.Rate)/float64(cfg.Producers))
+				r.openLoop(ctx, &producers[k], ch, rng, r.firstTopic(k), float64(cfg.Rate)/float64(cfg.Producers))
 			} else {
-				r.closedLoop(ctx, cl, rng, r.firstTopic(k))
+				r.closedLoop(ctx, &producers[k], ch, rng, r.firstTopic(k))
 			}
 		}()
 	}

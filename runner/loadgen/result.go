@@ -89,7 +89,10 @@ type Result struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Topics holds each topic's share of the measured records.
 	Topics []TopicCount `json:"topics"`
-	Config ConfigEcho   `json:"config"`
+	// Connections is what the clients negotiated and, with churn, the
+	// producers' reconnects.
+	Connections *Connections `json:"connections,omitempty"`
+	Config      ConfigEcho   `json:"config"`
 	// Client is the Kafka client that ran the load: its name, version and
 	// runtime.
 	Client ClientInfo `json:"client"`
@@ -274,6 +277,13 @@ func (r *run) result(warmEnd, measEnd time.Time, smp *sampler, dr drainOutcome) 
 	}
 	if err := r.encodeHistograms(res); err != nil {
 		return nil, err
+	}
+	if r.conns != nil {
+		c, err := r.conns.result(r.saslMech, cfg.ConnectionChurn, cfg.Duration)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: encode histogram: %w", err)
+		}
+		res.Connections = c
 	}
 	return res, nil
 }

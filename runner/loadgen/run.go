@@ -46,6 +46,8 @@ type run struct {
 	counts    []topicCounts  // per topic
 	bootstrap []string
 	base      []kgo.Opt
+	conns     *connWatch
+	saslMech  string // the SASL mechanism of the clients, Kafka's name
 	pay       *payloads
 
 	t0, warmEnd, measEnd int64     // Unix ns, on the run's clock (now)
@@ -95,11 +97,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		props[kafkaconf.BootstrapServers] = strings.Join(cfg.Bootstrap, ",")
 	}
 	r.bootstrap = kafkaconf.Bootstrap(props)
-	base, err := kafkaconf.ClientOpts(props)
+	choice := kafkaconf.TLSChoice{Version: cfg.TLSVersion, Cipher: cfg.TLSCipher}
+	base, err := kafkaconf.ClientOptsChoosing(props, choice, planner.KafkaSASLMechanism(cfg.SASLMechanism))
 	if err != nil {
 		return nil, fmt.Errorf("%w: --client-config: %v", ErrConfig, err)
 	}
-	r.base = base
+	r.conns = newConnWatch(r, choice)
+	r.base = append(base, kgo.WithHooks(clientHook{r.conns}))
+	if kafkaconf.Protocol(props) == "sasl_ssl" {
+		r.saslMech = props[kafkaconf.SASLMechanism]
+		if m := planner.KafkaSASLMechanism(cfg.SASLMechanism); m != "" {
+			r.saslMech = m
+		}
+	}
 	r.pay, _ = newEncoder(cfg.Encoding, cfg.MessageSize)
 	r.pay.fill(cfg.Seed)
 	if cfg.Client == planner.ClientJava {

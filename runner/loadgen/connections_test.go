@@ -1,0 +1,114 @@
+package loadgen
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/xp-bench/xp/planner"
+)
+
+// TestConnectionChurn: with connection_churn N each producer reopens its
+// client after every N records, so a 3 s window at 2000 msg/s holds
+// 6000/N reconnects, each with at least one handshake timed in the
+// reconnect histogram; the run stays healthy and loses no record.
+func TestConnectionChurn(t *testing.T) {
+	c := cluster(t)
+	for _, mode := range []string{planner.SecurityPlaintext, planner.SecuritySASLSSL} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := quick(props(t, c, mode))
+			cfg.ConnectionChurn = 500
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Healthy || res.Published != 6000 || res.Consumed != 6000 {
+				t.Fatalf("healthy %v %v, published %d consumed %d", res.Healthy, res.Reasons, res.Published, res.Consumed)
+			}
+			cn := res.Connections
+			if cn == nil || cn.Churn != 500 || cn.Reconnects != 12 {
+				t.Fatalf("connections %+v, want 12 reconnects of churn 500", cn)
+			}
+			if cn.Handshakes < cn.Reconnects || cn.HandshakesPerS != float64(cn.Handshakes)/3 || cn.ReconnectMs.P50 <= 0 || cn.Reconnect == "" {
+				t.Errorf("handshakes %d (%v/s), reconnect %+v", cn.Handshakes, cn.HandshakesPerS, cn.ReconnectMs)
+			}
+		})
+	}
+	t.Run("steady", func(t *testing.T) {
+		res, err := Run(context.Background(), quick(props(t, c, planner.SecurityTLS)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cn := res.Connections; cn == nil || cn.Reconnects != 0 || cn.Handshakes != 0 {
+			t.Errorf("without churn: %+v, want no reconnect and no handshake in the window", cn)
+		}
+	})
+}
+
+// TestTLSNegotiated: the TLS a row asks for is what the connections
+// negotiated, read back from them; a TLS 1.3 suite the Go server will not
+// let the client choose is an error of the run, not a silent default.
+func TestTLSNegotiated(t *testing.T) {
+	c := cluster(t)
+	for _, tc := range []struct {
+		name, version, cipher string
+		mode                  string
+		wantVersion, wantCS   string
+		wantErr               string
+	}{
+		{"1.2 aes128", planner.TLSVersion12, planner.TLSCipherAES128GCM, planner.SecurityTLS, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", ""},
+		{"1.2 aes256", planner.TLSVersion12, planner.TLSCipherAES256GCM, planner.SecurityMTLS, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", ""},
+		{"1.2 chacha20", planner.TLSVersion12, planner.TLSCipherChaCha20, planner.SecuritySASLSSL, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", ""},
+		{"1.2", planner.TLSVersion12, "", planner.SecurityTLS, "TLS 1.2", "", ""},
+		{"1.3", planner.TLSVersion13, "", planner.SecurityTLS, "TLS 1.3", "", ""},
+		{"1.3 chacha20 on a Go server", planner.TLSVersion13, planner.TLSCipherChaCha20, planner.SecurityTLS, "TLS 1.3", "", "tls_cipher is chacha20-poly1305"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := quick(props(t, c, tc.mode))
+			cfg.TLSVersion, cfg.TLSCipher = tc.version, tc.cipher
+			if tc.wantErr != "" && cfg.TLSCipher == planner.TLSCipherChaCha20 {
+				// Go prefers AES-GCM on AES hardware and ChaCha20 without it;
+				// ask for the one it will not pick here.
+				cfg.TLSCipher = planner.TLSCipherAES256GCM
+				tc.wantErr = "tls_cipher is aes256-gcm"
+			}
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cn := res.Connections
+			if cn == nil || cn.TLSVersion != tc.wantVersion || tc.wantCS != "" && cn.TLSCipher != tc.wantCS {
+				t.Fatalf("negotiated %+v, want %s %s", cn, tc.wantVersion, tc.wantCS)
+			}
+			if tc.wantErr == "" {
+				if !res.Healthy {
+					t.Errorf("unhealthy: %v", res.Reasons)
+				}
+				return
+			}
+			if res.Healthy || !strings.Contains(strings.Join(res.ErrorSamples, "\n"), tc.wantErr) {
+				t.Errorf("healthy %v, errors %v; want %q", res.Healthy, res.ErrorSamples, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestSASLMechanism: the row's mechanism replaces the client config's and
+// is the one recorded; a mechanism the load generator does not speak is
+// refused before anything connects.
+func TestSASLMechanism(t *testing.T) {
+	c := cluster(t)
+	cfg := quick(props(t, c, planner.SecuritySASLSSL))
+	cfg.SASLMechanism = planner.SASLPlain
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Healthy || res.Connections == nil || res.Connections.SASLMechanism != "PLAIN" {
+		t.Fatalf("healthy %v %v, connections %+v", res.Healthy, res.Reasons, res.Connections)
+	}
+	cfg.SASLMechanism = planner.SASLGSSAPI
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--sasl-mechanism gssapi") {
+		t.Errorf("gssapi: %v, want a refusal naming --sasl-mechanism", err)
+	}
+}
