@@ -477,6 +477,9 @@ func (r *run) measure(ctx, wctx context.Context, row planner.Row, mode target.En
 		log.printf("telemetry covers less than the measured window: missing %s", strings.Join(hs, ", "))
 	}
 	phases.record("write", time.Time{})
+	if res != nil {
+		env.Connections = res.Connections
+	}
 	if res != nil && res.Client.Name != "" {
 		env.Client = &res.Client
 	}
@@ -555,7 +558,8 @@ func (r *run) finishAttempt(wctx context.Context, row planner.Row, a results.Att
 		ev.Logs = append(ev.Logs, r.collectLogs(wctx, a.Started, log)...)
 	}
 	if env.GatewayCrypto != nil && (env.GatewayCrypto.TLSKept != nil || env.GatewayCrypto.TLSKeptError != "") || len(env.TelemetryGaps) > 0 ||
-		env.Client != nil && env.Client.Version != "" {
+		env.Client != nil && env.Client.Version != "" ||
+		env.Connections != nil && (env.Connections.TLSVersion != "" || env.Connections.SASLMechanism != "" || env.Connections.Churn > 0) {
 		ev.Environment, _ = json.Marshal(env)
 	}
 	ev.Ended = r.o.Now()
@@ -680,6 +684,10 @@ type attemptEnv struct {
 	// the start, then with its version and runtime (Go, or the JVM and
 	// its flags) as the load generator reported them.
 	Client *loadgen.ClientInfo `json:"client,omitempty"`
+	// Connections is what the load generator's connections negotiated
+	// (TLS version and suite, SASL mechanism, read back from the
+	// connections) and, with connection_churn, how often they were made.
+	Connections *loadgen.Connections `json:"connections,omitempty"`
 }
 
 // attemptCrypto is what the row's gateway ran its cryptography on and,

@@ -43,6 +43,10 @@ func loadConfig(row *planner.Row, o Options) loadgen.Config {
 		Client:            row.Client,
 		JavaClient:        o.JavaClient,
 		JVMOpts:           o.JVMOpts,
+		TLSVersion:        row.TLSVersion,
+		TLSCipher:         row.TLSCipher,
+		SASLMechanism:     row.SASLMechanism,
+		ConnectionChurn:   row.ConnectionChurn,
 	}
 }
 
@@ -115,6 +119,15 @@ func evidenceOf(res *loadgen.Result, runErr error, samples []results.Sample) res
 		for k, v := range map[string]float64{"p50": p.P50, "p75": p.P75, "p90": p.P90, "p95": p.P95,
 			"p99": p.P99, "p999": p.P999, "p9999": p.P9999, "max": p.Max, "mean": p.Mean} {
 			m[l.prefix+"_"+k] = v
+		}
+	}
+	if c := res.Connections; c != nil && c.Churn > 0 {
+		m["reconnects"] = float64(c.Reconnects)
+		m["handshakes"] = float64(c.Handshakes)
+		m["handshakes_per_s"] = c.HandshakesPerS
+		p := c.ReconnectMs
+		for k, v := range map[string]float64{"p50": p.P50, "p90": p.P90, "p99": p.P99, "max": p.Max, "mean": p.Mean} {
+			m["reconnect_ms_"+k] = v
 		}
 	}
 	for _, h := range []struct {

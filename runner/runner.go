@@ -326,6 +326,7 @@ func checkRows(ctx context.Context, p *plan, t openedTarget, o Options) error {
 	if bad > 5 {
 		problems = append(problems, fmt.Sprintf("(%d rows in all the load generator refuses)", bad))
 	}
+	problems = append(problems, surfaceProblems(t.Target, o.Target, p.rows)...)
 	if rc, ok := t.Target.(target.RowChecker); ok {
 		refused := map[string][]string{}
 		var reasons []string
@@ -469,4 +470,37 @@ func hostEnvironment() json.RawMessage {
 	}
 	b, _ := json.Marshal(env)
 	return b
+}
+
+// surfaceProblems refuses the rows whose security surface settings
+// (target.SurfaceSettings) the target does not serve: all of them on a
+// target that is not a target.SurfaceServer, else those it refuses; one
+// line per reason, with a count and an example row.
+func surfaceProblems(t target.Target, name string, rows []planner.Row) []string {
+	ss, serves := t.(target.SurfaceServer)
+	refused := map[string][]string{}
+	var reasons []string
+	for i := range rows {
+		settings := target.SurfaceSettings(&rows[i])
+		if len(settings) == 0 {
+			continue
+		}
+		var why string
+		if !serves {
+			why = fmt.Sprintf("the target (--target %s) does not serve %s; it serves every security surface field at its default only", name, settings[0])
+		} else if err := ss.ServesSurface(&rows[i]); err != nil {
+			why = err.Error()
+		} else {
+			continue
+		}
+		if refused[why] == nil {
+			reasons = append(reasons, why)
+		}
+		refused[why] = append(refused[why], rows[i].Run)
+	}
+	var out []string
+	for _, why := range reasons {
+		out = append(out, fmt.Sprintf("%d rows (e.g. %s): %s", len(refused[why]), refused[why][0], why))
+	}
+	return out
 }

@@ -109,11 +109,15 @@ func LoadFlags(c loadgen.Config, bootstrap []string) []string {
 			add(kv.name, strconv.Itoa(kv.v))
 		}
 	}
+	if c.ConnectionChurn != 0 {
+		add("connection-churn", strconv.Itoa(c.ConnectionChurn))
+	}
 	// Zero is a value of these (no consumer group, no linger), not their
 	// flags' default (1): they are always given.
 	add("consumer-groups", strconv.Itoa(c.ConsumerGroups))
 	add("linger-ms", strconv.Itoa(c.LingerMs))
-	for _, kv := range []struct{ name, v string }{{"acks", c.Acks}, {"compression", c.Compression}, {"encoding", c.Encoding}} {
+	for _, kv := range []struct{ name, v string }{{"acks", c.Acks}, {"compression", c.Compression}, {"encoding", c.Encoding},
+		{"tls-version", c.TLSVersion}, {"tls-cipher", c.TLSCipher}, {"sasl-mechanism", c.SASLMechanism}} {
 		if kv.v != "" {
 			add(kv.name, kv.v)
 		}

@@ -62,6 +62,10 @@ type Options struct {
 	// ReadyTimeout bounds formatting, start, the SCRAM user and
 	// readiness through every mode; default 5 minutes.
 	ReadyTimeout time.Duration
+	// TLS narrows every TLS listener to a row's tls_version and
+	// tls_cipher (kafkaconf.Server.TLS); the zero value leaves Kafka's
+	// defaults.
+	TLS kafkaconf.TLSChoice
 }
 
 // Broker is one node of a running cluster.
@@ -191,6 +195,9 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 		os.RemoveAll(d)
 	}
 	srv, err := c.newServer(o.Brokers)
+	if srv != nil {
+		srv.TLS = o.TLS
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/infra/targetfile"
@@ -199,7 +200,8 @@ func (a *apache) start(ctx context.Context, g target.Group, workDir, dir string)
 		return nil, fmt.Errorf("local target: no Kafka release of version %s in %s (it has %v)", g.Key.KafkaVersion, a.file, have)
 	}
 	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: rel, Java: a.java, Brokers: g.Key.Brokers,
-		Dir: filepath.Clean(dir), Heap: a.heap, JVMFlags: a.jvmFlags, Keep: a.keep})
+		Dir: filepath.Clean(dir), Heap: a.heap, JVMFlags: a.jvmFlags, Keep: a.keep,
+		TLS: kafkaconf.TLSChoice{Version: g.Key.Security.TLSVersion, Cipher: g.Key.Security.TLSCipher}})
 	if err != nil {
 		return nil, fmt.Errorf("local target: %w", err)
 	}

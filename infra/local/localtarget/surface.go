@@ -1,0 +1,53 @@
+package localtarget
+
+import (
+	"fmt"
+
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
+)
+
+var _ target.SurfaceServer = (*Target)(nil)
+
+// ServesSurface refuses the security surface settings the local target
+// does not serve (servesSurface).
+func (t *Target) ServesSurface(r *planner.Row) error { return servesSurface(r, t.apache != nil) }
+
+// servesSurface says why the local target, running Apache Kafka or the
+// embedded cluster (apache false), cannot serve r's security surface, or
+// nil. It serves tls_version and tls_cipher on the clients everywhere
+// (and on Apache Kafka's listeners too), connection_churn everywhere,
+// and the SASL mechanisms each SASL server speaks; the rest is refused
+// by name.
+func servesSurface(r *planner.Row, apache bool) error {
+	switch {
+	case r.InterBrokerSecurity != planner.SecurityPlaintext:
+		return fmt.Errorf("inter_broker_security %s: the local target's brokers replicate over plaintext only so far; use inter_broker_security plaintext", r.InterBrokerSecurity)
+	case r.Authorizer != planner.AuthorizerNone:
+		return fmt.Errorf("authorizer %s: the local target runs no authorizer so far; use authorizer none", r.Authorizer)
+	case r.TLSKey != planner.TLSKeyECDSAP256:
+		return fmt.Errorf("tls_key %s: xp's certificate authority (infra/pki) issues ECDSA P-256 keys only so far; use tls_key ecdsa-p256", r.TLSKey)
+	}
+	switch r.SASLMechanism {
+	case planner.SASLScramSHA512:
+	case planner.SASLPlain:
+		if r.NeedsGateway() && r.GatewayKind != planner.GatewayKindBuiltin {
+			return fmt.Errorf("sasl_mechanism plain with gateway_kind %s: only xp's gateway's client leg is set up for it; use gateway_kind builtin", r.GatewayKind)
+		}
+	case planner.SASLScramSHA256:
+		if !apache || r.NeedsGateway() {
+			return fmt.Errorf("sasl_mechanism scram-sha-256: the embedded cluster's and xp's gateway's SASL servers speak PLAIN and SCRAM-SHA-512 only; run it direct on Apache Kafka (a TARGET.yaml with kafka:)")
+		}
+	default:
+		return fmt.Errorf("sasl_mechanism %s: xp serves no %s yet (no token endpoint and JWKS for oauthbearer, no KDC for gssapi); use scram-sha-512, scram-sha-256 or plain", r.SASLMechanism, planner.KafkaSASLMechanism(r.SASLMechanism))
+	}
+	if r.TLSCipher != planner.TLSDefault && r.TLSVersion == planner.TLSVersion13 {
+		switch {
+		case r.NeedsGateway():
+			return fmt.Errorf("tls_cipher %s with tls_version 1.3 on a gateway row: the gateway's listener is not narrowed to one suite; use tls_version 1.2", r.TLSCipher)
+		case !apache:
+			return fmt.Errorf("tls_cipher %s with tls_version 1.3: the embedded cluster's TLS is Go's crypto/tls, which lets neither side choose a TLS 1.3 suite; use tls_version 1.2 or Apache Kafka (a TARGET.yaml with kafka:)", r.TLSCipher)
+		}
+	}
+	return nil
+}
