@@ -261,14 +261,24 @@ func UpsertSCRAM(ctx context.Context, props map[string]string, user, password st
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
+	// One mechanism a request: Kafka refuses a request naming one user
+	// twice (DUPLICATE_RESOURCE).
+	for _, mech := range []kadm.ScramMechanism{kadm.ScramSha512, kadm.ScramSha256} {
+		if err := upsertSCRAM(ctx, adm, user, password, mech); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upsertSCRAM creates or replaces user's credential of one mechanism,
+// retrying until ctx ends.
+func upsertSCRAM(ctx context.Context, adm *kadm.Client, user, password string, mech kadm.ScramMechanism) error {
 	var last error
 	for {
 		// A fresh request every try: kadm fills in the salt and salted
 		// password in place, and refuses both with a password.
-		up := []kadm.UpsertSCRAM{
-			{User: user, Mechanism: kadm.ScramSha512, Iterations: SCRAMIterations, Password: password},
-			{User: user, Mechanism: kadm.ScramSha256, Iterations: SCRAMIterations, Password: password},
-		}
+		up := []kadm.UpsertSCRAM{{User: user, Mechanism: mech, Iterations: SCRAMIterations, Password: password}}
 		tctx, cancel := context.WithTimeout(ctx, tryTimeout)
 		res, err := adm.AlterUserSCRAMs(tctx, nil, up)
 		cancel()
@@ -283,7 +293,7 @@ func UpsertSCRAM(ctx context.Context, props map[string]string, user, password st
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("agent: SCRAM-SHA-512 user %s not created: %w", user, last)
+			return fmt.Errorf("agent: %s user %s not created: %w", mech, user, last)
 		case <-t.C:
 		}
 	}

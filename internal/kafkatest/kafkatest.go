@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/internal/disttest"
 )
@@ -24,6 +25,8 @@ type Options struct {
 	Heap string
 	// JVMFlags; nil: kafkaproc's defaults (Kafka's own).
 	JVMFlags []string
+	// TLS narrows the brokers' TLS listeners (kafkaproc.Options.TLS).
+	TLS kafkaconf.TLSChoice
 }
 
 // Start starts the cluster in a temporary directory of tb and closes it
@@ -48,7 +51,7 @@ func Start(tb testing.TB, o Options) *kafkaproc.Cluster {
 		tb.Fatalf("kafkatest: %v", err)
 	}
 	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: rel, Java: java, Brokers: o.Brokers, Dir: tb.TempDir(),
-		Heap: o.Heap, JVMFlags: o.JVMFlags})
+		Heap: o.Heap, JVMFlags: o.JVMFlags, TLS: o.TLS})
 	if err != nil {
 		tb.Fatalf("kafkatest: %v", err)
 	}
