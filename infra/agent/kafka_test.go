@@ -141,7 +141,7 @@ func TestWaitKafka(t *testing.T) {
 	}
 }
 
-// TestUpsertSCRAM creates a SCRAM-SHA-512 user through an admin connection
+// TestUpsertSCRAM creates a SCRAM-SHA-512 (and SCRAM-SHA-256) user through an admin connection
 // on kfake with SASL enabled (the embedded cluster's fronts keep their own
 // user list, so kfake itself is the server that must accept the new
 // credential), then logs in as that user.
@@ -184,7 +184,8 @@ func TestUpsertSCRAM(t *testing.T) {
 	if err := login("xp", "wrong"); err == nil {
 		t.Error("a wrong password logs in")
 	}
-	// The credential is SCRAM-SHA-512 with xp's iteration count.
+	// The credentials are SCRAM-SHA-256 and SCRAM-SHA-512 with xp's
+	// iteration count.
 	cl, _ := kgo.NewClient(mustOpts(t, admin)...)
 	defer cl.Close()
 	d, err := kadm.NewClient(cl).DescribeUserSCRAMs(ctx, "xp")
@@ -192,8 +193,12 @@ func TestUpsertSCRAM(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := d["xp"].CredInfos
-	if len(got) != 1 || got[0].Mechanism != kadm.ScramSha512 || got[0].Iterations != SCRAMIterations {
-		t.Errorf("credentials %+v, want one SCRAM-SHA-512 with %d iterations", got, SCRAMIterations)
+	mechs := map[kadm.ScramMechanism]int32{}
+	for _, c := range got {
+		mechs[c.Mechanism] = c.Iterations
+	}
+	if len(got) != 2 || mechs[kadm.ScramSha512] != SCRAMIterations || mechs[kadm.ScramSha256] != SCRAMIterations {
+		t.Errorf("credentials %+v, want SCRAM-SHA-256 and SCRAM-SHA-512 with %d iterations", got, SCRAMIterations)
 	}
 
 	// A connection that may not alter credentials is answered with an
