@@ -7,6 +7,7 @@ package pki
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/rsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
@@ -54,6 +55,30 @@ type Authority struct {
 	cert *x509.Certificate
 	key  crypto.Signer
 	mu   sync.Mutex
+	// LeafKey is the key of the certificates it issues: KeyECDSAP256
+	// (the default, ""), KeyRSA2048 or KeyRSA4096 (a row's tls_key). The
+	// CA's own key stays ECDSA P-256.
+	LeafKey string
+}
+
+// Keys of issued certificates (a row's tls_key levels).
+const (
+	KeyECDSAP256 = "ecdsa-p256"
+	KeyRSA2048   = "rsa2048"
+	KeyRSA4096   = "rsa4096"
+)
+
+// newLeafKey makes a private key of kind (LeafKey).
+func newLeafKey(kind string) (crypto.Signer, error) {
+	switch kind {
+	case "", KeyECDSAP256:
+		return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case KeyRSA2048:
+		return rsa.GenerateKey(rand.Reader, 2048)
+	case KeyRSA4096:
+		return rsa.GenerateKey(rand.Reader, 4096)
+	}
+	return nil, fmt.Errorf("key %q: want ecdsa-p256, rsa2048 or rsa4096", kind)
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -156,7 +181,7 @@ func (a *Authority) issue(name string, hosts []string, usage ...x509.ExtKeyUsage
 	if a.key == nil {
 		return a.issued(name, hosts, usage)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := newLeafKey(a.LeafKey)
 	if err != nil {
 		return "", "", fmt.Errorf("pki: %w", err)
 	}
@@ -335,7 +360,7 @@ func serial() *big.Int {
 	return n
 }
 
-func writePair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) error {
+func writePair(certPath, keyPath string, der []byte, key crypto.Signer) error {
 	kder, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return fmt.Errorf("pki: %w", err)

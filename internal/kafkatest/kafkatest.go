@@ -27,6 +27,8 @@ type Options struct {
 	JVMFlags []string
 	// TLS narrows the brokers' TLS listeners (kafkaproc.Options.TLS).
 	TLS kafkaconf.TLSChoice
+	// TLSKey is the certificates' key (kafkaproc.Options.TLSKey).
+	TLSKey string
 }
 
 // Start starts the cluster in a temporary directory of tb and closes it
@@ -51,7 +53,7 @@ func Start(tb testing.TB, o Options) *kafkaproc.Cluster {
 		tb.Fatalf("kafkatest: %v", err)
 	}
 	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: rel, Java: java, Brokers: o.Brokers, Dir: tb.TempDir(),
-		Heap: o.Heap, JVMFlags: o.JVMFlags, TLS: o.TLS})
+		Heap: o.Heap, JVMFlags: o.JVMFlags, TLS: o.TLS, TLSKey: o.TLSKey})
 	if err != nil {
 		tb.Fatalf("kafkatest: %v", err)
 	}

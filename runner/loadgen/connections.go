@@ -2,7 +2,12 @@ package loadgen
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
 	"crypto/tls"
+	"fmt"
+	"strconv"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -26,6 +31,10 @@ type Connections struct {
 	// that differs is an error of the run.
 	TLSVersion string `json:"tls_version,omitempty"`
 	TLSCipher  string `json:"tls_cipher,omitempty"`
+	// TLSKey is the key of the server's certificate, as a row's tls_key
+	// names it (ecdsa-p256, rsa2048, rsa4096; otherwise the algorithm
+	// and size, e.g. "rsa3072").
+	TLSKey string `json:"tls_key,omitempty"`
 	// SASLMechanism is the mechanism every connection authenticated with
 	// (Kafka's name); empty without SASL.
 	SASLMechanism string `json:"sasl_mechanism,omitempty"`
@@ -59,6 +68,7 @@ type connWatch struct {
 	hist       *hdrhistogram.Histogram
 	version    string
 	cipher     string
+	key        string
 }
 
 // producerHook and clientHook are the hook as producers and as other
@@ -116,6 +126,9 @@ func (w *connWatch) observe(conn net.Conn, err error) {
 	defer w.mu.Unlock()
 	if w.version == "" {
 		w.version, w.cipher = tls.VersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite)
+		if len(cs.PeerCertificates) > 0 {
+			w.key = keyName(cs.PeerCertificates[0].PublicKey)
+		}
 	}
 }
 
@@ -129,7 +142,7 @@ func (r *run) inWindow(ns int64) bool {
 func (w *connWatch) result(mech string, churn int, window time.Duration) (*Connections, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	c := &Connections{TLSVersion: w.version, TLSCipher: w.cipher, SASLMechanism: mech, Churn: churn,
+	c := &Connections{TLSVersion: w.version, TLSCipher: w.cipher, TLSKey: w.key, SASLMechanism: mech, Churn: churn,
 		Reconnects: w.reconnects.Load(), Handshakes: w.handshakes.Load(), ReconnectMs: Summarize(w.hist)}
 	c.HandshakesPerS = float64(c.Handshakes) / window.Seconds()
 	b, err := EncodeHistogram(w.hist)
@@ -138,6 +151,19 @@ func (w *connWatch) result(mech string, churn int, window time.Duration) (*Conne
 	}
 	c.Reconnect = string(b)
 	return c, nil
+}
+
+// keyName names a certificate's public key as tls_key does.
+func keyName(pub any) string {
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
+		return "ecdsa-p" + strconv.Itoa(k.Curve.Params().BitSize)
+	case *rsa.PublicKey:
+		return "rsa" + strconv.Itoa(k.N.BitLen())
+	case ed25519.PublicKey:
+		return "ed25519"
+	}
+	return fmt.Sprintf("%T", pub)
 }
 
 type errString string

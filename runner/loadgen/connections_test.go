@@ -77,7 +77,7 @@ func TestTLSNegotiated(t *testing.T) {
 				t.Fatal(err)
 			}
 			cn := res.Connections
-			if cn == nil || cn.TLSVersion != tc.wantVersion || tc.wantCS != "" && cn.TLSCipher != tc.wantCS {
+			if cn == nil || cn.TLSVersion != tc.wantVersion || tc.wantCS != "" && cn.TLSCipher != tc.wantCS || cn.TLSKey != planner.TLSKeyECDSAP256 {
 				t.Fatalf("negotiated %+v, want %s %s", cn, tc.wantVersion, tc.wantCS)
 			}
 			if tc.wantErr == "" {

@@ -126,10 +126,11 @@ func TestSecuritySurfaceOnKafka(t *testing.T) {
 // clients offer every one), so a broker narrowed to TLS 1.3 and
 // ChaCha20-Poly1305 (ssl.enabled.protocols, ssl.cipher.suites) is what the
 // connections negotiate and record, and a row asking for another suite
-// fails rather than measuring the wrong one.
+// fails rather than measuring the wrong one. The broker's certificate has
+// an RSA 2048 key (tls_key), which the connections record too.
 func TestTLS13SuiteOnKafka(t *testing.T) {
 	choice := kafkaconf.TLSChoice{Version: planner.TLSVersion13, Cipher: planner.TLSCipherChaCha20}
-	c := kafkatest.Start(t, kafkatest.Options{TLS: choice})
+	c := kafkatest.Start(t, kafkatest.Options{TLS: choice, TLSKey: planner.TLSKeyRSA2048})
 	props, err := kafkaconf.ReadClientConfig(c.Modes()[planner.SecurityMTLS].ClientConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,8 @@ func TestTLS13SuiteOnKafka(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Healthy || res.Connections.TLSVersion != "TLS 1.3" || res.Connections.TLSCipher != "TLS_CHACHA20_POLY1305_SHA256" {
+	if !res.Healthy || res.Connections.TLSVersion != "TLS 1.3" || res.Connections.TLSCipher != "TLS_CHACHA20_POLY1305_SHA256" ||
+		res.Connections.TLSKey != planner.TLSKeyRSA2048 {
 		t.Fatalf("healthy %v %v, negotiated %+v", res.Healthy, res.Reasons, res.Connections)
 	}
 	cfg.TLSCipher = planner.TLSCipherAES128GCM

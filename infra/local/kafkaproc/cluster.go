@@ -66,6 +66,9 @@ type Options struct {
 	// tls_cipher (kafkaconf.Server.TLS); the zero value leaves Kafka's
 	// defaults.
 	TLS kafkaconf.TLSChoice
+	// TLSKey is the key of the brokers' and clients' certificates, a
+	// row's tls_key (pki.Authority.LeafKey); "" is ECDSA P-256.
+	TLSKey string
 }
 
 // Broker is one node of a running cluster.
@@ -197,6 +200,7 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 	srv, err := c.newServer(o.Brokers)
 	if srv != nil {
 		srv.TLS = o.TLS
+		c.ca.LeafKey = o.TLSKey
 	}
 	if err != nil {
 		return nil, err

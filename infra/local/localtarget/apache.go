@@ -201,7 +201,8 @@ func (a *apache) start(ctx context.Context, g target.Group, workDir, dir string)
 	}
 	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: rel, Java: a.java, Brokers: g.Key.Brokers,
 		Dir: filepath.Clean(dir), Heap: a.heap, JVMFlags: a.jvmFlags, Keep: a.keep,
-		TLS: kafkaconf.TLSChoice{Version: g.Key.Security.TLSVersion, Cipher: g.Key.Security.TLSCipher}})
+		TLS:    kafkaconf.TLSChoice{Version: g.Key.Security.TLSVersion, Cipher: g.Key.Security.TLSCipher},
+		TLSKey: g.Key.Security.TLSKey})
 	if err != nil {
 		return nil, fmt.Errorf("local target: %w", err)
 	}

@@ -16,7 +16,8 @@ func (t *Target) ServesSurface(r *planner.Row) error { return servesSurface(r, t
 // servesSurface says why the local target, running Apache Kafka or the
 // embedded cluster (apache false), cannot serve r's security surface, or
 // nil. It serves tls_version and tls_cipher on the clients everywhere
-// (and on Apache Kafka's listeners too), connection_churn everywhere,
+// (and on Apache Kafka's listeners too), tls_key on Apache Kafka's
+// direct rows, connection_churn everywhere,
 // and the SASL mechanisms each SASL server speaks; the rest is refused
 // by name.
 func servesSurface(r *planner.Row, apache bool) error {
@@ -25,8 +26,8 @@ func servesSurface(r *planner.Row, apache bool) error {
 		return fmt.Errorf("inter_broker_security %s: the local target's brokers replicate over plaintext only so far; use inter_broker_security plaintext", r.InterBrokerSecurity)
 	case r.Authorizer != planner.AuthorizerNone:
 		return fmt.Errorf("authorizer %s: the local target runs no authorizer so far; use authorizer none", r.Authorizer)
-	case r.TLSKey != planner.TLSKeyECDSAP256:
-		return fmt.Errorf("tls_key %s: xp's certificate authority (infra/pki) issues ECDSA P-256 keys only so far; use tls_key ecdsa-p256", r.TLSKey)
+	case r.TLSKey != planner.TLSKeyECDSAP256 && (!apache || r.NeedsGateway()):
+		return fmt.Errorf("tls_key %s: the local target issues such keys to Apache Kafka's brokers and clients only, not to the embedded cluster or the gateways; run it direct on Apache Kafka (a TARGET.yaml with kafka:)", r.TLSKey)
 	}
 	switch r.SASLMechanism {
 	case planner.SASLScramSHA512:

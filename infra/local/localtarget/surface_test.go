@@ -36,7 +36,8 @@ func TestServesSurface(t *testing.T) {
 		{"1.3 chacha20 on kfake", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion13, planner.TLSCipherChaCha20 }), false, "tls_cipher chacha20-poly1305 with tls_version 1.3"},
 		{"inter-broker tls", row(func(r *planner.Row) { r.InterBrokerSecurity = planner.SecurityTLS }), true, "inter_broker_security tls"},
 		{"authorizer", row(func(r *planner.Row) { r.Authorizer, r.ACLs = planner.AuthorizerACL, 10 }), true, "authorizer acl"},
-		{"rsa key", row(func(r *planner.Row) { r.TLSKey = planner.TLSKeyRSA4096 }), true, "tls_key rsa4096"},
+		{"rsa key on kafka", row(func(r *planner.Row) { r.TLSKey = planner.TLSKeyRSA4096 }), true, ""},
+		{"rsa key on kfake", row(func(r *planner.Row) { r.TLSKey = planner.TLSKeyRSA2048 }), false, "tls_key rsa2048"},
 		{"plain through kroxylicious", row(func(r *planner.Row) {
 			r.Security, r.GatewayKind, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.GatewayKindKroxylicious, planner.SecuritySASLSSL, planner.SASLPlain
 		}), true, "gateway_kind kroxylicious"},
