@@ -1,6 +1,9 @@
 package pki
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -336,4 +339,46 @@ func handshake(srv, cli *tls.Config) error {
 		return cerr
 	}
 	return serr
+}
+
+// TestLeafKey: the authority issues leaf certificates with the key a
+// row's tls_key names, still signed by its ECDSA CA and usable by
+// crypto/tls; an unknown kind is refused.
+func TestLeafKey(t *testing.T) {
+	a, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kind string
+		bits int // 0: ECDSA P-256
+	}{{"", 0}, {KeyECDSAP256, 0}, {KeyRSA2048, 2048}, {KeyRSA4096, 4096}} {
+		a.LeafKey = tc.kind
+		certPath, keyPath, err := a.Server("broker-" + strings.ReplaceAll(tc.kind+"x", "-", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, _ := x509.ParseCertificate(pair.Certificate[0])
+		switch k := cert.PublicKey.(type) {
+		case *rsa.PublicKey:
+			if k.N.BitLen() != tc.bits {
+				t.Errorf("%q: RSA %d bits, want %d", tc.kind, k.N.BitLen(), tc.bits)
+			}
+		case *ecdsa.PublicKey:
+			if tc.bits != 0 || k.Curve != elliptic.P256() {
+				t.Errorf("%q: ECDSA %s", tc.kind, k.Curve.Params().Name)
+			}
+		}
+		if err := cert.CheckSignatureFrom(a.cert); err != nil {
+			t.Errorf("%q: %v", tc.kind, err)
+		}
+	}
+	a.LeafKey = "dsa1024"
+	if _, _, err := a.Server("bad"); err == nil || !strings.Contains(err.Error(), `key "dsa1024"`) {
+		t.Errorf("unknown key: %v", err)
+	}
 }
