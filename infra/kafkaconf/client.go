@@ -306,6 +306,12 @@ func saslMechanism(props map[string]string) (sasl.Mechanism, error) {
 		}
 		return nil, nil
 	}
+	switch strings.ToUpper(name) {
+	case "OAUTHBEARER":
+		return oauthMechanism(props)
+	case "GSSAPI":
+		return kerberosMechanism(props)
+	}
 	user, pass := props[SASLUsername], props[SASLPassword]
 	if jaas != "" {
 		if user != "" || pass != "" {
@@ -335,7 +341,7 @@ func saslMechanism(props map[string]string) (sasl.Mechanism, error) {
 	case "SCRAM-SHA-512":
 		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
 	default:
-		return nil, propErr(key, "%q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI and OAUTHBEARER are not supported)", name)
+		return nil, propErr(key, "%q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI", name)
 	}
 }
 

@@ -89,7 +89,7 @@ func TestLoadClientConfigRefuses(t *testing.T) {
 		{"typo", "security.protocol=SSL\nssl.trustore.location=/t.jks\n",
 			`:2: unknown property "ssl.trustore.location"; did you mean "ssl.truststore.location"?`},
 		{"producer setting", "bootstrap.servers=a:1\nacks=all\n", ":2: acks is not supported: not a setting of how to reach the cluster"},
-		{"kerberos", "security.protocol=SASL_SSL\nsasl.kerberos.service.name=kafka\n", ":2: sasl.kerberos.service.name is not supported: Kerberos"},
+		{"kinit", "security.protocol=SASL_SSL\nsasl.kerberos.kinit.cmd=kinit\n", ":2: sasl.kerberos.kinit.cmd is not supported: Kerberos (GSSAPI) logs in"},
 		{"cipher suites", "ssl.cipher.suites=TLS_AES_128_GCM_SHA256\n", ":1: ssl.cipher.suites is not supported"},
 		{"twice", "security.protocol=SSL\nsecurity.protocol=PLAINTEXT\n", ":2: security.protocol is given twice (first at line 1)"},
 		{"two dialects", "ssl.truststore.location=/t.jks\nssl.ca.location=/ca.pem\n",

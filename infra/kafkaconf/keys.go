@@ -38,7 +38,10 @@ var javaOnly = map[string]bool{
 // of them is read in librdkafka's syntax.
 var librdkafkaOnly = map[string]bool{
 	SSLCALocation: true, SSLCertificate: true, SSLKey: true, SASLMechanisms: true,
-	SASLUsername: true, SASLPassword: true,
+	SASLUsername: true, SASLPassword: true, OAuthMethod: true, OAuthTokenURL: true, OAuthClientID: true,
+	OAuthClientSecret: true, KerberosServiceName: true, KerberosPrincipal: true, KerberosKeytab: true,
+	// xp's own: where GSSAPI's krb5.conf is (librdkafka reads KRB5_CONFIG).
+	KerberosKrb5Conf: true,
 }
 
 // shared are the properties both clients know, with one meaning
@@ -54,7 +57,7 @@ var shared = map[string]bool{
 // evidence): passwords, the JAAS config that holds one, inline keys.
 var secrets = map[string]bool{
 	SASLPassword: true, SASLJAASConfig: true, SSLTruststorePassword: true, SSLKeystorePassword: true,
-	SSLKeyPassword: true, SSLKeystoreKey: true,
+	SSLKeyPassword: true, SSLKeystoreKey: true, OAuthClientSecret: true,
 }
 
 // Secret reports whether property key holds a secret.
@@ -74,7 +77,7 @@ func Redacted(props map[string]string) map[string]string {
 
 // pathKeys are the properties that name files: a relative path is taken
 // from the directory of the config file that gives it.
-var pathKeys = []string{SSLCALocation, SSLCertificate, SSLKey, SSLTruststoreLocation, SSLKeystoreLocation}
+var pathKeys = []string{SSLCALocation, SSLCertificate, SSLKey, SSLTruststoreLocation, SSLKeystoreLocation, KerberosKeytab, KerberosKrb5Conf}
 
 // notConnection are properties of both clients that xp refuses because
 // they are not about reaching the cluster: xp's producers and consumers
@@ -118,18 +121,11 @@ var unsupportedSecurity = map[string]string{
 	"ssl.key.pem":                         "give the key as a file: ssl.key.location",
 	"enable.ssl.certificate.verification": "xp always verifies the broker's certificate",
 	"ssl_engine_callback_data":            "OpenSSL engines cannot run in xp",
-	"sasl.kerberos.service.name":          "Kerberos (GSSAPI) is not supported; use PLAIN or SCRAM",
-	"sasl.kerberos.principal":             "Kerberos (GSSAPI) is not supported; use PLAIN or SCRAM",
-	"sasl.kerberos.keytab":                "Kerberos (GSSAPI) is not supported; use PLAIN or SCRAM",
-	"sasl.kerberos.kinit.cmd":             "Kerberos (GSSAPI) is not supported; use PLAIN or SCRAM",
+	"sasl.kerberos.kinit.cmd":             "Kerberos (GSSAPI) logs in from sasl.kerberos.keytab in xp, without kinit; remove it",
 	"sasl.login.callback.handler.class":   "a Java class cannot run in xp",
 	"sasl.client.callback.handler.class":  "a Java class cannot run in xp",
 	"sasl.login.class":                    "a Java class cannot run in xp",
 	"sasl.oauthbearer.config":             "OAUTHBEARER is not supported; use PLAIN or SCRAM",
-	"sasl.oauthbearer.method":             "OAUTHBEARER is not supported; use PLAIN or SCRAM",
-	"sasl.oauthbearer.token.endpoint.url": "OAUTHBEARER is not supported; use PLAIN or SCRAM",
-	"sasl.oauthbearer.client.id":          "OAUTHBEARER is not supported; use PLAIN or SCRAM",
-	"sasl.oauthbearer.client.secret":      "OAUTHBEARER is not supported; use PLAIN or SCRAM",
 }
 
 // knownKeys are every property xp reads, for suggestions.
@@ -147,9 +143,12 @@ func unsupportedReason(key string) string {
 	if why, ok := unsupportedSecurity[key]; ok {
 		return why
 	}
+	if supported(key) {
+		return ""
+	}
 	if slices.Contains(notConnection, key) || strings.HasPrefix(key, "sasl.login.") || strings.HasPrefix(key, "sasl.oauthbearer.") {
 		if strings.HasPrefix(key, "sasl.") {
-			return "OAUTHBEARER and custom logins are not supported; use PLAIN or SCRAM"
+			return "custom logins and OAUTHBEARER settings beyond a token endpoint (sasl.oauthbearer.method=oidc) are not supported"
 		}
 		return "not a setting of how to reach the cluster: xp's producers and consumers take theirs from the plan row " +
 			"(acks, linger_ms, batch_bytes, compression, ...) or keep their own; remove it"
@@ -168,9 +167,9 @@ func Reads(key string) bool { return supported(key) }
 func Unsupported(key string) string { return unsupportedReason(key) }
 
 // SecurityProperty reports whether key is a security setting xp does not
-// implement (Kerberos, OAUTHBEARER, a JSSE or OpenSSL provider, a cipher
+// implement (a Kerberos kinit, OAUTHBEARER beyond a token endpoint, a JSSE or OpenSSL provider, a cipher
 // list): a config with one cannot be reproduced without it.
 func SecurityProperty(key string) bool {
 	_, ok := unsupportedSecurity[key]
-	return ok || strings.HasPrefix(key, "sasl.login.") || strings.HasPrefix(key, "sasl.oauthbearer.")
+	return ok || (!supported(key) && (strings.HasPrefix(key, "sasl.login.") || strings.HasPrefix(key, "sasl.oauthbearer.")))
 }

@@ -86,6 +86,12 @@ type Server struct {
 	ReplicationFactor int
 	// MinInsync is min.insync.replicas; default min(2, ReplicationFactor).
 	MinInsync int
+	// OAuth and Kerberos, when set, add OAUTHBEARER and GSSAPI to the
+	// SASL_SSL listener (saslserver.go); ReauthMs is then its
+	// connections.max.reauth.ms, default ReauthMs.
+	OAuth    *OAuthServer
+	Kerberos *KerberosServer
+	ReauthMs int
 	// Extra are further broker configs of every node, written after the
 	// rendered ones (e.g. the local target's longer quorum timeouts); a
 	// key rendered above may not be repeated here.
@@ -239,6 +245,7 @@ func (s *Server) Properties(id int) ([]byte, error) {
 	s.writeListeners(&w, node)
 	if node.has(planner.RoleBroker) {
 		s.writeBrokerSecurity(&w)
+		s.writeIdentitySASL(&w, node)
 		s.writeTopics(&w)
 	}
 	if err := s.writeExtra(&w); err != nil {
@@ -302,7 +309,7 @@ func (s *Server) writeBrokerSecurity(w *propsWriter) {
 	}
 
 	w.comment("SASL_SSL: PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512")
-	w.kv("listener.name.sasl_ssl.sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
+	w.kv("listener.name.sasl_ssl.sasl.enabled.mechanisms", s.saslMechanisms())
 	w.kv("listener.name.sasl_ssl.plain.sasl.jaas.config",
 		fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";`, s.SASLUser, s.SASLPassword))
 	w.kv("listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config",
