@@ -43,7 +43,7 @@ func TestSurfaceRefusedByName(t *testing.T) {
 		{"scram-sha-256 on the embedded cluster", "sasl_ssl", "  sasl_mechanism: scram-sha-256\n",
 			"sasl_mechanism scram-sha-256: the embedded cluster's and xp's gateway's SASL servers speak PLAIN and SCRAM-SHA-512 only"},
 		{"authorizer", "tls, mtls", "  authorizer: acl\n  acls: 1000\n", "authorizer acl: the local target runs no authorizer so far"},
-		{"oauthbearer", "sasl_ssl", "  sasl_mechanism: oauthbearer\n", "sasl_mechanism oauthbearer: xp serves no OAUTHBEARER yet"},
+		{"oauthbearer", "sasl_ssl", "  sasl_mechanism: oauthbearer\n", "sasl_mechanism oauthbearer: the embedded cluster's SASL server speaks PLAIN and SCRAM-SHA-512 only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := surfaceSpec("sr", tc.levels, tc.extra)

@@ -49,18 +49,26 @@ func WriteJavaClientConfig(path string, props map[string]string) error {
 		if mech == "" {
 			mech = props[SASLMechanisms]
 		}
+		switch strings.ToUpper(mech) {
+		case "OAUTHBEARER", "GSSAPI":
+			if err := javaIdentitySASL(out, props, strings.ToUpper(mech)); err != nil {
+				return err
+			}
+			goto write
+		}
 		module := map[string]string{
 			"PLAIN":         "org.apache.kafka.common.security.plain.PlainLoginModule",
 			"SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
 			"SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
 		}[strings.ToUpper(mech)]
 		if module == "" {
-			return fmt.Errorf("%s=%q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", SASLMechanism, mech)
+			return fmt.Errorf("%s=%q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI", SASLMechanism, mech)
 		}
 		out["sasl.mechanism"] = strings.ToUpper(mech)
 		out["sasl.jaas.config"] = fmt.Sprintf(`%s required username="%s" password="%s";`,
 			module, jaasEscape(props[SASLUsername]), jaasEscape(props[SASLPassword]))
 	}
+write:
 	keys := make([]string, 0, len(out))
 	for k := range out {
 		keys = append(keys, k)

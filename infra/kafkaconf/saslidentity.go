@@ -144,3 +144,54 @@ func kerberosMechanism(props map[string]string) (sasl.Mechanism, error) {
 		return kerberos.Auth{Client: cl, Service: service}, nil
 	}), nil
 }
+
+// javaIdentitySASL sets, in the Java client's properties out, the
+// OAUTHBEARER or GSSAPI login of props. The JVM needs the rest as
+// flags: Kafka 4 fetches a token endpoint only when
+// AllowedURLsFlag lists it, and GSSAPI reads the KDCs from
+// -Djava.security.krb5.conf=props[KerberosKrb5Conf].
+func javaIdentitySASL(out, props map[string]string, mech string) error {
+	out["sasl.mechanism"] = mech
+	switch mech {
+	case "OAUTHBEARER":
+		if _, err := oauthMechanism(props); err != nil {
+			return err
+		}
+		out["sasl.login.callback.handler.class"] = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
+		out[OAuthTokenURL] = props[OAuthTokenURL]
+		out["sasl.jaas.config"] = fmt.Sprintf(`org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="%s" clientSecret="%s";`,
+			jaasEscape(props[OAuthClientID]), jaasEscape(props[OAuthClientSecret]))
+	case "GSSAPI":
+		if props[KerberosPrincipal] == "" || props[KerberosKeytab] == "" {
+			return propErr(KerberosPrincipal, "GSSAPI needs %s and %s", KerberosPrincipal, KerberosKeytab)
+		}
+		service := props[KerberosServiceName]
+		if service == "" {
+			service = "kafka"
+		}
+		out["sasl.kerberos.service.name"] = service
+		out["sasl.jaas.config"] = fmt.Sprintf(`com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true doNotPrompt=true keyTab="%s" principal="%s";`,
+			jaasEscape(props[KerberosKeytab]), jaasEscape(props[KerberosPrincipal]))
+	}
+	return nil
+}
+
+// WithIdentity is the SASL client config base (a sasl_ssl one, its user
+// and password dropped) authenticating with mech (Kafka's name,
+// OAUTHBEARER or GSSAPI) and identity's properties (OAuthMethod,
+// OAuthTokenURL, ... or KerberosPrincipal, KerberosKeytab, ...).
+func WithIdentity(base map[string]string, mech string, identity map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(identity))
+	for k, v := range base {
+		switch k {
+		case SASLUsername, SASLPassword, SASLJAASConfig, SASLMechanisms:
+		default:
+			out[k] = v
+		}
+	}
+	for k, v := range identity {
+		out[k] = v
+	}
+	out[SASLMechanism] = mech
+	return out
+}

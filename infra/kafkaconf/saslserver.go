@@ -81,10 +81,10 @@ func (s *Server) writeIdentitySASL(w *propsWriter, node *Node) {
 	}
 	if k := s.Kerberos; k != nil {
 		w.comment("GSSAPI: the broker's Kerberos principal from its keytab")
-		w.kv("listener.name.sasl_ssl.gssapi.sasl.kerberos.service.name", k.ServiceName)
+		w.kv("sasl.kerberos.service.name", k.ServiceName)
 		w.kv("listener.name.sasl_ssl.gssapi.sasl.jaas.config", fmt.Sprintf(
-			`com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true doNotPrompt=true keyTab="%s" principal="%s";`,
-			jaasEscape(k.Keytab), jaasEscape(KerberosBrokerPrincipal(k.ServiceName, node.Address, k.Realm))))
+			`com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true doNotPrompt=true serviceName="%s" keyTab="%s" principal="%s";`,
+			jaasEscape(k.ServiceName), jaasEscape(k.Keytab), jaasEscape(KerberosBrokerPrincipal(k.ServiceName, node.Address, k.Realm))))
 	}
 }
 

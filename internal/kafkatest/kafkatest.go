@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/kdc"
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/internal/disttest"
 )
@@ -29,6 +30,11 @@ type Options struct {
 	TLS kafkaconf.TLSChoice
 	// TLSKey is the certificates' key (kafkaproc.Options.TLSKey).
 	TLSKey string
+	// OAuth, KDC and ReauthMs add OAUTHBEARER and GSSAPI
+	// (kafkaproc.Options).
+	OAuth    *kafkaconf.OAuthServer
+	KDC      *kdc.KDC
+	ReauthMs int
 }
 
 // Start starts the cluster in a temporary directory of tb and closes it
@@ -53,7 +59,7 @@ func Start(tb testing.TB, o Options) *kafkaproc.Cluster {
 		tb.Fatalf("kafkatest: %v", err)
 	}
 	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: rel, Java: java, Brokers: o.Brokers, Dir: tb.TempDir(),
-		Heap: o.Heap, JVMFlags: o.JVMFlags, TLS: o.TLS, TLSKey: o.TLSKey})
+		Heap: o.Heap, JVMFlags: o.JVMFlags, TLS: o.TLS, TLSKey: o.TLSKey, OAuth: o.OAuth, KDC: o.KDC, ReauthMs: o.ReauthMs})
 	if err != nil {
 		tb.Fatalf("kafkatest: %v", err)
 	}

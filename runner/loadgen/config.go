@@ -304,11 +304,9 @@ func (c Config) validateSecurity() error {
 		return bad("--tls-cipher %q: want default, aes128-gcm, aes256-gcm or chacha20-poly1305", c.TLSCipher)
 	}
 	switch c.SASLMechanism {
-	case "", planner.SASLScramSHA512, planner.SASLScramSHA256, planner.SASLPlain:
-	case planner.SASLOAuthBearer, planner.SASLGSSAPI:
-		return bad("--sasl-mechanism %s: xp's load generator does not speak it yet (scram-sha-512, scram-sha-256 and plain only)", c.SASLMechanism)
+	case "", planner.SASLScramSHA512, planner.SASLScramSHA256, planner.SASLPlain, planner.SASLOAuthBearer, planner.SASLGSSAPI:
 	default:
-		return bad("--sasl-mechanism %q: want scram-sha-512, scram-sha-256 or plain", c.SASLMechanism)
+		return bad("--sasl-mechanism %q: want scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi", c.SASLMechanism)
 	}
 	if c.Client == planner.ClientJava && (c.TLSVersion != "" && c.TLSVersion != planner.TLSDefault || c.TLSCipher != "" && c.TLSCipher != planner.TLSDefault ||
 		c.SASLMechanism != "" || c.ConnectionChurn != 0) {

@@ -29,6 +29,7 @@ import (
 	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/endpoint"
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/kdc"
 	"github.com/xp-bench/xp/infra/local"
 	"github.com/xp-bench/xp/infra/pki"
 	"github.com/xp-bench/xp/infra/release"
@@ -69,6 +70,17 @@ type Options struct {
 	// TLSKey is the key of the brokers' and clients' certificates, a
 	// row's tls_key (pki.Authority.LeafKey); "" is ECDSA P-256.
 	TLSKey string
+	// OAuth, when set, adds OAUTHBEARER to the SASL_SSL listener,
+	// validated against its key set (kafkaconf.OAuthServer); the brokers'
+	// JVMs may fetch its URL (kafkaconf.AllowedURLsFlag).
+	OAuth *kafkaconf.OAuthServer
+	// KDC, when set, adds GSSAPI to the SASL_SSL listener: each broker's
+	// principal kafka/<address> is made in it, with a keytab in pki/
+	// (0600), and the JVMs read its krb5.conf.
+	KDC *kdc.KDC
+	// ReauthMs is the SASL_SSL listener's connections.max.reauth.ms with
+	// OAuth or KDC; default kafkaconf.ReauthMs.
+	ReauthMs int
 }
 
 // Broker is one node of a running cluster.
@@ -203,6 +215,9 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 		c.ca.LeafKey = o.TLSKey
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := c.identitySASL(ctx, o, srv); err != nil {
 		return nil, err
 	}
 	clusterID := kafkaconf.NewClusterID()

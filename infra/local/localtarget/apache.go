@@ -183,7 +183,7 @@ func (a *apache) broker(rel kafkaproc.Release, flags []string) target.Broker {
 // files, PKI and client configs), first
 // stopping (once per target) brokers an earlier run left under the work
 // directory workDir.
-func (a *apache) start(ctx context.Context, g target.Group, workDir, dir string) (*kafkaproc.Cluster, error) {
+func (a *apache) start(ctx context.Context, g target.Group, workDir, dir string, id *identity) (*kafkaproc.Cluster, error) {
 	if !a.swept && workDir != "" {
 		if _, err := kafkaproc.Sweep(workDir); err != nil {
 			return nil, fmt.Errorf("local target: stopping brokers an earlier run left: %w", err)
@@ -199,11 +199,17 @@ func (a *apache) start(ctx context.Context, g target.Group, workDir, dir string)
 		sort.Strings(have)
 		return nil, fmt.Errorf("local target: no Kafka release of version %s in %s (it has %v)", g.Key.KafkaVersion, a.file, have)
 	}
-	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: rel, Java: a.java, Brokers: g.Key.Brokers,
+	o := kafkaproc.Options{Release: rel, Java: a.java, Brokers: g.Key.Brokers,
 		Dir: filepath.Clean(dir), Heap: a.heap, JVMFlags: a.jvmFlags, Keep: a.keep,
 		TLS:    kafkaconf.TLSChoice{Version: g.Key.Security.TLSVersion, Cipher: g.Key.Security.TLSCipher},
-		TLSKey: g.Key.Security.TLSKey})
+		TLSKey: g.Key.Security.TLSKey}
+	id.options(&o)
+	c, err := kafkaproc.Start(ctx, o)
 	if err != nil {
+		return nil, fmt.Errorf("local target: %w", err)
+	}
+	if err := id.addToClientConfig(c.Modes()[planner.SecuritySASLSSL].ClientConfig); err != nil {
+		c.Close()
 		return nil, fmt.Errorf("local target: %w", err)
 	}
 	return c, nil

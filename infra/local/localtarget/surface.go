@@ -17,9 +17,10 @@ func (t *Target) ServesSurface(r *planner.Row) error { return servesSurface(r, t
 // embedded cluster (apache false), cannot serve r's security surface, or
 // nil. It serves tls_version and tls_cipher on the clients everywhere
 // (and on Apache Kafka's listeners too), tls_key on Apache Kafka's
-// direct rows, connection_churn everywhere,
-// and the SASL mechanisms each SASL server speaks; the rest is refused
-// by name.
+// direct rows, connection_churn everywhere, and the SASL mechanisms each
+// SASL server speaks (OAUTHBEARER and GSSAPI direct on Apache Kafka, with
+// xp's identity provider or a KDC per group); the rest is refused by
+// name.
 func servesSurface(r *planner.Row, apache bool) error {
 	switch {
 	case r.InterBrokerSecurity != planner.SecurityPlaintext:
@@ -39,8 +40,17 @@ func servesSurface(r *planner.Row, apache bool) error {
 		if !apache || r.NeedsGateway() {
 			return fmt.Errorf("sasl_mechanism scram-sha-256: the embedded cluster's and xp's gateway's SASL servers speak PLAIN and SCRAM-SHA-512 only; run it direct on Apache Kafka (a TARGET.yaml with kafka:)")
 		}
+	case planner.SASLOAuthBearer, planner.SASLGSSAPI:
+		// startIdentity serves them beside Apache Kafka: an identity
+		// provider (JWKS and token endpoint) or an MIT KDC for the group.
+		switch {
+		case !apache:
+			return fmt.Errorf("sasl_mechanism %s: the embedded cluster's SASL server speaks PLAIN and SCRAM-SHA-512 only; run %s on Apache Kafka (a TARGET.yaml with kafka:)", r.SASLMechanism, planner.KafkaSASLMechanism(r.SASLMechanism))
+		case r.NeedsGateway():
+			return fmt.Errorf("sasl_mechanism %s on a gateway row: the gateways' client legs are not set up for %s; run it direct (security: sasl_ssl)", r.SASLMechanism, planner.KafkaSASLMechanism(r.SASLMechanism))
+		}
 	default:
-		return fmt.Errorf("sasl_mechanism %s: xp serves no %s yet (no token endpoint and JWKS for oauthbearer, no KDC for gssapi); use scram-sha-512, scram-sha-256 or plain", r.SASLMechanism, planner.KafkaSASLMechanism(r.SASLMechanism))
+		return fmt.Errorf("sasl_mechanism %s: the local target does not know it; use scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi", r.SASLMechanism)
 	}
 	if r.TLSCipher != planner.TLSDefault && r.TLSVersion == planner.TLSVersion13 {
 		switch {

@@ -29,8 +29,13 @@ func TestServesSurface(t *testing.T) {
 		{"plain on kfake", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLPlain }), false, ""},
 		{"scram-sha-256 on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLScramSHA256 }), true, ""},
 		{"scram-sha-256 on kfake", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLScramSHA256 }), false, "sasl_mechanism scram-sha-256"},
-		{"oauthbearer", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLOAuthBearer }), true, "sasl_mechanism oauthbearer"},
-		{"gssapi", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), true, "sasl_mechanism gssapi"},
+		{"oauthbearer on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLOAuthBearer }), true, ""},
+		{"gssapi on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), true, ""},
+		{"oauthbearer on kfake", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLOAuthBearer }), false, "sasl_mechanism oauthbearer: the embedded cluster"},
+		{"gssapi on kfake", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), false, "sasl_mechanism gssapi: the embedded cluster"},
+		{"gssapi through the gateway", row(func(r *planner.Row) {
+			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLGSSAPI
+		}), true, "sasl_mechanism gssapi on a gateway row"},
 		{"1.2 chacha20 on kfake", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion12, planner.TLSCipherChaCha20 }), false, ""},
 		{"1.3 chacha20 on kafka", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion13, planner.TLSCipherChaCha20 }), true, ""},
 		{"1.3 chacha20 on kfake", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion13, planner.TLSCipherChaCha20 }), false, "tls_cipher chacha20-poly1305 with tls_version 1.3"},

@@ -45,6 +45,7 @@ type Target struct {
 	mu       sync.Mutex
 	cluster  *childProc         // the embedded cluster's child
 	kafka    *kafkaproc.Cluster // Apache Kafka's brokers
+	ident    *identity          // the OAUTHBEARER identity provider and GSSAPI KDC of Apache Kafka's group
 	gateways *childProc
 	kroxies  []*kroxyProc  // the running group's Kroxylicious
 	broker   target.Broker // of the running group
@@ -171,7 +172,12 @@ func (t *Target) startCluster(ctx context.Context, g target.Group) (upstream, er
 			}
 			t.groupDir = d
 		}
-		kc, err := t.apache.start(ctx, g, t.dir, t.groupDir)
+		id, err := startIdentity(ctx, g.Rows, t.groupDir)
+		if err != nil {
+			return upstream{}, err
+		}
+		t.ident = id
+		kc, err := t.apache.start(ctx, g, t.dir, t.groupDir, id)
 		if err != nil {
 			return upstream{}, err
 		}
@@ -343,6 +349,8 @@ func (t *Target) downLocked() error {
 		errs = append(errs, t.cluster.stop())
 		t.cluster = nil
 	}
+	t.ident.close()
+	t.ident = nil
 	if t.kafka != nil {
 		errs = append(errs, t.kafka.Close())
 		t.kafka = nil

@@ -1,0 +1,241 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
+
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/kdc"
+	"github.com/xp-bench/xp/infra/local/kafkaproc"
+	"github.com/xp-bench/xp/infra/oauthidp"
+	"github.com/xp-bench/xp/internal/kafkatest"
+	"github.com/xp-bench/xp/planner"
+)
+
+// TestIdentitySASLOnKafka runs OAUTHBEARER and GSSAPI on one Apache Kafka
+// 4 broker whose SASL_SSL listener validates JWTs against xp's identity
+// provider and Kerberos tickets from a real MIT KDC: xp's load generator
+// and Kafka's own console producer each authenticate and produce (xp's
+// also consumes); tokens that expire during the run are renewed and the
+// connections re-authenticate; a token signed with another key and a
+// keytab of replaced keys are refused.
+func TestIdentitySASLOnKafka(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// Tokens live 4 s: a 6 s run outlives two of them.
+	idp, err := oauthidp.Start(oauthidp.Options{ClientID: "xp", ClientSecret: "s3cret", Lifetime: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idp.Close()
+	k, err := kdc.Start(ctx, kdc.Options{Dir: filepath.Join(t.TempDir(), "kdc"), Realm: "XP.TEST"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	c := kafkatest.Start(t, kafkatest.Options{Major: 4, KDC: k,
+		OAuth: &kafkaconf.OAuthServer{JWKSURL: idp.JWKSURL(), Issuer: idp.Issuer(), Audience: oauthidp.Audience}})
+	base, err := kafkaconf.ReadClientConfig(c.Modes()[planner.SecuritySASLSSL].ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keytab, err := k.Keytab(ctx, filepath.Join(dir, "xp.keytab"), "xp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oauthProps := kafkaconf.WithIdentity(base, "OAUTHBEARER", map[string]string{kafkaconf.OAuthMethod: "oidc",
+		kafkaconf.OAuthTokenURL: idp.TokenURL(), kafkaconf.OAuthClientID: "xp", kafkaconf.OAuthClientSecret: "s3cret"})
+	krbProps := kafkaconf.WithIdentity(base, "GSSAPI", map[string]string{kafkaconf.KerberosPrincipal: "xp@XP.TEST",
+		kafkaconf.KerberosKeytab: keytab, kafkaconf.KerberosKrb5Conf: k.Krb5Conf, kafkaconf.KerberosServiceName: kafkaproc.KerberosService})
+	admin := adminClient(t, c)
+	// The broker logs each re-authentication at DEBUG; raise that one
+	// logger (a broker logger config, as kafka-configs --entity-type
+	// broker-loggers would).
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBrokerLogger, strconv.Itoa(c.Brokers()[0].ID)
+	lc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	lc.Name, lc.Value = "org.apache.kafka.common.security.authenticator.SaslServerAuthenticator", kmsg.StringPtr("DEBUG")
+	res.Configs = append(res.Configs, lc)
+	req.Resources = append(req.Resources, res)
+	if resp, err := req.RequestWith(ctx, admin); err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("raising the authenticator's log level: %v %+v", err, resp)
+	}
+	serverLog := filepath.Join(c.Brokers()[0].Dir, "logs", "server.log")
+	for _, tc := range []struct {
+		mech     string
+		props    map[string]string
+		jvmFlags []string
+	}{
+		{planner.SASLOAuthBearer, oauthProps, []string{kafkaconf.AllowedURLsFlag(idp.TokenURL())}},
+		{planner.SASLGSSAPI, krbProps, []string{"-Djava.security.krb5.conf=" + k.Krb5Conf}},
+	} {
+		t.Run(tc.mech, func(t *testing.T) {
+			issued := idp.Issued()
+			cfg := quick(tc.props)
+			cfg.SASLMechanism = tc.mech
+			cfg.Duration = 6 * time.Second
+			res, err := Run(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Healthy || res.Consumed != res.Published || res.Connections.SASLMechanism != planner.KafkaSASLMechanism(tc.mech) {
+				t.Fatalf("healthy %v %v, published %d consumed %d, connections %+v", res.Healthy, res.Reasons, res.Published, res.Consumed, res.Connections)
+			}
+			if tc.mech == planner.SASLOAuthBearer {
+				// 7 s of warm-up and run with 4 s tokens renewed at 3.2 s: the
+				// broker ends each session at its token's expiry and the
+				// connections re-authenticate with new tokens.
+				log, err := os.ReadFile(serverLog)
+				if err != nil {
+					t.Fatal(err)
+				}
+				reauths := bytes.Count(log, []byte("Beginning re-authentication"))
+				if got := idp.Issued() - issued; got < 2 || reauths < 2 {
+					t.Errorf("%d tokens issued and %d re-authentications in the broker's log over the run; want at least 2 of each", got, reauths)
+				}
+				t.Logf("%d tokens issued, %d re-authentications logged by the broker", idp.Issued()-issued, reauths)
+			}
+			// Kafka's own console producer with the same identity.
+			topic := "java-" + tc.mech
+			if _, err := kadm.NewClient(admin).CreateTopic(ctx, 1, -1, nil, topic); err != nil {
+				t.Fatal(err)
+			}
+			javaConf := filepath.Join(dir, tc.mech+".java.properties")
+			if err := kafkaconf.WriteJavaClientConfig(javaConf, tc.props); err != nil {
+				t.Fatal(err)
+			}
+			args := append(append([]string{}, tc.jvmFlags...), "-cp", filepath.Join(c.Release().Dir, "libs", "*"),
+				"org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", kafkaconf.Bootstrap(tc.props)[0],
+				"--topic", topic, "--producer.config", javaConf)
+			cmd := exec.CommandContext(ctx, javaPath(t), args...)
+			var out bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader("from-java\n"), &out, &out
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("console producer: %v\n%s", err, out.String())
+			}
+			got := readOne(t, ctx, tc.props, topic)
+			if got != "from-java" {
+				t.Errorf("read %q over %s, want the console producer's record", got, tc.mech)
+			}
+		})
+	}
+	t.Run("forged token", func(t *testing.T) {
+		other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		now := time.Now()
+		forged, err := oauthidp.SignES256(other, "forged", oauthidp.Claims{Issuer: idp.Issuer(), Audience: oauthidp.Audience,
+			Subject: "xp", IssuedAt: now.Unix(), Expiry: now.Add(time.Minute).Unix()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The SASL_SSL listener's TLS from xp's config, the forged token as
+		// the only SASL.
+		tlsOnly := map[string]string{}
+		for k, v := range oauthProps {
+			if !strings.HasPrefix(k, "sasl.") && !strings.HasPrefix(k, "xp.") {
+				tlsOnly[k] = v
+			}
+		}
+		tlsOnly[kafkaconf.SecurityProtocol] = "ssl"
+		opts, err := kafkaconf.ClientOpts(tlsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, kgo.SASL(oauth.Auth{Token: forged}.AsMechanism()))
+		if err := pingErr(ctx, opts); err == nil || !strings.Contains(err.Error(), "SASL") {
+			t.Errorf("a token signed with another key: %v, want a SASL authentication failure", err)
+		}
+	})
+	t.Run("replaced keytab", func(t *testing.T) {
+		old := krbProps[kafkaconf.KerberosKeytab]
+		if _, err := k.Keytab(ctx, filepath.Join(dir, "new.keytab"), "xp"); err != nil {
+			t.Fatal(err)
+		}
+		opts, err := kafkaconf.ClientOpts(krbProps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pingErr(ctx, opts); err == nil {
+			t.Errorf("keytab %s, whose keys the KDC replaced, authenticated", old)
+		}
+	})
+}
+
+func adminClient(t *testing.T, c *kafkaproc.Cluster) *kgo.Client {
+	t.Helper()
+	props, err := kafkaconf.ReadClientConfig(c.Modes()[planner.SecurityPlaintext].ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func javaPath(t *testing.T) string {
+	t.Helper()
+	j, err := kafkaproc.FindJava(context.Background(), "", os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j.Path
+}
+
+// pingErr is the error of one metadata request with opts.
+func pingErr(ctx context.Context, opts []kgo.Opt) error {
+	cl, err := kgo.NewClient(append(opts, kgo.RequestRetries(0))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return cl.Ping(pctx)
+}
+
+// readOne reads the first record of topic with props.
+func readOne(t *testing.T, ctx context.Context, props map[string]string, topic string) string {
+	t.Helper()
+	opts, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	fs := cl.PollRecords(fctx, 1)
+	if err := fs.Err0(); err != nil {
+		t.Fatal(err)
+	}
+	if recs := fs.Records(); len(recs) > 0 {
+		return string(recs[0].Value)
+	}
+	return ""
+}
