@@ -103,12 +103,16 @@ type Cluster struct {
 	dir      string
 	release  Release
 	jvmFlags []string
-	ca       *pki.Authority
-	modes    map[string]endpoint.Endpoint
-	plain    string
-	brokers  []Broker
-	procs    []*childproc.Proc
-	once     sync.Once
+	// identityFlags locate the identity provider and KDC (identitySASL):
+	// the brokers get them, but they are no tuning, so JVMFlags (the
+	// attempts' provenance) leaves them out.
+	identityFlags []string
+	ca            *pki.Authority
+	modes         map[string]endpoint.Endpoint
+	plain         string
+	brokers       []Broker
+	procs         []*childproc.Proc
+	once          sync.Once
 }
 
 // Start formats and starts the cluster and returns once every broker
@@ -319,7 +323,7 @@ func (c *Cluster) launch(ctx context.Context, o Options, srv *kafkaconf.Server) 
 	rctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	for i, b := range c.brokers {
-		argv := c.javaArgs(b, release.KafkaServerClass, c.jvmFlags...)
+		argv := c.javaArgs(b, release.KafkaServerClass, append(slices.Clone(c.jvmFlags), c.identityFlags...)...)
 		argv = append(argv, filepath.Join(b.Dir, "server.properties"))
 		out, err := os.OpenFile(filepath.Join(b.Dir, "logs", "kafka.out"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {

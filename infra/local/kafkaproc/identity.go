@@ -19,7 +19,7 @@ func (c *Cluster) identitySASL(ctx context.Context, o Options, srv *kafkaconf.Se
 	srv.ReauthMs = o.ReauthMs
 	if o.OAuth != nil {
 		srv.OAuth = o.OAuth
-		c.jvmFlags = append(c.jvmFlags, kafkaconf.AllowedURLsFlag(o.OAuth.JWKSURL))
+		c.identityFlags = append(c.identityFlags, kafkaconf.AllowedURLsFlag(o.OAuth.JWKSURL))
 	}
 	if o.KDC == nil {
 		return nil
@@ -33,6 +33,6 @@ func (c *Cluster) identitySASL(ctx context.Context, o Options, srv *kafkaconf.Se
 		return err
 	}
 	srv.Kerberos = &kafkaconf.KerberosServer{ServiceName: KerberosService, Realm: o.KDC.Realm, Keytab: kt}
-	c.jvmFlags = append(c.jvmFlags, "-Djava.security.krb5.conf="+o.KDC.Krb5Conf)
+	c.identityFlags = append(c.identityFlags, "-Djava.security.krb5.conf="+o.KDC.Krb5Conf)
 	return nil
 }

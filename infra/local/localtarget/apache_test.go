@@ -3,6 +3,7 @@ package localtarget
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/infra/procstat"
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
 // testEnv is the process environment with XDG_CACHE_HOME in dir, so the
@@ -44,7 +47,8 @@ func openFile(t *testing.T, dir, text string, getenv func(string) string) (targe
 
 // TestApacheKafkaGroup: with a Kafka release in TARGET.yaml the local
 // target runs Apache Kafka: a group's broker serves every direct mode and
-// the builtin gateway in front of it; telemetry samples the broker's JVM
+// the builtin gateway in front of it, and OAUTHBEARER and GSSAPI rows
+// authenticate with the group's identity provider and KDC; telemetry samples the broker's JVM
 // as broker-1; its logs are collected; the group says it ran apache at the
 // release's version with the Java and JVM flags; Down leaves no JVM.
 func TestApacheKafkaGroup(t *testing.T) {
@@ -60,7 +64,9 @@ func TestApacheKafkaGroup(t *testing.T) {
 	defer cancel()
 	defer lt.Down(context.Background())
 	rows := []planner.Row{{Security: "plaintext", Brokers: 1, KafkaVersion: rel.Version},
-		{Security: "encrypt", Brokers: 1, KafkaVersion: rel.Version, Gateways: 1, GatewayTransport: "tls"}}
+		{Security: "encrypt", Brokers: 1, KafkaVersion: rel.Version, Gateways: 1, GatewayTransport: "tls"},
+		{Security: "sasl_ssl", Brokers: 1, KafkaVersion: rel.Version, SASLMechanism: planner.SASLOAuthBearer},
+		{Security: "sasl_ssl", Brokers: 1, KafkaVersion: rel.Version, SASLMechanism: planner.SASLGSSAPI}}
 	for i := range rows {
 		if err := lt.CheckRow(&rows[i]); err != nil {
 			t.Fatal(err)
@@ -76,6 +82,23 @@ func TestApacheKafkaGroup(t *testing.T) {
 			t.Errorf("mode %s: %+v", m, e)
 		}
 	}
+	// The group's identity provider and KDC: the sasl_ssl client config
+	// authenticates with each mechanism a row names.
+	for _, mech := range []string{planner.SASLOAuthBearer, planner.SASLGSSAPI} {
+		props, err := kafkaconf.ReadClientConfig(ep.Modes["sasl_ssl"].ClientConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := loadgen.Run(ctx, loadgen.Config{ClientConfig: props, SASLMechanism: mech, Rate: 500, Partitions: 1, ConsumerGroups: 1,
+			Duration: time.Second, DrainTimeout: 10 * time.Second, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Healthy || res.Consumed != res.Published || res.Connections.SASLMechanism != planner.KafkaSASLMechanism(mech) {
+			t.Errorf("%s: healthy %v %v, published %d consumed %d, connections %+v", mech, res.Healthy, res.Reasons, res.Published, res.Consumed, res.Connections)
+		}
+	}
+	kdcAddr := lt.ident.kdc.Address
 	b := lt.Broker()
 	if b.Kind != target.BrokerApache || b.Version != rel.Version || !strings.Contains(b.Java, "version") ||
 		!slices.Equal(b.JVMFlags, []string{"-Xmx384m", "-Xms384m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"}) {
@@ -115,6 +138,10 @@ func TestApacheKafkaGroup(t *testing.T) {
 	}
 	if _, err := procstat.CPU(pid); err == nil {
 		t.Errorf("broker JVM %d still runs after Down", pid)
+	}
+	if c, err := net.DialTimeout("tcp", kdcAddr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("the group's KDC still answers on %s after Down", kdcAddr)
 	}
 	if b := lt.Broker(); b.Kind != "" {
 		t.Errorf("after Down the broker is %+v", b)
