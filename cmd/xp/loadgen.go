@@ -86,7 +86,7 @@ func (fl *loadgenFlags) register(cmd *cobra.Command) {
 	f.StringVar(&fl.jvmOpts, "jvm-opts", "", "with --client java: JVM flags, space-separated (default: none, the JVM's defaults)")
 	f.StringVar(&cfg.TLSVersion, "tls-version", "default", "TLS version the clients allow: default, 1.2 or 1.3 (a row's tls_version)")
 	f.StringVar(&cfg.TLSCipher, "tls-cipher", "default", "bulk cipher of the TLS suite: default, aes128-gcm, aes256-gcm or chacha20-poly1305 (a row's tls_cipher; needs --tls-version)")
-	f.StringVar(&cfg.SASLMechanism, "sasl-mechanism", "", "SASL mechanism replacing the client config's: scram-sha-512, scram-sha-256 or plain (a row's sasl_mechanism)")
+	f.StringVar(&cfg.SASLMechanism, "sasl-mechanism", "", "SASL mechanism replacing the client config's: scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi (a row's sasl_mechanism; the last two need their properties in the client config)")
 	f.IntVar(&cfg.ConnectionChurn, "connection-churn", 0, "records each producer sends before it reopens its client (0: one client for the run)")
 	f.BoolVar(&fl.asJSON, "json", false, "print the result as one JSON object")
 }

@@ -119,7 +119,8 @@ type Config struct {
 	TLSVersion string
 	TLSCipher  string
 	// SASLMechanism replaces sasl.mechanism of a SASL client config with
-	// a row's sasl_mechanism (scram-sha-512, scram-sha-256 or plain; ""
+	// a row's sasl_mechanism (scram-sha-512, scram-sha-256, plain, or
+	// oauthbearer and gssapi with their properties in the config; ""
 	// keeps the config's).
 	SASLMechanism string
 	// ConnectionChurn is the records each producer sends before it closes
