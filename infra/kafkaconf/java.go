@@ -14,7 +14,8 @@ import (
 // the CA as a PEM truststore; for a client certificate a PEM keystore of
 // key and certificate, written beside path as path+".keystore.pem" (0600;
 // Kafka reads an unencrypted PKCS#8 key there); SASL as sasl.mechanism
-// and sasl.jaas.config. bootstrap.servers is left to the tool's own flag.
+// and sasl.jaas.config (OAUTHBEARER's token endpoint and GSSAPI's keytab
+// as javaIdentitySASL says). bootstrap.servers is left to the tool's own flag.
 func WriteJavaClientConfig(path string, props map[string]string) error {
 	for k := range props {
 		if !supported(k) || javaOnly[k] {
@@ -45,30 +46,10 @@ func WriteJavaClientConfig(path string, props map[string]string) error {
 		}
 	}
 	if proto == "sasl_plaintext" || proto == "sasl_ssl" {
-		mech := props[SASLMechanism]
-		if mech == "" {
-			mech = props[SASLMechanisms]
+		if err := javaSASL(out, props); err != nil {
+			return err
 		}
-		switch strings.ToUpper(mech) {
-		case "OAUTHBEARER", "GSSAPI":
-			if err := javaIdentitySASL(out, props, strings.ToUpper(mech)); err != nil {
-				return err
-			}
-			goto write
-		}
-		module := map[string]string{
-			"PLAIN":         "org.apache.kafka.common.security.plain.PlainLoginModule",
-			"SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-			"SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
-		}[strings.ToUpper(mech)]
-		if module == "" {
-			return fmt.Errorf("%s=%q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI", SASLMechanism, mech)
-		}
-		out["sasl.mechanism"] = strings.ToUpper(mech)
-		out["sasl.jaas.config"] = fmt.Sprintf(`%s required username="%s" password="%s";`,
-			module, jaasEscape(props[SASLUsername]), jaasEscape(props[SASLPassword]))
 	}
-write:
 	keys := make([]string, 0, len(out))
 	for k := range out {
 		keys = append(keys, k)
@@ -80,6 +61,32 @@ write:
 		fmt.Fprintf(&b, "%s=%s\n", k, javaPropEscape(out[k]))
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// javaSASL sets, in the Java client's properties out, the SASL login of
+// props: sasl.mechanism and sasl.jaas.config, and what OAUTHBEARER and
+// GSSAPI need besides (javaIdentitySASL).
+func javaSASL(out, props map[string]string) error {
+	mech := props[SASLMechanism]
+	if mech == "" {
+		mech = props[SASLMechanisms]
+	}
+	mech = strings.ToUpper(mech)
+	if mech == "OAUTHBEARER" || mech == "GSSAPI" {
+		return javaIdentitySASL(out, props, mech)
+	}
+	module := map[string]string{
+		"PLAIN":         "org.apache.kafka.common.security.plain.PlainLoginModule",
+		"SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+		"SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+	}[mech]
+	if module == "" {
+		return fmt.Errorf("%s=%q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI", SASLMechanism, mech)
+	}
+	out["sasl.mechanism"] = mech
+	out["sasl.jaas.config"] = fmt.Sprintf(`%s required username="%s" password="%s";`,
+		module, jaasEscape(props[SASLUsername]), jaasEscape(props[SASLPassword]))
+	return nil
 }
 
 // writeKeystorePEM writes the key and then the certificate chain into one
