@@ -302,7 +302,6 @@ var (
 	fRF          = fieldIndex("replication_factor")
 	fISR         = fieldIndex("min_insync_replicas")
 	fConcurrency = fieldIndex("concurrency")
-	fEncrypt     = fieldIndex("encrypt_fields")
 	canonicalIdx = sortedFieldIndices()
 )
 

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"math/big"
 	"net/http"
 	"net/url"
 	"strings"
@@ -73,14 +72,18 @@ func TestServer(t *testing.T) {
 	if len(set.Keys) != 1 || set.Keys[0]["kty"] != "EC" || set.Keys[0]["alg"] != "ES256" || set.Keys[0]["kid"] == "" {
 		t.Fatalf("key set %v", set)
 	}
-	coord := func(s string) *big.Int {
+	coord := func(s string) []byte {
 		b, err := base64.RawURLEncoding.DecodeString(s)
 		if err != nil || len(b) != 32 {
 			t.Fatalf("coordinate %q: %v", s, err)
 		}
-		return new(big.Int).SetBytes(b)
+		return b
 	}
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: coord(set.Keys[0]["x"]), Y: coord(set.Keys[0]["y"])}
+	point := append(append([]byte{4}, coord(set.Keys[0]["x"])...), coord(set.Keys[0]["y"])...)
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), point)
+	if err != nil {
+		t.Fatalf("the key set's point is not on P-256: %v", err)
+	}
 	c, err := VerifyES256(pub, tok)
 	if err != nil {
 		t.Fatal(err)
