@@ -118,6 +118,9 @@ func Open(cfg target.Config, o Options) (*Target, error) {
 			err = matchMode(mode, cf)
 		}
 		if err == nil {
+			err = passwordSASL(cf)
+		}
+		if err == nil {
 			err = matchBootstrap(ep, cf)
 		}
 		if err != nil {
@@ -133,6 +136,19 @@ func Open(cfg target.Config, o Options) (*Target, error) {
 		return nil, errors.Join(errs...)
 	}
 	return t, nil
+}
+
+// passwordSASL refuses a client config that logs in with Kerberos
+// (GSSAPI) or OAUTHBEARER: on a cluster someone else runs xp takes only
+// PLAIN and SCRAM logins so far (its KDC and identity provider serve the
+// local target's own brokers).
+func passwordSASL(cf *kafkaconf.ClientFile) error {
+	props := cf.Map()
+	mech := strings.ToUpper(props[kafkaconf.SASLMechanism] + props[kafkaconf.SASLMechanisms])
+	if mech == "GSSAPI" || mech == "OAUTHBEARER" {
+		return fmt.Errorf("client config %s logs in with %s, which platform: existing does not take yet: use PLAIN or SCRAM", cf.Path, mech)
+	}
+	return nil
 }
 
 // matchMode refuses a client config that does not speak its mode: the

@@ -195,6 +195,10 @@ func (r *driverReader) clientProperty(sec string, line int, p kafkaconf.Property
 	switch {
 	case p.Key == kafkaconf.BootstrapServers:
 		r.bootstrap(sec, line, p.Value)
+	case strings.HasPrefix(p.Key, "sasl.kerberos."):
+		r.bad(line, "%s %s: Kerberos (GSSAPI) is not supported on platform: existing; use PLAIN or SCRAM", sec, p.Key)
+	case strings.HasPrefix(p.Key, "sasl.oauthbearer."):
+		r.bad(line, "%s %s: OAUTHBEARER is not supported on platform: existing; use PLAIN or SCRAM", sec, p.Key)
 	case kafkaconf.Reads(p.Key):
 		if prev, ok := r.chosen[p.Key]; ok {
 			if prev != p.Value {

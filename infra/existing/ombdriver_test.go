@@ -166,3 +166,25 @@ func TestImportOMBDriverProtocolURLs(t *testing.T) {
 		})
 	}
 }
+
+func TestPasswordSASL(t *testing.T) {
+	for _, c := range []struct {
+		name, props, want string
+	}{
+		{"scram", "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n", ""},
+		{"plain librdkafka", "security.protocol=SASL_SSL\nsasl.mechanisms=PLAIN\n", ""},
+		{"gssapi", "security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n", "logs in with GSSAPI, which platform: existing does not take yet"},
+		{"oauthbearer", "security.protocol=SASL_SSL\nsasl.mechanisms=OAUTHBEARER\n", "logs in with OAUTHBEARER, which platform: existing does not take yet"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cf, err := kafkaconf.ParseClientFile("c.properties", []byte(c.props))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = passwordSASL(cf)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("passwordSASL: %v, want %q", err, c.want)
+			}
+		})
+	}
+}
