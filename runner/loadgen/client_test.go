@@ -37,18 +37,21 @@ func TestValidateClient(t *testing.T) {
 	base := Config{Bootstrap: []string{"127.0.0.1:9"}, ClientConfig: map[string]string{}}
 	tests := []struct {
 		name, client, javaClient, want string
+		mechanism                      string
 	}{
-		{"franz-go", planner.ClientFranzGo, "", ""},
-		{"default", "", "", ""},
-		{"java", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", ""},
-		{"java without its release", planner.ClientJava, "", "--client java needs --java-client"},
-		{"librdkafka", planner.ClientLibrdkafka, "", "--client librdkafka is refused: xp has no librdkafka load generator yet"},
-		{"unknown", "sarama", "", `--client "sarama": want franz-go or java`},
+		{"franz-go", planner.ClientFranzGo, "", "", ""},
+		{"default", "", "", "", ""},
+		{"java", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", "", ""},
+		{"java without its release", planner.ClientJava, "", "--client java needs --java-client", ""},
+		{"librdkafka", planner.ClientLibrdkafka, "", "--client librdkafka is refused: xp has no librdkafka load generator yet", ""},
+		{"unknown", "sarama", "", `--client "sarama": want franz-go or java`, ""},
+		{"java at the default mechanism", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", "", planner.SASLScramSHA512},
+		{"java with another mechanism", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", "the Java load generator does not apply", planner.SASLPlain},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
-			c.Client, c.JavaClient = tc.client, tc.javaClient
+			c.Client, c.JavaClient, c.SASLMechanism = tc.client, tc.javaClient, tc.mechanism
 			err := c.WithDefaults().Validate()
 			switch {
 			case tc.want == "" && err != nil:
