@@ -92,6 +92,16 @@ type Server struct {
 	OAuth    *OAuthServer
 	Kerberos *KerberosServer
 	ReauthMs int
+	// InterBroker is the protocol brokers replicate over, a row's
+	// inter_broker_security: plaintext ("" too), tls (the INTERNAL
+	// listener speaks SSL) or mtls (SSL with ssl.client.auth=required,
+	// each broker presenting its own certificate as a client). The
+	// KRaft controller listener stays plaintext either way.
+	InterBroker string
+	// SuperUsers, when set, turn on KRaft's StandardAuthorizer with these
+	// principals (e.g. "User:ANONYMOUS") as super.users; nil runs no
+	// authorizer.
+	SuperUsers []string
 	// Extra are further broker configs of every node, written after the
 	// rendered ones (e.g. the local target's longer quorum timeouts); a
 	// key rendered above may not be repeated here.
@@ -181,6 +191,16 @@ func (s *Server) validate() error {
 	if s.SASLUser == "" || s.SASLPassword == "" {
 		return errors.New("kafkaconf: the SASL_SSL listener needs a user and password")
 	}
+	switch s.InterBroker {
+	case "", planner.SecurityPlaintext, planner.SecurityTLS, planner.SecurityMTLS:
+	default:
+		return fmt.Errorf("kafkaconf: inter-broker security %q: want plaintext, tls or mtls", s.InterBroker)
+	}
+	for _, u := range s.SuperUsers {
+		if !strings.HasPrefix(u, "User:") || strings.ContainsAny(u, ";\n") {
+			return fmt.Errorf("kafkaconf: super user %q: want User:<name> without ';' or line breaks", u)
+		}
+	}
 	if strings.ContainsAny(s.SASLUser+s.SASLPassword, "\"\\\n") {
 		return errors.New("kafkaconf: SASL user and password may not hold quotes, backslashes or newlines")
 	}
@@ -248,6 +268,7 @@ func (s *Server) Properties(id int) ([]byte, error) {
 		s.writeIdentitySASL(&w, node)
 		s.writeTopics(&w)
 	}
+	s.writeAuthorizer(&w)
 	if err := s.writeExtra(&w); err != nil {
 		return nil, err
 	}
@@ -286,7 +307,16 @@ func (s *Server) writeListeners(w *propsWriter, node *Node) {
 	}
 	w.kv("listener.security.protocol.map", strings.Join([]string{
 		ListenerPlaintext + ":PLAINTEXT", ListenerSSL + ":SSL", ListenerMTLS + ":SSL",
-		ListenerSASLSSL + ":SASL_SSL", ListenerInternal + ":PLAINTEXT", ListenerController + ":PLAINTEXT"}, ","))
+		ListenerSASLSSL + ":SASL_SSL", ListenerInternal + ":" + s.internalProtocol(), ListenerController + ":PLAINTEXT"}, ","))
+}
+
+// internalProtocol is the security protocol of the INTERNAL listener,
+// the one brokers replicate over: SSL for inter-broker tls and mtls.
+func (s *Server) internalProtocol() string {
+	if s.InterBroker == planner.SecurityTLS || s.InterBroker == planner.SecurityMTLS {
+		return "SSL"
+	}
+	return "PLAINTEXT"
 }
 
 // writeBrokerSecurity writes a broker's TLS (PEM key and trust stores, a
@@ -300,6 +330,11 @@ func (s *Server) writeBrokerSecurity(w *propsWriter) {
 	w.kv("ssl.truststore.location", s.Truststore)
 	w.kv("ssl.endpoint.identification.algorithm", "https")
 	w.kv("listener.name.mtls.ssl.client.auth", "required")
+	if s.InterBroker == planner.SecurityMTLS {
+		// Each broker's key store doubles as its client certificate
+		// when it fetches from a leader.
+		w.kv("listener.name.internal.ssl.client.auth", "required")
+	}
 	if p := s.TLS.Protocols(); p != "" {
 		w.kv("ssl.enabled.protocols", p)
 		w.kv("ssl.protocol", p)
@@ -317,6 +352,22 @@ func (s *Server) writeBrokerSecurity(w *propsWriter) {
 	w.kv("listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
 		"org.apache.kafka.common.security.scram.ScramLoginModule required;")
 }
+
+// writeAuthorizer writes KRaft's StandardAuthorizer and its super users,
+// on brokers and controllers alike (a controller authorizes the brokers'
+// registrations and heartbeats and the Admin API's ACL changes), when
+// s.SuperUsers is set.
+func (s *Server) writeAuthorizer(w *propsWriter) {
+	if len(s.SuperUsers) == 0 {
+		return
+	}
+	w.comment("authorization: KRaft's StandardAuthorizer, ACLs in the cluster's metadata")
+	w.kv("authorizer.class.name", StandardAuthorizer)
+	w.kv("super.users", strings.Join(s.SuperUsers, ";"))
+}
+
+// StandardAuthorizer is KRaft's ACL authorizer class.
+const StandardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 // writeTopics writes a broker's topic defaults.
 func (s *Server) writeTopics(w *propsWriter) {

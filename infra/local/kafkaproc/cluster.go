@@ -81,6 +81,15 @@ type Options struct {
 	// ReauthMs is the SASL_SSL listener's connections.max.reauth.ms with
 	// OAuth or KDC; default kafkaconf.ReauthMs.
 	ReauthMs int
+	// InterBroker is what the brokers replicate over, a row's
+	// inter_broker_security (kafkaconf.Server.InterBroker): plaintext
+	// ("" too), tls or mtls, for which each broker's certificate is good
+	// as a client's too.
+	InterBroker string
+	// Authorizer runs KRaft's StandardAuthorizer, with xp's admin
+	// (PrincipalAnonymous) and, with inter-broker mtls, the brokers'
+	// certificates as super users; CreateACLs adds the ACLs.
+	Authorizer bool
 }
 
 // Broker is one node of a running cluster.
@@ -111,6 +120,9 @@ type Cluster struct {
 	modes         map[string]endpoint.Endpoint
 	plain         string
 	brokers       []Broker
+	saslUser      string
+	interBroker   string
+	authorizer    bool
 	procs         []*childproc.Proc
 	once          sync.Once
 }
@@ -200,7 +212,11 @@ func (e *portTakenError) Unwrap() error { return e.err }
 func HeapFlags(heap string) []string { return []string{"-Xmx" + heap, "-Xms" + heap} }
 
 func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
-	c := &Cluster{dir: dir, release: o.Release, modes: map[string]endpoint.Endpoint{}}
+	c := &Cluster{dir: dir, release: o.Release, modes: map[string]endpoint.Endpoint{},
+		interBroker: o.InterBroker, authorizer: o.Authorizer}
+	if c.interBroker == "" {
+		c.interBroker = planner.SecurityPlaintext
+	}
 	c.jvmFlags = append(HeapFlags(o.Heap), o.JVMFlags...)
 	defer func() {
 		if err != nil {
@@ -217,6 +233,16 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 	if srv != nil {
 		srv.TLS = o.TLS
 		c.ca.LeafKey = o.TLSKey
+		srv.InterBroker = o.InterBroker
+		c.saslUser = srv.SASLUser
+		if o.Authorizer {
+			srv.SuperUsers = []string{PrincipalAnonymous}
+			for _, n := range srv.Nodes {
+				if o.InterBroker == planner.SecurityMTLS {
+					srv.SuperUsers = append(srv.SuperUsers, brokerPrincipal("broker-"+strconv.Itoa(n.ID)))
+				}
+			}
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -278,7 +304,12 @@ func (c *Cluster) writeBroker(srv *kafkaconf.Server, n kafkaconf.Node, logName s
 			return err
 		}
 	}
-	if _, _, err := c.ca.Server(b.Name, n.Address); err != nil {
+	issue := c.ca.Server
+	if srv.InterBroker == planner.SecurityMTLS {
+		// The broker presents its certificate to leaders as a client.
+		issue = c.ca.Gateway
+	}
+	if _, _, err := issue(b.Name, n.Address); err != nil {
 		return err
 	}
 	ks, err := c.ca.Keystore(b.Name)
@@ -391,7 +422,7 @@ func (c *Cluster) format(ctx context.Context, java Java, b Broker, clusterID str
 // writeClientConfigs writes a client config per direct mode, and the
 // sasl_ssl one with PLAIN, against srv.
 func (c *Cluster) writeClientConfigs(srv *kafkaconf.Server) error {
-	cert, key, err := c.ca.Client("client")
+	cert, key, err := c.ca.Client(clientCertName)
 	if err != nil {
 		return err
 	}
@@ -426,6 +457,11 @@ func (c *Cluster) ready(ctx context.Context, srv *kafkaconf.Server) error {
 	}
 	if err := agent.UpsertSCRAM(ctx, admin, srv.SASLUser, srv.SASLPassword); err != nil {
 		return err
+	}
+	if c.authorizer {
+		if err := c.runACLs(ctx); err != nil {
+			return err
+		}
 	}
 	var modes []agent.KafkaMode
 	for _, name := range planner.DirectModes() {
@@ -566,6 +602,13 @@ func (c *Cluster) JVMFlags() []string { return slices.Clone(c.jvmFlags) }
 // Authority is the cluster's certificate authority (dir/pki): gateways in
 // front of the cluster issue their certificates from it.
 func (c *Cluster) Authority() *pki.Authority { return c.ca }
+
+// InterBroker is what the brokers replicate over: plaintext, tls or
+// mtls.
+func (c *Cluster) InterBroker() string { return c.interBroker }
+
+// Authorizer reports whether the brokers run KRaft's StandardAuthorizer.
+func (c *Cluster) Authorizer() bool { return c.authorizer }
 
 // Modes are the direct modes: each one's bootstrap servers and client
 // config file.
