@@ -42,7 +42,7 @@ func TestSurfaceRefusedByName(t *testing.T) {
 			"tls_cipher chacha20-poly1305 with tls_version 1.3: the embedded cluster's TLS is Go's crypto/tls"},
 		{"scram-sha-256 on the embedded cluster", "sasl_ssl", "  sasl_mechanism: scram-sha-256\n",
 			"sasl_mechanism scram-sha-256: the embedded cluster's and xp's gateway's SASL servers speak PLAIN and SCRAM-SHA-512 only"},
-		{"authorizer", "tls, mtls", "  authorizer: acl\n  acls: 1000\n", "authorizer acl: the local target runs no authorizer so far"},
+		{"authorizer", "tls, mtls", "  authorizer: acl\n  acls: 1000\n", "authorizer acl: the embedded cluster runs no authorizer"},
 		{"oauthbearer", "sasl_ssl", "  sasl_mechanism: oauthbearer\n", "sasl_mechanism oauthbearer: the embedded cluster's SASL server speaks PLAIN and SCRAM-SHA-512 only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,6 +49,15 @@ type Broker struct {
 	// JVMFlags are the brokers' JVM flags, heap included (Apache Kafka
 	// only).
 	JVMFlags []string `json:"jvm_flags,omitempty"`
+	// InterBrokerSecurity is what the brokers replicate over as the
+	// target applied it: plaintext, tls or mtls (Apache Kafka on the
+	// local target).
+	InterBrokerSecurity string `json:"inter_broker_security,omitempty"`
+	// Authorizer is the brokers' authorizer class, absent without one,
+	// and ACLs the ACLs created for other principals before the group's
+	// rows (beside the ones the run's principals need).
+	Authorizer string `json:"authorizer,omitempty"`
+	ACLs       int    `json:"acls,omitempty"`
 }
 
 // String is "KIND VERSION", e.g. "apache 4.1.0", with a guessed version

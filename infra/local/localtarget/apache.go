@@ -175,8 +175,13 @@ func (a *apache) checkRow(r *planner.Row) error {
 }
 
 // broker is the provenance of a group of release rel.
-func (a *apache) broker(rel kafkaproc.Release, flags []string) target.Broker {
-	return target.Broker{Kind: target.BrokerApache, Version: rel.Version, Java: a.java.String(), JVMFlags: flags}
+func (a *apache) broker(rel kafkaproc.Release, c *kafkaproc.Cluster, acls int) target.Broker {
+	b := target.Broker{Kind: target.BrokerApache, Version: rel.Version, Java: a.java.String(), JVMFlags: c.JVMFlags(),
+		InterBrokerSecurity: c.InterBroker()}
+	if c.Authorizer() {
+		b.Authorizer, b.ACLs = kafkaconf.StandardAuthorizer, acls
+	}
+	return b
 }
 
 // start runs the group's brokers of its kafka_version in dir (their
@@ -202,7 +207,8 @@ func (a *apache) start(ctx context.Context, g target.Group, workDir, dir string,
 	o := kafkaproc.Options{Release: rel, Java: a.java, Brokers: g.Key.Brokers,
 		Dir: filepath.Clean(dir), Heap: a.heap, JVMFlags: a.jvmFlags, Keep: a.keep,
 		TLS:    kafkaconf.TLSChoice{Version: g.Key.Security.TLSVersion, Cipher: g.Key.Security.TLSCipher},
-		TLSKey: g.Key.Security.TLSKey}
+		TLSKey: g.Key.Security.TLSKey, InterBroker: g.Key.Security.InterBroker,
+		Authorizer: g.Key.Security.Authorizer == planner.AuthorizerACL}
 	id.options(&o)
 	c, err := kafkaproc.Start(ctx, o)
 	if err != nil {
@@ -211,6 +217,14 @@ func (a *apache) start(ctx context.Context, g target.Group, workDir, dir string,
 	if err := id.addToClientConfig(c.Modes()[planner.SecuritySASLSSL].ClientConfig); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("local target: %w", err)
+	}
+	if c.Authorizer() {
+		// Before the group's rows: the ACLs the row asks for, for other
+		// principals, beside the run's own.
+		if err := c.CreateACLs(ctx, g.Key.Security.ACLs); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("local target: %w", err)
+		}
 	}
 	return c, nil
 }

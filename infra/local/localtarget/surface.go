@@ -17,16 +17,20 @@ func (t *Target) ServesSurface(r *planner.Row) error { return servesSurface(r, t
 // embedded cluster (apache false), cannot serve r's security surface, or
 // nil. It serves tls_version and tls_cipher on the clients everywhere
 // (and on Apache Kafka's listeners too), tls_key on Apache Kafka's
-// direct rows, connection_churn everywhere, and the SASL mechanisms each
+// direct rows, connection_churn everywhere, inter_broker_security on
+// Apache Kafka, authorizer acl on Apache Kafka's direct mtls and sasl_ssl
+// rows, and the SASL mechanisms each
 // SASL server speaks (OAUTHBEARER and GSSAPI direct on Apache Kafka, with
 // xp's identity provider or a KDC per group); the rest is refused by
 // name.
 func servesSurface(r *planner.Row, apache bool) error {
 	switch {
-	case r.InterBrokerSecurity != planner.SecurityPlaintext:
-		return fmt.Errorf("inter_broker_security %s: the local target's brokers replicate over plaintext only so far; use inter_broker_security plaintext", r.InterBrokerSecurity)
-	case r.Authorizer != planner.AuthorizerNone:
-		return fmt.Errorf("authorizer %s: the local target runs no authorizer so far; use authorizer none", r.Authorizer)
+	case r.InterBrokerSecurity != planner.SecurityPlaintext && !apache:
+		return fmt.Errorf("inter_broker_security %s: the embedded cluster's brokers share one process and replicate over nothing; run it on Apache Kafka (a TARGET.yaml with kafka:)", r.InterBrokerSecurity)
+	case r.Authorizer != planner.AuthorizerNone && !apache:
+		return fmt.Errorf("authorizer %s: the embedded cluster runs no authorizer; run it on Apache Kafka (a TARGET.yaml with kafka:)", r.Authorizer)
+	case r.Authorizer != planner.AuthorizerNone && (r.NeedsGateway() || (r.Security != planner.SecurityMTLS && r.Security != planner.SecuritySASLSSL)):
+		return fmt.Errorf("authorizer %s with security %s: on the local target only mtls and sasl_ssl clients have an identity of their own (plaintext and tls clients are ANONYMOUS, xp's admin and a super user; a gateway's upstream leg is not given ACLs); use security mtls or sasl_ssl", r.Authorizer, r.Security)
 	case r.TLSKey != planner.TLSKeyECDSAP256 && (!apache || r.NeedsGateway()):
 		return fmt.Errorf("tls_key %s: the local target issues such keys to Apache Kafka's brokers and clients only, not to the embedded cluster or the gateways; run it direct on Apache Kafka (a TARGET.yaml with kafka:)", r.TLSKey)
 	}

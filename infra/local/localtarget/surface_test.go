@@ -39,8 +39,18 @@ func TestServesSurface(t *testing.T) {
 		{"1.2 chacha20 on kfake", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion12, planner.TLSCipherChaCha20 }), false, ""},
 		{"1.3 chacha20 on kafka", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion13, planner.TLSCipherChaCha20 }), true, ""},
 		{"1.3 chacha20 on kfake", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion13, planner.TLSCipherChaCha20 }), false, "tls_cipher chacha20-poly1305 with tls_version 1.3"},
-		{"inter-broker tls", row(func(r *planner.Row) { r.InterBrokerSecurity = planner.SecurityTLS }), true, "inter_broker_security tls"},
-		{"authorizer", row(func(r *planner.Row) { r.Authorizer, r.ACLs = planner.AuthorizerACL, 10 }), true, "authorizer acl"},
+		{"inter-broker tls on kafka", row(func(r *planner.Row) { r.InterBrokerSecurity = planner.SecurityTLS }), true, ""},
+		{"inter-broker mtls through the gateway", row(func(r *planner.Row) {
+			r.Security, r.InterBrokerSecurity = planner.SecurityProxy, planner.SecurityMTLS
+		}), true, ""},
+		{"inter-broker tls on kfake", row(func(r *planner.Row) { r.InterBrokerSecurity = planner.SecurityTLS }), false, "inter_broker_security tls: the embedded cluster"},
+		{"authorizer on kafka sasl_ssl", row(func(r *planner.Row) { r.Authorizer, r.ACLs = planner.AuthorizerACL, 10 }), true, ""},
+		{"authorizer on kafka mtls", row(func(r *planner.Row) {
+			r.Security, r.Authorizer, r.ACLs = planner.SecurityMTLS, planner.AuthorizerACL, 10
+		}), true, ""},
+		{"authorizer on kafka tls", row(func(r *planner.Row) { r.Security, r.Authorizer = planner.SecurityTLS, planner.AuthorizerACL }), true, "authorizer acl with security tls"},
+		{"authorizer through the gateway", row(func(r *planner.Row) { r.Security, r.Authorizer = planner.SecurityProxy, planner.AuthorizerACL }), true, "authorizer acl with security proxy"},
+		{"authorizer on kfake", row(func(r *planner.Row) { r.Authorizer, r.ACLs = planner.AuthorizerACL, 10 }), false, "authorizer acl: the embedded cluster"},
 		{"rsa key on kafka", row(func(r *planner.Row) { r.TLSKey = planner.TLSKeyRSA4096 }), true, ""},
 		{"rsa key on kfake", row(func(r *planner.Row) { r.TLSKey = planner.TLSKeyRSA2048 }), false, "tls_key rsa2048"},
 		{"plain through kroxylicious", row(func(r *planner.Row) {

@@ -182,7 +182,7 @@ func (t *Target) startCluster(ctx context.Context, g target.Group) (upstream, er
 			return upstream{}, err
 		}
 		t.kafka = kc
-		t.broker = t.apache.broker(t.apache.releases[g.Key.KafkaVersion], kc.JVMFlags())
+		t.broker = t.apache.broker(t.apache.releases[g.Key.KafkaVersion], kc, g.Key.Security.ACLs)
 		return upstream{Dir: kc.Dir(), Modes: kc.Modes(), Brokers: len(kc.Brokers()), FirstNodeID: kc.Brokers()[0].ID}, nil
 	}
 	cl, rep, err := startChild(ctx, childSpec{Role: roleCluster, Brokers: g.Key.Brokers, Dir: t.groupDir})
