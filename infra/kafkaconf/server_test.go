@@ -153,6 +153,53 @@ func TestServerExtra(t *testing.T) {
 	}
 }
 
+// TestServerInterBrokerAndAuthorizer: inter-broker tls and mtls make the
+// INTERNAL listener SSL (mtls with a client certificate required), and
+// super users turn on the StandardAuthorizer, on brokers and controllers;
+// the defaults render neither.
+func TestServerInterBrokerAndAuthorizer(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		interBroker string
+		superUsers  []string
+		want, not   []string
+	}{
+		{"defaults", "", nil, []string{"INTERNAL:PLAINTEXT"},
+			[]string{"INTERNAL:SSL", "listener.name.internal.ssl.client.auth", "authorizer.class.name", "super.users"}},
+		{"tls", planner.SecurityTLS, nil, []string{"INTERNAL:SSL,CONTROLLER:PLAINTEXT", "inter.broker.listener.name=INTERNAL\n"},
+			[]string{"listener.name.internal.ssl.client.auth"}},
+		{"mtls", planner.SecurityMTLS, nil, []string{"INTERNAL:SSL", "listener.name.internal.ssl.client.auth=required\n"}, nil},
+		{"authorizer", "", []string{"User:ANONYMOUS", "User:CN=broker-1,O=xp"}, []string{
+			"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n",
+			"super.users=User:ANONYMOUS;User:CN=broker-1,O=xp\n"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testServer(3, 1)
+			s.InterBroker, s.SuperUsers = tc.interBroker, tc.superUsers
+			for _, n := range s.Nodes {
+				b, err := s.Properties(n.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				broker := n.has(planner.RoleBroker)
+				for _, w := range tc.want {
+					if onBroker := !strings.Contains(w, "super.users") && !strings.Contains(w, "authorizer"); onBroker && !broker {
+						continue
+					}
+					if !strings.Contains(string(b), w) {
+						t.Errorf("node %d lacks %q", n.ID, w)
+					}
+				}
+				for _, w := range tc.not {
+					if strings.Contains(string(b), w) {
+						t.Errorf("node %d has %q", n.ID, w)
+					}
+				}
+			}
+		})
+	}
+}
+
 func TestServerRejects(t *testing.T) {
 	cases := []struct {
 		name string
@@ -166,6 +213,9 @@ func TestServerRejects(t *testing.T) {
 		{"quote in password", func(s *Server) { s.SASLPassword = `a"b` }, "quotes"},
 		{"extra repeats a rendered key", func(s *Server) { s.Extra = map[string]string{"min.insync.replicas": "1"} }, "extra config min.insync.replicas is one xp renders itself"},
 		{"extra with a line break", func(s *Server) { s.Extra = map[string]string{"a.b": "1\nlisteners=x"} }, "one-line value"},
+		{"unknown inter-broker security", func(s *Server) { s.InterBroker = "sasl_ssl" }, `inter-broker security "sasl_ssl": want plaintext, tls or mtls`},
+		{"super user without User:", func(s *Server) { s.SuperUsers = []string{"ANONYMOUS"} }, `super user "ANONYMOUS"`},
+		{"super user with a semicolon", func(s *Server) { s.SuperUsers = []string{"User:a;User:b"} }, "without ';'"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
