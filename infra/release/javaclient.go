@@ -2,12 +2,10 @@ package release
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -157,32 +155,9 @@ type JavaClientRelease struct {
 // Java client release it holds: one top directory with
 // libs/xp-java-loadgen.jar and libs/kafka-clients-VERSION.jar.
 func InspectJavaClient(path string) (JavaClientRelease, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return JavaClientRelease{}, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return JavaClientRelease{}, fmt.Errorf("%s: %w: not a gzip'd tar (%v)", path, ErrNotJavaClient, err)
-	}
-	tr := tar.NewReader(zr)
 	var r JavaClientRelease
 	hasJar := false
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return JavaClientRelease{}, fmt.Errorf("%s: %w: %v", path, ErrNotJavaClient, err)
-		}
-		top, rest, _ := strings.Cut(strings.TrimPrefix(h.Name, "./"), "/")
-		if r.Top == "" {
-			r.Top = top
-		} else if top != r.Top {
-			return JavaClientRelease{}, fmt.Errorf("%s: %w: more than one top directory (%s, %s)", path, ErrNotJavaClient, r.Top, top)
-		}
+	top, err := walkArchive(path, ErrNotJavaClient, func(rest string, h *tar.Header) {
 		if lib, ok := strings.CutPrefix(rest, "libs/"); ok && h.Typeflag == tar.TypeReg {
 			if lib == javaClientJar {
 				hasJar = true
@@ -191,7 +166,11 @@ func InspectJavaClient(path string) (JavaClientRelease, error) {
 				r.Version = m[1]
 			}
 		}
+	})
+	if err != nil {
+		return JavaClientRelease{}, err
 	}
+	r.Top = top
 	if !hasJar || r.Version == "" {
 		return JavaClientRelease{}, fmt.Errorf("%s: %w: want libs/%s and libs/kafka-clients-VERSION.jar under one top directory (make java-client assembles it)", path, ErrNotJavaClient, javaClientJar)
 	}

@@ -266,31 +266,8 @@ var ErrNotKafka = errors.New("not a Kafka release")
 // release it holds: one top directory with libs/kafka_2.13-VERSION.jar.
 // The error of anything else wraps ErrNotKafka and names the file.
 func InspectKafka(path string) (KafkaRelease, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return KafkaRelease{}, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return KafkaRelease{}, fmt.Errorf("%s: %w: not a gzip'd tar (%v)", path, ErrNotKafka, err)
-	}
-	tr := tar.NewReader(zr)
 	var r KafkaRelease
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return KafkaRelease{}, fmt.Errorf("%s: %w: %v", path, ErrNotKafka, err)
-		}
-		top, rest, _ := strings.Cut(strings.TrimPrefix(h.Name, "./"), "/")
-		if r.Top == "" {
-			r.Top = top
-		} else if top != r.Top {
-			return KafkaRelease{}, fmt.Errorf("%s: %w: more than one top directory (%s, %s)", path, ErrNotKafka, r.Top, top)
-		}
+	top, err := walkArchive(path, ErrNotKafka, func(rest string, h *tar.Header) {
 		if rest == AssembledMarker {
 			r.Assembled = true
 		}
@@ -299,9 +276,45 @@ func InspectKafka(path string) (KafkaRelease, error) {
 				r.Version = m[1]
 			}
 		}
+	})
+	if err != nil {
+		return KafkaRelease{}, err
 	}
+	r.Top = top
 	if r.Version == "" {
 		return KafkaRelease{}, fmt.Errorf("%s: %w: no libs/kafka_%s-*.jar in it (make kafka-dist assembles one; Apache's are kafka_%s-VERSION.tgz)", path, ErrNotKafka, KafkaScala, KafkaScala)
 	}
 	return r, nil
+}
+
+// walkArchive reads the release archive at path (gzip'd tar), which must
+// hold one top directory, and calls visit with each entry's path below it.
+// It returns the top directory; its errors wrap kind and name the file.
+func walkArchive(path string, kind error, visit func(rest string, h *tar.Header)) (top string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w: not a gzip'd tar (%v)", path, kind, err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return top, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %w: %v", path, kind, err)
+		}
+		t, rest, _ := strings.Cut(strings.TrimPrefix(h.Name, "./"), "/")
+		if top == "" {
+			top = t
+		} else if t != top {
+			return "", fmt.Errorf("%s: %w: more than one top directory (%s, %s)", path, kind, top, t)
+		}
+		visit(rest, h)
+	}
 }

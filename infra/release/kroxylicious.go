@@ -4,12 +4,10 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -376,32 +374,9 @@ var ErrNotKroxylicious = errors.New("not a Kroxylicious release")
 // bin/kroxylicious-start.sh and libs/kroxylicious-runtime-VERSION.jar. The
 // error of anything else wraps ErrNotKroxylicious and names the file.
 func InspectKroxylicious(path string) (KroxyliciousRelease, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return KroxyliciousRelease{}, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return KroxyliciousRelease{}, fmt.Errorf("%s: %w: not a gzip'd tar (%v)", path, ErrNotKroxylicious, err)
-	}
-	tr := tar.NewReader(zr)
 	var r KroxyliciousRelease
 	start := false
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return KroxyliciousRelease{}, fmt.Errorf("%s: %w: %v", path, ErrNotKroxylicious, err)
-		}
-		top, rest, _ := strings.Cut(strings.TrimPrefix(h.Name, "./"), "/")
-		if r.Top == "" {
-			r.Top = top
-		} else if top != r.Top {
-			return KroxyliciousRelease{}, fmt.Errorf("%s: %w: more than one top directory (%s, %s)", path, ErrNotKroxylicious, r.Top, top)
-		}
+	top, err := walkArchive(path, ErrNotKroxylicious, func(rest string, h *tar.Header) {
 		switch {
 		case rest == AssembledMarker:
 			r.Assembled = true
@@ -416,7 +391,11 @@ func InspectKroxylicious(path string) (KroxyliciousRelease, error) {
 				r.InMemoryKMS = true
 			}
 		}
+	})
+	if err != nil {
+		return KroxyliciousRelease{}, err
 	}
+	r.Top = top
 	switch {
 	case r.Version == "":
 		return KroxyliciousRelease{}, fmt.Errorf("%s: %w: no libs/kroxylicious-runtime-*.jar in it (make kroxylicious-dist assembles one; the project's are kroxylicious-app-VERSION-bin.tar.gz)", path, ErrNotKroxylicious)
