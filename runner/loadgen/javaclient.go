@@ -20,8 +20,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/release"
@@ -87,23 +85,11 @@ func (r *run) executeJava(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	admin, err := kgo.NewClient(r.base...)
-	if err != nil {
-		return nil, r.fail("%v", err)
-	}
-	defer admin.Close()
-	adm := kadm.NewClient(admin)
-	topicDeleted := cfg.KeepTopic
-	defer func() {
-		if !topicDeleted {
-			r.deleteTopics(adm)
-			r.deleteGroups(adm)
-		}
-	}()
-	existed, err := r.prepareTopics(ctx, adm)
+	topics, existed, err := r.openTopics(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer topics.close()
 	r.indexTopics()
 	for g := range cfg.ConsumerGroups {
 		r.groups = append(r.groups, GroupName(r.name, g))
@@ -121,16 +107,7 @@ func (r *run) executeJava(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var warnings []string
-	if !topicDeleted {
-		topicDeleted = true
-		if err := r.deleteTopics(adm); err != nil {
-			warnings = append(warnings, fmt.Sprintf("topics not deleted: %v", err))
-		}
-		if err := r.deleteGroups(adm); err != nil {
-			warnings = append(warnings, fmt.Sprintf("consumer groups not deleted: %v", err))
-		}
-	}
+	warnings := topics.remove()
 	res, err := r.javaResult(rep, rss)
 	if err != nil {
 		return nil, err

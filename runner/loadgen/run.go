@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
@@ -176,24 +175,11 @@ func (r *run) phase(name string, ends time.Time) {
 // then the Result from what was counted and its health judged.
 func (r *run) execute(ctx context.Context) (*Result, error) {
 	cfg := r.cfg
-	admin, err := kgo.NewClient(r.base...)
-	if err != nil {
-		return nil, r.fail("%v", err)
-	}
-	defer admin.Close()
-	adm := kadm.NewClient(admin)
-
-	topicDeleted := cfg.KeepTopic
-	defer func() {
-		if !topicDeleted {
-			r.deleteTopics(adm)
-			r.deleteGroups(adm)
-		}
-	}()
-	existed, err := r.prepareTopics(ctx, adm)
+	topics, existed, err := r.openTopics(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer topics.close()
 	nparts := r.indexTopics()
 
 	consumers, assigned, err := r.newConsumers(existed, nparts)
@@ -240,16 +226,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	closeAll(consumers)
 	consumers = nil
 
-	var warnings []string
-	if !topicDeleted {
-		topicDeleted = true
-		if err := r.deleteTopics(adm); err != nil {
-			warnings = append(warnings, fmt.Sprintf("topics not deleted: %v", err))
-		}
-		if err := r.deleteGroups(adm); err != nil {
-			warnings = append(warnings, fmt.Sprintf("consumer groups not deleted: %v", err))
-		}
-	}
+	warnings := topics.remove()
 	res, err := r.result(warmEnd, measEnd, smp, dr)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,57 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
+
+// runTopics is the admin side of a run's topics, shared by every client:
+// made (or found) before the load, deleted with the consumer groups the
+// run joined after it, once, unless the run keeps them (--keep-topic).
+type runTopics struct {
+	r     *run
+	admin *kgo.Client
+	adm   *kadm.Client
+	done  bool // deleted, or kept
+}
+
+// openTopics opens the run's admin client and prepares its topics;
+// existed says they were there before. On error what was made is
+// deleted and the client closed; otherwise close does both.
+func (r *run) openTopics(ctx context.Context) (t *runTopics, existed bool, err error) {
+	admin, err := kgo.NewClient(r.base...)
+	if err != nil {
+		return nil, false, r.fail("%v", err)
+	}
+	t = &runTopics{r: r, admin: admin, adm: kadm.NewClient(admin), done: r.cfg.KeepTopic}
+	if existed, err = r.prepareTopics(ctx, t.adm); err != nil {
+		t.close()
+		return nil, false, err
+	}
+	return t, existed, nil
+}
+
+// remove deletes the run's topics and groups, once, and says what it
+// could not delete.
+func (t *runTopics) remove() (warnings []string) {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	if err := t.r.deleteTopics(t.adm); err != nil {
+		warnings = append(warnings, fmt.Sprintf("topics not deleted: %v", err))
+	}
+	if err := t.r.deleteGroups(t.adm); err != nil {
+		warnings = append(warnings, fmt.Sprintf("consumer groups not deleted: %v", err))
+	}
+	return warnings
+}
+
+// close removes what remove has not (a run that failed midway) and closes
+// the admin client.
+func (t *runTopics) close() {
+	t.remove()
+	t.admin.Close()
+}
 
 // topicNames lists the n topics of a run named name: name itself when n is
 // 1, else name-0 .. name-(n-1).
