@@ -467,7 +467,7 @@ func loadHosts(ctx context.Context, st *results.Store, atts []results.Attempt) (
 	// Memory is the only metric summarised by its largest sample.
 	err = st.TelemetryAround(ctx, ws, []string{telCPU, telMem, telNetIn, telNetOut, telDiskRead, telDiskWrite}, []string{telMem}, func(id int64, samples []results.Sample) error {
 		w := byID[id]
-		out[id] = summariseHosts(samples, hostRoles(done[id].Environment), w.Start, w.End)
+		out[id] = summariseHosts(samples, HostRoles(done[id].Environment), w.Start, w.End)
 		return nil
 	})
 	return out, err

@@ -69,9 +69,9 @@ func measuredWindow(loadgenJSON []byte) (start, end time.Time, ok bool) {
 	return w.Start, w.End, true
 }
 
-// hostRoles maps the attempt's machines (environment "machines": name,
+// HostRoles maps the attempt's machines (environment "machines": name,
 // role) to their roles.
-func hostRoles(env json.RawMessage) map[string]string {
+func HostRoles(env json.RawMessage) map[string]string {
 	var e struct {
 		Machines []struct {
 			Name string `json:"name"`

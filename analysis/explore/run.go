@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xp-bench/xp/analysis"
 	"github.com/xp-bench/xp/results"
 )
 
@@ -175,7 +176,7 @@ func (d *RunDetail) read(ctx context.Context, st *results.Store, a results.Attem
 	if err != nil {
 		return err
 	}
-	d.Telemetry = telemetrySeries(samples, a.Started, hostRoles(a.Environment), maxPoints)
+	d.Telemetry = telemetrySeries(samples, a.Started, analysis.HostRoles(a.Environment), maxPoints)
 	d.Phases = []Phase{{Name: "started", At: d.Started}}
 	logs, err := st.Logs(ctx, a.ID)
 	if err != nil {
@@ -224,24 +225,6 @@ func sampleIndexes(n, max int) []int {
 	}
 	for k := range max {
 		out = append(out, int(math.Round(float64(k)*float64(n-1)/float64(max-1))))
-	}
-	return out
-}
-
-// hostRoles maps the attempt's machines (environment "machines": name,
-// role) to their roles.
-func hostRoles(env json.RawMessage) map[string]string {
-	var e struct {
-		Machines []struct {
-			Name string `json:"name"`
-			Role string `json:"role"`
-		} `json:"machines"`
-	}
-	out := map[string]string{}
-	if json.Unmarshal(env, &e) == nil {
-		for _, m := range e.Machines {
-			out[m.Name] = m.Role
-		}
 	}
 	return out
 }
