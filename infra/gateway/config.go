@@ -90,6 +90,16 @@ type Client struct {
 	// CA verifies client certificates; required for mtls (Kafka:
 	// ssl.client.auth=required with ssl.truststore.location).
 	CA string `yaml:"ca"`
+	// TLSVersion narrows the client leg to one TLS version, as a plan
+	// row's tls_version names it: default (1.2 or 1.3, whichever both
+	// sides prefer), 1.2 or 1.3 (Kafka: ssl.enabled.protocols).
+	TLSVersion string `yaml:"tls_version"`
+	// TLSCipher narrows the client leg to the ECDHE suites of one
+	// cipher, as a row's tls_cipher names it: default, aes128-gcm,
+	// aes256-gcm or chacha20-poly1305 (Kafka: ssl.cipher.suites). It
+	// needs tls_version 1.2: Go's crypto/tls lets a server choose no TLS
+	// 1.3 suite (it picks among those the client offers).
+	TLSCipher string `yaml:"tls_cipher"`
 }
 
 // Upstream is the broker leg.
@@ -337,7 +347,67 @@ func (cl *Client) validate() error {
 	if cl.Transport == planner.SecurityMTLS && cl.CA == "" {
 		return badConfig("client.ca: required for client.transport mtls (the CA that signs client certificates)")
 	}
+	return cl.validateTLS()
+}
+
+// validateTLS fills the client leg's default TLS version and cipher and
+// checks that the transport and version allow them.
+func (cl *Client) validateTLS() error {
+	if cl.TLSVersion == "" {
+		cl.TLSVersion = planner.TLSDefault
+	}
+	if cl.TLSCipher == "" {
+		cl.TLSCipher = planner.TLSDefault
+	}
+	switch cl.TLSVersion {
+	case planner.TLSDefault, planner.TLSVersion12, planner.TLSVersion13:
+	default:
+		return badConfig("client.tls_version: %q is not one of default, 1.2, 1.3", cl.TLSVersion)
+	}
+	switch cl.TLSCipher {
+	case planner.TLSDefault, planner.TLSCipherAES128GCM, planner.TLSCipherAES256GCM, planner.TLSCipherChaCha20:
+	default:
+		return badConfig("client.tls_cipher: %q is not one of default, aes128-gcm, aes256-gcm, chacha20-poly1305", cl.TLSCipher)
+	}
+	switch {
+	case cl.Transport == planner.SecurityPlaintext && (cl.TLSVersion != planner.TLSDefault || cl.TLSCipher != planner.TLSDefault):
+		return badConfig("client.tls_version and client.tls_cipher: client.transport plaintext has no TLS; remove them or use tls, mtls or sasl_ssl")
+	case cl.TLSCipher != planner.TLSDefault && cl.TLSVersion == planner.TLSDefault:
+		return badConfig("client.tls_cipher %s: needs client.tls_version 1.2 (under default the version, and with it the suite, is what the two sides prefer)", cl.TLSCipher)
+	case cl.TLSCipher != planner.TLSDefault && cl.TLSVersion == planner.TLSVersion13:
+		return badConfig("client.tls_cipher %s with client.tls_version 1.3: Go's crypto/tls lets a server choose no TLS 1.3 suite (it takes one the client offers); use tls_version 1.2, or narrow the client's suites", cl.TLSCipher)
+	}
 	return nil
+}
+
+// narrow restricts cfg, the client leg's server side, to the leg's TLS
+// version and, under TLS 1.2, to the ECDHE suites (RSA and ECDSA
+// certificates) of its cipher.
+func (cl *Client) narrow(cfg *tls.Config) {
+	switch cl.TLSVersion {
+	case planner.TLSVersion12:
+		cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS12, tls.VersionTLS12
+	case planner.TLSVersion13:
+		cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS13, tls.VersionTLS13
+	}
+	if cl.TLSCipher == planner.TLSDefault || cl.TLSCipher == "" {
+		return
+	}
+	cfg.CipherSuites = tls12Suites(cl.TLSCipher)
+}
+
+// tls12Suites are the TLS 1.2 ECDHE suites of a tls_cipher level: the
+// RSA and the ECDSA one, by their IANA names.
+func tls12Suites(cipher string) []uint16 {
+	part := map[string]string{planner.TLSCipherAES128GCM: "_WITH_AES_128_GCM_", planner.TLSCipherAES256GCM: "_WITH_AES_256_GCM_",
+		planner.TLSCipherChaCha20: "_WITH_CHACHA20_POLY1305_"}[cipher]
+	var ids []uint16
+	for _, s := range tls.CipherSuites() {
+		if strings.HasPrefix(s.Name, "TLS_ECDHE_") && strings.Contains(s.Name, part) && slices.Contains(s.SupportedVersions, tls.VersionTLS12) {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
 }
 
 // validate fills the broker leg's defaults and checks its brokers'
@@ -448,6 +518,7 @@ func (c *Config) clientTLS() (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.Client.narrow(cfg)
 	return cfg, nil
 }
 

@@ -92,6 +92,21 @@ encrypt: {topics: ["secret-*"]}
 		{"mtls without a CA", "client: {transport: mtls, cert: gateway.pem, key: gateway-key.pem}\nupstream:\n  bootstrap: [127.0.0.1:9092]\n", "client.ca: required", nil},
 		{"unknown client transport", "client: {transport: ssl}\nupstream:\n  bootstrap: [127.0.0.1:9092]\n", `client.transport: "ssl" is not one of`, nil},
 		{"sasl on the broker leg", "upstream: {bootstrap: [127.0.0.1:9092], transport: sasl_ssl}\n", "SASL is forwarded from clients", nil},
+		{"tls version and cipher", "client: {transport: tls, cert: gateway.pem, key: gateway-key.pem, tls_version: \"1.2\", tls_cipher: chacha20-poly1305}\nupstream:\n  bootstrap: [127.0.0.1:9092]\n", "", func(t *testing.T, c *Config) {
+			if c.Client.TLSVersion != planner.TLSVersion12 || c.Client.TLSCipher != planner.TLSCipherChaCha20 {
+				t.Errorf("client %+v", c.Client)
+			}
+		}},
+		{"tls defaults", "client: {transport: tls, cert: gateway.pem, key: gateway-key.pem}\nupstream:\n  bootstrap: [127.0.0.1:9092]\n", "", func(t *testing.T, c *Config) {
+			if c.Client.TLSVersion != planner.TLSDefault || c.Client.TLSCipher != planner.TLSDefault {
+				t.Errorf("client %+v, want both default", c.Client)
+			}
+		}},
+		{"unknown tls version", "client: {transport: tls, cert: gateway.pem, key: gateway-key.pem, tls_version: \"1.1\"}\nupstream:\n  bootstrap: [127.0.0.1:9092]\n", `client.tls_version: "1.1" is not one of default, 1.2, 1.3`, nil},
+		{"unknown tls cipher", "client: {transport: tls, cert: gateway.pem, key: gateway-key.pem, tls_version: \"1.2\", tls_cipher: rc4}\nupstream:\n  bootstrap: [127.0.0.1:9092]\n", `client.tls_cipher: "rc4" is not one of`, nil},
+		{"tls version on plaintext", "client: {tls_version: \"1.3\"}\nupstream:\n  bootstrap: [127.0.0.1:9092]\n", "client.transport plaintext has no TLS", nil},
+		{"cipher without a version", "client: {transport: tls, cert: gateway.pem, key: gateway-key.pem, tls_cipher: aes128-gcm}\nupstream:\n  bootstrap: [127.0.0.1:9092]\n", "client.tls_cipher aes128-gcm: needs client.tls_version 1.2", nil},
+		{"cipher under tls 1.3", "client: {transport: tls, cert: gateway.pem, key: gateway-key.pem, tls_version: \"1.3\", tls_cipher: aes256-gcm}\nupstream:\n  bootstrap: [127.0.0.1:9092]\n", "Go's crypto/tls lets a server choose no TLS 1.3 suite", nil},
 		{"no upstream", "listen: {host: 127.0.0.1}\n", "upstream.bootstrap: list at least one", nil},
 		{"upstream without a port", "upstream: {bootstrap: [kafka]}\n", `"kafka" is not host:port`, nil},
 		{"wildcard host needs advertised host", "listen: {host: 0.0.0.0}\nupstream: {bootstrap: [127.0.0.1:9092]}\n", "listen.advertised_host: required", nil},
