@@ -29,6 +29,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/planner"
 )
@@ -60,6 +61,12 @@ type Setup struct {
 	// CA, Cert and Key are PEM files: the cluster's CA, and the gateway's
 	// certificate for Host (server, and client for mtls) and its key.
 	CA, Cert, Key string
+	// TLS narrows the client leg's TLS to a row's tls_version and
+	// tls_cipher (the virtual cluster gateway's tls protocols and
+	// cipherSuites, allowed lists, which Kroxylicious reads from
+	// tlsChoiceVersion on); zero leaves both open. The key of Cert is the
+	// row's tls_key.
+	TLS kafkaconf.TLSChoice
 	// Mode is proxy (passthrough) or encrypt (Record Encryption, on KMS).
 	Mode string
 	// ManagementPort serves Prometheus text at /metrics on loopback.
@@ -126,6 +133,10 @@ func NewKEK(alias string) (KEK, error) {
 	return k, nil
 }
 
+// tlsChoiceVersion is the first release xp knows to read a gateway's tls
+// protocols and cipherSuites (AllowDeny in kroxylicious-api 0.12.0).
+const tlsChoiceVersion = "0.12.0"
+
 // clusterDefinitions is the release that deprecated a virtual cluster's
 // inline targetCluster for clusterDefinitions and target.cluster.
 const clusterDefinitions = "0.22.0"
@@ -184,6 +195,21 @@ func Config(s Setup) ([]byte, error) {
 		target["tls"] = m{"key": pemKey(), "trust": pemTrust()}
 	default:
 		return nil, fmt.Errorf("kroxylicious %s: transport %q is not one of plaintext, tls, mtls, sasl_ssl", s.Name, s.Transport)
+	}
+	if gwTLS, ok := gw["tls"].(m); ok {
+		// The JDK's names, which are Kafka's (ssl.enabled.protocols,
+		// ssl.cipher.suites) and IANA's.
+		if p := s.TLS.Protocols(); p != "" {
+			gwTLS["protocols"] = m{"allowed": []string{p}}
+		}
+		if suites := s.TLS.CipherSuites(); suites != nil {
+			gwTLS["cipherSuites"] = m{"allowed": suites}
+		}
+	} else if s.TLS.Protocols() != "" || s.TLS.CipherSuites() != nil {
+		return nil, fmt.Errorf("kroxylicious %s: tls_version or tls_cipher on a plaintext client leg", s.Name)
+	}
+	if (s.TLS.Protocols() != "" || s.TLS.CipherSuites() != nil) && !release.AtLeast(s.Version, tlsChoiceVersion) {
+		return nil, fmt.Errorf("kroxylicious %s: tls_version and tls_cipher need Kroxylicious %s or later (tls protocols and cipherSuites), not %s", s.Name, tlsChoiceVersion, s.Version)
 	}
 	name := ClusterName(s.Name)
 	vc := m{"name": name, "gateways": []m{gw}}

@@ -2,14 +2,17 @@ package kroxylicious
 
 import (
 	"net"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/internal/golden"
+	"github.com/xp-bench/xp/planner"
 )
 
 // testInMemory is an in-memory KMS with one fixed KEK (so golden files
@@ -40,7 +43,9 @@ func kroxySetup(mode, transport string, brokers int) Setup {
 // virtual cluster whose gateway gives each broker a port of its own
 // (portIdentifiesNode) on the gateway host, TLS on both legs from PEM
 // files, and for encrypt the RecordEncryption filter on Vault's transit
-// engine, refusing records whose key it cannot find. From 0.22.0 the
+// engine, refusing records whose key it cannot find; a row's tls_version
+// and tls_cipher as the client leg's allowed protocols and cipher
+// suites. From 0.22.0 the
 // upstream is a named clusterDefinitions entry, before it the virtual
 // cluster's inline targetCluster.
 func TestKroxyliciousConfigGolden(t *testing.T) {
@@ -57,6 +62,8 @@ func TestKroxyliciousConfigGolden(t *testing.T) {
 		{"proxy-1-plaintext.yaml", "proxy", "plaintext", 1, "0.23.0"},
 		{"encrypt-3-v0.21.yaml", "encrypt", "tls", 3, "0.21.0"},
 		{"encrypt-1-inmemory-v0.12.yaml", "encrypt-inmemory", "tls", 1, "0.12.0"},
+		{"proxy-1-tls13-aes256-v0.12.yaml", "proxy", "tls", 1, "0.12.0"},
+		{"proxy-1-tls12-chacha20.yaml", "proxy", "sasl_ssl", 1, "0.23.0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -68,6 +75,12 @@ func TestKroxyliciousConfigGolden(t *testing.T) {
 				s = kroxySetup(mode, tc.transport, tc.brokers)
 			}
 			s.Version = tc.version
+			switch {
+			case strings.Contains(tc.file, "tls13-aes256"):
+				s.TLS = kafkaconf.TLSChoice{Version: planner.TLSVersion13, Cipher: planner.TLSCipherAES256GCM}
+			case strings.Contains(tc.file, "tls12-chacha20"):
+				s.TLS = kafkaconf.TLSChoice{Version: planner.TLSVersion12, Cipher: planner.TLSCipherChaCha20}
+			}
 			b, err := Config(s)
 			if err != nil {
 				t.Fatal(err)
@@ -121,6 +134,29 @@ func TestKroxyliciousConfigGolden(t *testing.T) {
 			if tls := tc.transport != "plaintext"; (vc.Gateways[0].TLS != nil) != tls || (up.TLS != nil) != tls {
 				t.Errorf("TLS on the client leg %v, on the broker leg %v, want %v", vc.Gateways[0].TLS != nil, up.TLS != nil, tls)
 			}
+			// The client leg's protocols and suites: the choice's, by
+			// the JDK's names, or none.
+			gwTLS := vc.Gateways[0].TLS
+			wantProtocols, wantSuites := []any(nil), []any(nil)
+			if p := s.TLS.Protocols(); p != "" {
+				wantProtocols = []any{p}
+			}
+			for _, n := range s.TLS.CipherSuites() {
+				wantSuites = append(wantSuites, n)
+			}
+			allowed := func(key string) []any {
+				if v, ok := gwTLS[key].(map[string]any); ok {
+					l, _ := v["allowed"].([]any)
+					return l
+				}
+				return nil
+			}
+			if !reflect.DeepEqual(allowed("protocols"), wantProtocols) || !reflect.DeepEqual(allowed("cipherSuites"), wantSuites) {
+				t.Errorf("client leg tls %v, want protocols %v and cipher suites %v allowed", gwTLS, wantProtocols, wantSuites)
+			}
+			if _, ok := up.TLS["protocols"]; ok {
+				t.Errorf("broker leg tls %v: the choice is the client leg's", up.TLS)
+			}
 			if got := strings.Join(cfg.DefaultFilters, ","); (mode == "encrypt") != (got == "encrypt") {
 				t.Errorf("default filters %q for mode %s", got, mode)
 			}
@@ -167,6 +203,12 @@ func TestKroxyliciousConfigRejects(t *testing.T) {
 		{"no brokers", func(s *Setup) { s.Brokers = 0 }, "with 0 brokers"},
 		{"too old", func(s *Setup) { s.Version = "0.10.0" }, "Kroxylicious 0.11.0 or later"},
 		{"no version", func(s *Setup) { s.Version = "" }, "Kroxylicious 0.11.0 or later"},
+		{"tls choice on plaintext", func(s *Setup) {
+			s.Transport, s.TLS = "plaintext", kafkaconf.TLSChoice{Version: planner.TLSVersion13}
+		}, "tls_version or tls_cipher on a plaintext client leg"},
+		{"tls choice before 0.12.0", func(s *Setup) {
+			s.Version, s.TLS = "0.11.0", kafkaconf.TLSChoice{Version: planner.TLSVersion12, Cipher: planner.TLSCipherAES128GCM}
+		}, "tls_version and tls_cipher need Kroxylicious 0.12.0 or later"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

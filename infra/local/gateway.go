@@ -29,8 +29,21 @@ type GatewayOptions struct {
 	// Crypto is the gateway's crypto: std (default) or fast (the plan
 	// row's gateway_crypto).
 	Crypto string
+	// TLS is the client leg's TLS: a plan row's tls_version, tls_cipher
+	// (narrowing the gateway's listener) and tls_key (its certificate's
+	// key); zero for the defaults.
+	TLS GatewayTLS
 	// Logger receives the gateway's log; default discard.
 	Logger *slog.Logger
+}
+
+// GatewayTLS is a gateway's client-leg TLS, by a plan row's names:
+// Version (tls_version), Cipher (tls_cipher) and Key (tls_key, the key
+// of the certificate the gateway serves with); "" for each default.
+type GatewayTLS struct {
+	Version string `json:"version,omitempty"`
+	Cipher  string `json:"cipher,omitempty"`
+	Key     string `json:"key,omitempty"`
 }
 
 // StartGateway starts xp's gateway in front of c and registers it as a
@@ -54,12 +67,12 @@ func StartGateway(ctx context.Context, c *Cluster, o GatewayOptions) (*gateway.G
 		return nil, err
 	}
 	host := c.Host()
-	cert, key, err := c.Authority().Gateway(GatewayCertName(o.Name), host)
+	cert, key, err := c.Authority().GatewayWithKey(GatewayCertName(o.Name), o.TLS.Key, host)
 	if err != nil {
 		return nil, err
 	}
 	cfg := GatewayConfig(GatewaySetup{Host: host, Transport: o.Transport, Upstream: direct.Bootstrap,
-		CA: c.Authority().CAPath(), Cert: cert, Key: key, Crypto: o.Crypto})
+		CA: c.Authority().CAPath(), Cert: cert, Key: key, Crypto: o.Crypto, TLSVersion: o.TLS.Version, TLSCipher: o.TLS.Cipher})
 	cfg.Filters = o.Filters
 	var opts []gateway.Option
 	if o.Logger != nil {
@@ -100,11 +113,15 @@ type GatewaySetup struct {
 	CA, Cert, Key string
 	// Crypto is std (default) or fast.
 	Crypto string
+	// TLSVersion and TLSCipher narrow the client leg (gateway.Client's
+	// tls_version and tls_cipher); "" for the defaults.
+	TLSVersion, TLSCipher string
 }
 
 // GatewayConfig renders the gateway config for s: ports picked free, the
 // client leg as the direct mode's (its certificate, and the CA verifying
-// client certificates for mtls), the broker leg over TLS verified by the
+// client certificates for mtls) narrowed to s's TLS version and cipher,
+// the broker leg over TLS verified by the
 // CA unless plaintext (presenting the gateway's certificate for mtls),
 // metrics on a free loopback port.
 func GatewayConfig(s GatewaySetup) *gateway.Config {
@@ -121,6 +138,7 @@ func GatewayConfig(s GatewaySetup) *gateway.Config {
 	}
 	if s.Transport != planner.SecurityPlaintext {
 		cfg.Client.Cert, cfg.Client.Key = s.Cert, s.Key
+		cfg.Client.TLSVersion, cfg.Client.TLSCipher = s.TLSVersion, s.TLSCipher
 		cfg.Upstream.Transport, cfg.Upstream.CA = planner.SecurityTLS, s.CA
 	}
 	if s.Transport == planner.SecurityMTLS {

@@ -39,6 +39,9 @@ type GatewayModeOptions struct {
 	SchemaDir string
 	// Crypto is the gateway's crypto: std (default) or fast.
 	Crypto string
+	// TLS is the client leg's TLS version, cipher and key; zero for the
+	// defaults.
+	TLS GatewayTLS
 	// Logger receives the gateway's log; default discard.
 	Logger *slog.Logger
 }
@@ -119,7 +122,7 @@ func StartGatewayMode(ctx context.Context, c *Cluster, o GatewayModeOptions) (*g
 		o.Encoding = planner.DefaultFieldEncoding
 	}
 	name := o.ModeName()
-	gopts := GatewayOptions{Name: name, Transport: o.Transport, Logger: o.Logger, Crypto: o.Crypto}
+	gopts := GatewayOptions{Name: name, Transport: o.Transport, Logger: o.Logger, Crypto: o.Crypto, TLS: o.TLS}
 	switch o.Security {
 	case planner.SecurityProxy:
 	case planner.SecurityEncrypt, planner.SecurityFieldEncrypt:

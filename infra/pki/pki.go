@@ -158,30 +158,37 @@ func (a *Authority) CertPool() *x509.CertPool {
 // It returns the certificate and key paths, <name>.pem and <name>-key.pem.
 func (a *Authority) Server(name string, hosts ...string) (certPath, keyPath string, err error) {
 	all := append([]string{"localhost", "127.0.0.1", "::1", name}, hosts...)
-	return a.issue(name, all, x509.ExtKeyUsageServerAuth)
+	return a.issue(name, a.LeafKey, all, x509.ExtKeyUsageServerAuth)
 }
 
 // Gateway issues a certificate for a gateway: it serves clients and, for
 // upstream mutual TLS, presents itself to brokers, so it is good for both.
 func (a *Authority) Gateway(name string, hosts ...string) (certPath, keyPath string, err error) {
+	return a.GatewayWithKey(name, a.LeafKey, hosts...)
+}
+
+// GatewayWithKey is Gateway with a key of kind (KeyECDSAP256 for "",
+// KeyRSA2048, KeyRSA4096) whatever LeafKey says: a gateway takes a row's
+// tls_key on an authority whose other certificates keep theirs.
+func (a *Authority) GatewayWithKey(name, kind string, hosts ...string) (certPath, keyPath string, err error) {
 	all := append([]string{"localhost", "127.0.0.1", "::1", name}, hosts...)
-	return a.issue(name, all, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+	return a.issue(name, kind, all, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
 }
 
 // Client issues a client certificate with common name name (the principal
 // User:<name> in Kafka's default mapping) for mutual TLS.
 func (a *Authority) Client(name string) (certPath, keyPath string, err error) {
-	return a.issue(name, nil, x509.ExtKeyUsageClientAuth)
+	return a.issue(name, a.LeafKey, nil, x509.ExtKeyUsageClientAuth)
 }
 
-func (a *Authority) issue(name string, hosts []string, usage ...x509.ExtKeyUsage) (string, string, error) {
+func (a *Authority) issue(name, kind string, hosts []string, usage ...x509.ExtKeyUsage) (string, string, error) {
 	if !nameRE.MatchString(name) {
 		return "", "", fmt.Errorf("pki: certificate name %q: use letters, digits, '.', '_' and '-' only", name)
 	}
 	if a.key == nil {
 		return a.issued(name, hosts, usage)
 	}
-	key, err := newLeafKey(a.LeafKey)
+	key, err := newLeafKey(kind)
 	if err != nil {
 		return "", "", fmt.Errorf("pki: %w", err)
 	}

@@ -343,7 +343,8 @@ func handshake(srv, cli *tls.Config) error {
 
 // TestLeafKey: the authority issues leaf certificates with the key a
 // row's tls_key names, still signed by its ECDSA CA and usable by
-// crypto/tls; an unknown kind is refused.
+// crypto/tls; GatewayWithKey's kind overrides it; an unknown kind is
+// refused.
 func TestLeafKey(t *testing.T) {
 	a, err := New(t.TempDir())
 	if err != nil {
@@ -376,6 +377,19 @@ func TestLeafKey(t *testing.T) {
 		if err := cert.CheckSignatureFrom(a.cert); err != nil {
 			t.Errorf("%q: %v", tc.kind, err)
 		}
+	}
+	// GatewayWithKey takes its own kind whatever LeafKey says.
+	a.LeafKey = KeyECDSAP256
+	certPath, keyPath, err := a.GatewayWithKey("gateway-rsa", KeyRSA2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := pair.Leaf.PublicKey.(*rsa.PublicKey); !ok || k.N.BitLen() != 2048 {
+		t.Errorf("GatewayWithKey rsa2048 on an ECDSA authority: key %T", pair.Leaf.PublicKey)
 	}
 	a.LeafKey = "dsa1024"
 	if _, _, err := a.Server("bad"); err == nil || !strings.Contains(err.Error(), `key "dsa1024"`) {

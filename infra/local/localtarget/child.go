@@ -55,6 +55,8 @@ type childGateway struct {
 	Cipher    string   `json:"cipher,omitempty"`
 	SchemaDir string   `json:"schema_dir,omitempty"`
 	Crypto    string   `json:"crypto,omitempty"`
+	// TLS is the client leg's tls_version, tls_cipher and tls_key.
+	TLS local.GatewayTLS `json:"tls,omitzero"`
 }
 
 type childReply struct {
@@ -121,7 +123,7 @@ func serveChild(stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, g := range spec.Gateways {
 		gw, err := local.StartGatewayMode(ctx, c, local.GatewayModeOptions{Name: g.Name, Security: g.Security,
 			Transport: g.Transport, Encoding: g.Encoding, Fields: g.Fields, Cipher: g.Cipher, SchemaDir: g.SchemaDir, Crypto: g.Crypto,
-			Logger: logger})
+			TLS: g.TLS, Logger: logger})
 		if err != nil {
 			reply(childReply{Error: err.Error()})
 			return 1

@@ -284,7 +284,9 @@ func transport(r *planner.Row) string {
 const kroxyPortTries = 3
 
 // start renders in's config into up.Dir/kroxylicious/NAME/ (0600, with
-// the gateway's certificate from ca for 127.0.0.1) and starts it, its
+// the gateway's certificate from ca for 127.0.0.1, of the row's tls_key,
+// and its client leg narrowed to the row's tls_version and tls_cipher)
+// and starts it, its
 // output in kroxylicious.log there; it returns once the bootstrap answers
 // ApiVersions over the client leg's TLS.
 func (x *kroxy) start(ctx context.Context, in kroxyInstance, up upstream, ca *pki.Authority, kms kroxylicious.KMS) (*kroxyProc, string, error) {
@@ -306,12 +308,14 @@ func (x *kroxy) start(ctx context.Context, in kroxyInstance, up upstream, ca *pk
 		return nil, "", err
 	}
 	const host = "127.0.0.1"
-	cert, key, err := ca.Gateway("kroxylicious-"+in.name, host)
+	gt := gatewayTLS(&in.row)
+	cert, key, err := ca.GatewayWithKey("kroxylicious-"+in.name, gt.Key, host)
 	if err != nil {
 		return nil, "", err
 	}
 	s := kroxylicious.Setup{Version: x.rel.Version, Name: in.name, Host: host, Brokers: up.Brokers, FirstNodeID: up.FirstNodeID,
-		Upstream: direct.Bootstrap, Transport: tr, CA: ca.CAPath(), Cert: cert, Key: key, Mode: in.row.Security}
+		Upstream: direct.Bootstrap, Transport: tr, CA: ca.CAPath(), Cert: cert, Key: key, Mode: in.row.Security,
+		TLS: kafkaconf.TLSChoice{Version: gt.Version, Cipher: gt.Cipher}}
 	if s.Mode == planner.SecurityEncrypt {
 		s.KMS = kms
 	}

@@ -238,7 +238,7 @@ func (t *Target) startBuiltinGateways(ctx context.Context, rows []planner.Row, u
 				name = fmt.Sprintf("%s-%d", name, i)
 			}
 			o := childGateway{Name: name, Security: r.Security, Transport: r.GatewayTransport,
-				Encoding: r.Encoding, Fields: r.EncryptFields, Cipher: r.FieldCipher, Crypto: r.GatewayCrypto}
+				Encoding: r.Encoding, Fields: r.EncryptFields, Cipher: r.FieldCipher, Crypto: r.GatewayCrypto, TLS: gatewayTLS(&r)}
 			if r.Security == planner.SecurityFieldEncrypt {
 				o.SchemaDir = filepath.Join(up.Dir, "schema")
 				if err := writeSchemas(o.SchemaDir); err != nil {
@@ -279,6 +279,18 @@ func (t *Target) startBuiltinGateways(ctx context.Context, rows []planner.Row, u
 		ep.Modes[key] = e
 	}
 	return nil
+}
+
+// gatewayTLS is the client-leg TLS a gateway row asks for: its
+// tls_version and tls_cipher, and its tls_key for the certificate the
+// gateway serves with ("" for each default). A plaintext client leg has
+// no TLS to narrow.
+func gatewayTLS(r *planner.Row) local.GatewayTLS {
+	if r.ClientTransport() == planner.SecurityPlaintext {
+		return local.GatewayTLS{}
+	}
+	c := r.ClusterSecurity()
+	return local.GatewayTLS{Version: c.TLSVersion, Cipher: c.TLSCipher, Key: c.TLSKey}
 }
 
 // TLSKept sums the tls_kept counters of the gateways serving modeKey,
