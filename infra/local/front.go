@@ -376,7 +376,7 @@ func relayAPIVersions(frame []byte, ver int16, uw *bufio.Writer, ur *bufio.Reade
 // mechanism the front knows; fail says why the client is refused.
 func (f *front) handshake(r *kmsg.SASLHandshakeRequest, ver int16, sess *saslSession) (resp kmsg.Response, fail error) {
 	hr := r.ResponseKind().(*kmsg.SASLHandshakeResponse)
-	hr.SupportedMechanisms = []string{MechPlain, MechScramSHA512}
+	hr.SupportedMechanisms = []string{MechPlain, MechScramSHA256, MechScramSHA512}
 	if ver < 1 {
 		// v0 sends raw tokens outside Kafka framing; nobody
 		// current uses it.

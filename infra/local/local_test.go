@@ -49,8 +49,25 @@ func clientFor(t *testing.T, path string, extra ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
+// scram256Config writes a copy of c's sasl_ssl client config that logs in
+// with SCRAM-SHA-256, and returns its path.
+func scram256Config(t *testing.T, c *Cluster) string {
+	t.Helper()
+	props, err := kafkaconf.ReadClientConfig(c.Modes()[planner.SecuritySASLSSL].ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props[kafkaconf.SASLMechanism] = MechScramSHA256
+	path := filepath.Join(t.TempDir(), "scram-sha-256.properties")
+	if err := kafkaconf.WriteClientConfig(path, props); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestEveryModeRoundTrip produces and consumes through each mode's fronts
-// with three brokers, and checks metadata names only that mode's fronts.
+// with three brokers (sasl_ssl with each mechanism), and checks metadata
+// names only that mode's fronts.
 func TestEveryModeRoundTrip(t *testing.T) {
 	c := startCluster(t, 3)
 	modes := c.Modes()
@@ -59,6 +76,7 @@ func TestEveryModeRoundTrip(t *testing.T) {
 		configs[name] = m.ClientConfig
 	}
 	configs["sasl_ssl PLAIN"] = c.SASLPlainConfig()
+	configs["sasl_ssl SCRAM-SHA-256"] = scram256Config(t, c)
 	for name, path := range configs {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -138,6 +156,10 @@ func TestModeRejections(t *testing.T) {
 			p[kafkaconf.SASLPassword] = "wrong"
 			p[kafkaconf.SASLMechanism] = MechPlain
 		}, planner.SecuritySASLSSL},
+		{"sasl_ssl bad scram-sha-256 password", func(p map[string]string) {
+			p[kafkaconf.SASLPassword] = "wrong"
+			p[kafkaconf.SASLMechanism] = MechScramSHA256
+		}, planner.SecuritySASLSSL},
 		{"sasl_ssl unknown user", func(p map[string]string) { p[kafkaconf.SASLUsername] = "eve" }, planner.SecuritySASLSSL},
 		{"sasl_ssl without sasl", func(p map[string]string) {
 			p[kafkaconf.SecurityProtocol] = "ssl"
@@ -181,6 +203,7 @@ func TestKcatInterop(t *testing.T) {
 		configs[name] = m.ClientConfig
 	}
 	configs["sasl_ssl-plain"] = c.SASLPlainConfig()
+	configs["sasl_ssl-scram-sha-256"] = scram256Config(t, c)
 	for name, path := range configs {
 		t.Run(name, func(t *testing.T) {
 			topic := "kcat-" + name

@@ -4,11 +4,13 @@ import (
 	"crypto/hmac"
 	"crypto/pbkdf2"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/sha512"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"strconv"
 	"strings"
 )
@@ -16,42 +18,58 @@ import (
 // SASL mechanisms the sasl_ssl fronts accept.
 const (
 	MechPlain       = "PLAIN"
+	MechScramSHA256 = "SCRAM-SHA-256"
 	MechScramSHA512 = "SCRAM-SHA-512"
 	scramIterations = 4096
 )
 
 var errAuth = errors.New("authentication failed: invalid credentials")
 
-// credential is one user's secret in both forms: the password for PLAIN and
-// the SCRAM keys (RFC 5802), derived once so a handshake costs two HMACs.
+// scramHashes are the hash of each SCRAM mechanism (RFC 7677, RFC 5802).
+var scramHashes = map[string]func() hash.Hash{MechScramSHA256: sha256.New, MechScramSHA512: sha512.New}
+
+// credential is one user's secret in every form: the password for PLAIN
+// and, per SCRAM mechanism, the SCRAM keys, derived once so a handshake
+// costs two HMACs.
 type credential struct {
-	password  string
+	password string
+	scram    map[string]*scramKeys
+}
+
+// scramKeys are a password's SCRAM keys under one hash (RFC 5802).
+type scramKeys struct {
+	hash      func() hash.Hash
 	salt      []byte
 	storedKey []byte
 	serverKey []byte
 }
 
 func newCredential(password string) (*credential, error) {
-	salt := make([]byte, 16)
-	rand.Read(salt)
-	salted, err := pbkdf2.Key(sha512.New, password, salt, scramIterations, sha512.Size)
-	if err != nil {
-		return nil, err
+	c := &credential{password: password, scram: map[string]*scramKeys{}}
+	for mech, h := range scramHashes {
+		salt := make([]byte, 16)
+		rand.Read(salt)
+		salted, err := pbkdf2.Key(h, password, salt, scramIterations, h().Size())
+		if err != nil {
+			return nil, err
+		}
+		k := &scramKeys{hash: h, salt: salt, serverKey: hmacSum(h, salted, "Server Key")}
+		k.storedKey = hashSum(h, hmacSum(h, salted, "Client Key"))
+		c.scram[mech] = k
 	}
-	clientKey := hmacSum(salted, "Client Key")
-	stored := sha512.Sum512(clientKey)
-	return &credential{
-		password:  password,
-		salt:      salt,
-		storedKey: stored[:],
-		serverKey: hmacSum(salted, "Server Key"),
-	}, nil
+	return c, nil
 }
 
-func hmacSum(key []byte, msg string) []byte {
-	h := hmac.New(sha512.New, key)
-	h.Write([]byte(msg))
-	return h.Sum(nil)
+func hmacSum(h func() hash.Hash, key []byte, msg string) []byte {
+	m := hmac.New(h, key)
+	m.Write([]byte(msg))
+	return m.Sum(nil)
+}
+
+func hashSum(h func() hash.Hash, b []byte) []byte {
+	d := h()
+	d.Write(b)
+	return d.Sum(nil)
 }
 
 // saslSession verifies one client's SASL exchange, one token at a time.
@@ -65,8 +83,8 @@ func newSASLSession(mech string, users map[string]*credential) (saslSession, boo
 	switch mech {
 	case MechPlain:
 		return &plainSession{users: users}, true
-	case MechScramSHA512:
-		return &scramSession{users: users}, true
+	case MechScramSHA256, MechScramSHA512:
+		return &scramSession{mech: mech, users: users}, true
 	}
 	return nil, false
 }
@@ -89,10 +107,12 @@ func (s *plainSession) step(in []byte) ([]byte, bool, error) {
 	return nil, true, nil
 }
 
-// scramSession is the server side of SCRAM-SHA-512 without channel binding.
+// scramSession is the server side of SCRAM-SHA-256 or SCRAM-SHA-512
+// (mech) without channel binding.
 type scramSession struct {
+	mech        string
 	users       map[string]*credential
-	cred        *credential
+	cred        *scramKeys
 	gs2         string
 	nonce       string
 	clientFirst string // bare
@@ -129,10 +149,10 @@ func (s *scramSession) step(in []byte) ([]byte, bool, error) {
 		}
 		snonce := make([]byte, 18)
 		rand.Read(snonce)
-		s.cred = c
+		s.cred = c.scram[s.mech]
 		s.clientFirst = bare
 		s.nonce = cnonce + base64.RawURLEncoding.EncodeToString(snonce)
-		s.serverFirst = "r=" + s.nonce + ",s=" + base64.StdEncoding.EncodeToString(c.salt) + ",i=" + strconv.Itoa(scramIterations)
+		s.serverFirst = "r=" + s.nonce + ",s=" + base64.StdEncoding.EncodeToString(s.cred.salt) + ",i=" + strconv.Itoa(scramIterations)
 		return []byte(s.serverFirst), false, nil
 	case 1:
 		s.stage++
@@ -156,7 +176,7 @@ func (s *scramSession) step(in []byte) ([]byte, bool, error) {
 			return nil, false, errors.New("SCRAM channel binding mismatch")
 		}
 		authMsg := s.clientFirst + "," + s.serverFirst + "," + withoutProof
-		sig := hmacSum(s.cred.storedKey, authMsg)
+		sig := hmacSum(s.cred.hash, s.cred.storedKey, authMsg)
 		if len(proof) != len(sig) {
 			return nil, false, errAuth
 		}
@@ -164,11 +184,10 @@ func (s *scramSession) step(in []byte) ([]byte, bool, error) {
 		for j := range sig {
 			clientKey[j] = proof[j] ^ sig[j]
 		}
-		stored := sha512.Sum512(clientKey)
-		if subtle.ConstantTimeCompare(stored[:], s.cred.storedKey) != 1 {
+		if subtle.ConstantTimeCompare(hashSum(s.cred.hash, clientKey), s.cred.storedKey) != 1 {
 			return nil, false, errAuth
 		}
-		return []byte("v=" + base64.StdEncoding.EncodeToString(hmacSum(s.cred.serverKey, authMsg))), true, nil
+		return []byte("v=" + base64.StdEncoding.EncodeToString(hmacSum(s.cred.hash, s.cred.serverKey, authMsg))), true, nil
 	}
 	return nil, false, fmt.Errorf("unexpected SCRAM message after completion")
 }
