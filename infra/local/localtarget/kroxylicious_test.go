@@ -16,6 +16,7 @@ import (
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
 // TestKroxyliciousOpen: a gateway.kroxylicious section is checked when
@@ -90,10 +91,13 @@ func TestKroxyliciousOpen(t *testing.T) {
 	}
 }
 
-// TestKroxyliciousGroup: a group of kroxylicious proxy rows over mtls in
-// front of the embedded cluster runs one Kroxylicious JVM, whose
-// bootstrap and client config the endpoint names (a client with the mtls
-// mode's certificate reaches the cluster through it), with its provenance;
+// TestKroxyliciousGroup: a group of kroxylicious proxy rows over mtls and
+// sasl_ssl in front of the embedded cluster runs one Kroxylicious JVM
+// each, whose bootstrap and client config the endpoint names (a client
+// with the mtls mode's certificate reaches the cluster through it), with
+// its provenance; each row's load (SCRAM-SHA-256 and PLAIN relayed to the
+// cluster) negotiates the client leg's tls_version 1.3, tls_cipher
+// aes256-gcm and tls_key rsa2048, read back from its connections;
 // telemetry samples it as kroxylicious-proxy.mtls, role gateway; its log is
 // collected; Down stops it.
 func TestKroxyliciousGroup(t *testing.T) {
@@ -108,11 +112,53 @@ func TestKroxyliciousGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	defer lt.Down(ctx)
-	g := target.Group{Key: planner.InfraKey{Platform: "local", Brokers: 1, Gateways: 1, GatewayKind: "kroxylicious"},
-		Rows: []planner.Row{{Security: "proxy", GatewayKind: "kroxylicious", GatewayTransport: "mtls", Gateways: 1, Brokers: 1}}}
+	// The client legs' TLS of the rows: TLS 1.3 narrowed to AES-256-GCM,
+	// which only the server can choose (a Go client offers every TLS 1.3
+	// suite), and an RSA 2048 certificate (the embedded cluster's own
+	// listeners keep ECDSA P-256).
+	rows := []planner.Row{{Security: "proxy", GatewayKind: "kroxylicious", GatewayTransport: "mtls", Gateways: 1, Brokers: 1},
+		{Security: "proxy", GatewayKind: "kroxylicious", GatewayTransport: "sasl_ssl", Gateways: 1, Brokers: 1, SASLMechanism: planner.SASLScramSHA256},
+		{Security: "proxy", GatewayKind: "kroxylicious", GatewayTransport: "sasl_ssl", Gateways: 1, Brokers: 1, SASLMechanism: planner.SASLPlain}}
+	for i := range rows {
+		r := &rows[i]
+		r.Platform, r.TLSVersion, r.TLSCipher, r.TLSKey = "local", planner.TLSVersion13, planner.TLSCipherAES256GCM, planner.TLSKeyRSA2048
+		r.InterBrokerSecurity, r.Authorizer = planner.SecurityPlaintext, planner.AuthorizerNone
+		if r.SASLMechanism == "" {
+			r.SASLMechanism = planner.SASLScramSHA512
+		}
+		if err := servesSurface(r, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := target.Group{Key: rows[0].InfraKey(), Rows: rows}
 	ep, err := lt.Up(ctx, g)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Each row's load, the SASL ones with their mechanism relayed to the
+	// cluster, negotiates the rows' TLS with Kroxylicious, read back from
+	// the client's connections.
+	for _, r := range rows {
+		mode := target.ModeKey(&r)
+		props, err := kafkaconf.ReadClientConfig(ep.Modes[mode].ClientConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := loadgen.Run(ctx, loadgen.Config{ClientConfig: props, TLSVersion: r.TLSVersion, TLSCipher: r.TLSCipher, SASLMechanism: r.SASLMechanism,
+			Rate: 300, Partitions: 1, ConsumerGroups: 1, Duration: time.Second, DrainTimeout: 10 * time.Second, Seed: 1})
+		if err != nil {
+			t.Fatalf("%s %s: %v", mode, r.SASLMechanism, err)
+		}
+		c := res.Connections
+		wantMech := ""
+		if r.GatewayTransport == planner.SecuritySASLSSL {
+			wantMech = planner.KafkaSASLMechanism(r.SASLMechanism)
+		}
+		if !res.Healthy || res.Published == 0 || res.Consumed != res.Published || c == nil ||
+			c.TLSVersion != "TLS 1.3" || c.TLSCipher != "TLS_AES_256_GCM_SHA384" || c.TLSKey != planner.TLSKeyRSA2048 || c.SASLMechanism != wantMech {
+			t.Errorf("%s %s: healthy %v %v, published %d consumed %d, connections %+v; want TLS 1.3, TLS_AES_256_GCM_SHA384, rsa2048, %q",
+				mode, r.SASLMechanism, res.Healthy, res.Reasons, res.Published, res.Consumed, c, wantMech)
+		}
 	}
 	e, ok := ep.Modes["proxy.mtls"]
 	if !ok || len(e.Bootstrap) != 1 || e.Gateway == nil || e.Gateway.Kind != "kroxylicious" || e.Gateway.Version != kx.Version || e.Gateway.KMS != "" {
