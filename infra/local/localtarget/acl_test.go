@@ -1,0 +1,182 @@
+package localtarget
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/infra/agent"
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// surfaceRow is a row of the local target with every security surface
+// field at its default, then edited.
+func surfaceRow(edit func(*planner.Row)) planner.Row {
+	r := planner.Row{Platform: "local", Security: planner.SecuritySASLSSL, Brokers: 1, GatewayKind: planner.GatewayKindBuiltin,
+		GatewayTransport: planner.SecurityTLS, InterBrokerSecurity: planner.SecurityPlaintext, SASLMechanism: planner.SASLScramSHA512,
+		Authorizer: planner.AuthorizerNone, TLSVersion: planner.TLSDefault, TLSCipher: planner.TLSDefault, TLSKey: planner.TLSKeyECDSAP256}
+	edit(&r)
+	return r
+}
+
+// TestACLsAndGatewayTLSOnApacheKafka: a group of authorizer acl rows
+// with acls 100 on Apache Kafka, as a campaign runs it: the ACLs the run
+// needs and 100 others are there, counted through the Admin API, before
+// the rows run; a direct sasl_ssl row and a row through xp's gateway
+// (gateway_transport sasl_ssl, SCRAM-SHA-256 relayed to the broker) run
+// healthy as xp's user, and a user without an ACL is refused both ways.
+// The rows' tls_version 1.2, tls_cipher chacha20-poly1305 and tls_key
+// rsa4096 reach the gateway's client leg: the load negotiates them, read
+// back from its connections, and the gateway's listener refuses a client
+// offering TLS 1.3 only or other TLS 1.2 suites.
+func TestACLsAndGatewayTLSOnApacheKafka(t *testing.T) {
+	rel := disttest.Kafka(t, 4)
+	dir := t.TempDir()
+	tg, err := openFile(t, dir, fmt.Sprintf("platform: local\nkafka:\n  distribution: %s\n  sha512: %s\n  heap: 384m\n", rel.Path, rel.SHA512),
+		testEnv(filepath.Join(dir, "cache"), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := tg.(*Target)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	defer lt.Down(context.Background())
+	const others = 100
+	surface := func(r *planner.Row) {
+		r.KafkaVersion, r.Gateways, r.Authorizer, r.ACLs = rel.Version, 1, planner.AuthorizerACL, others
+		r.TLSVersion, r.TLSCipher, r.TLSKey = planner.TLSVersion12, planner.TLSCipherChaCha20, planner.TLSKeyRSA4096
+	}
+	rows := []planner.Row{surfaceRow(surface), surfaceRow(func(r *planner.Row) {
+		surface(r)
+		r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLScramSHA256
+	})}
+	for i := range rows {
+		if err := lt.ServesSurface(&rows[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := lt.CheckRow(&rows[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows[0].InfraKey() != rows[1].InfraKey() {
+		t.Fatalf("the rows' infrastructure differs: %+v and %+v", rows[0].InfraKey(), rows[1].InfraKey())
+	}
+	ep, err := lt.Up(ctx, target.Group{Key: rows[0].InfraKey(), Rows: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := lt.Broker(); b.Authorizer != kafkaconf.StandardAuthorizer || b.ACLs != others {
+		t.Errorf("broker %+v, want the StandardAuthorizer with %d ACLs", b, others)
+	}
+	read := func(mode string) map[string]string {
+		p, err := kafkaconf.ReadClientConfig(ep.Modes[mode].ClientConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	admin := read(planner.SecurityTLS)
+	want := others + 3*len(lt.kafka.RunPrincipals())
+	for n := countACLs(ctx, t, admin); n != want; n = countACLs(ctx, t, admin) {
+		if n > want || ctx.Err() != nil {
+			t.Fatalf("the cluster holds %d ACLs, want %d others and 3 for each of %v", n, others, lt.kafka.RunPrincipals())
+		}
+	}
+
+	for _, r := range rows {
+		mode := target.ModeKey(&r)
+		res, err := loadgen.Run(ctx, loadgen.Config{ClientConfig: read(mode), TLSVersion: r.TLSVersion, TLSCipher: r.TLSCipher, SASLMechanism: r.SASLMechanism,
+			Rate: 300, Partitions: 1, ConsumerGroups: 1, Duration: time.Second, DrainTimeout: 15 * time.Second, Seed: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		c := res.Connections
+		if !res.Healthy || res.Published == 0 || res.Consumed != res.Published || c == nil || c.TLSVersion != "TLS 1.2" ||
+			c.TLSCipher != "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256" || c.TLSKey != planner.TLSKeyRSA4096 ||
+			c.SASLMechanism != planner.KafkaSASLMechanism(r.SASLMechanism) {
+			t.Errorf("%s: healthy %v %v, published %d consumed %d, connections %+v", mode, res.Healthy, res.Reasons, res.Published, res.Consumed, c)
+		}
+		// A user the broker knows but no ACL names is refused, directly
+		// and through the gateway, which relays its SASL exchange.
+		if err := agent.UpsertSCRAM(ctx, admin, "intruder", "intruder-password"); err != nil {
+			t.Fatal(err)
+		}
+		intruder := read(mode)
+		intruder[kafkaconf.SASLUsername], intruder[kafkaconf.SASLPassword] = "intruder", "intruder-password"
+		if err := produceOne(ctx, intruder, "xp-intruder"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+			t.Errorf("%s: a user without an ACL: %v, want TOPIC_AUTHORIZATION_FAILED", mode, err)
+		}
+	}
+
+	// The gateway's listener itself holds to the rows' TLS, whatever a
+	// client offers.
+	gw := ep.Modes[target.ModeKey(&rows[1])].Bootstrap[0]
+	for _, offer := range []*tls.Config{{MinVersion: tls.VersionTLS13},
+		{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384}}} {
+		offer.InsecureSkipVerify = true // only the handshake's outcome matters here
+		if conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", gw, offer); err == nil {
+			cs := conn.ConnectionState()
+			conn.Close()
+			t.Errorf("the gateway accepted a client offering %x..%x %v with %s %s", offer.MinVersion, offer.MaxVersion, offer.CipherSuites,
+				tls.VersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite))
+		}
+	}
+}
+
+// countACLs is how many ACLs the cluster holds, described through the
+// Admin API as xp's admin.
+func countACLs(ctx context.Context, t *testing.T, admin map[string]string) int {
+	t.Helper()
+	opts, err := kafkaconf.ClientOpts(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	rs, err := kadm.NewClient(cl).DescribeACLs(ctx, kadm.NewACLs().AnyResource().Allow().AllowHosts().
+		Deny().DenyHosts().ResourcePatternType(kadm.ACLPatternAny).Operations(kadm.OpAny))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rs {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		n += len(r.Described)
+	}
+	return n
+}
+
+// produceOne produces one record to topic with props and returns the
+// error.
+func produceOne(ctx context.Context, props map[string]string, topic string) error {
+	opts, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return cl.ProduceSync(pctx, &kgo.Record{Topic: topic, Value: []byte("x")}).FirstErr()
+}
