@@ -48,7 +48,8 @@ func openFile(t *testing.T, dir, text string, getenv func(string) string) (targe
 // TestApacheKafkaGroup: with a Kafka release in TARGET.yaml the local
 // target runs Apache Kafka: a group's broker serves every direct mode and
 // the builtin gateway in front of it, and OAUTHBEARER and GSSAPI rows
-// authenticate with the group's identity provider and KDC; telemetry samples the broker's JVM
+// authenticate with the group's identity provider and KDC (OAUTHBEARER
+// through xp's gateway too); telemetry samples the broker's JVM
 // as broker-1; its logs are collected; the group says it ran apache at the
 // release's version with the Java and JVM flags; Down leaves no JVM.
 func TestApacheKafkaGroup(t *testing.T) {
@@ -66,7 +67,8 @@ func TestApacheKafkaGroup(t *testing.T) {
 	rows := []planner.Row{{Security: "plaintext", Brokers: 1, KafkaVersion: rel.Version},
 		{Security: "encrypt", Brokers: 1, KafkaVersion: rel.Version, Gateways: 1, GatewayTransport: "tls"},
 		{Security: "sasl_ssl", Brokers: 1, KafkaVersion: rel.Version, SASLMechanism: planner.SASLOAuthBearer},
-		{Security: "sasl_ssl", Brokers: 1, KafkaVersion: rel.Version, SASLMechanism: planner.SASLGSSAPI}}
+		{Security: "sasl_ssl", Brokers: 1, KafkaVersion: rel.Version, SASLMechanism: planner.SASLGSSAPI},
+		{Security: "proxy", Brokers: 1, KafkaVersion: rel.Version, Gateways: 1, GatewayTransport: "sasl_ssl", SASLMechanism: planner.SASLOAuthBearer}}
 	for i := range rows {
 		if err := lt.CheckRow(&rows[i]); err != nil {
 			t.Fatal(err)
@@ -77,25 +79,28 @@ func TestApacheKafkaGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "encrypt"} {
+	for _, m := range []string{"plaintext", "tls", "mtls", "sasl_ssl", "encrypt", "proxy.sasl_ssl"} {
 		if e, ok := ep.Modes[m]; !ok || len(e.Bootstrap) == 0 || e.ClientConfig == "" {
 			t.Errorf("mode %s: %+v", m, e)
 		}
 	}
 	// The group's identity provider and KDC: the sasl_ssl client config
-	// authenticates with each mechanism a row names.
-	for _, mech := range []string{planner.SASLOAuthBearer, planner.SASLGSSAPI} {
-		props, err := kafkaconf.ReadClientConfig(ep.Modes["sasl_ssl"].ClientConfig)
+	// authenticates with each mechanism a row names, directly and, for
+	// OAUTHBEARER, through xp's gateway, which relays the exchange to the
+	// broker.
+	for _, r := range rows[2:] {
+		mode := target.ModeKey(&r)
+		props, err := kafkaconf.ReadClientConfig(ep.Modes[mode].ClientConfig)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := loadgen.Run(ctx, loadgen.Config{ClientConfig: props, SASLMechanism: mech, Rate: 500, Partitions: 1, ConsumerGroups: 1,
+		res, err := loadgen.Run(ctx, loadgen.Config{ClientConfig: props, SASLMechanism: r.SASLMechanism, Rate: 500, Partitions: 1, ConsumerGroups: 1,
 			Duration: time.Second, DrainTimeout: 10 * time.Second, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.Healthy || res.Consumed != res.Published || res.Connections.SASLMechanism != planner.KafkaSASLMechanism(mech) {
-			t.Errorf("%s: healthy %v %v, published %d consumed %d, connections %+v", mech, res.Healthy, res.Reasons, res.Published, res.Consumed, res.Connections)
+		if !res.Healthy || res.Consumed != res.Published || res.Connections.SASLMechanism != planner.KafkaSASLMechanism(r.SASLMechanism) {
+			t.Errorf("%s %s: healthy %v %v, published %d consumed %d, connections %+v", mode, r.SASLMechanism, res.Healthy, res.Reasons, res.Published, res.Consumed, res.Connections)
 		}
 	}
 	kdcAddr := lt.ident.kdc.Address

@@ -50,14 +50,13 @@ func TestServesSurface(t *testing.T) {
 			r.SASLMechanism = planner.SASLOAuthBearer
 		}), true, ""},
 		{"gssapi through the gateway", row(func(r *planner.Row) {
-			r.Security, r.GatewayTransport = planner.SecurityProxy, planner.SecuritySASLSSL
-			r.SASLMechanism = planner.SASLGSSAPI
-		}), true, ""},
+			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLGSSAPI
+		}), true, "sasl_mechanism gssapi on a gateway row: a Kerberos client asks for a ticket to kafka/<the host it connects to>"},
 		{"gssapi through kroxylicious", row(func(r *planner.Row) {
 			r.Security, r.GatewayKind, r.GatewayTransport = planner.SecurityProxy, planner.GatewayKindKroxylicious, planner.SecuritySASLSSL
 			r.SASLMechanism = planner.SASLGSSAPI
 		}), true,
-			"sasl_mechanism gssapi with gateway_kind kroxylicious: the local target runs GSSAPI through xp's gateway only"},
+			"sasl_mechanism gssapi on a gateway row"},
 		{"oauthbearer through kroxylicious", row(func(r *planner.Row) {
 			r.Security, r.GatewayKind, r.GatewayTransport = planner.SecurityProxy, planner.GatewayKindKroxylicious, planner.SecuritySASLSSL
 			r.SASLMechanism = planner.SASLOAuthBearer
