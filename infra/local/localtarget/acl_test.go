@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"testing"
@@ -133,6 +134,83 @@ func TestACLsAndGatewayTLSOnApacheKafka(t *testing.T) {
 			t.Errorf("the gateway accepted a client offering %x..%x %v with %s %s", offer.MinVersion, offer.MaxVersion, offer.CipherSuites,
 				tls.VersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite))
 		}
+	}
+}
+
+// TestKroxyliciousOnApacheKafka: Kroxylicious in front of Apache Kafka
+// with the ACL authorizer (acls 10) relays the client's SASL exchange, so
+// the broker authenticates and authorizes xp's own user: SCRAM-SHA-256
+// and OAUTHBEARER (a token from the group's identity provider, validated
+// by the broker against its key set; its subject is xp's user) run
+// healthy, a user without an ACL is refused; the client leg is narrowed
+// to TLS 1.2 AES-128-GCM, negotiated as asked and read back from the
+// client's connections.
+func TestKroxyliciousOnApacheKafka(t *testing.T) {
+	rel := disttest.Kafka(t, 4)
+	kx := disttest.Kroxylicious(t)
+	dir := t.TempDir()
+	tg, err := openFile(t, dir, fmt.Sprintf("platform: local\nkafka:\n  distribution: %s\n  sha512: %s\n  heap: 384m\ngateway:\n  kroxylicious: {url: %s, sha512: %s}\n",
+		rel.Path, rel.SHA512, kx.Path, kx.SHA512), testEnv(filepath.Join(dir, "cache"), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := tg.(*Target)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	defer lt.Down(context.Background())
+	var rows []planner.Row
+	for _, mech := range []string{planner.SASLScramSHA256, planner.SASLOAuthBearer} {
+		rows = append(rows, surfaceRow(func(r *planner.Row) {
+			r.KafkaVersion, r.Gateways, r.GatewayKind, r.Authorizer, r.ACLs = rel.Version, 1, planner.GatewayKindKroxylicious, planner.AuthorizerACL, 10
+			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, mech
+			r.TLSVersion, r.TLSCipher = planner.TLSVersion12, planner.TLSCipherAES128GCM
+		}))
+	}
+	for i := range rows {
+		if err := lt.ServesSurface(&rows[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := lt.CheckRow(&rows[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ep, err := lt.Up(ctx, target.Group{Key: rows[0].InfraKey(), Rows: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := target.ModeKey(&rows[0])
+	if e := ep.Modes[mode]; e.Gateway == nil || e.Gateway.Kind != planner.GatewayKindKroxylicious {
+		t.Fatalf("mode %s: %+v, want Kroxylicious", mode, e)
+	}
+	props, err := kafkaconf.ReadClientConfig(ep.Modes[mode].ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		res, err := loadgen.Run(ctx, loadgen.Config{ClientConfig: props, TLSVersion: r.TLSVersion, TLSCipher: r.TLSCipher, SASLMechanism: r.SASLMechanism,
+			Rate: 300, Partitions: 1, ConsumerGroups: 1, Duration: time.Second, DrainTimeout: 15 * time.Second, Seed: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", r.SASLMechanism, err)
+		}
+		c := res.Connections
+		if !res.Healthy || res.Published == 0 || res.Consumed != res.Published || c == nil || c.TLSVersion != "TLS 1.2" ||
+			c.TLSCipher != "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256" || c.TLSKey != planner.TLSKeyECDSAP256 ||
+			c.SASLMechanism != planner.KafkaSASLMechanism(r.SASLMechanism) {
+			t.Errorf("%s: healthy %v %v, published %d consumed %d, connections %+v", r.SASLMechanism, res.Healthy, res.Reasons, res.Published, res.Consumed, c)
+		}
+	}
+	admin, err := kafkaconf.ReadClientConfig(ep.Modes[planner.SecurityTLS].ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.UpsertSCRAM(ctx, admin, "intruder", "intruder-password"); err != nil {
+		t.Fatal(err)
+	}
+	intruder := maps.Clone(props)
+	intruder[kafkaconf.SASLMechanism] = planner.KafkaSASLMechanism(planner.SASLScramSHA256)
+	intruder[kafkaconf.SASLUsername], intruder[kafkaconf.SASLPassword] = "intruder", "intruder-password"
+	if err := produceOne(ctx, intruder, "xp-intruder"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("a user without an ACL through Kroxylicious: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 }
 

@@ -27,7 +27,7 @@ func (t *Target) ServesSurface(r *planner.Row) error { return servesSurface(r, t
 // the client's SASL exchange, so the brokers authorize its user); and the
 // SASL mechanisms each SASL server speaks, which both gateways relay
 // (OAUTHBEARER and GSSAPI on Apache Kafka only, with xp's identity
-// provider or a KDC per group; OAUTHBEARER through xp's gateway too,
+// provider or a KDC per group; OAUTHBEARER through both gateways too,
 // GSSAPI direct only); the rest is refused by name.
 func servesSurface(r *planner.Row, apache bool) error {
 	gw := r.NeedsGateway()
@@ -56,8 +56,6 @@ func servesSurface(r *planner.Row, apache bool) error {
 			return fmt.Errorf("sasl_mechanism %s: the embedded cluster's SASL server speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only; run %s on Apache Kafka (a TARGET.yaml with kafka:)", r.SASLMechanism, planner.KafkaSASLMechanism(r.SASLMechanism))
 		case gw && r.SASLMechanism == planner.SASLGSSAPI:
 			return fmt.Errorf("sasl_mechanism gssapi on a gateway row: a Kerberos client asks for a ticket to kafka/<the host it connects to>, the gateway's, which the brokers' keytabs do not hold (each broker serves kafka/<its own address>), so a gateway that relays SASL cannot carry GSSAPI; run it direct (security: sasl_ssl)")
-		case kroxy:
-			return fmt.Errorf("sasl_mechanism %s with gateway_kind kroxylicious: the local target runs %s through xp's gateway only (Kroxylicious relays SASL too, but xp has not run %s through it); use gateway_kind builtin, or security sasl_ssl direct", r.SASLMechanism, planner.KafkaSASLMechanism(r.SASLMechanism), planner.KafkaSASLMechanism(r.SASLMechanism))
 		}
 	default:
 		return fmt.Errorf("sasl_mechanism %s: the local target does not know it; use scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi", r.SASLMechanism)
