@@ -93,13 +93,13 @@ type Client struct {
 	// TLSVersion narrows the client leg to one TLS version, as a plan
 	// row's tls_version names it: default (1.2 or 1.3, whichever both
 	// sides prefer), 1.2 or 1.3 (Kafka: ssl.enabled.protocols).
-	TLSVersion string `yaml:"tls_version"`
+	TLSVersion string `yaml:"tls_version,omitempty"`
 	// TLSCipher narrows the client leg to the ECDHE suites of one
 	// cipher, as a row's tls_cipher names it: default, aes128-gcm,
 	// aes256-gcm or chacha20-poly1305 (Kafka: ssl.cipher.suites). It
 	// needs tls_version 1.2: Go's crypto/tls lets a server choose no TLS
 	// 1.3 suite (it picks among those the client offers).
-	TLSCipher string `yaml:"tls_cipher"`
+	TLSCipher string `yaml:"tls_cipher,omitempty"`
 }
 
 // Upstream is the broker leg.
