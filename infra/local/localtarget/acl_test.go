@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"path/filepath"
 	"testing"
@@ -33,21 +32,25 @@ func surfaceRow(edit func(*planner.Row)) planner.Row {
 	return r
 }
 
-// TestACLsAndGatewayTLSOnApacheKafka: a group of authorizer acl rows
+// TestACLsAndKroxyliciousOnApacheKafka: a group of authorizer acl rows
 // with acls 100 on Apache Kafka, as a campaign runs it: the ACLs the run
 // needs and 100 others are there, counted through the Admin API, before
-// the rows run; a direct sasl_ssl row and a row through xp's gateway
-// (gateway_transport sasl_ssl, SCRAM-SHA-256 relayed to the broker) run
-// healthy as xp's user, and a user without an ACL is refused both ways.
-// The rows' tls_version 1.2, tls_cipher chacha20-poly1305 and tls_key
-// rsa4096 reach the gateway's client leg: the load negotiates them, read
-// back from its connections, and the gateway's listener refuses a client
-// offering TLS 1.3 only or other TLS 1.2 suites.
-func TestACLsAndGatewayTLSOnApacheKafka(t *testing.T) {
+// the rows run. A direct sasl_ssl row and rows through Kroxylicious
+// (gateway_transport sasl_ssl: SCRAM-SHA-256, and OAUTHBEARER with a
+// token from the group's identity provider, which the broker validates
+// against its key set) run healthy as xp's user, since the gateway
+// relays the SASL exchange; a user without an ACL is refused, directly
+// and through Kroxylicious. The rows' tls_version 1.2, tls_cipher
+// aes128-gcm and tls_key rsa4096 reach the brokers' and Kroxylicious's
+// listeners: every load negotiates them, read back from its connections,
+// and Kroxylicious refuses a client offering TLS 1.3 only or other TLS
+// 1.2 suites.
+func TestACLsAndKroxyliciousOnApacheKafka(t *testing.T) {
 	rel := disttest.Kafka(t, 4)
+	kx := disttest.Kroxylicious(t)
 	dir := t.TempDir()
-	tg, err := openFile(t, dir, fmt.Sprintf("platform: local\nkafka:\n  distribution: %s\n  sha512: %s\n  heap: 384m\n", rel.Path, rel.SHA512),
-		testEnv(filepath.Join(dir, "cache"), nil))
+	tg, err := openFile(t, dir, fmt.Sprintf("platform: local\nkafka:\n  distribution: %s\n  sha512: %s\n  heap: 384m\ngateway:\n  kroxylicious: {url: %s, sha512: %s}\n",
+		rel.Path, rel.SHA512, kx.Path, kx.SHA512), testEnv(filepath.Join(dir, "cache"), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,13 +60,16 @@ func TestACLsAndGatewayTLSOnApacheKafka(t *testing.T) {
 	defer lt.Down(context.Background())
 	const others = 100
 	surface := func(r *planner.Row) {
-		r.KafkaVersion, r.Gateways, r.Authorizer, r.ACLs = rel.Version, 1, planner.AuthorizerACL, others
-		r.TLSVersion, r.TLSCipher, r.TLSKey = planner.TLSVersion12, planner.TLSCipherChaCha20, planner.TLSKeyRSA4096
+		r.KafkaVersion, r.Gateways, r.GatewayKind, r.Authorizer, r.ACLs = rel.Version, 1, planner.GatewayKindKroxylicious, planner.AuthorizerACL, others
+		r.TLSVersion, r.TLSCipher, r.TLSKey = planner.TLSVersion12, planner.TLSCipherAES128GCM, planner.TLSKeyRSA4096
 	}
-	rows := []planner.Row{surfaceRow(surface), surfaceRow(func(r *planner.Row) {
-		surface(r)
-		r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLScramSHA256
-	})}
+	rows := []planner.Row{surfaceRow(surface)}
+	for _, mech := range []string{planner.SASLScramSHA256, planner.SASLOAuthBearer} {
+		rows = append(rows, surfaceRow(func(r *planner.Row) {
+			surface(r)
+			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, mech
+		}))
+	}
 	for i := range rows {
 		if err := lt.ServesSurface(&rows[i]); err != nil {
 			t.Fatal(err)
@@ -71,9 +77,9 @@ func TestACLsAndGatewayTLSOnApacheKafka(t *testing.T) {
 		if err := lt.CheckRow(&rows[i]); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if rows[0].InfraKey() != rows[1].InfraKey() {
-		t.Fatalf("the rows' infrastructure differs: %+v and %+v", rows[0].InfraKey(), rows[1].InfraKey())
+		if rows[i].InfraKey() != rows[0].InfraKey() {
+			t.Fatalf("the rows' infrastructure differs: %+v and %+v", rows[0].InfraKey(), rows[i].InfraKey())
+		}
 	}
 	ep, err := lt.Up(ctx, target.Group{Key: rows[0].InfraKey(), Rows: rows})
 	if err != nil {
@@ -81,6 +87,10 @@ func TestACLsAndGatewayTLSOnApacheKafka(t *testing.T) {
 	}
 	if b := lt.Broker(); b.Authorizer != kafkaconf.StandardAuthorizer || b.ACLs != others {
 		t.Errorf("broker %+v, want the StandardAuthorizer with %d ACLs", b, others)
+	}
+	gwMode := target.ModeKey(&rows[1])
+	if e := ep.Modes[gwMode]; e.Gateway == nil || e.Gateway.Kind != planner.GatewayKindKroxylicious || len(e.Bootstrap) != 1 {
+		t.Fatalf("mode %s: %+v, want one Kroxylicious", gwMode, e)
 	}
 	read := func(mode string) map[string]string {
 		p, err := kafkaconf.ReadClientConfig(ep.Modes[mode].ClientConfig)
@@ -102,115 +112,40 @@ func TestACLsAndGatewayTLSOnApacheKafka(t *testing.T) {
 		res, err := loadgen.Run(ctx, loadgen.Config{ClientConfig: read(mode), TLSVersion: r.TLSVersion, TLSCipher: r.TLSCipher, SASLMechanism: r.SASLMechanism,
 			Rate: 300, Partitions: 1, ConsumerGroups: 1, Duration: time.Second, DrainTimeout: 15 * time.Second, Seed: 1})
 		if err != nil {
-			t.Fatalf("%s: %v", mode, err)
+			t.Fatalf("%s %s: %v", mode, r.SASLMechanism, err)
 		}
 		c := res.Connections
 		if !res.Healthy || res.Published == 0 || res.Consumed != res.Published || c == nil || c.TLSVersion != "TLS 1.2" ||
-			c.TLSCipher != "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256" || c.TLSKey != planner.TLSKeyRSA4096 ||
+			c.TLSCipher != "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256" || c.TLSKey != planner.TLSKeyRSA4096 ||
 			c.SASLMechanism != planner.KafkaSASLMechanism(r.SASLMechanism) {
-			t.Errorf("%s: healthy %v %v, published %d consumed %d, connections %+v", mode, res.Healthy, res.Reasons, res.Published, res.Consumed, c)
+			t.Errorf("%s %s: healthy %v %v, published %d consumed %d, connections %+v", mode, r.SASLMechanism, res.Healthy, res.Reasons, res.Published, res.Consumed, c)
 		}
-		// A user the broker knows but no ACL names is refused, directly
-		// and through the gateway, which relays its SASL exchange.
-		if err := agent.UpsertSCRAM(ctx, admin, "intruder", "intruder-password"); err != nil {
-			t.Fatal(err)
-		}
+	}
+	// A user the broker knows but no ACL names is refused, directly and
+	// through Kroxylicious, which relays its SASL exchange.
+	if err := agent.UpsertSCRAM(ctx, admin, "intruder", "intruder-password"); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{planner.SecuritySASLSSL, gwMode} {
 		intruder := read(mode)
+		intruder[kafkaconf.SASLMechanism] = planner.KafkaSASLMechanism(planner.SASLScramSHA256)
 		intruder[kafkaconf.SASLUsername], intruder[kafkaconf.SASLPassword] = "intruder", "intruder-password"
 		if err := produceOne(ctx, intruder, "xp-intruder"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 			t.Errorf("%s: a user without an ACL: %v, want TOPIC_AUTHORIZATION_FAILED", mode, err)
 		}
 	}
 
-	// The gateway's listener itself holds to the rows' TLS, whatever a
+	// Kroxylicious's listener itself holds to the rows' TLS, whatever a
 	// client offers.
-	gw := ep.Modes[target.ModeKey(&rows[1])].Bootstrap[0]
 	for _, offer := range []*tls.Config{{MinVersion: tls.VersionTLS13},
-		{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384}}} {
+		{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256}}} {
 		offer.InsecureSkipVerify = true // only the handshake's outcome matters here
-		if conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", gw, offer); err == nil {
+		if conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", ep.Modes[gwMode].Bootstrap[0], offer); err == nil {
 			cs := conn.ConnectionState()
 			conn.Close()
-			t.Errorf("the gateway accepted a client offering %x..%x %v with %s %s", offer.MinVersion, offer.MaxVersion, offer.CipherSuites,
+			t.Errorf("Kroxylicious accepted a client offering %x..%x %v with %s %s", offer.MinVersion, offer.MaxVersion, offer.CipherSuites,
 				tls.VersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite))
 		}
-	}
-}
-
-// TestKroxyliciousOnApacheKafka: Kroxylicious in front of Apache Kafka
-// with the ACL authorizer (acls 10) relays the client's SASL exchange, so
-// the broker authenticates and authorizes xp's own user: SCRAM-SHA-256
-// and OAUTHBEARER (a token from the group's identity provider, validated
-// by the broker against its key set; its subject is xp's user) run
-// healthy, a user without an ACL is refused; the client leg is narrowed
-// to TLS 1.2 AES-128-GCM, negotiated as asked and read back from the
-// client's connections.
-func TestKroxyliciousOnApacheKafka(t *testing.T) {
-	rel := disttest.Kafka(t, 4)
-	kx := disttest.Kroxylicious(t)
-	dir := t.TempDir()
-	tg, err := openFile(t, dir, fmt.Sprintf("platform: local\nkafka:\n  distribution: %s\n  sha512: %s\n  heap: 384m\ngateway:\n  kroxylicious: {url: %s, sha512: %s}\n",
-		rel.Path, rel.SHA512, kx.Path, kx.SHA512), testEnv(filepath.Join(dir, "cache"), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt := tg.(*Target)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	defer lt.Down(context.Background())
-	var rows []planner.Row
-	for _, mech := range []string{planner.SASLScramSHA256, planner.SASLOAuthBearer} {
-		rows = append(rows, surfaceRow(func(r *planner.Row) {
-			r.KafkaVersion, r.Gateways, r.GatewayKind, r.Authorizer, r.ACLs = rel.Version, 1, planner.GatewayKindKroxylicious, planner.AuthorizerACL, 10
-			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, mech
-			r.TLSVersion, r.TLSCipher = planner.TLSVersion12, planner.TLSCipherAES128GCM
-		}))
-	}
-	for i := range rows {
-		if err := lt.ServesSurface(&rows[i]); err != nil {
-			t.Fatal(err)
-		}
-		if err := lt.CheckRow(&rows[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ep, err := lt.Up(ctx, target.Group{Key: rows[0].InfraKey(), Rows: rows})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mode := target.ModeKey(&rows[0])
-	if e := ep.Modes[mode]; e.Gateway == nil || e.Gateway.Kind != planner.GatewayKindKroxylicious {
-		t.Fatalf("mode %s: %+v, want Kroxylicious", mode, e)
-	}
-	props, err := kafkaconf.ReadClientConfig(ep.Modes[mode].ClientConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows {
-		res, err := loadgen.Run(ctx, loadgen.Config{ClientConfig: props, TLSVersion: r.TLSVersion, TLSCipher: r.TLSCipher, SASLMechanism: r.SASLMechanism,
-			Rate: 300, Partitions: 1, ConsumerGroups: 1, Duration: time.Second, DrainTimeout: 15 * time.Second, Seed: 1})
-		if err != nil {
-			t.Fatalf("%s: %v", r.SASLMechanism, err)
-		}
-		c := res.Connections
-		if !res.Healthy || res.Published == 0 || res.Consumed != res.Published || c == nil || c.TLSVersion != "TLS 1.2" ||
-			c.TLSCipher != "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256" || c.TLSKey != planner.TLSKeyECDSAP256 ||
-			c.SASLMechanism != planner.KafkaSASLMechanism(r.SASLMechanism) {
-			t.Errorf("%s: healthy %v %v, published %d consumed %d, connections %+v", r.SASLMechanism, res.Healthy, res.Reasons, res.Published, res.Consumed, c)
-		}
-	}
-	admin, err := kafkaconf.ReadClientConfig(ep.Modes[planner.SecurityTLS].ClientConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := agent.UpsertSCRAM(ctx, admin, "intruder", "intruder-password"); err != nil {
-		t.Fatal(err)
-	}
-	intruder := maps.Clone(props)
-	intruder[kafkaconf.SASLMechanism] = planner.KafkaSASLMechanism(planner.SASLScramSHA256)
-	intruder[kafkaconf.SASLUsername], intruder[kafkaconf.SASLPassword] = "intruder", "intruder-password"
-	if err := produceOne(ctx, intruder, "xp-intruder"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
-		t.Errorf("a user without an ACL through Kroxylicious: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 }
 

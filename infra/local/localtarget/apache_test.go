@@ -49,7 +49,7 @@ func openFile(t *testing.T, dir, text string, getenv func(string) string) (targe
 // target runs Apache Kafka: a group's broker serves every direct mode and
 // the builtin gateway in front of it, and OAUTHBEARER and GSSAPI rows
 // authenticate with the group's identity provider and KDC (OAUTHBEARER
-// through xp's gateway too); telemetry samples the broker's JVM
+// through xp's gateway too, as does SCRAM-SHA-256); telemetry samples the broker's JVM
 // as broker-1; its logs are collected; the group says it ran apache at the
 // release's version with the Java and JVM flags; Down leaves no JVM.
 func TestApacheKafkaGroup(t *testing.T) {
@@ -68,7 +68,8 @@ func TestApacheKafkaGroup(t *testing.T) {
 		{Security: "encrypt", Brokers: 1, KafkaVersion: rel.Version, Gateways: 1, GatewayTransport: "tls"},
 		{Security: "sasl_ssl", Brokers: 1, KafkaVersion: rel.Version, SASLMechanism: planner.SASLOAuthBearer},
 		{Security: "sasl_ssl", Brokers: 1, KafkaVersion: rel.Version, SASLMechanism: planner.SASLGSSAPI},
-		{Security: "proxy", Brokers: 1, KafkaVersion: rel.Version, Gateways: 1, GatewayTransport: "sasl_ssl", SASLMechanism: planner.SASLOAuthBearer}}
+		{Security: "proxy", Brokers: 1, KafkaVersion: rel.Version, Gateways: 1, GatewayTransport: "sasl_ssl", SASLMechanism: planner.SASLOAuthBearer},
+		{Security: "proxy", Brokers: 1, KafkaVersion: rel.Version, Gateways: 1, GatewayTransport: "sasl_ssl", SASLMechanism: planner.SASLScramSHA256}}
 	for i := range rows {
 		if err := lt.CheckRow(&rows[i]); err != nil {
 			t.Fatal(err)
@@ -86,8 +87,8 @@ func TestApacheKafkaGroup(t *testing.T) {
 	}
 	// The group's identity provider and KDC: the sasl_ssl client config
 	// authenticates with each mechanism a row names, directly and, for
-	// OAUTHBEARER, through xp's gateway, which relays the exchange to the
-	// broker.
+	// OAUTHBEARER and SCRAM-SHA-256, through xp's gateway, which relays
+	// the exchange to the broker.
 	for _, r := range rows[2:] {
 		mode := target.ModeKey(&r)
 		props, err := kafkaconf.ReadClientConfig(ep.Modes[mode].ClientConfig)
