@@ -55,7 +55,7 @@ func servesSurface(r *planner.Row, apache bool) error {
 		case !apache:
 			return fmt.Errorf("sasl_mechanism %s: the embedded cluster's SASL server speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only; run %s on Apache Kafka (a TARGET.yaml with kafka:)", r.SASLMechanism, planner.KafkaSASLMechanism(r.SASLMechanism))
 		case gw && r.SASLMechanism == planner.SASLGSSAPI:
-			return fmt.Errorf("sasl_mechanism gssapi on a gateway row: a Kerberos client asks for a ticket to kafka/<the host it connects to>, the gateway's, which the brokers' keytabs do not hold (each broker serves kafka/<its own address>), so a gateway that relays SASL cannot carry GSSAPI; run it direct (security: sasl_ssl)")
+			return fmt.Errorf("sasl_mechanism gssapi on a gateway row: a Kerberos client asks for a ticket to kafka/<the host it connects to>, the gateway's, which the brokers' keytabs do not hold (each broker serves kafka/<its own address>), so the relayed exchange fails; run it direct (security: sasl_ssl)")
 		}
 	default:
 		return fmt.Errorf("sasl_mechanism %s: the local target does not know it; use scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi", r.SASLMechanism)
