@@ -121,9 +121,9 @@ type GatewaySetup struct {
 // GatewayConfig renders the gateway config for s: ports picked free, the
 // client leg as the direct mode's (its certificate, and the CA verifying
 // client certificates for mtls) narrowed to s's TLS version and cipher,
-// the broker leg over TLS verified by the
-// CA unless plaintext (presenting the gateway's certificate for mtls),
-// metrics on a free loopback port.
+// the broker leg over TLS verified by the CA unless plaintext
+// (presenting the gateway's certificate for mtls), metrics on a free
+// loopback port.
 func GatewayConfig(s GatewaySetup) *gateway.Config {
 	zero := 0
 	cfg := &gateway.Config{
