@@ -21,10 +21,12 @@ func newAgentKafkaReadyCmd(st *state) *cobra.Command {
 		brokers             string
 		timeout             time.Duration
 		scramAdmin, scramOf string
+		aclPrincipals       []string
+		acls                int
 	)
 	cmd := &cobra.Command{
-		Use:   "kafka-ready --brokers ID,... [--timeout 3m] [--scram-admin FILE --scram-user-from FILE] MODE=CLIENT_CONFIG...",
-		Short: "Create the SCRAM-SHA-512 user, then wait until every mode's listener sees every broker",
+		Use:   "kafka-ready --brokers ID,... [--timeout 3m] [--scram-admin FILE --scram-user-from FILE [--acl-principal P]... [--acls N]] MODE=CLIENT_CONFIG...",
+		Short: "Create the SCRAM user and the ACLs, then wait until every mode's listener sees every broker",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			var ids []int32
@@ -50,6 +52,12 @@ func newAgentKafkaReadyCmd(st *state) *cobra.Command {
 			if (scramAdmin == "") != (scramOf == "") {
 				return usageErrf("agent kafka-ready: --scram-admin and --scram-user-from go together")
 			}
+			if (len(aclPrincipals) > 0 || acls != 0) && scramAdmin == "" {
+				return usageErrf("agent kafka-ready: --acl-principal and --acls need --scram-admin, the admin connection that creates them")
+			}
+			if acls < 0 {
+				return usageErrf("agent kafka-ready: --acls %d: want 0 or more", acls)
+			}
 			ctx, stop := st.interruptible(c.Context())
 			defer stop()
 			start := time.Now()
@@ -70,6 +78,19 @@ func newAgentKafkaReadyCmd(st *state) *cobra.Command {
 				if err := agent.UpsertSCRAM(ctx, admin, user[kafkaconf.SASLUsername], user[kafkaconf.SASLPassword]); err != nil {
 					return err
 				}
+				// The authorizer's: the run's principals on xp's topics
+				// and groups, before readiness checks through them, then
+				// the ACLs of other principals.
+				if len(aclPrincipals) > 0 {
+					if err := agent.CreateRunACLs(ctx, admin, aclPrincipals); err != nil {
+						return err
+					}
+				}
+				if acls > 0 {
+					if err := agent.CreateOtherACLs(ctx, admin, acls); err != nil {
+						return err
+					}
+				}
 			}
 			if err := agent.WaitKafka(ctx, modes, ids, timeout); err != nil {
 				return err
@@ -83,6 +104,8 @@ func newAgentKafkaReadyCmd(st *state) *cobra.Command {
 	f.DurationVar(&timeout, "timeout", 3*time.Minute, "how long to wait in all")
 	f.StringVar(&scramAdmin, "scram-admin", "", "client config of the connection that creates the SCRAM user (the TLS listener)")
 	f.StringVar(&scramOf, "scram-user-from", "", "client config naming the SCRAM-SHA-512 user and password to create")
+	f.StringArrayVar(&aclPrincipals, "acl-principal", nil, "a principal (User:NAME) the authorizer lets use xp's topics and groups; repeatable")
+	f.IntVar(&acls, "acls", 0, "ACLs to create for other principals, for the authorizer to search")
 	cmd.MarkFlagRequired("brokers")
 	return cmd
 }

@@ -469,3 +469,8 @@ func FormatClientConfig(props map[string]string) []byte {
 	}
 	return []byte(b.String())
 }
+
+// CertPrincipal is the principal Kafka's default principal builder gives
+// a client presenting a certificate of infra/pki named name (its subject,
+// RFC 2253: CN=name,O=xp), as ACLs and super.users name it.
+func CertPrincipal(name string) string { return "User:CN=" + name + ",O=xp" }

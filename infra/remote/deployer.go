@@ -134,7 +134,7 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 		d.last.setAuthority(nil, "")
 	}
 	d.dep, d.last = dep, dep
-	modes, err := d.startCluster(ctx, dep, g.Key.Brokers, g.Key.KafkaVersion)
+	modes, err := d.startCluster(ctx, dep, g.Key.Brokers, g.Key.KafkaVersion, g.Key.Security)
 	if err != nil {
 		return target.Endpoints{}, err
 	}

@@ -85,21 +85,25 @@ type kafkaPlan struct {
 	// clientFiles are the files every client host gets, by path.
 	clientFiles map[string][]byte
 	modes       map[string]endpoint.Endpoint
-	// brokerIDs, readyModes (MODE=FILE) and the SCRAM files are the
-	// arguments of `xp agent kafka-ready`.
+	// brokerIDs, readyModes (MODE=FILE), the SCRAM files, and with an
+	// authorizer the run's principals and the count of other ACLs, are
+	// the arguments of `xp agent kafka-ready`.
 	brokerIDs             string
 	readyModes            []string
 	scramAdmin, scramFrom string
+	aclPrincipals         []string
+	acls                  int
 }
 
 // planKafka lays the cluster out on the broker and controller hosts (node
 // ids 1.. for brokers in name order, 101.. for dedicated controllers;
 // without controller hosts the first brokers are also controllers), makes
 // its PKI in a temporary directory (a CA, a certificate per broker for its
-// private address, a client certificate), a random SASL password, and
-// renders every file. clientDir is where the client files go on every
-// client host.
-func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
+// private address, a client certificate, each with sec's key), a random
+// SASL password, and renders every file with the cluster part of the
+// group's security surface, sec (surfaceServer). clientDir is where the
+// client files go on every client host.
+func (d *Deployment) planKafka(clientDir string, sec planner.ClusterSecurity) (*kafkaPlan, error) {
 	srv, hostOf, err := d.kafkaServer()
 	if err != nil {
 		return nil, err
@@ -122,9 +126,11 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	ca.LeafKey = sec.TLSKey
 	pw := make([]byte, 16)
 	rand.Read(pw)
 	srv.SASLUser, srv.SASLPassword = local.SASLUser, hex.EncodeToString(pw)
+	surfaceServer(srv, sec, hostOf)
 
 	p := &kafkaPlan{clusterID: kafkaconf.NewClusterID(), clientFiles: map[string][]byte{}, modes: map[string]endpoint.Endpoint{},
 		authority: ca, caDir: tmp}
@@ -140,6 +146,10 @@ func (d *Deployment) planKafka(clientDir string) (*kafkaPlan, error) {
 	}
 	if err := p.planClients(srv, clientDir); err != nil {
 		return nil, err
+	}
+	if len(srv.SuperUsers) > 0 {
+		p.aclPrincipals = []string{kafkaconf.CertPrincipal(clientCertName), "User:" + srv.SASLUser}
+		p.acls = sec.ACLs
 	}
 	ok = true
 	return p, nil
@@ -181,7 +191,12 @@ func planNode(srv *kafkaconf.Server, ca *pki.Authority, h *deployed, node kafkac
 		return nil, err
 	}
 	if h.Role == planner.RoleBroker {
-		if _, _, err := ca.Server(h.Name, h.Private); err != nil {
+		issue := ca.Server
+		if srv.InterBroker == planner.SecurityMTLS {
+			// The broker presents its certificate to leaders as a client.
+			issue = ca.Gateway
+		}
+		if _, _, err := issue(h.Name, h.Private); err != nil {
 			return nil, err
 		}
 		ks, err := ca.Keystore(h.Name)
@@ -200,7 +215,7 @@ func planNode(srv *kafkaconf.Server, ca *pki.Authority, h *deployed, node kafkac
 // config per direct mode and one for sasl_ssl with PLAIN; and the
 // arguments of `xp agent kafka-ready`.
 func (p *kafkaPlan) planClients(srv *kafkaconf.Server, clientDir string) error {
-	cert, key, err := p.authority.Client("client")
+	cert, key, err := p.authority.Client(clientCertName)
 	if err != nil {
 		return err
 	}
@@ -262,7 +277,7 @@ func heapOpts(memMiB int64) string {
 // host. Every call starts a fresh cluster: a node's data of an earlier
 // deployment is removed first. The modes' client files live at the same
 // paths on every client host.
-func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[string]endpoint.Endpoint, error) {
+func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease, sec planner.ClusterSecurity) (map[string]endpoint.Endpoint, error) {
 	installTimeout, timeout := rel.InstallTimeout, rel.ReadyTimeout
 	if installTimeout <= 0 {
 		installTimeout = 5 * time.Minute
@@ -278,7 +293,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 		return nil, errors.New("remote: no broker host")
 	}
 	clientDir := path.Join(path.Dir(d.hosts[checkers[0]].dir), kafkaClients)
-	p, err := d.planKafka(clientDir)
+	p, err := d.planKafka(clientDir, sec)
 	if err != nil {
 		return nil, err
 	}
@@ -322,6 +337,12 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease) (map[stri
 		args := []string{ssh.Quote(h.xp), "agent", "kafka-ready", "--timeout", timeout.String(), "--brokers", p.brokerIDs}
 		if scram {
 			args = append(args, "--scram-admin", ssh.Quote(p.scramAdmin), "--scram-user-from", ssh.Quote(p.scramFrom))
+			for _, pr := range p.aclPrincipals {
+				args = append(args, "--acl-principal", ssh.Quote(pr))
+			}
+			if p.acls > 0 {
+				args = append(args, "--acls", strconv.Itoa(p.acls))
+			}
 		}
 		for _, m := range p.readyModes {
 			args = append(args, ssh.Quote(m))
@@ -532,8 +553,9 @@ func kafkaRelease(k targetfile.Kafka, target, version string) (KafkaRelease, err
 
 // startCluster starts the cluster of kafka.distribution: the embedded one,
 // or Apache Kafka of the group's kafka_version with one broker per broker
-// host.
-func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers int, version string) (map[string]endpoint.Endpoint, error) {
+// host and the cluster part of its security surface, sec (which the
+// embedded cluster's rows leave at its defaults: ServesSurface).
+func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers int, version string, sec planner.ClusterSecurity) (map[string]endpoint.Endpoint, error) {
 	k := d.o.Kafka
 	if k.Embedded() {
 		return dep.StartEmbedded(ctx, brokers)
@@ -545,5 +567,5 @@ func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers in
 	if n := len(dep.names(planner.RoleBroker)); n != brokers {
 		return nil, fmt.Errorf("remote: the rows ask for %d brokers but the machines have %d broker hosts; Apache Kafka runs one broker per broker host", brokers, n)
 	}
-	return dep.StartKafka(ctx, rel)
+	return dep.StartKafka(ctx, rel, sec)
 }

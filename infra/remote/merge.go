@@ -63,6 +63,10 @@ func Merge(parts []Part) (loadgen.Result, error) {
 		encoded[i] = string(b)
 	}
 	out.Histograms = loadgen.Histograms{Publish: encoded[0], E2E: encoded[1], SendDelay: encoded[2]}
+	var err error
+	if out.Connections, err = mergeConnections(parts); err != nil {
+		return loadgen.Result{}, err
+	}
 	out.PublishLatencyMs = loadgen.Summarize(hists[0])
 	out.E2ELatencyMs = loadgen.Summarize(hists[1])
 	out.SendDelayMs = loadgen.Summarize(hists[2])
@@ -150,6 +154,53 @@ func sortedSeries(series map[int]*loadgen.Second) ([]loadgen.Second, int64) {
 		backlogMax = max(backlogMax, series[s].Backlog)
 	}
 	return out, backlogMax
+}
+
+// mergeConnections combines the parts' connections: reconnects,
+// handshakes and handshakes per second add up and the reconnect-time
+// histograms merge; what was negotiated (TLS version, suite and key, SASL
+// mechanism), which each part checked against the row, must agree. Nil
+// when no part reports connections.
+func mergeConnections(parts []Part) (*loadgen.Connections, error) {
+	var out *loadgen.Connections
+	hist := loadgen.NewHistogram()
+	for _, p := range parts {
+		c := p.Result.Connections
+		if c == nil {
+			continue
+		}
+		if out == nil {
+			first := *c
+			first.Reconnects, first.Handshakes, first.HandshakesPerS = 0, 0, 0
+			out = &first
+		}
+		if c.TLSVersion != out.TLSVersion || c.TLSCipher != out.TLSCipher || c.TLSKey != out.TLSKey || c.SASLMechanism != out.SASLMechanism {
+			return nil, fmt.Errorf("remote: client %s negotiated %s %s %s %s, another client %s %s %s %s", p.Host,
+				c.TLSVersion, c.TLSCipher, c.TLSKey, c.SASLMechanism, out.TLSVersion, out.TLSCipher, out.TLSKey, out.SASLMechanism)
+		}
+		out.Reconnects += c.Reconnects
+		out.Handshakes += c.Handshakes
+		out.HandshakesPerS += c.HandshakesPerS
+		if c.Reconnect == "" {
+			continue
+		}
+		h, err := hdrhistogram.Decode([]byte(c.Reconnect))
+		if err != nil {
+			return nil, fmt.Errorf("remote: reconnect histogram from %s: %w", p.Host, err)
+		}
+		if dropped := hist.Merge(h); dropped != 0 {
+			return nil, fmt.Errorf("remote: reconnect histogram from %s: %d values outside xp's range", p.Host, dropped)
+		}
+	}
+	if out == nil {
+		return nil, nil
+	}
+	b, err := loadgen.EncodeHistogram(hist)
+	if err != nil {
+		return nil, err
+	}
+	out.Reconnect, out.ReconnectMs = string(b), loadgen.Summarize(hist)
+	return out, nil
 }
 
 // mergeHistograms merges the encoded histograms of host's part into

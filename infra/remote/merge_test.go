@@ -99,3 +99,44 @@ func TestMergeUnhealthyPart(t *testing.T) {
 		t.Fatalf("a garbled histogram: %v", err)
 	}
 }
+
+// TestMergeConnections: two clients' churn adds up (reconnects,
+// handshakes, their rate) and their reconnect times merge into the one
+// histogram of both; clients that negotiated differently are an error
+// naming the host; a run without connections has none.
+func TestMergeConnections(t *testing.T) {
+	hist := func(ms ...int64) (*hdrhistogram.Histogram, string) {
+		h := loadgen.NewHistogram()
+		for _, v := range ms {
+			h.RecordValue(v * 1000)
+		}
+		return h, encode(t, h)
+	}
+	_, h0 := hist(3, 4, 5)
+	_, h1 := hist(7, 90)
+	both, _ := hist(3, 4, 5, 7, 90)
+	conn := func(mech string, reconnects int64, h string) *loadgen.Connections {
+		return &loadgen.Connections{TLSVersion: "TLS 1.2", TLSCipher: "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", TLSKey: "ecdsa-p256",
+			SASLMechanism: mech, Churn: 50, Reconnects: reconnects, Handshakes: reconnects + 2, HandshakesPerS: float64(reconnects+2) / 2, Reconnect: h}
+	}
+	part := func(host string, c *loadgen.Connections) Part {
+		return Part{Host: host, Result: loadgen.Result{Healthy: true, Connections: c}}
+	}
+	got, err := Merge([]Part{part("client-0", conn("SCRAM-SHA-256", 3, h0)), part("client-1", conn("SCRAM-SHA-256", 2, h1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got.Connections
+	if c == nil || c.Reconnects != 5 || c.Handshakes != 9 || c.HandshakesPerS != 4.5 || c.Churn != 50 || c.SASLMechanism != "SCRAM-SHA-256" || c.TLSVersion != "TLS 1.2" {
+		t.Fatalf("merged connections %+v", c)
+	}
+	if c.ReconnectMs != loadgen.Summarize(both) || c.Reconnect != encode(t, both) {
+		t.Errorf("reconnect times %+v, want those of both clients %+v", c.ReconnectMs, loadgen.Summarize(both))
+	}
+	if _, err := Merge([]Part{part("client-0", conn("SCRAM-SHA-256", 3, h0)), part("client-1", conn("PLAIN", 2, h1))}); err == nil || !strings.Contains(err.Error(), "client-1 negotiated") {
+		t.Errorf("clients that negotiated different mechanisms: %v", err)
+	}
+	if got, err := Merge([]Part{part("client-0", nil), part("client-1", nil)}); err != nil || got.Connections != nil {
+		t.Errorf("a run without connections: %+v, %v", got.Connections, err)
+	}
+}

@@ -89,3 +89,19 @@ func (t *Target) CheckRow(r *planner.Row) error {
 	}
 	return nil
 }
+
+var _ target.SurfaceServer = (*Target)(nil)
+
+// ServesSurface refuses, through the Deployer, the security surface
+// settings the group's machines will not serve (target.SurfaceServer); a
+// Deployer that is no target.SurfaceServer serves each at its default
+// only.
+func (t *Target) ServesSurface(r *planner.Row) error {
+	if ss, ok := t.deployer.(target.SurfaceServer); ok {
+		return ss.ServesSurface(r)
+	}
+	if s := target.SurfaceSettings(r); len(s) > 0 {
+		return fmt.Errorf("%s: %T does not set it up on the machines; it serves every security surface field at its default only", s[0], t.deployer)
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package tf
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,6 +70,54 @@ func TestTargetCheckRowKafkaVersion(t *testing.T) {
 			err = tg.CheckRow(&planner.Row{Security: "tls", KafkaVersion: tc.version})
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), path+tc.want)) {
 				t.Fatalf("CheckRow: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// surfaceDeployer is a Deployer that serves the security surface but
+// plain.
+type surfaceDeployer struct{ deployLog }
+
+func (*surfaceDeployer) ServesSurface(r *planner.Row) error {
+	if r.SASLMechanism == planner.SASLPlain {
+		return errors.New("sasl_mechanism plain: not here")
+	}
+	return nil
+}
+
+// TestTargetServesSurface: the runner's SurfaceServer asks the Deployer;
+// a Deployer that is none serves the security surface at its defaults
+// only, naming the first setting away from them.
+func TestTargetServesSurface(t *testing.T) {
+	dir := t.TempDir()
+	open := func(d Deployer) *Target {
+		tg, err := NewTarget(target.Config{Platform: "hosts", Path: filepath.Join(dir, "target.yaml"), Text: []byte("platform: hosts\n"), DB: filepath.Join(dir, "c.db")}, "c",
+			TargetOptions{Deployer: d, ExecPath: "terraform", Log: &strings.Builder{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tg
+	}
+	row := func(mech string, churn int) *planner.Row {
+		return &planner.Row{Security: planner.SecuritySASLSSL, InterBrokerSecurity: planner.SecurityPlaintext, SASLMechanism: mech,
+			Authorizer: planner.AuthorizerNone, TLSVersion: planner.TLSDefault, TLSCipher: planner.TLSDefault, TLSKey: planner.TLSKeyECDSAP256, ConnectionChurn: churn}
+	}
+	for _, tc := range []struct {
+		name string
+		d    Deployer
+		row  *planner.Row
+		want string // "" serves
+	}{
+		{"defaults, plain deployer", &deployLog{}, row(planner.SASLScramSHA512, 0), ""},
+		{"churn, plain deployer", &deployLog{}, row(planner.SASLScramSHA512, 100), "connection_churn 100: *tf.deployLog does not set it up"},
+		{"scram-sha-256, surface deployer", &surfaceDeployer{}, row(planner.SASLScramSHA256, 0), ""},
+		{"plain, surface deployer", &surfaceDeployer{}, row(planner.SASLPlain, 0), "sasl_mechanism plain: not here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := open(tc.d).ServesSurface(tc.row)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("ServesSurface: %v, want %q", err, tc.want)
 			}
 		})
 	}

@@ -1,0 +1,91 @@
+package remote
+
+import (
+	"fmt"
+
+	"github.com/xp-bench/xp/infra/agent"
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/planner"
+)
+
+var _ target.SurfaceServer = (*Deployer)(nil)
+
+// ServesSurface refuses the security surface settings the hosts' cluster
+// does not serve (servesSurface), before any machine is touched.
+func (d *Deployer) ServesSurface(r *planner.Row) error {
+	return servesSurface(r, !d.o.Kafka.Embedded())
+}
+
+// servesSurface says why a remote target, running Apache Kafka on its
+// broker hosts or the embedded cluster (apache false), cannot serve r's
+// security surface, or nil. Everywhere it serves tls_version and
+// tls_cipher on the load generators (and on Apache Kafka's listeners
+// too) and connection_churn; on Apache Kafka also inter_broker_security
+// tls and mtls, tls_key on direct rows, authorizer acl on direct mtls and
+// sasl_ssl rows, and sasl_mechanism scram-sha-256 and plain on direct
+// rows. OAUTHBEARER and GSSAPI, which need an identity provider or a KDC
+// the brokers and clients reach, are refused by name: the local target
+// serves them.
+func servesSurface(r *planner.Row, apache bool) error {
+	const onKafka = "run it on Apache Kafka (kafka.distribution a release in the target file)"
+	switch {
+	case r.InterBrokerSecurity != planner.SecurityPlaintext && !apache:
+		return fmt.Errorf("inter_broker_security %s: the embedded cluster's brokers share one process and replicate over nothing; %s", r.InterBrokerSecurity, onKafka)
+	case r.Authorizer != planner.AuthorizerNone && !apache:
+		return fmt.Errorf("authorizer %s: the embedded cluster runs no authorizer; %s", r.Authorizer, onKafka)
+	case r.Authorizer != planner.AuthorizerNone && (r.NeedsGateway() || (r.Security != planner.SecurityMTLS && r.Security != planner.SecuritySASLSSL)):
+		return fmt.Errorf("authorizer %s with security %s: only mtls and sasl_ssl clients have an identity of their own (plaintext and tls clients are ANONYMOUS, xp's admin and a super user; a gateway's upstream leg is not given ACLs); use security mtls or sasl_ssl", r.Authorizer, r.Security)
+	case r.TLSKey != planner.TLSKeyECDSAP256 && (!apache || r.NeedsGateway()):
+		return fmt.Errorf("tls_key %s: remote hosts issue such keys to Apache Kafka's brokers and clients only, not to the embedded cluster or the gateway hosts; %s, direct", r.TLSKey, onKafka)
+	}
+	switch r.SASLMechanism {
+	case planner.SASLScramSHA512:
+	case planner.SASLPlain, planner.SASLScramSHA256:
+		switch {
+		case r.NeedsGateway():
+			return fmt.Errorf("sasl_mechanism %s on a gateway row: the gateway hosts' client legs are not set up for it on remote targets; run it direct (security: sasl_ssl)", r.SASLMechanism)
+		case !apache && r.SASLMechanism == planner.SASLScramSHA256:
+			return fmt.Errorf("sasl_mechanism scram-sha-256: the embedded cluster's SASL server speaks PLAIN and SCRAM-SHA-512 only; %s", onKafka)
+		}
+	case planner.SASLOAuthBearer, planner.SASLGSSAPI:
+		return fmt.Errorf("sasl_mechanism %s: remote targets start no identity provider or Kerberos KDC for the hosts (%s needs one the brokers and the load generators reach); run it on the local target (platform: local with kafka:), or against your own on platform: existing",
+			r.SASLMechanism, planner.KafkaSASLMechanism(r.SASLMechanism))
+	default:
+		return fmt.Errorf("sasl_mechanism %s: remote targets do not know it; use scram-sha-512, scram-sha-256 or plain", r.SASLMechanism)
+	}
+	if r.TLSCipher != planner.TLSDefault && r.TLSVersion == planner.TLSVersion13 {
+		switch {
+		case r.NeedsGateway():
+			return fmt.Errorf("tls_cipher %s with tls_version 1.3 on a gateway row: the gateway's listener is not narrowed to one suite; use tls_version 1.2", r.TLSCipher)
+		case !apache:
+			return fmt.Errorf("tls_cipher %s with tls_version 1.3: the embedded cluster's TLS is Go's crypto/tls, which lets neither side choose a TLS 1.3 suite; use tls_version 1.2 or %s", r.TLSCipher, onKafka)
+		}
+	}
+	return nil
+}
+
+// surfaceServer sets the cluster part of a group's security surface on
+// srv, whose node i runs on host hostOf[i]: its TLS listeners' version
+// and suites, what the brokers replicate over and, with authorizer acl,
+// KRaft's StandardAuthorizer with xp's admin (ANONYMOUS: the plaintext
+// and TLS listeners, the controllers' listener) and, with inter-broker
+// mtls, each broker's certificate as super users.
+func surfaceServer(srv *kafkaconf.Server, sec planner.ClusterSecurity, hostOf []string) {
+	srv.TLS = kafkaconf.TLSChoice{Version: sec.TLSVersion, Cipher: sec.TLSCipher}
+	srv.InterBroker = sec.InterBroker
+	if sec.Authorizer != planner.AuthorizerACL {
+		return
+	}
+	srv.SuperUsers = []string{agent.PrincipalAnonymous}
+	if sec.InterBroker == planner.SecurityMTLS {
+		// Brokers come first in srv.Nodes, as in hostOf.
+		for i := range srv.Brokers() {
+			srv.SuperUsers = append(srv.SuperUsers, kafkaconf.CertPrincipal(hostOf[i]))
+		}
+	}
+}
+
+// clientCertName is the common name of the load generators' certificate,
+// the principal of mtls clients.
+const clientCertName = "client"

@@ -1,0 +1,281 @@
+package remote
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xp-bench/xp/infra/agent"
+	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/target"
+	"github.com/xp-bench/xp/infra/targetfile"
+	"github.com/xp-bench/xp/infra/tf"
+	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/internal/netnstest"
+	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/runner/loadgen"
+)
+
+// TestSurfaceOnKafkaHosts deploys, as xp run on the hosts platform does,
+// Apache Kafka 4 on three namespace broker hosts and a client host for a
+// group whose security surface is inter_broker_security tls, authorizer
+// acl with 100 ACLs and tls_version 1.2 with chacha20-poly1305. Two rows
+// run their load from the client host with replication factor 3 and
+// acks all: mtls, which negotiates TLS 1.2 with that suite, and sasl_ssl
+// with scram-sha-256 and connection_churn 50, which authenticates with
+// SCRAM-SHA-256 and reconnects; both healthy, the negotiated values in
+// the result the attempt records. Every broker replicates over the other
+// brokers' INTERNAL port, which speaks TLS 1.2 with the suite, the
+// followers' connections there having received at least twice the bytes
+// produced, and no broker holds a connection to another's plaintext
+// port. The cluster holds the run's ACLs and the 100 others; xp's user
+// is refused a topic outside xp's prefix.
+func TestSurfaceOnKafkaHosts(t *testing.T) {
+	bin := buildXP(t)
+	rel := disttest.Kafka(t, 4)
+	n := netnstest.New(t, 4)
+	host := func(i int, name string) tf.Host {
+		return tf.Host{Name: name, PublicAddress: n.Hosts[i].Addr, PrivateAddress: n.Hosts[i].Addr, SSHPort: n.Hosts[i].SSHPort}
+	}
+	inv := &tf.Inventory{SSHUser: n.User, Hosts: tf.Hosts{
+		Brokers: []tf.Host{host(0, "broker-0"), host(1, "broker-1"), host(2, "broker-2")},
+		Clients: []tf.Host{host(3, "client-3")}}}
+	log := &syncBuf{}
+	d, err := NewDeployer(DeployerOptions{Campaign: "s1",
+		Kafka:      targetfile.Kafka{Version: rel.Version, Distribution: rel.Path, SHA512: rel.SHA512, Heap: "384m", JVMFlags: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"},
+		SSH:        targetfile.SSH{User: n.User, PrivateKey: n.UserKey, KnownHosts: targetfile.KnownHostsAcceptNew},
+		KnownHosts: filepath.Join(t.TempDir(), "known_hosts"), Binary: bin, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+
+	const acls = 100
+	base := planner.Row{Platform: "hosts", Brokers: 3, KafkaVersion: rel.Version, InterBrokerSecurity: planner.SecurityTLS,
+		Authorizer: planner.AuthorizerACL, ACLs: acls, TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherChaCha20,
+		TLSKey: planner.TLSKeyECDSAP256, SASLMechanism: planner.SASLScramSHA512, GatewayKind: planner.GatewayKindBuiltin}
+	mtls, scram := base, base
+	mtls.Security = planner.SecurityMTLS
+	scram.Security, scram.SASLMechanism, scram.ConnectionChurn = planner.SecuritySASLSSL, planner.SASLScramSHA256, 50
+	for _, r := range []*planner.Row{&mtls, &scram} {
+		if err := d.ServesSurface(r); err != nil {
+			t.Fatalf("%s row refused: %v", r.Security, err)
+		}
+	}
+	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram}}
+	start := time.Now()
+	ep, err := d.Deploy(ctx, g, inv)
+	if err != nil {
+		t.Fatalf("deploy: %v\nlog:\n%s", err, log.String())
+	}
+	defer d.Undeploy(context.Background())
+	t.Logf("3 brokers with inter-broker TLS and %d ACLs up in %.1fs", acls, time.Since(start).Seconds())
+
+	var produced int64
+	for _, tc := range []struct {
+		row                               *planner.Row
+		wantVersion, wantCipher, wantMech string
+	}{
+		{&mtls, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", ""},
+		{&scram, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "SCRAM-SHA-256"},
+	} {
+		r := tc.row
+		cfg := loadgen.Config{Rate: 200, MessageSize: 128, Partitions: 3, ReplicationFactor: 3, MinInsyncReplicas: 2, Acks: "all",
+			ConsumerGroups: 1, LingerMs: 1, Warmup: time.Second, Duration: 2 * time.Second, DrainTimeout: 20 * time.Second, Seed: 7,
+			TLSVersion: r.TLSVersion, TLSCipher: r.TLSCipher, SASLMechanism: r.SASLMechanism, ConnectionChurn: r.ConnectionChurn}
+		res, err := d.RunLoad(ctx, target.Load{Row: r, Endpoint: ep.Modes[target.ModeKey(r)], Config: cfg})
+		if err != nil || !res.Healthy {
+			t.Fatalf("%s load: %v %+v\nserver logs:\n%s", r.Security, err, res, serverLogs(d.Deployment()))
+		}
+		produced += res.Published + res.Warmup.Published
+		c := res.Connections
+		if c == nil || c.TLSVersion != tc.wantVersion || c.TLSCipher != tc.wantCipher || c.SASLMechanism != tc.wantMech || c.TLSKey != planner.TLSKeyECDSAP256 {
+			t.Errorf("%s load negotiated %+v, want %s %s %q", r.Security, c, tc.wantVersion, tc.wantCipher, tc.wantMech)
+			continue
+		}
+		if r.ConnectionChurn > 0 && (c.Churn != r.ConnectionChurn || c.Reconnects == 0 || c.Handshakes < c.Reconnects) {
+			t.Errorf("%s load with churn %d: %+v, want reconnects and a handshake each", r.Security, r.ConnectionChurn, c)
+		}
+	}
+
+	// Replication: every broker follows the others over their INTERNAL
+	// listener, and never over a plaintext one.
+	brokers := n.Hosts[:3]
+	internal, plaintext := map[string]string{}, map[string]string{}
+	for i, h := range brokers {
+		internal[net.JoinHostPort(h.Addr, strconv.Itoa(kafkaconf.DefaultPorts.Internal))] = fmt.Sprint("broker-", i)
+		plaintext[net.JoinHostPort(h.Addr, strconv.Itoa(kafkaconf.DefaultPorts.Plaintext))] = fmt.Sprint("broker-", i)
+	}
+	var replicated int64
+	for i, h := range brokers {
+		peers := map[string]bool{}
+		for _, s := range tcpSockets(ctx, t, h) {
+			if name, ok := plaintext[s.peer]; ok && s.local != s.peer && isBroker(s.local, brokers) {
+				t.Errorf("broker-%d holds a connection to %s's plaintext listener %s", i, name, s.peer)
+			}
+			if name, ok := internal[s.peer]; ok && name != fmt.Sprint("broker-", i) {
+				peers[name] = true
+				replicated += s.received
+			}
+		}
+		if len(peers) != 2 {
+			out, _ := h.Command(ctx, "ss", "-tn").CombinedOutput()
+			t.Errorf("broker-%d fetches from %v over INTERNAL, want both other brokers; its connections:\n%s", i, peers, out)
+		}
+	}
+	if replicated < 2*produced*128 {
+		t.Errorf("the followers' INTERNAL connections received %d bytes, want at least twice the %d records of 128 bytes produced", replicated, produced)
+	}
+	t.Logf("%d records produced; the followers' INTERNAL connections received %d bytes", produced, replicated)
+	dep := d.Deployment()
+	for addr := range internal {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, &tls.Config{RootCAs: dep.ca.CertPool(), ServerName: strings.Split(addr, ":")[0]})
+		if err != nil {
+			t.Errorf("INTERNAL listener %s: %v", addr, err)
+			continue
+		}
+		st := conn.ConnectionState()
+		conn.Close()
+		if st.Version != tls.VersionTLS12 || st.CipherSuite != tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 {
+			t.Errorf("INTERNAL listener %s negotiated %s %s, want TLS 1.2 with ChaCha20-Poly1305", addr, tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite))
+		}
+	}
+
+	// The authorizer: the run's ACLs and the others, and xp's user kept
+	// to xp's topics.
+	client := n.Hosts[3]
+	admin := hostClientProps(t, client, "s1", "tls.properties")
+	opts, err := kafkaconf.ClientOpts(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	described, err := kadm.NewClient(cl).DescribeACLs(ctx, kadm.NewACLs().AnyResource().Allow().AllowHosts().Deny().DenyHosts().
+		ResourcePatternType(kadm.ACLPatternAny).Operations(kadm.OpAny))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, r := range described {
+		got += len(r.Described)
+	}
+	if want := acls + 3*2; got != want {
+		t.Errorf("the cluster holds %d ACLs, want %d others and 3 for each of the 2 run principals", got, want)
+	}
+	xp := hostClientProps(t, client, "s1", "sasl_ssl.properties")
+	if err := produceOne(ctx, xp, "elsewhere"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("xp's user outside %s*: %v, want TOPIC_AUTHORIZATION_FAILED", agent.ACLPrefix, err)
+	}
+}
+
+// tcpSocket is one established TCP connection of ss -tni.
+type tcpSocket struct {
+	local, peer string
+	received    int64
+}
+
+var bytesReceived = regexp.MustCompile(`\bbytes_received:(\d+)`)
+
+// tcpSockets lists h's established TCP connections with the bytes each
+// received (ss -tni, in h's namespace).
+func tcpSockets(ctx context.Context, t *testing.T, h *netnstest.Host) []tcpSocket {
+	t.Helper()
+	out, err := h.Command(ctx, "ss", "-tniH", "state", "established").Output()
+	if err != nil {
+		t.Fatalf("%s: ss: %v", h.Name, err)
+	}
+	var socks []tcpSocket
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 4 && !strings.HasPrefix(line, "\t"):
+			// Recv-Q Send-Q Local:Port Peer:Port; its details follow on
+			// a line of their own, indented.
+			socks = append(socks, tcpSocket{local: unmapped(f[2]), peer: unmapped(f[3])})
+		case len(socks) > 0:
+			if m := bytesReceived.FindStringSubmatch(line); m != nil {
+				socks[len(socks)-1].received, _ = strconv.ParseInt(m[1], 10, 64)
+			}
+		}
+	}
+	return socks
+}
+
+// unmapped is addr (address:port) with an IPv4-mapped IPv6 address, as
+// ss shows a JVM's dual-stack sockets, as IPv4.
+func unmapped(addr string) string {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return addr
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String()
+}
+
+// isBroker reports whether addr (address:port) is on one of brokers.
+func isBroker(addr string, brokers []*netnstest.Host) bool {
+	a, _, _ := net.SplitHostPort(addr)
+	for _, h := range brokers {
+		if h.Addr == a {
+			return true
+		}
+	}
+	return false
+}
+
+// hostClientProps reads client config name of campaign on h, its files'
+// paths turned from the home directory h's logins see to where it is
+// here (netnstest.Host.Home).
+func hostClientProps(t *testing.T, h *netnstest.Host, campaign, name string) map[string]string {
+	t.Helper()
+	p, err := kafkaconf.ReadClientConfig(filepath.Join(h.Home(), "xp", campaign, kafkaClients, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range p {
+		if strings.HasPrefix(v, home+"/") {
+			p[k] = h.Home() + strings.TrimPrefix(v, home)
+		}
+	}
+	return p
+}
+
+// produceOne produces one record to topic with props and returns the
+// error.
+func produceOne(ctx context.Context, props map[string]string, topic string) error {
+	opts, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return cl.ProduceSync(pctx, &kgo.Record{Topic: topic, Value: []byte("x")}).FirstErr()
+}
