@@ -633,13 +633,14 @@ func attemptBound(r *planner.Row) time.Duration {
 }
 
 // brokerOf is the broker software of the group that is up: what the
-// target reports (target.BrokerReporter), else what its machines say they
-// run (the first broker or cluster host whose Kafka names apache or kfake,
-// with its Java).
+// target reports (target.BrokerReporter), else, when it reports nothing,
+// what its machines say they run (the first broker or cluster host whose
+// Kafka names apache or kfake, with its Java).
 func brokerOf(t target.Target, machines []target.HostInfo) (target.Broker, bool) {
 	if br, ok := t.(target.BrokerReporter); ok {
-		b := br.Broker()
-		return b, b.Kind != ""
+		if b := br.Broker(); b.Kind != "" {
+			return b, true
+		}
 	}
 	for _, m := range machines {
 		if m.Role != planner.RoleBroker && m.Role != planner.RoleCluster {

@@ -12,7 +12,8 @@ import (
 // cluster (a Kafka-protocol cluster with every mode's listener): the SCRAM
 // user is created through the plaintext listener and every mode sees both
 // brokers; a broker that is not there fails within the timeout naming the
-// modes and the broker; bad arguments are usage errors.
+// modes and the broker; bad arguments (ACLs without the admin connection
+// that makes them, a negative count) are usage errors.
 func TestAgentKafkaReady(t *testing.T) {
 	c, err := local.Start(context.Background(), local.Options{Brokers: 2, Dir: t.TempDir()})
 	if err != nil {
@@ -38,6 +39,8 @@ func TestAgentKafkaReady(t *testing.T) {
 		{"bad broker ids", args("--brokers", "one"), exitUsage, []string{`--brokers "one": want node ids such as 1,2,3`}},
 		{"a mode without its file", []string{"agent", "kafka-ready", "--brokers", "0", "plaintext"}, exitUsage, []string{`"plaintext": want MODE=CLIENT_CONFIG`}},
 		{"scram admin alone", args("--brokers", "0", "--scram-admin", m["plaintext"].ClientConfig), exitUsage, []string{"--scram-admin and --scram-user-from go together"}},
+		{"acls without an admin", args("--brokers", "0", "--acl-principal", "User:xp", "--acls", "10"), exitUsage, []string{"--acl-principal and --acls need --scram-admin"}},
+		{"negative acls", args(append([]string{"--brokers", "0", "--acls", "-1"}, scram...)...), exitUsage, []string{"--acls -1: want 0 or more"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

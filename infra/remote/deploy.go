@@ -83,8 +83,10 @@ type Deployment struct {
 	// modes are the embedded cluster's modes; their files live at the same
 	// paths on the broker host and on every client host.
 	modes map[string]endpoint.Endpoint
-	// kafka is "apache VERSION" once StartKafka ran.
-	kafka string
+	// kafka is "apache VERSION" once StartKafka ran, security the
+	// cluster part of the security surface it applied.
+	kafka    string
+	security planner.ClusterSecurity
 	// brokers is the number of brokers of the cluster started, their node
 	// ids firstNodeID, firstNodeID+1, ... (0.. for the embedded cluster,
 	// whose kfake brokers count from 0).

@@ -315,7 +315,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease, sec plann
 	if err != nil {
 		return nil, err
 	}
-	d.kafka = KafkaApache + " " + rel.Version
+	d.kafka, d.security = KafkaApache+" "+rel.Version, sec
 
 	// The client files go to every client host; the first broker host
 	// gets them too, where gateways started in front of the cluster read

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/xp-bench/xp/infra/agent"
 	"github.com/xp-bench/xp/infra/kafkaconf"
@@ -9,7 +10,47 @@ import (
 	"github.com/xp-bench/xp/planner"
 )
 
-var _ target.SurfaceServer = (*Deployer)(nil)
+var (
+	_ target.SurfaceServer  = (*Deployer)(nil)
+	_ target.BrokerReporter = (*Deployer)(nil)
+)
+
+// Broker is the broker software of the deployment that is up
+// (target.BrokerReporter): what its first broker host runs, and on
+// Apache Kafka its Java runtime, JVM flags and the cluster part of the
+// security surface applied; the zero Broker when nothing runs.
+func (d *Deployer) Broker() target.Broker {
+	dep := d.Deployment()
+	if dep == nil {
+		return target.Broker{}
+	}
+	return dep.Broker()
+}
+
+// Broker is what Deployer.Broker says of d.
+func (d *Deployment) Broker() target.Broker {
+	for _, m := range d.Hosts() {
+		if m.Role != planner.RoleBroker {
+			continue
+		}
+		b, ok := target.ParseBroker(m.Kafka)
+		if !ok {
+			return target.Broker{}
+		}
+		if b.Kind == target.BrokerApache {
+			b.Java, b.JVMFlags = m.Java, strings.Fields(m.JVMFlags)
+			b.InterBrokerSecurity = d.security.InterBroker
+			if b.InterBrokerSecurity == "" {
+				b.InterBrokerSecurity = planner.SecurityPlaintext
+			}
+			if d.security.Authorizer == planner.AuthorizerACL {
+				b.Authorizer, b.ACLs = kafkaconf.StandardAuthorizer, d.security.ACLs
+			}
+		}
+		return b
+	}
+	return target.Broker{}
+}
 
 // ServesSurface refuses the security surface settings the hosts' cluster
 // does not serve (servesSurface), before any machine is touched.

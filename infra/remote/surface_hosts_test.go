@@ -43,7 +43,8 @@ import (
 // followers' connections there having received at least twice the bytes
 // produced, and no broker holds a connection to another's plaintext
 // port. The cluster holds the run's ACLs and the 100 others; xp's user
-// is refused a topic outside xp's prefix.
+// is refused a topic outside xp's prefix. The broker the attempts record
+// names the inter-broker protocol, the authorizer and the ACLs.
 func TestSurfaceOnKafkaHosts(t *testing.T) {
 	bin := buildXP(t)
 	rel := disttest.Kafka(t, 4)
@@ -86,6 +87,11 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 	}
 	defer d.Undeploy(context.Background())
 	t.Logf("3 brokers with inter-broker TLS and %d ACLs up in %.1fs", acls, time.Since(start).Seconds())
+	// What every attempt records as its broker.
+	if b := d.Broker(); b.Kind != target.BrokerApache || b.Version != rel.Version || b.InterBrokerSecurity != planner.SecurityTLS ||
+		b.Authorizer != kafkaconf.StandardAuthorizer || b.ACLs != acls || !strings.Contains(b.Java, "version") {
+		t.Errorf("broker %+v, want apache %s with inter-broker tls, the StandardAuthorizer and %d ACLs", b, rel.Version, acls)
+	}
 
 	var produced int64
 	for _, tc := range []struct {

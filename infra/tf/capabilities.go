@@ -90,7 +90,20 @@ func (t *Target) CheckRow(r *planner.Row) error {
 	return nil
 }
 
-var _ target.SurfaceServer = (*Target)(nil)
+var (
+	_ target.SurfaceServer  = (*Target)(nil)
+	_ target.BrokerReporter = (*Target)(nil)
+)
+
+// Broker is the broker software of the group that is up, as the Deployer
+// reports it (target.BrokerReporter); the zero Broker when it cannot, and
+// the runner then reads it from the machines' descriptions.
+func (t *Target) Broker() target.Broker {
+	if br, ok := t.deployer.(target.BrokerReporter); ok {
+		return br.Broker()
+	}
+	return target.Broker{}
+}
 
 // ServesSurface refuses, through the Deployer, the security surface
 // settings the group's machines will not serve (target.SurfaceServer); a
