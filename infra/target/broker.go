@@ -51,7 +51,7 @@ type Broker struct {
 	JVMFlags []string `json:"jvm_flags,omitempty"`
 	// InterBrokerSecurity is what the brokers replicate over as the
 	// target applied it: plaintext, tls or mtls (Apache Kafka on the
-	// local target).
+	// local target and on remote hosts).
 	InterBrokerSecurity string `json:"inter_broker_security,omitempty"`
 	// Authorizer is the brokers' authorizer class, absent without one,
 	// and ACLs the ACLs created for other principals before the group's
