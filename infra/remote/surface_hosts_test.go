@@ -33,12 +33,13 @@ import (
 // TestSurfaceOnKafkaHosts deploys, as xp run on the hosts platform does,
 // Apache Kafka 4 on three namespace broker hosts and a client host for a
 // group whose security surface is inter_broker_security tls, authorizer
-// acl with 100 ACLs and tls_version 1.2 with chacha20-poly1305. Two rows
-// run their load from the client host with replication factor 3 and
-// acks all: mtls, which negotiates TLS 1.2 with that suite, and sasl_ssl
+// acl with 100 ACLs and tls_version 1.2 with chacha20-poly1305. Three
+// rows run their load from the client host with replication factor 3 and
+// acks all: mtls, which negotiates TLS 1.2 with that suite; sasl_ssl
 // with scram-sha-256 and connection_churn 50, which authenticates with
-// SCRAM-SHA-256 and reconnects; both healthy, the negotiated values in
-// the result the attempt records. Every broker replicates over the other
+// SCRAM-SHA-256 and reconnects; sasl_ssl with plain, which authenticates
+// with PLAIN; all healthy, the negotiated values in the result the
+// attempt records. Every broker replicates over the other
 // brokers' INTERNAL port, which speaks TLS 1.2 with the suite, the
 // followers' connections there having received at least twice the bytes
 // produced, and no broker holds a connection to another's plaintext
@@ -71,15 +72,16 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 	base := planner.Row{Platform: "hosts", Brokers: 3, KafkaVersion: rel.Version, InterBrokerSecurity: planner.SecurityTLS,
 		Authorizer: planner.AuthorizerACL, ACLs: acls, TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherChaCha20,
 		TLSKey: planner.TLSKeyECDSAP256, SASLMechanism: planner.SASLScramSHA512, GatewayKind: planner.GatewayKindBuiltin}
-	mtls, scram := base, base
+	mtls, scram, plain := base, base, base
 	mtls.Security = planner.SecurityMTLS
 	scram.Security, scram.SASLMechanism, scram.ConnectionChurn = planner.SecuritySASLSSL, planner.SASLScramSHA256, 50
-	for _, r := range []*planner.Row{&mtls, &scram} {
+	plain.Security, plain.SASLMechanism = planner.SecuritySASLSSL, planner.SASLPlain
+	for _, r := range []*planner.Row{&mtls, &scram, &plain} {
 		if err := d.ServesSurface(r); err != nil {
 			t.Fatalf("%s row refused: %v", r.Security, err)
 		}
 	}
-	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram}}
+	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram, plain}}
 	start := time.Now()
 	ep, err := d.Deploy(ctx, g, inv)
 	if err != nil {
@@ -100,6 +102,7 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 	}{
 		{&mtls, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", ""},
 		{&scram, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "SCRAM-SHA-256"},
+		{&plain, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "PLAIN"},
 	} {
 		r := tc.row
 		cfg := loadgen.Config{Rate: 200, MessageSize: 128, Partitions: 3, ReplicationFactor: 3, MinInsyncReplicas: 2, Acks: "all",
