@@ -12,9 +12,9 @@ import (
 
 // TestRunChecksSurfaceOnHosts: xp run on the hosts platform with Apache
 // Kafka accepts rows of inter-broker TLS, the ACL authorizer, a TLS 1.3
-// suite and scram-sha-256 (a dry run, on documentation addresses that
-// route nowhere), and refuses a gssapi row by name before anything is
-// provisioned or written; the same rows on the hosts' embedded cluster
+// suite, scram-sha-256 and gssapi (a dry run, on documentation addresses
+// that route nowhere), and refuses an oauthbearer row by name before
+// anything is provisioned or written; the same rows on the hosts' embedded cluster
 // are refused naming inter_broker_security.
 func TestRunChecksSurfaceOnHosts(t *testing.T) {
 	rel := disttest.Kafka(t, 4)
@@ -66,15 +66,15 @@ fixed:
 		}
 		return writeRunFile(t, dir, name+".jsonl", b.String())
 	}
-	served := plan("served", "scram-sha-512, scram-sha-256")
-	refused := plan("refused", "scram-sha-512, gssapi")
+	served := plan("served", "scram-sha-512, scram-sha-256, gssapi")
+	refused := plan("refused", "scram-sha-512, oauthbearer")
 	for _, tc := range []struct {
 		name, plan, target string
 		code               int
 		want               string
 	}{
 		{"served on kafka", served, onKafka, exitOK, "would run"},
-		{"gssapi on kafka", refused, onKafka, exitUsage, "sasl_mechanism gssapi: remote targets start no identity provider or Kerberos KDC"},
+		{"oauthbearer on kafka", refused, onKafka, exitUsage, "sasl_mechanism oauthbearer: remote targets start no identity provider"},
 		{"on the embedded cluster", served, embedded, exitUsage, "inter_broker_security tls: the embedded cluster"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

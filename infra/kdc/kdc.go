@@ -33,6 +33,10 @@ type Options struct {
 	Realm string
 	// Keep leaves the KDC running after this process exits.
 	Keep bool
+	// Listen is the IP address the KDC listens on and krb5.conf names;
+	// default 127.0.0.1. A remote target's KDC listens on its host's
+	// private address, for the brokers and load generators on others.
+	Listen string
 }
 
 // KDC is a running key distribution centre.
@@ -43,7 +47,7 @@ type KDC struct {
 	// clients need it (the JVM's -Djava.security.krb5.conf, gokrb5's
 	// config), over TCP (udp_preference_limit 1).
 	Krb5Conf string
-	// Address is the KDC's host:port on loopback.
+	// Address is the KDC's host:port (Options.Listen).
 	Address string
 	dir     string
 	env     []string
@@ -53,8 +57,9 @@ type KDC struct {
 // Tools are the programs Start needs (Debian: krb5-kdc, krb5-admin-server).
 var Tools = []string{"krb5kdc", "kdb5_util", "kadmin.local"}
 
-// Start creates the realm's database and starts krb5kdc on a free
-// loopback port, returning once it accepts connections. A missing tool
+// Start creates the realm's database and starts krb5kdc on a free port
+// of Options.Listen (loopback by default), returning once it accepts
+// connections. A missing tool
 // is an error naming the Debian packages.
 func Start(ctx context.Context, o Options) (*KDC, error) {
 	if o.Dir == "" {
@@ -62,6 +67,12 @@ func Start(ctx context.Context, o Options) (*KDC, error) {
 	}
 	if o.Realm == "" {
 		o.Realm = "XP.TEST"
+	}
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1"
+	}
+	if net.ParseIP(o.Listen) == nil {
+		return nil, fmt.Errorf("kdc: listen address %q is not an IP address", o.Listen)
 	}
 	for _, t := range Tools {
 		if _, err := lookPath(t); err != nil {
@@ -99,11 +110,11 @@ func lookPath(name string) (string, error) {
 }
 
 func start(ctx context.Context, dir string, o Options) (*KDC, error) {
-	port, err := freePort()
+	port, err := freePort(o.Listen)
 	if err != nil {
 		return nil, err
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	addr := net.JoinHostPort(o.Listen, strconv.Itoa(port))
 	k := &KDC{Realm: o.Realm, Krb5Conf: filepath.Join(dir, "krb5.conf"), Address: addr, dir: dir}
 	kdcConf := filepath.Join(dir, "kdc.conf")
 	k.env = append(os.Environ(), "KRB5_CONFIG="+k.Krb5Conf, "KRB5_KDC_PROFILE="+kdcConf)
@@ -125,8 +136,8 @@ func start(ctx context.Context, dir string, o Options) (*KDC, error) {
 `, o.Realm, addr)
 	db := filepath.Join(dir, "principal")
 	kdc := fmt.Sprintf(`[kdcdefaults]
-	kdc_listen = 127.0.0.1:%[2]d
-	kdc_tcp_listen = 127.0.0.1:%[2]d
+	kdc_listen = %[7]s
+	kdc_tcp_listen = %[7]s
 
 [realms]
 	%[1]s = {
@@ -139,7 +150,7 @@ func start(ctx context.Context, dir string, o Options) (*KDC, error) {
 
 [logging]
 	kdc = FILE:%[6]s
-`, o.Realm, port, db, filepath.Join(dir, ".k5."+o.Realm), filepath.Join(dir, "kadm5.acl"), filepath.Join(dir, "kdc.log"))
+`, o.Realm, port, db, filepath.Join(dir, ".k5."+o.Realm), filepath.Join(dir, "kadm5.acl"), filepath.Join(dir, "kdc.log"), addr)
 	for name, body := range map[string]string{"krb5.conf": krb5, "kdc.conf": kdc, "kadm5.acl": ""} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
 			return nil, err
@@ -189,9 +200,9 @@ func start(ctx context.Context, dir string, o Options) (*KDC, error) {
 	}
 }
 
-// freePort is a TCP port free on 127.0.0.1 now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// freePort is a TCP port free on address ip now.
+func freePort(ip string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return 0, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +64,28 @@ func TestKDC(t *testing.T) {
 	}
 	if err := login(old); err == nil {
 		t.Fatal("a keytab of replaced keys logged in")
+	}
+}
+
+// TestKDCListen: the KDC listens on the address asked, which its
+// krb5.conf names; an address that is not an IP is refused.
+func TestKDCListen(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	k, err := Start(ctx, Options{Dir: filepath.Join(dir, "kdc"), Listen: "127.0.0.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	conf, err := os.ReadFile(k.Krb5Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(k.Address, "127.0.0.2:") || !strings.Contains(string(conf), "kdc = "+k.Address+"\n") {
+		t.Errorf("KDC on %s, krb5.conf:\n%s", k.Address, conf)
+	}
+	if _, err := Start(ctx, Options{Dir: filepath.Join(dir, "other"), Listen: "kdc.example"}); err == nil || !strings.Contains(err.Error(), `listen address "kdc.example" is not an IP address`) {
+		t.Errorf("a host name to listen on: %v", err)
 	}
 }

@@ -134,7 +134,11 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 		d.last.setAuthority(nil, "")
 	}
 	d.dep, d.last = dep, dep
-	modes, err := d.startCluster(ctx, dep, g.Key.Brokers, g.Key.KafkaVersion, g.Key.Security)
+	sec := KafkaSecurity{ClusterSecurity: g.Key.Security}
+	for _, r := range g.Rows {
+		sec.GSSAPI = sec.GSSAPI || r.SASLMechanism == planner.SASLGSSAPI
+	}
+	modes, err := d.startCluster(ctx, dep, g.Key.Brokers, g.Key.KafkaVersion, sec)
 	if err != nil {
 		return target.Endpoints{}, err
 	}

@@ -97,7 +97,7 @@ func TestKroxyliciousOnNamespaceHosts(t *testing.T) {
 	}
 	defer d.Teardown(context.Background())
 	if _, err := d.StartKafka(ctx, KafkaRelease{Version: kafka.Version, File: kafka.Path, SHA512: kafka.SHA512, Heap: "384m",
-		JVMFlags: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1", ReadyTimeout: 2 * time.Minute}, planner.ClusterSecurity{}); err != nil {
+		JVMFlags: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1", ReadyTimeout: 2 * time.Minute}, KafkaSecurity{}); err != nil {
 		t.Fatalf("%v\nserver logs:\n%s", err, serverLogs(d))
 	}
 	k := &targetfile.Kroxylicious{Version: rel.Version, URL: rel.Path, SHA512: rel.SHA512, Java: "openjdk-17-jre-headless", KMS: targetfile.KMSInMemory}

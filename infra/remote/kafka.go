@@ -93,6 +93,8 @@ type kafkaPlan struct {
 	scramAdmin, scramFrom string
 	aclPrincipals         []string
 	acls                  int
+	// kerberos is the realm's files with GSSAPI rows (addKerberos).
+	kerberos *kerberos
 }
 
 // planKafka lays the cluster out on the broker and controller hosts (node
@@ -103,7 +105,7 @@ type kafkaPlan struct {
 // SASL password, and renders every file with the cluster part of the
 // group's security surface, sec (surfaceServer). clientDir is where the
 // client files go on every client host.
-func (d *Deployment) planKafka(clientDir string, sec planner.ClusterSecurity) (*kafkaPlan, error) {
+func (d *Deployment) planKafka(clientDir string, sec KafkaSecurity) (*kafkaPlan, error) {
 	srv, hostOf, err := d.kafkaServer()
 	if err != nil {
 		return nil, err
@@ -130,7 +132,10 @@ func (d *Deployment) planKafka(clientDir string, sec planner.ClusterSecurity) (*
 	pw := make([]byte, 16)
 	rand.Read(pw)
 	srv.SASLUser, srv.SASLPassword = local.SASLUser, hex.EncodeToString(pw)
-	surfaceServer(srv, sec, hostOf)
+	surfaceServer(srv, sec.ClusterSecurity, hostOf)
+	if sec.GSSAPI {
+		srv.Kerberos = kerberosServer()
+	}
 
 	p := &kafkaPlan{clusterID: kafkaconf.NewClusterID(), clientFiles: map[string][]byte{}, modes: map[string]endpoint.Endpoint{},
 		authority: ca, caDir: tmp}
@@ -186,6 +191,11 @@ func planNode(srv *kafkaconf.Server, ca *pki.Authority, h *deployed, node kafkac
 	s.LogDirs = path.Join(h.dir, kafkaData)
 	s.Keystore = path.Join(h.dir, kafkaPKI, "keystore.pem")
 	s.Truststore = path.Join(h.dir, kafkaPKI, pki.CACertFile)
+	if s.Kerberos != nil {
+		k := *s.Kerberos
+		k.Keytab = path.Join(h.dir, kafkaPKI, brokerKeytab)
+		s.Kerberos = &k
+	}
 	var err error
 	if kn.props, err = s.Properties(node.ID); err != nil {
 		return nil, err
@@ -277,7 +287,7 @@ func heapOpts(memMiB int64) string {
 // host. Every call starts a fresh cluster: a node's data of an earlier
 // deployment is removed first. The modes' client files live at the same
 // paths on every client host.
-func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease, sec planner.ClusterSecurity) (map[string]endpoint.Endpoint, error) {
+func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease, sec KafkaSecurity) (map[string]endpoint.Endpoint, error) {
 	installTimeout, timeout := rel.InstallTimeout, rel.ReadyTimeout
 	if installTimeout <= 0 {
 		installTimeout = 5 * time.Minute
@@ -298,6 +308,21 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease, sec plann
 		return nil, err
 	}
 	d.setAuthority(p.authority, p.caDir)
+	if sec.GSSAPI {
+		var addrs []string
+		for _, n := range p.nodes {
+			if n.keystore != nil {
+				addrs = append(addrs, n.node.Address)
+			}
+		}
+		k, err := d.startKDC(ctx, d.hosts[checkers[0]], addrs)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.addKerberos(k, clientDir); err != nil {
+			return nil, err
+		}
+	}
 	var names []string
 	byName := map[string]*kafkaNode{}
 	for _, n := range p.nodes {
@@ -315,7 +340,7 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease, sec plann
 	if err != nil {
 		return nil, err
 	}
-	d.kafka, d.security = KafkaApache+" "+rel.Version, sec
+	d.kafka, d.security = KafkaApache+" "+rel.Version, sec.ClusterSecurity
 
 	// The client files go to every client host; the first broker host
 	// gets them too, where gateways started in front of the cluster read
@@ -438,6 +463,13 @@ func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelea
 	if n.keystore != nil {
 		files[path.Join(h.dir, kafkaPKI, "keystore.pem")] = n.keystore
 		files[path.Join(h.dir, kafkaPKI, pki.CACertFile)] = p.ca
+		if p.kerberos != nil {
+			files[path.Join(h.dir, kafkaPKI, brokerKeytab)] = p.kerberos.brokers
+			files[path.Join(h.dir, kafkaPKI, krb5Conf)] = p.kerberos.krb5Conf
+			// The JVM finds the KDC through it; not one of the recorded
+			// JVM flags (h.jvm), which say how the broker was tuned.
+			argv = append([]string{argv[0], "-Djava.security.krb5.conf=" + path.Join(h.dir, kafkaPKI, krb5Conf)}, argv[1:]...)
+		}
 	}
 	if err := h.writeFiles(ctx, files); err != nil {
 		return err
@@ -555,7 +587,7 @@ func kafkaRelease(k targetfile.Kafka, target, version string) (KafkaRelease, err
 // or Apache Kafka of the group's kafka_version with one broker per broker
 // host and the cluster part of its security surface, sec (which the
 // embedded cluster's rows leave at its defaults: ServesSurface).
-func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers int, version string, sec planner.ClusterSecurity) (map[string]endpoint.Endpoint, error) {
+func (d *Deployer) startCluster(ctx context.Context, dep *Deployment, brokers int, version string, sec KafkaSecurity) (map[string]endpoint.Endpoint, error) {
 	k := d.o.Kafka
 	if k.Embedded() {
 		return dep.StartEmbedded(ctx, brokers)

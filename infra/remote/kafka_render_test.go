@@ -52,7 +52,7 @@ func TestPlanKafka(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%db-%dc", tc.brokers, tc.controllers), func(t *testing.T) {
 			d := renderDeployment(tc.brokers, tc.controllers, 2)
-			p, err := d.planKafka("/home/u/xp/c1/kafka-client", planner.ClusterSecurity{})
+			p, err := d.planKafka("/home/u/xp/c1/kafka-client", KafkaSecurity{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,8 +148,8 @@ func TestPlanKafka(t *testing.T) {
 	}
 	// Two plans, two passwords and cluster ids.
 	d := renderDeployment(1, 0, 1)
-	p1, _ := d.planKafka("/c", planner.ClusterSecurity{})
-	p2, _ := d.planKafka("/c", planner.ClusterSecurity{})
+	p1, _ := d.planKafka("/c", KafkaSecurity{})
+	p2, _ := d.planKafka("/c", KafkaSecurity{})
 	defer os.RemoveAll(p1.caDir)
 	defer os.RemoveAll(p2.caDir)
 	if p1.clusterID == p2.clusterID || string(p1.clientFiles["/c/sasl_ssl.properties"]) == string(p2.clientFiles["/c/sasl_ssl.properties"]) {
@@ -195,12 +195,12 @@ func checkKeystore(t *testing.T, h *deployed, ks []byte, roots *x509.CertPool) {
 
 func TestPlanKafkaRefuses(t *testing.T) {
 	d := renderDeployment(0, 0, 1)
-	if _, err := d.planKafka("/c", planner.ClusterSecurity{}); err == nil || !strings.Contains(err.Error(), "no broker host") {
+	if _, err := d.planKafka("/c", KafkaSecurity{}); err == nil || !strings.Contains(err.Error(), "no broker host") {
 		t.Errorf("no broker: %v", err)
 	}
 	d = renderDeployment(1, 0, 0)
 	d.hosts["broker-0"].Private = "broker0.internal"
-	if _, err := d.planKafka("/c", planner.ClusterSecurity{}); err == nil || !strings.Contains(err.Error(), `host broker-0: private address "broker0.internal" is not an IP address`) {
+	if _, err := d.planKafka("/c", KafkaSecurity{}); err == nil || !strings.Contains(err.Error(), `host broker-0: private address "broker0.internal" is not an IP address`) {
 		t.Errorf("a host name as private address: %v", err)
 	}
 }

@@ -130,14 +130,14 @@ func TestStartKafkaOnHosts(t *testing.T) {
 	home4 := path.Join(b.dir, "kafka-"+rel4.Version)
 
 	// A heap the host cannot hold: refused before anything is uploaded.
-	_, err = d.StartKafka(ctx, KafkaRelease{Version: rel4.Version, File: rel4.Path, SHA512: rel4.SHA512, Heap: "4096g"}, planner.ClusterSecurity{})
+	_, err = d.StartKafka(ctx, KafkaRelease{Version: rel4.Version, File: rel4.Path, SHA512: rel4.SHA512, Heap: "4096g"}, KafkaSecurity{})
 	if err == nil || !strings.Contains(err.Error(), "kafka.heap 4096g does not fit host broker-0") || exists(path.Join(b.dir, "server.properties")) {
 		t.Fatalf("a heap bigger than the host: %v", err)
 	}
 
 	// A release file whose SHA-512 is not the target's: uploaded, refused
 	// on the host, removed; nothing unpacked, nothing started.
-	_, err = d.StartKafka(ctx, KafkaRelease{Version: rel4.Version, File: rel4.Path, SHA512: wrong, Heap: "384m"}, planner.ClusterSecurity{})
+	_, err = d.StartKafka(ctx, KafkaRelease{Version: rel4.Version, File: rel4.Path, SHA512: wrong, Heap: "384m"}, KafkaSecurity{})
 	if err == nil || !strings.Contains(err.Error(), "does not match the sha512 of the target file") || !strings.Contains(err.Error(), "broker-0") {
 		t.Fatalf("a release with the wrong checksum: %v", err)
 	}
@@ -154,7 +154,7 @@ func TestStartKafkaOnHosts(t *testing.T) {
 	// the client host with the SCRAM user made.
 	const jvm = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true"
 	start := time.Now()
-	modes, err := d.StartKafka(ctx, KafkaRelease{Version: rel4.Version, File: rel4.Path, SHA512: rel4.SHA512, Heap: "384m", JVMFlags: jvm, ReadyTimeout: 90 * time.Second}, planner.ClusterSecurity{})
+	modes, err := d.StartKafka(ctx, KafkaRelease{Version: rel4.Version, File: rel4.Path, SHA512: rel4.SHA512, Heap: "384m", JVMFlags: jvm, ReadyTimeout: 90 * time.Second}, KafkaSecurity{})
 	if err != nil {
 		t.Fatalf("%v\nserver logs:\n%s", err, serverLogs(d))
 	}
@@ -262,7 +262,7 @@ func TestStartKafkaOnHosts(t *testing.T) {
 	// directory of its own, downloaded and started from there (reload4j,
 	// Kafka's default heap of the host's size), recorded as what ran.
 	up := strings.Count(log.String(), "uploaded in")
-	if _, err := d.StartKafka(ctx, KafkaRelease{Version: rel3.Version, URL: url3, SHA512: rel3.SHA512, Heap: "384m", ReadyTimeout: 90 * time.Second}, planner.ClusterSecurity{}); err != nil {
+	if _, err := d.StartKafka(ctx, KafkaRelease{Version: rel3.Version, URL: url3, SHA512: rel3.SHA512, Heap: "384m", ReadyTimeout: 90 * time.Second}, KafkaSecurity{}); err != nil {
 		t.Fatalf("Kafka %s from a URL: %v\nserver logs:\n%s", rel3.Version, err, serverLogs(d))
 	}
 	js = javaCmdlines(t, n.Hosts[0])

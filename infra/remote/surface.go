@@ -64,10 +64,9 @@ func (d *Deployer) ServesSurface(r *planner.Row) error {
 // tls_cipher on the load generators (and on Apache Kafka's listeners
 // too) and connection_churn; on Apache Kafka also inter_broker_security
 // tls and mtls, tls_key on direct rows, authorizer acl on direct mtls and
-// sasl_ssl rows, and sasl_mechanism scram-sha-256 and plain on direct
-// rows. OAUTHBEARER and GSSAPI, which need an identity provider or a KDC
-// the brokers and clients reach, are refused by name: the local target
-// serves them.
+// sasl_ssl rows, and sasl_mechanism scram-sha-256, plain and gssapi (a
+// KDC on the first client host: startKDC) on direct rows. OAUTHBEARER is
+// refused by name: the local target serves it.
 func servesSurface(r *planner.Row, apache bool) error {
 	const onKafka = "run it on Apache Kafka (kafka.distribution a release in the target file)"
 	switch {
@@ -89,9 +88,16 @@ func servesSurface(r *planner.Row, apache bool) error {
 		case !apache && r.SASLMechanism == planner.SASLScramSHA256:
 			return fmt.Errorf("sasl_mechanism scram-sha-256: the embedded cluster's SASL server speaks PLAIN and SCRAM-SHA-512 only; %s", onKafka)
 		}
-	case planner.SASLOAuthBearer, planner.SASLGSSAPI:
-		return fmt.Errorf("sasl_mechanism %s: remote targets start no identity provider or Kerberos KDC for the hosts (%s needs one the brokers and the load generators reach); run it on the local target (platform: local with kafka:), or against your own on platform: existing",
-			r.SASLMechanism, planner.KafkaSASLMechanism(r.SASLMechanism))
+	case planner.SASLGSSAPI:
+		// startKDC serves the group's realm from the first client host.
+		switch {
+		case !apache:
+			return fmt.Errorf("sasl_mechanism gssapi: the embedded cluster's SASL server speaks PLAIN and SCRAM-SHA-512 only; %s", onKafka)
+		case r.NeedsGateway():
+			return fmt.Errorf("sasl_mechanism gssapi on a gateway row: the gateways' client legs are not set up for GSSAPI; run it direct (security: sasl_ssl)")
+		}
+	case planner.SASLOAuthBearer:
+		return fmt.Errorf("sasl_mechanism oauthbearer: remote targets start no identity provider for the hosts (its token endpoint would take the client secret over the network in the clear, and its key set must be one for every client host); run it on the local target (platform: local with kafka:)")
 	default:
 		return fmt.Errorf("sasl_mechanism %s: remote targets do not know it; use scram-sha-512, scram-sha-256 or plain", r.SASLMechanism)
 	}

@@ -33,19 +33,21 @@ import (
 // TestSurfaceOnKafkaHosts deploys, as xp run on the hosts platform does,
 // Apache Kafka 4 on three namespace broker hosts and a client host for a
 // group whose security surface is inter_broker_security tls, authorizer
-// acl with 100 ACLs and tls_version 1.2 with chacha20-poly1305. Three
-// rows run their load from the client host with replication factor 3 and
-// acks all: mtls, which negotiates TLS 1.2 with that suite; sasl_ssl
-// with scram-sha-256 and connection_churn 50, which authenticates with
-// SCRAM-SHA-256 and reconnects; sasl_ssl with plain, which authenticates
-// with PLAIN; all healthy, the negotiated values in the result the
-// attempt records. Every broker replicates over the other
-// brokers' INTERNAL port, which speaks TLS 1.2 with the suite, the
-// followers' connections there having received at least twice the bytes
-// produced, and no broker holds a connection to another's plaintext
-// port. The cluster holds the run's ACLs and the 100 others; xp's user
-// is refused a topic outside xp's prefix. The broker the attempts record
-// names the inter-broker protocol, the authorizer and the ACLs.
+// acl with 100 ACLs and tls_version 1.2 with chacha20-poly1305, with a
+// gssapi row, so a KDC on the client host. Four rows run their load from
+// the client host with replication factor 3 and acks all: mtls, which
+// negotiates TLS 1.2 with that suite; sasl_ssl with scram-sha-256 and
+// connection_churn 50, which authenticates with SCRAM-SHA-256 and
+// reconnects; sasl_ssl with plain and with gssapi, which authenticate
+// with PLAIN and with GSSAPI, the KDC having issued xp tickets for the
+// brokers; all healthy, the negotiated values in the result the attempt
+// records. Every broker replicates over the other brokers' INTERNAL
+// port, which speaks TLS 1.2 with the suite, the followers' connections
+// there having received at least twice the bytes produced, and no broker
+// holds a connection to another's plaintext port. The cluster holds the
+// run's ACLs and the 100 others; xp's user is refused a topic outside
+// xp's prefix. The broker the attempts record names the inter-broker
+// protocol, the authorizer and the ACLs.
 func TestSurfaceOnKafkaHosts(t *testing.T) {
 	bin := buildXP(t)
 	rel := disttest.Kafka(t, 4)
@@ -72,16 +74,17 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 	base := planner.Row{Platform: "hosts", Brokers: 3, KafkaVersion: rel.Version, InterBrokerSecurity: planner.SecurityTLS,
 		Authorizer: planner.AuthorizerACL, ACLs: acls, TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherChaCha20,
 		TLSKey: planner.TLSKeyECDSAP256, SASLMechanism: planner.SASLScramSHA512, GatewayKind: planner.GatewayKindBuiltin}
-	mtls, scram, plain := base, base, base
+	mtls, scram, plain, gssapi := base, base, base, base
 	mtls.Security = planner.SecurityMTLS
 	scram.Security, scram.SASLMechanism, scram.ConnectionChurn = planner.SecuritySASLSSL, planner.SASLScramSHA256, 50
 	plain.Security, plain.SASLMechanism = planner.SecuritySASLSSL, planner.SASLPlain
-	for _, r := range []*planner.Row{&mtls, &scram, &plain} {
+	gssapi.Security, gssapi.SASLMechanism = planner.SecuritySASLSSL, planner.SASLGSSAPI
+	for _, r := range []*planner.Row{&mtls, &scram, &plain, &gssapi} {
 		if err := d.ServesSurface(r); err != nil {
 			t.Fatalf("%s row refused: %v", r.Security, err)
 		}
 	}
-	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram, plain}}
+	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram, plain, gssapi}}
 	start := time.Now()
 	ep, err := d.Deploy(ctx, g, inv)
 	if err != nil {
@@ -103,6 +106,7 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		{&mtls, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", ""},
 		{&scram, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "SCRAM-SHA-256"},
 		{&plain, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "PLAIN"},
+		{&gssapi, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "GSSAPI"},
 	} {
 		r := tc.row
 		cfg := loadgen.Config{Rate: 200, MessageSize: 128, Partitions: 3, ReplicationFactor: 3, MinInsyncReplicas: 2, Acks: "all",
@@ -121,6 +125,13 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		if r.ConnectionChurn > 0 && (c.Churn != r.ConnectionChurn || c.Reconnects == 0 || c.Handshakes < c.Reconnects) {
 			t.Errorf("%s load with churn %d: %+v, want reconnects and a handshake each", r.Security, r.ConnectionChurn, c)
 		}
+	}
+
+	// The GSSAPI load's tickets came from the KDC on the client host,
+	// for the brokers' principals.
+	kdcLog, err := os.ReadFile(filepath.Join(n.Hosts[3].Home(), "xp", "s1", "client-3", kdcDir, "kdc.log"))
+	if err != nil || !regexp.MustCompile(`TGS_REQ .*xp@XP\.TEST for kafka/`+regexp.QuoteMeta(n.Hosts[0].Addr)+`@XP\.TEST`).Match(kdcLog) {
+		t.Errorf("the client host's KDC issued no ticket for broker-0 to xp (%v):\n%s", err, kdcLog[max(0, len(kdcLog)-2000):])
 	}
 
 	// Replication: every broker follows the others over their INTERNAL

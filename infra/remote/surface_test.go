@@ -40,7 +40,11 @@ func TestServesSurface(t *testing.T) {
 			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLPlain
 		}), true, "sasl_mechanism plain on a gateway row"},
 		{"oauthbearer on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLOAuthBearer }), true, "sasl_mechanism oauthbearer: remote targets start no identity provider"},
-		{"gssapi on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), true, "sasl_mechanism gssapi: remote targets start no identity provider or Kerberos KDC"},
+		{"gssapi on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), true, ""},
+		{"gssapi on embedded", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), false, "sasl_mechanism gssapi: the embedded cluster"},
+		{"gssapi through the gateway", row(func(r *planner.Row) {
+			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLGSSAPI
+		}), true, "sasl_mechanism gssapi on a gateway row"},
 		{"1.2 chacha20 on embedded", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion12, planner.TLSCipherChaCha20 }), false, ""},
 		{"1.2 aes128 through the gateway", row(func(r *planner.Row) {
 			r.Security, r.TLSVersion, r.TLSCipher = planner.SecurityProxy, planner.TLSVersion12, planner.TLSCipherAES128GCM
@@ -102,13 +106,14 @@ func TestSurfaceServer(t *testing.T) {
 // uploads: every broker's INTERNAL listener over SSL wanting a client
 // certificate (inter-broker mtls), whose certificate, with an RSA 2048
 // key, serves and authenticates as a client; TLS narrowed to 1.2 with
-// one suite; the authorizer with its super users on every node; the
-// run's principals and the other ACLs for the readiness agent. The
-// defaults render none of it.
+// one suite; the authorizer with its super users on every node; GSSAPI
+// with each broker's principal from the keytab in its directory; the
+// run's principals and the other ACLs for the readiness agent; the
+// client hosts' GSSAPI login. The defaults render none of it.
 func TestPlanKafkaSurface(t *testing.T) {
 	d := renderDeployment(3, 0, 1)
-	p, err := d.planKafka("/c", planner.ClusterSecurity{InterBroker: planner.SecurityMTLS, Authorizer: planner.AuthorizerACL, ACLs: 1000,
-		TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherAES128GCM, TLSKey: planner.TLSKeyRSA2048})
+	p, err := d.planKafka("/c", KafkaSecurity{ClusterSecurity: planner.ClusterSecurity{InterBroker: planner.SecurityMTLS, Authorizer: planner.AuthorizerACL, ACLs: 1000,
+		TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherAES128GCM, TLSKey: planner.TLSKeyRSA2048}, GSSAPI: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +122,9 @@ func TestPlanKafkaSurface(t *testing.T) {
 		props := string(n.props)
 		for _, want := range []string{"INTERNAL:SSL", "listener.name.internal.ssl.client.auth=required\n", "ssl.enabled.protocols=TLSv1.2\n",
 			"ssl.cipher.suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\n", "authorizer.class.name=" + kafkaconf.StandardAuthorizer + "\n",
-			"super.users=User:ANONYMOUS;User:CN=broker-0,O=xp;User:CN=broker-1,O=xp;User:CN=broker-2,O=xp\n"} {
+			"super.users=User:ANONYMOUS;User:CN=broker-0,O=xp;User:CN=broker-1,O=xp;User:CN=broker-2,O=xp\n",
+			"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,GSSAPI\n",
+			`keyTab="` + n.h.dir + `/kafka-pki/kafka.keytab" principal="kafka/` + n.h.Private + `@XP.TEST";`} {
 			if !strings.Contains(props, want) {
 				t.Errorf("%s: server.properties lacks %q:\n%s", n.h.Name, want, props)
 			}
@@ -130,16 +137,30 @@ func TestPlanKafkaSurface(t *testing.T) {
 	if strings.Join(p.aclPrincipals, ";") != "User:CN=client,O=xp;User:xp" || p.acls != 1000 {
 		t.Errorf("ACLs for the readiness agent: %q and %d others", p.aclPrincipals, p.acls)
 	}
+	// The realm's files: the brokers' keytab and krb5.conf go with each
+	// broker's files; the client hosts get theirs and the GSSAPI login
+	// beside the SCRAM user of the sasl_ssl config.
+	if err := p.addKerberos(&kerberos{krb5Conf: []byte("conf"), brokers: []byte("brokers"), client: []byte("client")}, "/c"); err != nil {
+		t.Fatal(err)
+	}
+	props, err := kafkaconf.ParseClientConfig(p.clientFiles["/c/sasl_ssl.properties"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if props[kafkaconf.KerberosPrincipal] != "xp@XP.TEST" || props[kafkaconf.KerberosKeytab] != "/c/xp.keytab" || props[kafkaconf.KerberosKrb5Conf] != "/c/krb5.conf" ||
+		props[kafkaconf.SASLMechanism] != "SCRAM-SHA-512" || string(p.clientFiles["/c/xp.keytab"]) != "client" || string(p.clientFiles["/c/krb5.conf"]) != "conf" {
+		t.Errorf("the client hosts' GSSAPI login: %v", props)
+	}
 
-	q, err := d.planKafka("/c", planner.ClusterSecurity{})
+	q, err := d.planKafka("/c", KafkaSecurity{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(q.caDir)
-	props := string(q.nodes[0].props)
-	for _, unwanted := range []string{"INTERNAL:SSL", "internal.ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites", "authorizer.class.name", "super.users"} {
-		if strings.Contains(props, unwanted) {
-			t.Errorf("the defaults render %q:\n%s", unwanted, props)
+	rendered := string(q.nodes[0].props)
+	for _, unwanted := range []string{"INTERNAL:SSL", "internal.ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites", "authorizer.class.name", "super.users", "GSSAPI"} {
+		if strings.Contains(rendered, unwanted) {
+			t.Errorf("the defaults render %q:\n%s", unwanted, rendered)
 		}
 	}
 	if leaf := keystoreLeaf(t, q.nodes[0].keystore); leaf.PublicKeyAlgorithm != x509.ECDSA || slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
