@@ -62,11 +62,12 @@ func (d *Deployer) ServesSurface(r *planner.Row) error {
 // broker hosts or the embedded cluster (apache false), cannot serve r's
 // security surface, or nil. Everywhere it serves tls_version and
 // tls_cipher on the load generators (and on Apache Kafka's listeners
-// too) and connection_churn; on Apache Kafka also inter_broker_security
-// tls and mtls, tls_key on direct rows, authorizer acl on direct mtls and
-// sasl_ssl rows, and sasl_mechanism scram-sha-256, plain and gssapi (a
-// KDC on the first client host: startKDC) on direct rows. OAUTHBEARER is
-// refused by name: the local target serves it.
+// too), connection_churn, and sasl_mechanism plain and scram-sha-256 on
+// direct rows; on Apache Kafka also inter_broker_security tls and mtls,
+// tls_key on direct rows, authorizer acl on direct mtls and sasl_ssl
+// rows, and sasl_mechanism gssapi (a KDC on the first client host:
+// startKDC) on direct rows. OAUTHBEARER is refused by name: the local
+// target serves it.
 func servesSurface(r *planner.Row, apache bool) error {
 	const onKafka = "run it on Apache Kafka (kafka.distribution a release in the target file)"
 	switch {
@@ -82,11 +83,10 @@ func servesSurface(r *planner.Row, apache bool) error {
 	switch r.SASLMechanism {
 	case planner.SASLScramSHA512:
 	case planner.SASLPlain, planner.SASLScramSHA256:
-		switch {
-		case r.NeedsGateway():
+		// The embedded cluster's SASL server speaks both, as on the
+		// local target.
+		if r.NeedsGateway() {
 			return fmt.Errorf("sasl_mechanism %s on a gateway row: the gateway hosts' client legs are not set up for it on remote targets; run it direct (security: sasl_ssl)", r.SASLMechanism)
-		case !apache && r.SASLMechanism == planner.SASLScramSHA256:
-			return fmt.Errorf("sasl_mechanism scram-sha-256: the embedded cluster's SASL server speaks PLAIN and SCRAM-SHA-512 only; %s", onKafka)
 		}
 	case planner.SASLGSSAPI:
 		// startKDC serves the group's realm from the first client host.
