@@ -16,7 +16,7 @@ KROXYLICIOUS_VERSION ?=
 # make lint runs this staticcheck release (through the module proxy).
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist java-client dists explore-assets
+.PHONY: build test bench lint demo demo-kafka readme-figure clean fuzz kafka-dist kroxylicious-dist java-client rdkafka-client dists explore-assets
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/xp
@@ -45,6 +45,13 @@ JAVA_CLIENT_VERSION ?=
 java-client:
 	$(GO) run ./cmd/xpdist java-client -version '$(JAVA_CLIENT_VERSION)' -out out/dist
 
+# out/dist/xp-rdkafka-client-VERSION.tgz (+ .sha512): xp's librdkafka load
+# generator (infra/release/rdkafka/loadgen.c, compiled by gcc against Debian's
+# librdkafka-dev header) with the librdkafka VERSION of the PyPI wheel pinned
+# by SHA-256 in infra/release; xp loadgen --client librdkafka runs it.
+rdkafka-client:
+	$(GO) run ./cmd/xpdist rdkafka-client -out out/dist
+
 # Every release the tests need.
 dists:
 	@for v in $(TEST_KAFKA_VERSIONS); do \
@@ -53,6 +60,7 @@ dists:
 	done
 	@$(MAKE) --no-print-directory kroxylicious-dist
 	@$(MAKE) --no-print-directory java-client
+	@$(MAKE) --no-print-directory rdkafka-client
 
 # The explorer's charting libraries (xp explore), pinned and vendored in
 # analysis/explore/assets: npm pack fetches each release (npm checks the
@@ -73,7 +81,7 @@ explore-assets:
 # One table, every comparison measured side by side in one run, written to
 # BENCHMARKS.md with the machine, date, Go version, commit and every target's
 # verdict (bench.out starts with those header lines).
-bench: build kafka-dist kroxylicious-dist java-client
+bench: build kafka-dist kroxylicious-dist java-client rdkafka-client
 	$(GO) run ./cmd/xpbench -header > bench.out
 	$(GO) test -run '^$$' -bench . -benchmem -p 1 -timeout 60m $(PKGS) 2>&1 | tee -a bench.out
 	$(GO) run ./cmd/xpbench -o BENCHMARKS.md < bench.out

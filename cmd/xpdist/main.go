@@ -5,11 +5,17 @@
 //	xpdist kafka [-version V] [-out DIR]          DIR/kafka_2.13-V.tgz (default: the newest 4.x)
 //	xpdist kroxylicious [-version V] [-out DIR]   DIR/kroxylicious-app-V-bin.tar.gz (default: the newest)
 //	xpdist java-client [-version V] [-out DIR]    DIR/xp-java-client-V.tgz: xp's Java load generator on kafka-clients V (default: the newest 4.x)
+//	xpdist rdkafka-client [-out DIR]              DIR/xp-rdkafka-client-V.tgz: xp's librdkafka load generator on librdkafka V,
+//	                                              from the PyPI wheel pinned in infra/release (release.RdkafkaWheel)
 //
 // Maven Central has no kroxylicious-app (the official release's main class
 // and archive): the Kroxylicious release is assembled in its layout from
 // the runtime, the Record Encryption filter and its KMS providers, with a
 // launcher of xp's own compiled by javac.
+//
+// The librdkafka client's library comes from PyPI (the wheel's SHA-256
+// pinned and checked against the index's) and its load generator is
+// compiled by gcc against Debian's librdkafka-dev header.
 //
 // mvn resolves with strict checksums and caches in the Maven local
 // repository, so a second run needs no network. The path of the archive is
@@ -36,7 +42,7 @@ func main() {
 	}
 }
 
-const usage = "usage: xpdist kafka|kroxylicious|java-client [-version V] [-out DIR] [-v]"
+const usage = "usage: xpdist kafka|kroxylicious|java-client|rdkafka-client [-version V] [-out DIR] [-v]"
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -63,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		w, err = release.AssembleKroxylicious(ctx, m, *version, *out)
 	case "java-client":
 		w, err = release.AssembleJavaClient(ctx, m, *version, *out)
+	case "rdkafka-client":
+		w, err = release.AssembleRdkafkaClient(ctx, release.PyPI{}, *version, *out)
 	default:
 		return fmt.Errorf("unknown release %q; %s", args[0], usage)
 	}
