@@ -494,36 +494,48 @@ func TestExpandStreams(t *testing.T) {
 
 // TestClientField: client crosses like any factor; at its default,
 // franz-go, it is left out of the cell, so a plan's cells are those of the
-// same spec without the field; java makes cells of its own.
+// same spec without the field; java and librdkafka make cells of their
+// own, none shared.
 func TestClientField(t *testing.T) {
 	without, _, _ := expandRows(t, "campaign: c\nfactors:\n  security: [plaintext, tls]\n"+fixedBase)
-	with, _, _ := expandRows(t, "campaign: c\nfactors:\n  security: [plaintext, tls]\n  client: [franz-go, java]\n"+fixedBase)
-	if len(with) != 2*len(without) {
-		t.Fatalf("%d rows with client crossed, want %d", len(with), 2*len(without))
+	with, _, _ := expandRows(t, "campaign: c\nfactors:\n  security: [plaintext, tls]\n  client: [franz-go, java, librdkafka]\n"+fixedBase)
+	if len(with) != 3*len(without) {
+		t.Fatalf("%d rows with client crossed, want %d", len(with), 3*len(without))
 	}
 	cells := map[string]string{}
 	for _, r := range without {
 		if r.Client != ClientFranzGo {
 			t.Errorf("row %s: client %q, want the default %s", r.Run, r.Client, ClientFranzGo)
 		}
-		cells[r.Cell] = r.Security
+		cells[r.Cell] = r.Client
 	}
-	java := 0
+	n := map[string]int{}
 	for _, r := range with {
-		_, old := cells[r.Cell]
-		switch r.Client {
-		case ClientFranzGo:
-			if !old {
-				t.Errorf("franz-go row %s (%s) has a cell the plan without client lacks", r.Run, r.Security)
-			}
-		case ClientJava:
-			java++
-			if old {
-				t.Errorf("java row %s shares a cell with a franz-go row", r.Run)
-			}
+		n[r.Client]++
+		owner, old := cells[r.Cell]
+		switch {
+		case r.Client == ClientFranzGo && !old:
+			t.Errorf("franz-go row %s (%s) has a cell the plan without client lacks", r.Run, r.Security)
+		case r.Client != ClientFranzGo && old:
+			t.Errorf("%s row %s shares a cell with a %s row", r.Client, r.Run, owner)
+		case r.Client != ClientFranzGo:
+			cells[r.Cell] = r.Client
 		}
 	}
-	if java != len(without) {
-		t.Errorf("%d java rows, want %d", java, len(without))
+	for _, c := range []string{ClientJava, ClientLibrdkafka} {
+		if n[c] != len(without) {
+			t.Errorf("%d %s rows, want %d", n[c], c, len(without))
+		}
+	}
+}
+
+// TestRefusedClient: a client in ClientsRefused (none is today) is refused
+// at plan time with its reason, at the line naming it.
+func TestRefusedClient(t *testing.T) {
+	ClientsRefused[ClientLibrdkafka] = "a reason"
+	t.Cleanup(func() { delete(ClientsRefused, ClientLibrdkafka) })
+	_, err := ParseSpec("x.yaml", []byte("campaign: c\nfactors:\n  security: [tls]\n  client: [java, librdkafka]\n"+fixedBase))
+	if err == nil || !strings.Contains(err.Error(), "x.yaml:4: factors: client: librdkafka is refused: a reason") {
+		t.Fatalf("ParseSpec: %v; want client librdkafka refused at line 4 with its reason", err)
 	}
 }

@@ -62,7 +62,7 @@ type fieldDef struct {
 	// (TestSpecDocFieldTable keeps the two equal).
 	values, defText string
 	// refused maps a level that is named but cannot run here to the
-	// reason (client librdkafka): a spec or plan naming it is refused with
+	// reason (ClientsRefused): a spec or plan naming it is refused with
 	// that reason rather than told the level is unknown.
 	refused map[string]string
 	get     func(*Row) Value
@@ -293,7 +293,7 @@ var fields = []fieldDef{
 	textField("kafka_version", reVersion, "a release number such as 3.9.1", func(r *Row) *string { return &r.KafkaVersion }).shapesInfra().byDefault(str(DefaultKafkaVersion)).
 		doc("the Apache Kafka release on cloud and hosts platforms, e.g. `3.9.1` or `4.1.0`; the target's TARGET.yaml must list a release of exactly this version, else the row is refused before anything is provisioned ([Kafka versions](targets.md#kafka-versions-one-release-per-kafka_version)); on `local` it picks the Apache Kafka release of the TARGET.yaml's `kafka:` ([targets.md](targets.md#apache-kafka-on-the-local-target)); on `local` without one (`--target local`) and with `kafka.distribution: embedded` it is kept in the row but the cluster is kfake, and attempts record kfake, not this version", "`3.9.1`"),
 	enumField("client", Clients(), func(r *Row) *string { return &r.Client }).byDefault(str(DefaultClient)).addedLate().refusing(ClientsRefused).
-		doc("the Kafka client the load generator measures with: `franz-go` (xp's Go load generator), `java` (xp's Java load generator on Apache Kafka's `kafka-clients`), `librdkafka` (refused at plan time: no current librdkafka build here); the same schedule, payloads, health rules and result ([loadgen.md](loadgen.md#clients)). At `franz-go` it is left out of the cell (below), so cells from before the field are unchanged", "`franz-go`"),
+		doc("the Kafka client the load generator measures with: `franz-go` (xp's Go load generator), `java` (xp's Java load generator on Apache Kafka's `kafka-clients`), `librdkafka` (xp's load generator in C on librdkafka 2.16, the client under the Python, .NET, Node and cgo Go clients); the same schedule, payloads, health rules and result ([loadgen.md](loadgen.md#clients)). At `franz-go` it is left out of the cell (below), so cells from before the field are unchanged", "`franz-go`"),
 }
 
 // Field indices used by the planner's own logic.

@@ -87,8 +87,6 @@ func TestParseSpecErrors(t *testing.T) {
 			[]string{`x.yaml:4: factors: unknown row field "messageSize"; did you mean "message_size"?`}},
 		{"unknown level", "campaign: c\nfactors:\n  security: [plaintext, tsl]\n" + base,
 			[]string{`x.yaml:3: factors: security: unknown level "tsl"; did you mean "tls"?`}},
-		{"refused client", "campaign: c\nfactors:\n  security: [tls]\n  client: [java, librdkafka]\n" + base,
-			[]string{`x.yaml:4: factors: client: librdkafka is refused: xp has no librdkafka load generator yet`}},
 		{"wrong type", "campaign: c\nfactors:\n  security: [tls]\n  message_size: [1kb]\n" + base,
 			[]string{`x.yaml:4: factors: message_size: want an integer, got "1kb"`}},
 		{"empty levels", "campaign: c\nfactors:\n  security: []\n" + base,

@@ -64,9 +64,8 @@ func Clients() []string { return []string{ClientFranzGo, ClientJava, ClientLibrd
 
 // ClientsRefused are the clients a plan may name but xp cannot run yet,
 // with the reason: a spec or plan naming one is refused at plan time.
-var ClientsRefused = map[string]string{
-	ClientLibrdkafka: "xp has no librdkafka load generator yet: Debian's librdkafka 2.0.2 cannot authenticate with SCRAM against Kafka 4 (its nonce bug is fixed in 2.6.1) and no current build is assembled here; use franz-go or java",
-}
+// None is today (librdkafka was, until xp built a current one).
+var ClientsRefused = map[string]string{}
 
 // Host roles: what a machine (or, on the local target, a process) of a
 // group does. They name hosts in telemetry, in the machines an attempt

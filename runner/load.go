@@ -42,6 +42,7 @@ func loadConfig(row *planner.Row, o Options) loadgen.Config {
 		Seed:              rowSeed(row),
 		Client:            row.Client,
 		JavaClient:        o.JavaClient,
+		RdkafkaClient:     o.RdkafkaClient,
 		JVMOpts:           o.JVMOpts,
 		TLSVersion:        row.TLSVersion,
 		TLSCipher:         row.TLSCipher,

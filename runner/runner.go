@@ -63,6 +63,10 @@ type Options struct {
 	// run (loadgen.Config.JavaClient): its archive or unpacked directory;
 	// cmd fills it in (--java-client).
 	JavaClient string
+	// RdkafkaClient is the librdkafka client release that rows with client
+	// librdkafka run (loadgen.Config.RdkafkaClient); cmd fills it in
+	// (--rdkafka-client).
+	RdkafkaClient string
 	// JVMOpts are the Java client's JVM flags; default none.
 	JVMOpts []string
 	// Resume continues a campaign that has progress.

@@ -27,8 +27,10 @@ latency, end-to-end latency and send delay (HDR histograms), rates, backlog
 and health. A fixed --rate is open loop (latency from the intended send
 time); --rate max is closed loop with --concurrency records in flight per
 producer. --client java runs the producers and consumers on xp's Java load
-generator (Apache Kafka's kafka-clients; make java-client) with the same
-schedule, payloads, health rules and result (docs/loadgen.md#clients).`,
+generator (Apache Kafka's kafka-clients; make java-client), --client
+librdkafka on its load generator in C (librdkafka; make rdkafka-client),
+with the same schedule, payloads, health rules and result
+(docs/loadgen.md#clients).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			full, err := fl.config(st.getenv)
@@ -80,8 +82,9 @@ func (fl *loadgenFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&cfg.Duration, "duration", 30*time.Second, "measurement window")
 	f.DurationVar(&cfg.DrainTimeout, "drain-timeout", 30*time.Second, "time allowed after the window for the backlog to reach zero")
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed of the payloads")
-	f.StringVar(&cfg.Client, "client", planner.ClientFranzGo, "the Kafka client that runs the load: franz-go or java (xp's Java load generator on kafka-clients)")
+	f.StringVar(&cfg.Client, "client", planner.ClientFranzGo, "the Kafka client that runs the load: franz-go, java (xp's Java load generator on kafka-clients) or librdkafka (xp's load generator in C on librdkafka)")
 	f.StringVar(&cfg.JavaClient, "java-client", "", "with --client java: the Java client release, its .tgz or unpacked directory (default $XP_JAVA_CLIENT, else the newest out/dist/xp-java-client-*.tgz; make java-client)")
+	f.StringVar(&cfg.RdkafkaClient, "rdkafka-client", "", "with --client librdkafka: the librdkafka client release, its .tgz or unpacked directory (default $XP_RDKAFKA_CLIENT, else the newest out/dist/xp-rdkafka-client-*.tgz; make rdkafka-client)")
 	f.StringVar(&cfg.Java, "java", "", "with --client java: the java binary (default java on PATH)")
 	f.StringVar(&fl.jvmOpts, "jvm-opts", "", "with --client java: JVM flags, space-separated (default: none, the JVM's defaults)")
 	f.StringVar(&cfg.TLSVersion, "tls-version", "default", "TLS version the clients allow: default, 1.2 or 1.3 (a row's tls_version)")
@@ -99,6 +102,9 @@ func (fl *loadgenFlags) config(getenv func(string) string) (loadgen.Config, erro
 	cfg.JVMOpts = strings.Fields(fl.jvmOpts)
 	if cfg.Client == planner.ClientJava && cfg.JavaClient == "" {
 		cfg.JavaClient = defaultJavaClient(getenv)
+	}
+	if cfg.Client == planner.ClientLibrdkafka && cfg.RdkafkaClient == "" {
+		cfg.RdkafkaClient = defaultRdkafkaClient(getenv)
 	}
 	if fl.clientConfig != "" {
 		props, err := kafkaconf.ReadClientConfig(fl.clientConfig)
@@ -133,14 +139,27 @@ func (fl *loadgenFlags) config(getenv func(string) string) (loadgen.Config, erro
 // $XP_JAVA_CLIENT, else the newest out/dist/xp-java-client-*.tgz under
 // the working directory (make java-client's), else none.
 func defaultJavaClient(getenv func(string) string) string {
-	if p := getenv("XP_JAVA_CLIENT"); p != "" {
+	return defaultClientRelease(getenv, "XP_JAVA_CLIENT", "xp-java-client-")
+}
+
+// defaultRdkafkaClient is the librdkafka client release --rdkafka-client
+// defaults to: $XP_RDKAFKA_CLIENT, else the newest
+// out/dist/xp-rdkafka-client-*.tgz (make rdkafka-client's), else none.
+func defaultRdkafkaClient(getenv func(string) string) string {
+	return defaultClientRelease(getenv, "XP_RDKAFKA_CLIENT", "xp-rdkafka-client-")
+}
+
+// defaultClientRelease is $env, else the newest out/dist/PREFIX*.tgz,
+// else "".
+func defaultClientRelease(getenv func(string) string, env, prefix string) string {
+	if p := getenv(env); p != "" {
 		return p
 	}
-	found, _ := filepath.Glob(filepath.Join("out", "dist", "xp-java-client-*.tgz"))
+	found, _ := filepath.Glob(filepath.Join("out", "dist", prefix+"*.tgz"))
 	newest := ""
 	for _, f := range found {
-		v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "xp-java-client-"), ".tgz")
-		if newest == "" || release.AtLeast(v, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(newest), "xp-java-client-"), ".tgz")) {
+		v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), prefix), ".tgz")
+		if newest == "" || release.AtLeast(v, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(newest), prefix), ".tgz")) {
 			newest = f
 		}
 	}

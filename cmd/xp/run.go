@@ -78,6 +78,9 @@ rows, 130 interrupted, 1 other failures.`,
 			if o.JavaClient == "" {
 				o.JavaClient = defaultJavaClient(st.getenv)
 			}
+			if o.RdkafkaClient == "" {
+				o.RdkafkaClient = defaultRdkafkaClient(st.getenv)
+			}
 			o.Stdout, o.Stderr, o.Terminal, o.Now = st.stdout, st.stderr, st.isTerminal, st.now
 			o.Platforms = platforms(st, st.stderr)
 			if err := refuseOverBudget(st, o.Target, o.Plan); err != nil {
@@ -106,6 +109,7 @@ rows, 130 interrupted, 1 other failures.`,
 	f.BoolVar(&o.Resume, "resume", false, "continue a campaign that has progress in --db")
 	f.BoolVar(&o.DryRun, "dry-run", false, "validate and print what would run; write nothing")
 	f.StringVar(&o.JavaClient, "java-client", "", "the Java client release rows with client: java run, its .tgz or unpacked directory (default $XP_JAVA_CLIENT, else the newest out/dist/xp-java-client-*.tgz; make java-client)")
+	f.StringVar(&o.RdkafkaClient, "rdkafka-client", "", "the librdkafka client release rows with client: librdkafka run, its .tgz or unpacked directory (default $XP_RDKAFKA_CLIENT, else the newest out/dist/xp-rdkafka-client-*.tgz; make rdkafka-client)")
 	f.StringVar(&jvmOpts, "jvm-opts", "", "JVM flags of the Java client, space-separated (default: none, the JVM's defaults)")
 	f.IntVar(&o.MaxAttempts, "max-attempts", 3, "failed attempts allowed per row before it stays failed")
 	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end and keep DB.work (local Apache Kafka brokers keep running; the embedded cluster still ends with the process)")

@@ -270,7 +270,7 @@ func AssembleRdkafkaClient(ctx context.Context, p PyPI, version, dir string) (Wr
 	built := fmt.Sprintf("built by make rdkafka-client from PyPI's %s %s (%s, sha256 %s)", w.Project, w.Version, w.File, w.SHA256)
 	args := []string{"-O2", "-std=gnu11", "-Wall", "-Werror", "-o", bin, src,
 		"-DXP_BUILD=" + cString(built),
-		"-L" + filepath.Join(scratch, "lib"), "-l:" + libName, "-lz", "-lm", "-lpthread",
+		"-L" + filepath.Join(scratch, "lib"), "-l:" + libName, "-Wl,-Bstatic", "-lz", "-Wl,-Bdynamic", "-lm", "-lpthread",
 		"-Wl,-rpath,$ORIGIN/../lib"}
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, cc, args...)

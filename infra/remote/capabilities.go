@@ -69,6 +69,13 @@ func (d *Deployer) RunLoad(ctx context.Context, l target.Load) (*loadgen.Result,
 		}
 		load.JavaClient = name
 	}
+	if c.Client == planner.ClientLibrdkafka {
+		name, err := dep.PrepareRdkafkaClient(ctx, c.RdkafkaClient)
+		if err != nil {
+			return nil, err
+		}
+		load.RdkafkaClient = name
+	}
 	res, _, err := dep.RunLoad(ctx, load)
 	if ctx.Err() != nil {
 		return nil, err

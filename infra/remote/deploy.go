@@ -539,6 +539,10 @@ type Load struct {
 	// release PrepareJavaClient put in every client host's campaign
 	// directory, given to each as --java-client.
 	JavaClient string
+	// RdkafkaClient, for client librdkafka, is the file name of the
+	// librdkafka client release PrepareRdkafkaClient put in every client
+	// host's campaign directory, given to each as --rdkafka-client.
+	RdkafkaClient string
 }
 
 // ClientError is a client host whose load run failed; Output keeps what it
@@ -628,6 +632,9 @@ func (d *Deployment) RunLoad(ctx context.Context, l Load) (loadgen.Result, []Par
 		}
 		if l.JavaClient != "" {
 			args = append(args, "--java-client", ssh.Quote(path.Join(h.dir, l.JavaClient)))
+		}
+		if l.RdkafkaClient != "" {
+			args = append(args, "--rdkafka-client", ssh.Quote(path.Join(h.dir, l.RdkafkaClient)))
 		}
 		var phases io.Writer = io.Discard
 		if i == 0 && l.OnPhase != nil {

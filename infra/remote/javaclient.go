@@ -43,9 +43,40 @@ func (d *Deployment) PrepareJavaClient(ctx context.Context, archive string) (str
 	if archive == "" {
 		return "", errors.New("remote: client java needs the Java client release (make java-client; xp run --java-client)")
 	}
+	return d.uploadClientRelease(ctx, archive, "Java client", func(ctx context.Context, c *ssh.Client, h *deployed) error {
+		out, err := c.Output(ctx, "sh -c "+ssh.Quote(javaClientScript))
+		if err != nil {
+			return fmt.Errorf("installing Java (%s): %w", JavaPackage, err)
+		}
+		fmt.Fprintf(d.o.Log, "remote: %s: client java on %s", h.Name, out)
+		if !strings.Contains(string(out), "version") {
+			return fmt.Errorf("java -version says %q", strings.TrimSpace(string(out)))
+		}
+		return nil
+	})
+}
+
+// PrepareRdkafkaClient makes every client host ready to run client
+// librdkafka: the librdkafka client release archive (make
+// rdkafka-client's, on this machine: its load generator, linked with the
+// librdkafka beside it, needs only glibc) uploaded into the host's campaign
+// directory as PrepareJavaClient uploads Java's. It returns the archive's
+// file name, which RunLoad's Load.RdkafkaClient takes.
+func (d *Deployment) PrepareRdkafkaClient(ctx context.Context, archive string) (string, error) {
+	if archive == "" {
+		return "", errors.New("remote: client librdkafka needs the librdkafka client release (make rdkafka-client; xp run --rdkafka-client)")
+	}
+	return d.uploadClientRelease(ctx, archive, "librdkafka client", nil)
+}
+
+// uploadClientRelease uploads archive (a client release, what names it in
+// messages) into every client host's campaign directory, then runs then
+// there when not nil, on all hosts at once; it returns the archive's file
+// name.
+func (d *Deployment) uploadClientRelease(ctx context.Context, archive, what string, then func(context.Context, *ssh.Client, *deployed) error) (string, error) {
 	name := filepath.Base(archive)
 	if !campaignRE.MatchString(name) {
-		return "", fmt.Errorf("remote: Java client release %q: want a file name of letters, digits, '.', '_' and '-'", name)
+		return "", fmt.Errorf("remote: %s release %q: want a file name of letters, digits, '.', '_' and '-'", what, name)
 	}
 	clients := d.names(planner.RoleClient)
 	if len(clients) == 0 {
@@ -59,10 +90,10 @@ func (d *Deployment) PrepareJavaClient(ctx context.Context, archive string) (str
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := d.prepareJavaOn(ctx, h, archive, name)
+			err := d.uploadOn(ctx, h, archive, name, then)
 			if err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("remote: %s: Java client: %w", h.Name, err))
+				errs = append(errs, fmt.Errorf("remote: %s: %s: %w", h.Name, what, err))
 				mu.Unlock()
 			}
 		}()
@@ -71,7 +102,7 @@ func (d *Deployment) PrepareJavaClient(ctx context.Context, archive string) (str
 	return name, errors.Join(errs...)
 }
 
-func (d *Deployment) prepareJavaOn(ctx context.Context, h *deployed, archive, name string) error {
+func (d *Deployment) uploadOn(ctx context.Context, h *deployed, archive, name string, then func(context.Context, *ssh.Client, *deployed) error) error {
 	c, err := d.client(ctx, h)
 	if err != nil {
 		return err
@@ -79,13 +110,8 @@ func (d *Deployment) prepareJavaOn(ctx context.Context, h *deployed, archive, na
 	if _, err := c.Upload(ctx, archive, path.Join(h.dir, name), 0o644); err != nil {
 		return err
 	}
-	out, err := c.Output(ctx, "sh -c "+ssh.Quote(javaClientScript))
-	if err != nil {
-		return fmt.Errorf("installing Java (%s): %w", JavaPackage, err)
+	if then == nil {
+		return nil
 	}
-	fmt.Fprintf(d.o.Log, "remote: %s: client java on %s", h.Name, out)
-	if !strings.Contains(string(out), "version") {
-		return fmt.Errorf("java -version says %q", strings.TrimSpace(string(out)))
-	}
-	return nil
+	return then(ctx, c, h)
 }

@@ -149,3 +149,31 @@ func JavaClient(t testing.TB) Release {
 	}
 	return Release{Path: path, Version: javaClientRE.FindStringSubmatch(names[0])[1], SHA512: sum}
 }
+
+var rdkafkaClientRE = regexp.MustCompile(`^xp-rdkafka-client-([0-9]+\.[0-9]+\.[0-9]+)\.tgz$`)
+
+// RdkafkaClient is the librdkafka client release (xp's librdkafka load
+// generator) in out/dist, the newest there is.
+func RdkafkaClient(t testing.TB) Release {
+	t.Helper()
+	dir := Dir(t)
+	des, _ := os.ReadDir(dir)
+	var names []string
+	for _, de := range des {
+		if rdkafkaClientRE.MatchString(de.Name()) {
+			names = append(names, de.Name())
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("disttest: no xp-rdkafka-client-*.tgz in %s: run make rdkafka-client (make test does)", dir)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return release.AtLeast(rdkafkaClientRE.FindStringSubmatch(names[i])[1], rdkafkaClientRE.FindStringSubmatch(names[j])[1])
+	})
+	path := filepath.Join(dir, names[0])
+	sum, err := release.ReadSHA512File(path + ".sha512")
+	if err != nil {
+		t.Fatalf("disttest: %v", err)
+	}
+	return Release{Path: path, Version: rdkafkaClientRE.FindStringSubmatch(names[0])[1], SHA512: sum}
+}

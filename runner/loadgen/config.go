@@ -97,19 +97,26 @@ type Config struct {
 	// Seed makes payloads reproducible.
 	Seed int64
 	// Client is the Kafka client that runs the load: planner.ClientFranzGo
-	// (default, in this process) or planner.ClientJava (xp's Java load
-	// generator on kafka-clients, in a JVM of its own; JavaClient).
+	// (default, in this process), planner.ClientJava (xp's Java load
+	// generator on kafka-clients, in a JVM of its own; JavaClient) or
+	// planner.ClientLibrdkafka (xp's load generator in C on librdkafka, in
+	// a process of its own; RdkafkaClient).
 	Client string
 	// JavaClient is the Java client release Client java runs: its archive
 	// (make java-client: out/dist/xp-java-client-VERSION.tgz, unpacked
 	// once into CacheDir) or the unpacked directory.
 	JavaClient string
+	// RdkafkaClient is the librdkafka client release Client librdkafka
+	// runs: its archive (make rdkafka-client:
+	// out/dist/xp-rdkafka-client-VERSION.tgz, unpacked once into
+	// CacheDir) or the unpacked directory.
+	RdkafkaClient string
 	// Java is the java binary of Client java; default "java" on PATH.
 	Java string
 	// JVMOpts are the Java client's JVM flags (before its class); default
 	// none, the JVM's own defaults. Each attempt records them.
 	JVMOpts []string
-	// CacheDir is where a JavaClient archive is unpacked; default
+	// CacheDir is where a JavaClient or RdkafkaClient archive is unpacked; default
 	// $XDG_CACHE_HOME/xp or ~/.cache/xp.
 	CacheDir string
 	// TLSVersion and TLSCipher narrow the clients' TLS to a row's
@@ -263,8 +270,8 @@ func (c Config) Validate() error {
 		return bad("--drain-timeout %v: want at least 1s", c.DrainTimeout)
 	case planner.ClientsRefused[c.Client] != "":
 		return bad("--client %s is refused: %s", c.Client, planner.ClientsRefused[c.Client])
-	case c.Client != planner.ClientFranzGo && c.Client != planner.ClientJava:
-		return bad("--client %q: want %s or %s", c.Client, planner.ClientFranzGo, planner.ClientJava)
+	case c.Client != planner.ClientFranzGo && c.Client != planner.ClientJava && c.Client != planner.ClientLibrdkafka:
+		return bad("--client %q: want %s, %s or %s", c.Client, planner.ClientFranzGo, planner.ClientJava, planner.ClientLibrdkafka)
 	case c.Client == planner.ClientJava && c.JavaClient == "":
 		return bad("--client java needs --java-client: the Java client release (make java-client writes out/dist/xp-java-client-VERSION.tgz)")
 	}
@@ -279,6 +286,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := kafkaconf.ClientOpts(c.ClientConfig); err != nil {
 		return bad("--client-config: %v", err)
+	}
+	if err := c.validateRdkafka(); err != nil {
+		return err
 	}
 	return c.validateSecurity()
 }

@@ -27,26 +27,59 @@ import (
 
 // The Java client (Config.Client planner.ClientJava) is the load generator
 // of xp's Java client release (infra/release/loadgen, `make java-client`)
-// on Apache Kafka's KafkaProducer and KafkaConsumer. This side does what
-// is not the client's to measure, exactly as the Go path does it: the
-// topics (created and deleted through kadm), the payloads (the same seeded
-// encoder, written to a file the Java side sends from), the job, and the
-// Result from what the Java side counted, with the same health rules. The
-// Java side runs the schedule, the producers and consumer groups, the
-// digest check, the sampler and the histograms, and reports them.
+// on Apache Kafka's KafkaProducer and KafkaConsumer; the librdkafka client
+// (planner.ClientLibrdkafka, rdkafkaclient.go) is its twin in C on
+// librdkafka. Both are external: this side does what is not the client's
+// to measure, exactly as the Go path does it: the topics (created and
+// deleted through kadm), the payloads (the same seeded encoder, written to
+// a file the external side sends from), the job, and the Result from what
+// the external side counted, with the same health rules. The external side
+// runs the schedule, the producers and consumer groups, the digest check,
+// the sampler and the histograms, and reports them.
 
-// javaAssignTimeout bounds how long the Java side's consumer groups may
-// take to hold their partitions, where the Go side allows 1.5 ×
+// external is a load generator in a process of its own, run on the same
+// job, payload file and report.
+type external struct {
+	// name is the client in messages ("java client").
+	name string
+	// home is the unpacked release the config names.
+	home func(ctx context.Context, cfg Config) (string, error)
+	// writeConfig writes the client's connection properties (from the
+	// run's librdkafka-named ones) at path.
+	writeConfig func(cfg Config, path string, props map[string]string) error
+	// command runs the load generator on the job.
+	command func(cfg Config, home, job string) *exec.Cmd
+}
+
+// javaExternal is the Java client.
+var javaExternal = external{
+	name: "java client",
+	home: javaClientHome,
+	writeConfig: func(_ Config, path string, props map[string]string) error {
+		return kafkaconf.WriteJavaClientConfig(path, props)
+	},
+	command: func(cfg Config, home, job string) *exec.Cmd {
+		java := cfg.Java
+		if java == "" {
+			java = "java"
+		}
+		args := append(append([]string{}, cfg.JVMOpts...), "-cp", filepath.Join(home, "libs")+"/*", release.JavaClientClass, job)
+		return exec.Command(java, args...)
+	},
+}
+
+// javaAssignTimeout bounds how long an external side's consumer groups
+// may take to hold their partitions, where the Go side allows 1.5 ×
 // connectTimeout: a fresh JVM runs its first TLS handshakes and SCRAM
 // exchanges (4096 PBKDF2 iterations) interpreted, which on a busy machine
 // takes seconds per member.
 const javaAssignTimeout = 30 * time.Second
 
-// javaStopGrace is how long the Java side has to report after its input
+// javaStopGrace is how long an external side has to report after its input
 // closes (an interrupted run) before it is killed.
 const javaStopGrace = 15 * time.Second
 
-// javaReport is what the Java side prints as its result line: counts on
+// javaReport is what an external side prints as its result line: counts on
 // its run clock (Unix ns), histograms per second (base64 V2-compressed
 // HDR), the series and per-topic counts as "a,b,c" strings.
 type javaReport struct {
@@ -77,11 +110,11 @@ type javaReport struct {
 	ClientRuntime string   `json:"client_runtime"`
 }
 
-// executeJava is execute with the Java client: the topics here, the load
-// in the Java process, the Result here.
-func (r *run) executeJava(ctx context.Context) (*Result, error) {
+// executeExternal is execute with an external client: the topics here,
+// the load in its process, the Result here.
+func (r *run) executeExternal(ctx context.Context, x external) (*Result, error) {
 	cfg := r.cfg
-	home, err := javaClientHome(ctx, cfg)
+	home, err := x.home(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -99,16 +132,16 @@ func (r *run) executeJava(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	job, err := r.writeJavaJob(work, existed)
+	job, err := r.writeJob(work, existed, x)
 	if err != nil {
 		return nil, err
 	}
-	rep, rss, err := r.runJava(ctx, home, job)
+	rep, rss, err := r.runExternal(ctx, x, home, job)
 	if err != nil {
 		return nil, err
 	}
 	warnings := topics.remove()
-	res, err := r.javaResult(rep, rss)
+	res, err := r.externalResult(x, rep, rss)
 	if err != nil {
 		return nil, err
 	}
@@ -154,13 +187,13 @@ func javaClientHome(ctx context.Context, cfg Config) (string, error) {
 	return c.Dir, nil
 }
 
-// javaPayloadPool is how many values the Java side sends from: as many as
+// javaPayloadPool is how many values an external side sends from: as many as
 // the Go client's byte pool holds (8 MiB of values, 16 to 4096 of them).
 func javaPayloadPool(size int) int { return max(16, min((8<<20)/size, 4096)) }
 
-// writeJavaJob writes the payloads, the Java client properties and the
-// job into dir and returns the job's path.
-func (r *run) writeJavaJob(dir string, existed bool) (string, error) {
+// writeJob writes the payloads, x's client properties and the job into
+// dir and returns the job's path.
+func (r *run) writeJob(dir string, existed bool, x external) (string, error) {
 	cfg := r.cfg
 	var pay bytes.Buffer
 	var n [4]byte
@@ -196,7 +229,7 @@ func (r *run) writeJavaJob(dir string, existed bool) (string, error) {
 		}
 	}
 	clientPath := filepath.Join(dir, "client.properties")
-	if err := kafkaconf.WriteJavaClientConfig(clientPath, props); err != nil {
+	if err := x.writeConfig(cfg, clientPath, props); err != nil {
 		return "", fmt.Errorf("%w: --client-config: %v", ErrConfig, err)
 	}
 	inFlight := 0
@@ -242,7 +275,7 @@ func (r *run) writeJavaJob(dir string, existed bool) (string, error) {
 		{"assign.timeout.ns", strconv.FormatInt(int64(javaAssignTimeout), 10)},
 	}
 	var b strings.Builder
-	b.WriteString("# xp loadgen --client java: one run\n")
+	b.WriteString("# xp loadgen --client " + cfg.Client + ": one run\n")
 	esc := strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 	for _, kv := range job {
 		fmt.Fprintf(&b, "%s=%s\n", kv[0], esc.Replace(kv[1]))
@@ -251,19 +284,14 @@ func (r *run) writeJavaJob(dir string, existed bool) (string, error) {
 	return path, os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
-// runJava runs the Java side on job and reads its report; rss is its peak
+// runExternal runs x on job and reads its report; rss is its peak
 // resident set in MiB. Its phases are relayed; an interrupt (ctx) closes
 // its input, which ends the run early, and the process is killed if it
 // does not report within javaStopGrace; every run is bounded by its
 // timeline plus a minute.
-func (r *run) runJava(ctx context.Context, home, job string) (_ *javaReport, rss float64, _ error) {
+func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ *javaReport, rss float64, _ error) {
 	cfg := r.cfg
-	java := cfg.Java
-	if java == "" {
-		java = "java"
-	}
-	args := append(append([]string{}, cfg.JVMOpts...), "-cp", filepath.Join(home, "libs")+"/*", release.JavaClientClass, job)
-	cmd := exec.Command(java, args...)
+	cmd := x.command(cfg, home, job)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, 0, err
@@ -275,7 +303,7 @@ func (r *run) runJava(ctx context.Context, home, job string) (_ *javaReport, rss
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return nil, 0, r.fail("java client: %v", err)
+		return nil, 0, r.fail("%s: %v", x.name, err)
 	}
 	limit := javaAssignTimeout + cfg.Warmup + cfg.Duration + cfg.DrainTimeout + time.Minute
 	done := make(chan struct{})
@@ -331,20 +359,20 @@ func (r *run) runJava(ctx context.Context, home, job string) (_ *javaReport, rss
 	}
 	switch {
 	case failure != "":
-		return nil, 0, r.fail("java client: %s", failure)
+		return nil, 0, r.fail("%s: %s", x.name, failure)
 	case rep == nil && ctx.Err() != nil:
 		return nil, 0, ctx.Err()
 	case rep == nil:
-		return nil, 0, r.fail("java client: %v, no report\n%s", waitErr, stderr.String())
+		return nil, 0, r.fail("%s: %v, no report\n%s", x.name, waitErr, stderr.String())
 	}
 	return rep, rss, nil
 }
 
-// javaResult builds the Result from the Java side's report, as result
-// does from the Go side's counters: the whole-run histograms are the
-// merge of the per-second ones (so both sides' encodings merge), the
-// per-second ones go to Intervals as the Java side encoded them.
-func (r *run) javaResult(rep *javaReport, rss float64) (*Result, error) {
+// externalResult builds the Result from x's report, as result does from
+// the Go side's counters: the whole-run histograms are the merge of the
+// per-second ones (so both sides' encodings merge), the per-second ones
+// go to Intervals as the external side encoded them.
+func (r *run) externalResult(x external, rep *javaReport, rss float64) (*Result, error) {
 	cfg := r.cfg
 	d := cfg.Duration.Seconds()
 	warmEnd, measEnd := time.Unix(0, rep.WarmEnd), time.Unix(0, rep.MeasEnd)
@@ -366,12 +394,12 @@ func (r *run) javaResult(rep *javaReport, rss float64) (*Result, error) {
 	for i, s := range rep.Series {
 		v, err := ints3(s)
 		if err != nil {
-			return nil, fmt.Errorf("loadgen: java client series %q: %w", s, err)
+			return nil, fmt.Errorf("loadgen: %s series %q: %w", x.name, s, err)
 		}
 		res.Series[i] = Second{Second: i, Published: v[0], Consumed: v[1], Backlog: v[2]}
 	}
 	if len(rep.Topics) != len(r.topics) {
-		return nil, fmt.Errorf("loadgen: java client reported %d topics, want %d", len(rep.Topics), len(r.topics))
+		return nil, fmt.Errorf("loadgen: %s reported %d topics, want %d", x.name, len(rep.Topics), len(r.topics))
 	}
 	res.Topics = make([]TopicCount, len(r.topics))
 	for i, t := range r.topics {
@@ -379,13 +407,13 @@ func (r *run) javaResult(rep *javaReport, rss float64) (*Result, error) {
 		p, err1 := strconv.ParseInt(pub, 10, 64)
 		c, err2 := strconv.ParseInt(cons, 10, 64)
 		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("loadgen: java client topic counts %q: %w", rep.Topics[i], err)
+			return nil, fmt.Errorf("loadgen: %s topic counts %q: %w", x.name, rep.Topics[i], err)
 		}
 		res.Topics[i] = TopicCount{Topic: t, Partitions: r.parts[i], Published: p, Consumed: c}
 	}
 	for _, k := range [][]string{rep.Publish, rep.E2E, rep.SendDelay} {
 		if len(k) != r.nsecOf() {
-			return nil, fmt.Errorf("loadgen: java client reported %d seconds of histograms, want %d", len(k), r.nsecOf())
+			return nil, fmt.Errorf("loadgen: %s reported %d seconds of histograms, want %d", x.name, len(k), r.nsecOf())
 		}
 	}
 	totals := [3]*hdrhistogram.Histogram{NewHistogram(), NewHistogram(), NewHistogram()}
@@ -394,7 +422,7 @@ func (r *run) javaResult(rep *javaReport, rss float64) (*Result, error) {
 		for k, enc := range [][]byte{iv.Publish, iv.E2E, iv.SendDelay} {
 			h, err := hdrhistogram.Decode(enc)
 			if err != nil {
-				return nil, fmt.Errorf("loadgen: java client histogram of second %d: %w", s, err)
+				return nil, fmt.Errorf("loadgen: %s histogram of second %d: %w", x.name, s, err)
 			}
 			totals[k].Merge(h)
 		}

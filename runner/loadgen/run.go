@@ -111,8 +111,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	r.pay, _ = newEncoder(cfg.Encoding, cfg.MessageSize)
 	r.pay.fill(cfg.Seed)
-	if cfg.Client == planner.ClientJava {
-		return r.executeJava(ctx)
+	switch cfg.Client {
+	case planner.ClientJava:
+		return r.executeExternal(ctx, javaExternal)
+	case planner.ClientLibrdkafka:
+		return r.executeExternal(ctx, rdkafkaExternal)
 	}
 	defer tuneGC()()
 	res, err := r.execute(ctx)

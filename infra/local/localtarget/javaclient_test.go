@@ -19,17 +19,21 @@ import (
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
-// TestJavaClientOnApacheKafka: xp's Java load generator (client java, the
-// release make java-client assembles) produces and consumes on Apache
-// Kafka in every direct mode and through the builtin gateway (proxy), and
-// its results pass the checks franz-go's do: healthy, every record
-// consumed once by its group with its digest intact, no errors, a series
-// second by second, the histograms counting every measured record; and
-// the histograms of both clients decode into one merge whose count is the
-// sum of theirs (the encodings are one).
+// TestJavaClientOnApacheKafka: xp's external load generators, in Java
+// (client java, the release make java-client assembles) and in C on
+// librdkafka (client librdkafka, make rdkafka-client's), each produce and
+// consume on Apache Kafka in every direct mode (sasl_ssl with
+// SCRAM-SHA-512, which Debian's librdkafka 2.0.2 fails against Kafka 4)
+// and through the builtin gateway (proxy), and their results pass the
+// checks franz-go's do: healthy, every record consumed once by its group
+// with its digest intact, no errors, a series second by second, the
+// histograms counting every measured record; and the histograms of each
+// and franz-go decode into one merge whose count is the sum of theirs
+// (the encodings are one).
 func TestJavaClientOnApacheKafka(t *testing.T) {
 	rel := disttest.Kafka(t, 4)
 	jc := disttest.JavaClient(t)
+	rk := disttest.RdkafkaClient(t)
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "cache")
 	tg, err := openFile(t, dir, fmt.Sprintf("platform: local\nkafka:\n  distribution: %s\n  sha512: %s\n  heap: 384m\n", rel.Path, rel.SHA512),
@@ -63,7 +67,7 @@ func TestJavaClientOnApacheKafka(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := loadgen.Run(ctx, loadgen.Config{Bootstrap: e.Bootstrap, ClientConfig: props, Mode: mode,
-			Client: client, JavaClient: jc.Path, CacheDir: cache, Partitions: 3, Rate: 400, ConsumerGroups: 1, Encoding: loadgen.EncodingJSON,
+			Client: client, JavaClient: jc.Path, RdkafkaClient: rk.Path, CacheDir: cache, Partitions: 3, Rate: 400, ConsumerGroups: 1, Encoding: loadgen.EncodingJSON,
 			Warmup: time.Second, Duration: 2 * time.Second, DrainTimeout: 20 * time.Second, Seed: 7})
 		if err != nil {
 			t.Fatalf("%s on %s: %v", client, mode, err)
@@ -120,36 +124,50 @@ func TestJavaClientOnApacheKafka(t *testing.T) {
 			}
 		}
 	}
-	javas := map[string]*loadgen.Result{}
-	for _, mode := range append(planner.DirectModes(), planner.SecurityProxy) {
-		t.Run(mode, func(t *testing.T) {
-			res := load(t, planner.ClientJava, mode)
-			check(t, planner.ClientJava, res)
-			if res.Config.Mode != mode {
-				t.Errorf("mode %q, want %s", res.Config.Mode, mode)
+	external := map[string]*loadgen.Result{}
+	for _, client := range []string{planner.ClientJava, planner.ClientLibrdkafka} {
+		for _, mode := range append(planner.DirectModes(), planner.SecurityProxy) {
+			t.Run(client+"/"+mode, func(t *testing.T) {
+				res := load(t, client, mode)
+				check(t, client, res)
+				if res.Config.Mode != mode {
+					t.Errorf("mode %q, want %s", res.Config.Mode, mode)
+				}
+				external[client+"/"+mode] = res
+			})
+		}
+	}
+	var g *loadgen.Result
+	for _, client := range []string{planner.ClientJava, planner.ClientLibrdkafka} {
+		t.Run(client+" merges with franz-go", func(t *testing.T) {
+			j := external[client+"/"+planner.SecurityTLS]
+			if j == nil {
+				t.Fatalf("no %s result of tls to merge: its run failed above", client)
 			}
-			javas[mode] = res
+			if g == nil {
+				g = load(t, planner.ClientFranzGo, planner.SecurityTLS)
+				check(t, planner.ClientFranzGo, g)
+			}
+			merge(t, j, g)
 		})
 	}
-	t.Run("merges with franz-go", func(t *testing.T) {
-		j := javas[planner.SecurityTLS]
-		if j == nil {
-			t.Fatal("no java result of tls to merge: its run failed above")
+}
+
+// merge checks that the histograms of results j and g merge: whole-run
+// and per-second, the merge counts both and keeps the larger maximum.
+func merge(t *testing.T, j, g *loadgen.Result) {
+	t.Helper()
+	for _, pair := range [][2]string{{j.Histograms.Publish, g.Histograms.Publish}, {string(j.Intervals[0].E2E), string(g.Intervals[0].E2E)}} {
+		a, err1 := hdrhistogram.Decode([]byte(pair[0]))
+		b, err2 := hdrhistogram.Decode([]byte(pair[1]))
+		if err1 != nil || err2 != nil {
+			t.Fatalf("decode: %v, %v", err1, err2)
 		}
-		g := load(t, planner.ClientFranzGo, planner.SecurityTLS)
-		check(t, planner.ClientFranzGo, g)
-		for _, pair := range [][2]string{{j.Histograms.Publish, g.Histograms.Publish}, {string(j.Intervals[0].E2E), string(g.Intervals[0].E2E)}} {
-			a, err1 := hdrhistogram.Decode([]byte(pair[0]))
-			b, err2 := hdrhistogram.Decode([]byte(pair[1]))
-			if err1 != nil || err2 != nil {
-				t.Fatalf("decode: %v, %v", err1, err2)
-			}
-			m := loadgen.NewHistogram()
-			m.Merge(a)
-			m.Merge(b)
-			if m.TotalCount() != a.TotalCount()+b.TotalCount() || m.Max() < max(a.Max(), b.Max()) {
-				t.Errorf("merge counts %d (max %d), want %d+%d (max %d, %d)", m.TotalCount(), m.Max(), a.TotalCount(), b.TotalCount(), a.Max(), b.Max())
-			}
+		m := loadgen.NewHistogram()
+		m.Merge(a)
+		m.Merge(b)
+		if m.TotalCount() != a.TotalCount()+b.TotalCount() || m.Max() < max(a.Max(), b.Max()) {
+			t.Errorf("merge counts %d (max %d), want %d+%d (max %d, %d)", m.TotalCount(), m.Max(), a.TotalCount(), b.TotalCount(), a.Max(), b.Max())
 		}
-	})
+	}
 }

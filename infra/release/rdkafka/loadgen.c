@@ -615,6 +615,12 @@ static atomic_llong errs, unsent, duplicates, sent, completed, backlog_max;
 static atomic_llong *topic_pub, *topic_cons;
 static atomic_llong **seen;
 static atomic_int stopping, closing, consumers_stop;
+/* assigning is set until every group holds its partitions: a consumer
+ * that subscribes before its broker has the run's fresh topics in its
+ * metadata reports them unknown until they arrive, which is the topics'
+ * creation still spreading, not an error of the run (Kafka's Java
+ * consumer waits for them silently). */
+static atomic_int assigning = 1;
 
 static pthread_mutex_t err_mu = PTHREAD_MUTEX_INITIALIZER;
 static char err_samples[MAX_ERR_SAMPLES][ERR_LEN];
@@ -834,7 +840,8 @@ static void *member_run(void *arg) {
             continue;
         }
         if (msg->err) {
-            if (!atomic_load(&consumers_stop) && msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+            int unknown = msg->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || msg->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC;
+            if (!atomic_load(&consumers_stop) && msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && !(unknown && atomic_load(&assigning))) {
                 note_err("fetch: %s", rd_kafka_message_errstr(msg));
             }
         } else {
@@ -1448,6 +1455,7 @@ static char *execute(void) {
         pthread_create(&ms[i].thread, NULL, member_run, &ms[i]);
     }
     await_assignment(ms);
+    atomic_store(&assigning, 0);
     producer_t *prs = xmalloc(producers * sizeof(producer_t));
     for (int k = 0; k < producers; k++) {
         new_producer(&prs[k], k);
