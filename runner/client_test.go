@@ -15,17 +15,18 @@ import (
 // TestClientRecordedInEveryAttempt: a campaign crossing client runs each
 // row on its client, and every attempt's environment names the client
 // with its version and runtime: franz-go with its module version and the
-// Go release, java with kafka-clients' version and the JVM with its flags.
+// Go release, java with kafka-clients' version and the JVM with its flags,
+// librdkafka with its version and how its release was built.
 func TestClientRecordedInEveryAttempt(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	spec := smallSpec("clients", []string{"plaintext", "tls"}, 1) + "  client: java\n"
-	spec = strings.Replace(spec, "factors:\n", "factors:\n  client: [franz-go, java]\n", 1)
+	spec = strings.Replace(spec, "factors:\n", "factors:\n  client: [franz-go, java, librdkafka]\n", 1)
 	spec = strings.Replace(spec, "  client: java\n", "", 1)
 	plan := writePlan(t, dir, "clients", spec)
 	var stderr syncBuffer
 	_, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr,
-		JavaClient: disttest.JavaClient(t).Path, JVMOpts: []string{"-Xmx256m"}})
+		JavaClient: disttest.JavaClient(t).Path, RdkafkaClient: disttest.RdkafkaClient(t).Path, JVMOpts: []string{"-Xmx256m"}})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
@@ -60,11 +61,15 @@ func TestClientRecordedInEveryAttempt(t *testing.T) {
 			if !strings.HasPrefix(c.Version, "kafka-clients ") || !strings.Contains(c.Runtime, "flags: -Xmx256m") {
 				t.Errorf("%s: client %+v, want kafka-clients' version and the JVM with its flags", a.Run, c)
 			}
+		case planner.ClientLibrdkafka:
+			if !strings.HasPrefix(c.Version, "librdkafka 2.") || !strings.Contains(c.Runtime, "make rdkafka-client") {
+				t.Errorf("%s: client %+v, want librdkafka's version and how its release was built", a.Run, c)
+			}
 		default:
 			t.Errorf("%s: client %q", a.Run, c.Name)
 		}
 	}
-	if seen[planner.ClientFranzGo] != 2 || seen[planner.ClientJava] != 2 {
+	if seen[planner.ClientFranzGo] != 2 || seen[planner.ClientJava] != 2 || seen[planner.ClientLibrdkafka] != 2 {
 		t.Errorf("attempts by client %v, want 2 of each", seen)
 	}
 }

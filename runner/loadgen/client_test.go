@@ -31,8 +31,8 @@ func TestFranzGoInfo(t *testing.T) {
 	}
 }
 
-// TestValidateClient: the client is one xp runs; librdkafka is refused by
-// name with the reason; java needs its release.
+// TestValidateClient: the client is one xp runs; java and librdkafka
+// need their releases.
 func TestValidateClient(t *testing.T) {
 	base := Config{Bootstrap: []string{"127.0.0.1:9"}, ClientConfig: map[string]string{}}
 	tests := []struct {
@@ -43,8 +43,8 @@ func TestValidateClient(t *testing.T) {
 		{"default", "", "", "", ""},
 		{"java", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", "", ""},
 		{"java without its release", planner.ClientJava, "", "--client java needs --java-client", ""},
-		{"librdkafka", planner.ClientLibrdkafka, "", "--client librdkafka is refused: xp has no librdkafka load generator yet", ""},
-		{"unknown", "sarama", "", `--client "sarama": want franz-go or java`, ""},
+		{"librdkafka without its release", planner.ClientLibrdkafka, "", "--client librdkafka needs --rdkafka-client", ""},
+		{"unknown", "sarama", "", `--client "sarama": want franz-go, java or librdkafka`, ""},
 		{"java at the default mechanism", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", "", planner.SASLScramSHA512},
 		{"java with another mechanism", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", "the Java load generator does not apply", planner.SASLPlain},
 	}
