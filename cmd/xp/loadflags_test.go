@@ -25,6 +25,7 @@ func TestRemoteLoadFlags(t *testing.T) {
 			Compression: "lz4", Encoding: "avro", Warmup: 2 * time.Second, Duration: 3 * time.Second, DrainTimeout: 4 * time.Second,
 			TLSVersion: "1.2", TLSCipher: "chacha20-poly1305", SASLMechanism: "plain", ConnectionChurn: 250}},
 		{name: "client java", cfg: loadgen.Config{Client: planner.ClientJava, JVMOpts: []string{"-Xmx512m", "-XX:+UseG1GC"}, Duration: time.Second}},
+		{name: "client librdkafka", cfg: loadgen.Config{Client: planner.ClientLibrdkafka, Duration: time.Second}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

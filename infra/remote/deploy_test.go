@@ -185,6 +185,26 @@ func TestDeployEmbedded(t *testing.T) {
 			t.Errorf("client java on %s: the part says client %+v", p.Host, p.Result.Client)
 		}
 	}
+	// Client librdkafka: its release uploaded too, each host runs xp's
+	// librdkafka load generator (only glibc needed there), the results
+	// merge.
+	rname, err := d.PrepareRdkafkaClient(ctx, disttest.RdkafkaClient(t).Path)
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log.String())
+	}
+	rres, rparts, err := d.RunLoad(ctx, Load{Mode: "tls", Rate: 301, Timeout: 2 * time.Minute, RdkafkaClient: rname,
+		Flags: []string{"--client", "librdkafka", "--message-size", "128", "--warmup", "1s", "--duration", "2s", "--drain-timeout", "20s", "--partitions", "2"}})
+	if err != nil {
+		t.Fatalf("client librdkafka: %v", err)
+	}
+	if !rres.Healthy || rres.Published != rparts[0].Result.Published+rparts[1].Result.Published || rres.Published < 500 || rres.Errors != 0 {
+		t.Errorf("client librdkafka: merged healthy=%v reasons=%v published=%d errors=%d", rres.Healthy, rres.Reasons, rres.Published, rres.Errors)
+	}
+	for _, p := range rparts {
+		if p.Result.Client.Name != planner.ClientLibrdkafka || !strings.HasPrefix(p.Result.Client.Version, "librdkafka ") {
+			t.Errorf("client librdkafka on %s: the part says client %+v", p.Host, p.Result.Client)
+		}
+	}
 	samples, err := tel.Stop()
 	if err != nil {
 		t.Error(err)
