@@ -1,12 +1,18 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +20,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/planner"
 )
@@ -185,5 +192,59 @@ func TestRdkafkaClientInterrupted(t *testing.T) {
 	}
 	if len(phases) == 0 || phases[0] != "measure" || slices.Contains(phases, "done") {
 		t.Errorf("phases %v: want measure and no done", phases)
+	}
+}
+
+// TestRdkafkaHistogramCodec: the librdkafka client's HDR histograms (its
+// own C, 1 us to 60 s at 3 digits) decode with Go's hdrhistogram into
+// exactly the histogram Go records from the same values: at the bucket
+// boundaries, the range's ends, repeated values, a thousand log-uniform
+// ones, and none; directly and through the packed form an old second
+// takes (decoded and encoded again).
+func TestRdkafkaHistogramCodec(t *testing.T) {
+	home, err := rdkafkaClientHome(context.Background(), Config{RdkafkaClient: disttest.RdkafkaClient(t).Path, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var spread []int64
+	for range 1000 {
+		spread = append(spread, int64(math.Exp(rng.Float64()*math.Log(HistMaxUs))))
+	}
+	cases := map[string][]int64{
+		"boundaries": {1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 1 << 20, 59_999_999, 60_000_000},
+		"repeated":   {700, 700, 700, 123456, 123456},
+		"spread":     spread,
+		"empty":      nil,
+	}
+	for name, values := range cases {
+		for _, repack := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/repack=%v", name, repack), func(t *testing.T) {
+				args := []string{"-encode-histogram"}
+				want := NewHistogram()
+				for _, v := range values {
+					args = append(args, strconv.FormatInt(v, 10))
+					if err := want.RecordValue(v); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cmd := exec.Command(filepath.Join(home, release.RdkafkaClientBinary), args...)
+				if repack {
+					cmd.Env = append(os.Environ(), "XP_HDR_REPACK=1")
+				}
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := hdrhistogram.Decode(bytes.TrimSpace(out))
+				if err != nil {
+					t.Fatalf("decode: %v", err)
+				}
+				if !got.Equals(want) || got.TotalCount() != int64(len(values)) || got.Max() != want.Max() {
+					t.Errorf("decoded %d values (max %d, p50 %d), want %d (max %d, p50 %d)", got.TotalCount(), got.Max(), got.ValueAtQuantile(50),
+						want.TotalCount(), want.Max(), want.ValueAtQuantile(50))
+				}
+			})
+		}
 	}
 }
