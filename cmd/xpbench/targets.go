@@ -97,17 +97,21 @@ var targets = []target{
 		{"runner/perftest", "ProducerPerformance/apache/plaintext/kafka_perf_test", "xp_%_of_perf_test", ">=", 90},
 		{"runner/perftest", "ProducerPerformance/apache/tls/kafka_perf_test", "xp_%_of_perf_test", ">=", 90},
 	}},
-	{36, "each client (franz-go, java) within ±0.5% of 10k and 50k msg/s of 1 KiB on one Apache Kafka broker", []check{
+	{36, "each client (franz-go, java, librdkafka) within ±0.5% of 10k and 50k msg/s of 1 KiB on one Apache Kafka broker", []check{
 		{"runner/perftest", "Clients/rate/franz-go/10k", "rate_err_%", "|x|<=", 0.5},
 		{"runner/perftest", "Clients/rate/franz-go/50k", "rate_err_%", "|x|<=", 0.5},
 		{"runner/perftest", "Clients/rate/java/10k", "rate_err_%", "|x|<=", 0.5},
 		{"runner/perftest", "Clients/rate/java/50k", "rate_err_%", "|x|<=", 0.5},
+		{"runner/perftest", "Clients/rate/librdkafka/10k", "rate_err_%", "|x|<=", 0.5},
+		{"runner/perftest", "Clients/rate/librdkafka/50k", "rate_err_%", "|x|<=", 0.5},
 	}},
 	{36, "each client's send-delay p99 under 1 ms at those rates", []check{
 		{"runner/perftest", "Clients/rate/franz-go/10k", "send_delay_p99_ms", "<", 1},
 		{"runner/perftest", "Clients/rate/franz-go/50k", "send_delay_p99_ms", "<", 1},
 		{"runner/perftest", "Clients/rate/java/10k", "send_delay_p99_ms", "<", 1},
 		{"runner/perftest", "Clients/rate/java/50k", "send_delay_p99_ms", "<", 1},
+		{"runner/perftest", "Clients/rate/librdkafka/10k", "send_delay_p99_ms", "<", 1},
+		{"runner/perftest", "Clients/rate/librdkafka/50k", "send_delay_p99_ms", "<", 1},
 	}},
 	{36, "`client: java` at --rate max within ±10% of ProducerPerformance --payload-file (same settings, alternated, medians of 3 rounds)", []check{
 		{"runner/perftest", "Clients/saturated/java_vs_perf_test", "java_minus_perf_test_%", "|x|<=", 10},

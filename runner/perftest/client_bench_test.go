@@ -45,9 +45,10 @@ func BenchmarkClients(b *testing.B) {
 	}
 	apache := kafkatest.Start(b, kafkatest.Options{Heap: "1g"})
 	jc := disttest.JavaClient(b).Path
+	rk := disttest.RdkafkaClient(b).Path
 	cache := b.TempDir()
 	run := func(client string, props map[string]string, rate int64, groups int) *loadgen.Result {
-		cfg := loadgen.Config{ClientConfig: props, Client: client, JavaClient: jc, CacheDir: cache, JVMOpts: benchJVM,
+		cfg := loadgen.Config{ClientConfig: props, Client: client, JavaClient: jc, RdkafkaClient: rk, CacheDir: cache, JVMOpts: benchJVM,
 			Rate: rate, MessageSize: benchSize, LingerMs: benchLinger, BatchBytes: benchBatch, Acks: benchAcks,
 			Partitions: 6, ConsumerGroups: groups, Warmup: 2 * time.Second, Duration: d, DrainTimeout: 30 * time.Second, Seed: 1}
 		ctx, cancel := context.WithTimeout(context.Background(), d+3*time.Minute)
@@ -61,7 +62,7 @@ func BenchmarkClients(b *testing.B) {
 		}
 		return res
 	}
-	clients := []string{planner.ClientFranzGo, planner.ClientJava}
+	clients := []string{planner.ClientFranzGo, planner.ClientJava, planner.ClientLibrdkafka}
 	plain := readProps(b, apache.Modes()[planner.SecurityPlaintext].ClientConfig)
 
 	for _, client := range clients {
