@@ -23,6 +23,7 @@ import (
 	"github.com/xp-bench/xp/infra/kdc"
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
 	"github.com/xp-bench/xp/infra/oauthidp"
+	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/internal/kafkatest"
 	"github.com/xp-bench/xp/planner"
 )
@@ -136,6 +137,24 @@ func TestIdentitySASLOnKafka(t *testing.T) {
 			}
 		})
 	}
+	// The librdkafka client logs in with the same token endpoint (its own
+	// OIDC client) and renews its tokens as they expire.
+	t.Run("librdkafka/"+planner.SASLOAuthBearer, func(t *testing.T) {
+		issued := idp.Issued()
+		cfg := quick(oauthProps)
+		cfg.SASLMechanism, cfg.Duration = planner.SASLOAuthBearer, 6*time.Second
+		cfg.Client, cfg.RdkafkaClient, cfg.CacheDir = planner.ClientLibrdkafka, disttest.RdkafkaClient(t).Path, t.TempDir()
+		res, err := Run(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Healthy || res.Published == 0 || res.Consumed != res.Published || res.Client.Name != planner.ClientLibrdkafka {
+			t.Fatalf("healthy %v %v, published %d consumed %d, client %q", res.Healthy, res.Reasons, res.Published, res.Consumed, res.Client.Name)
+		}
+		if got := idp.Issued() - issued; got < 2 {
+			t.Errorf("%d tokens issued over a run twice their lifetime, want renewals", got)
+		}
+	})
 	t.Run("forged token", func(t *testing.T) {
 		other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		now := time.Now()
