@@ -68,21 +68,21 @@ var javaExternal = external{
 	},
 }
 
-// javaAssignTimeout bounds how long an external side's consumer groups
+// externalAssignTimeout bounds how long an external side's consumer groups
 // may take to hold their partitions, where the Go side allows 1.5 ×
 // connectTimeout: a fresh JVM runs its first TLS handshakes and SCRAM
 // exchanges (4096 PBKDF2 iterations) interpreted, which on a busy machine
 // takes seconds per member.
-const javaAssignTimeout = 30 * time.Second
+const externalAssignTimeout = 30 * time.Second
 
-// javaStopGrace is how long an external side has to report after its input
+// externalStopGrace is how long an external side has to report after its input
 // closes (an interrupted run) before it is killed.
-const javaStopGrace = 15 * time.Second
+const externalStopGrace = 15 * time.Second
 
-// javaReport is what an external side prints as its result line: counts on
+// externalReport is what an external side prints as its result line: counts on
 // its run clock (Unix ns), histograms per second (base64 V2-compressed
 // HDR), the series and per-topic counts as "a,b,c" strings.
-type javaReport struct {
+type externalReport struct {
 	T0            int64    `json:"t0"`
 	WarmEnd       int64    `json:"warm_end"`
 	MeasEnd       int64    `json:"meas_end"`
@@ -187,9 +187,9 @@ func javaClientHome(ctx context.Context, cfg Config) (string, error) {
 	return c.Dir, nil
 }
 
-// javaPayloadPool is how many values an external side sends from: as many as
+// externalPayloadPool is how many values an external side sends from: as many as
 // the Go client's byte pool holds (8 MiB of values, 16 to 4096 of them).
-func javaPayloadPool(size int) int { return max(16, min((8<<20)/size, 4096)) }
+func externalPayloadPool(size int) int { return max(16, min((8<<20)/size, 4096)) }
 
 // writeJob writes the payloads, x's client properties and the job into
 // dir and returns the job's path.
@@ -209,7 +209,7 @@ func (r *run) writeJob(dir string, existed bool, x external) (string, error) {
 			put(v)
 		}
 	} else {
-		k := javaPayloadPool(cfg.MessageSize)
+		k := externalPayloadPool(cfg.MessageSize)
 		binary.BigEndian.PutUint32(n[:], uint32(k))
 		pay.Write(n[:])
 		rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6a6176612d706f6f))
@@ -272,7 +272,7 @@ func (r *run) writeJob(dir string, existed bool, x external) (string, error) {
 		{"duration.ns", strconv.FormatInt(int64(cfg.Duration), 10)},
 		{"drain.timeout.ns", strconv.FormatInt(int64(cfg.DrainTimeout), 10)},
 		{"seed", strconv.FormatInt(cfg.Seed, 10)},
-		{"assign.timeout.ns", strconv.FormatInt(int64(javaAssignTimeout), 10)},
+		{"assign.timeout.ns", strconv.FormatInt(int64(externalAssignTimeout), 10)},
 	}
 	var b strings.Builder
 	b.WriteString("# xp loadgen --client " + cfg.Client + ": one run\n")
@@ -287,9 +287,9 @@ func (r *run) writeJob(dir string, existed bool, x external) (string, error) {
 // runExternal runs x on job and reads its report; rss is its peak
 // resident set in MiB. Its phases are relayed; an interrupt (ctx) closes
 // its input, which ends the run early, and the process is killed if it
-// does not report within javaStopGrace; every run is bounded by its
+// does not report within externalStopGrace; every run is bounded by its
 // timeline plus a minute.
-func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ *javaReport, rss float64, _ error) {
+func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ *externalReport, rss float64, _ error) {
 	cfg := r.cfg
 	cmd := x.command(cfg, home, job)
 	stdin, err := cmd.StdinPipe()
@@ -305,7 +305,7 @@ func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ 
 	if err := cmd.Start(); err != nil {
 		return nil, 0, r.fail("%s: %v", x.name, err)
 	}
-	limit := javaAssignTimeout + cfg.Warmup + cfg.Duration + cfg.DrainTimeout + time.Minute
+	limit := externalAssignTimeout + cfg.Warmup + cfg.Duration + cfg.DrainTimeout + time.Minute
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -324,11 +324,11 @@ func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ 
 		}
 		select {
 		case <-done:
-		case <-time.After(javaStopGrace):
+		case <-time.After(externalStopGrace):
 			cmd.Process.Kill()
 		}
 	}()
-	var rep *javaReport
+	var rep *externalReport
 	var failure string
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 256<<20)
@@ -341,7 +341,7 @@ func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ 
 				r.phase(name, time.Unix(0, t))
 			}
 		case "result":
-			rep = new(javaReport)
+			rep = new(externalReport)
 			if err := json.Unmarshal([]byte(rest), rep); err != nil {
 				failure = fmt.Sprintf("unreadable report: %v", err)
 				rep = nil
@@ -372,7 +372,7 @@ func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ 
 // the Go side's counters: the whole-run histograms are the merge of the
 // per-second ones (so both sides' encodings merge), the per-second ones
 // go to Intervals as the external side encoded them.
-func (r *run) externalResult(x external, rep *javaReport, rss float64) (*Result, error) {
+func (r *run) externalResult(x external, rep *externalReport, rss float64) (*Result, error) {
 	cfg := r.cfg
 	d := cfg.Duration.Seconds()
 	warmEnd, measEnd := time.Unix(0, rep.WarmEnd), time.Unix(0, rep.MeasEnd)
