@@ -42,6 +42,8 @@ func writeDocument(w io.Writer, h header, rows []result) error {
 	}
 	fmt.Fprint(b, "\n")
 	writeSideBySide(b, rows)
+	writeClientModes(b, rows)
+	writeSurface(b, rows)
 	fmt.Fprint(b, "## Table\n\n")
 	render(b, rows)
 	return b.Flush()
