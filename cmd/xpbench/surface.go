@@ -66,8 +66,9 @@ func writeSurface(w io.Writer, rows []result) {
 		"connection; the baseline's in brackets). Each value is the median of three\n"+
 		"rounds that visit the settings in turn, each round in another order. At\n"+
 		"saturation the publish p99 is mostly the wait in a full producer queue,\n"+
-		"so its penalty tends to follow the throughput's. One benchmark run: a\n"+
-		"rough comparison, not a campaign's interval.\n\n")
+		"so its penalty tends to follow the throughput's. Where other work shares\n"+
+		"the machine, throughput moves with it; the broker's CPU per record moves\n"+
+		"least. One benchmark run: a rough comparison, not a campaign's interval.\n\n")
 	for _, d := range orderedDims(dims) {
 		fmt.Fprintf(w, "### %s\n\n", d.name)
 		if d.what != "" {
