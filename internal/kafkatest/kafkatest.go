@@ -35,6 +35,9 @@ type Options struct {
 	OAuth    *kafkaconf.OAuthServer
 	KDC      *kdc.KDC
 	ReauthMs int
+	// Authorizer runs KRaft's StandardAuthorizer
+	// (kafkaproc.Options.Authorizer); Cluster.CreateACLs adds ACLs.
+	Authorizer bool
 }
 
 // Start starts the cluster in a temporary directory of tb and closes it
@@ -59,7 +62,8 @@ func Start(tb testing.TB, o Options) *kafkaproc.Cluster {
 		tb.Fatalf("kafkatest: %v", err)
 	}
 	c, err := kafkaproc.Start(ctx, kafkaproc.Options{Release: rel, Java: java, Brokers: o.Brokers, Dir: tb.TempDir(),
-		Heap: o.Heap, JVMFlags: o.JVMFlags, TLS: o.TLS, TLSKey: o.TLSKey, OAuth: o.OAuth, KDC: o.KDC, ReauthMs: o.ReauthMs})
+		Heap: o.Heap, JVMFlags: o.JVMFlags, TLS: o.TLS, TLSKey: o.TLSKey, OAuth: o.OAuth, KDC: o.KDC, ReauthMs: o.ReauthMs,
+		Authorizer: o.Authorizer})
 	if err != nil {
 		tb.Fatalf("kafkatest: %v", err)
 	}
