@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -110,13 +109,12 @@ func BenchmarkSecuritySurface(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	jvm := surfaceJVMFlags(b)
-	primary := kafkatest.Start(b, kafkatest.Options{Heap: surfaceHeap, JVMFlags: jvm, KDC: k,
+	primary := kafkatest.Start(b, kafkatest.Options{Heap: surfaceHeap, KDC: k,
 		OAuth: &kafkaconf.OAuthServer{JWKSURL: idp.JWKSURL(), Issuer: idp.Issuer(), Audience: oauthidp.Audience}})
-	acl := kafkatest.Start(b, kafkatest.Options{Heap: surfaceHeap, JVMFlags: jvm, Authorizer: true})
+	acl := kafkatest.Start(b, kafkatest.Options{Heap: surfaceHeap, Authorizer: true})
 	rsa := map[string]*kafkaproc.Cluster{}
 	for _, key := range []string{planner.TLSKeyRSA2048, planner.TLSKeyRSA4096} {
-		rsa[key] = kafkatest.Start(b, kafkatest.Options{Heap: surfaceHeap, JVMFlags: jvm, TLSKey: key})
+		rsa[key] = kafkatest.Start(b, kafkatest.Options{Heap: surfaceHeap, TLSKey: key})
 	}
 	b.Logf("brokers, identity provider and KDC up in %s", time.Since(start).Round(time.Second))
 
@@ -266,24 +264,6 @@ func BenchmarkSecuritySurface(b *testing.B) {
 			s.report(b, c)
 		})
 	}
-}
-
-// surfaceJVMFlags are the brokers' JVM flags: Kafka's defaults, and a
-// hosts file of its own for the JVM (jdk.net.hosts.file) that names no
-// broker. Kafka creates a PLAIN, SCRAM or OAUTHBEARER SASL server with the
-// host name of the listener's address, a reverse lookup of 127.x.y.z that
-// the JVM caches as unknown for 10 s; where the resolver takes its 5 s
-// timeout to say so (this machine's does), every tenth second or so of
-// reconnects waits 5 s for SaslAuthenticate, which would pass for the
-// mechanisms' cost (GSSAPI names its host from its principal and never
-// waits). The file makes the lookup fail at once, as a resolver that
-// answers would.
-func surfaceJVMFlags(b *testing.B) []string {
-	hosts := filepath.Join(b.TempDir(), "hosts")
-	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	return append(slices.Clone(kafkaproc.DefaultJVMFlags), "-Djdk.net.hosts.file="+hosts)
 }
 
 func withKey(c surfaceCase, key string) surfaceCase {

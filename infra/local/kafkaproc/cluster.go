@@ -208,6 +208,22 @@ type portTakenError struct{ err error }
 func (e *portTakenError) Error() string { return e.err.Error() }
 func (e *portTakenError) Unwrap() error { return e.err }
 
+// writeLoopbackHosts writes dir/jvm-hosts, the brokers' own hosts file
+// (jdk.net.hosts.file), naming localhost only, and returns its path.
+// Kafka creates a PLAIN, SCRAM or OAUTHBEARER SASL server with the host
+// name of the listener's address, a reverse lookup of the 127.x address
+// the broker listens on; the JVM caches a failed lookup for 10 s only, so
+// where the resolver takes its timeout to answer for loopback addresses,
+// a client that reconnects (connection_churn) would wait that long for
+// SaslAuthenticate every few seconds, a stall of the machine's resolver
+// that would pass for the mechanism's cost. With the file the lookup of a
+// broker's address fails at once, as a resolver that answers does; the
+// brokers listen on addresses and need no name.
+func writeLoopbackHosts(dir string) (string, error) {
+	p := filepath.Join(dir, "jvm-hosts")
+	return p, os.WriteFile(p, []byte("127.0.0.1 localhost\n::1 localhost\n"), 0o600)
+}
+
 // HeapFlags are the JVM flags of a heap size.
 func HeapFlags(heap string) []string { return []string{"-Xmx" + heap, "-Xms" + heap} }
 
@@ -223,6 +239,11 @@ func start(ctx context.Context, o Options, dir string) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
+	hosts, err := writeLoopbackHosts(dir)
+	if err != nil {
+		return nil, fmt.Errorf("kafkaproc: %w", err)
+	}
+	c.jvmFlags = append(c.jvmFlags, "-Djdk.net.hosts.file="+hosts)
 	// A fresh layout each try: earlier files, data included, go.
 	os.RemoveAll(filepath.Join(dir, local.PKIDir))
 	olds, _ := filepath.Glob(filepath.Join(dir, "broker-*"))

@@ -110,8 +110,14 @@ func TestKeptClusterServesEveryModeAndSweepEndsIt(t *testing.T) {
 	if len(bs) != 1 || !strings.HasPrefix(bs[0].Address, "127.") || bs[0].Address == "127.0.0.1" || bs[0].Pid <= 0 {
 		t.Fatalf("brokers %+v: want one on a 127/8 address of its own with a pid", bs)
 	}
-	if got := c.JVMFlags(); !slices.Equal(got, []string{"-Xmx384m", "-Xms384m", "-XX:+UseG1GC"}) {
+	hosts := filepath.Join(dir, "jvm-hosts")
+	if got := c.JVMFlags(); !slices.Equal(got, []string{"-Xmx384m", "-Xms384m", "-XX:+UseG1GC", "-Djdk.net.hosts.file=" + hosts}) {
 		t.Errorf("JVM flags %v", got)
+	}
+	// The brokers' own hosts file names localhost only, so a reverse
+	// lookup of their 127.x address fails at once (writeLoopbackHosts).
+	if b, err := os.ReadFile(hosts); err != nil || strings.Contains(string(b), bs[0].Address) || !strings.Contains(string(b), "127.0.0.1 localhost") {
+		t.Errorf("jvm-hosts %q, %v: want localhost only", b, err)
 	}
 	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", bs[0].Pid))
 	for _, want := range []string{"-Xmx384m", "-XX:+UseG1GC", "kafka.Kafka", nodeMarker + bs[0].Dir} {

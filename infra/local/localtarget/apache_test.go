@@ -107,7 +107,8 @@ func TestApacheKafkaGroup(t *testing.T) {
 	kdcAddr := lt.ident.kdc.Address
 	b := lt.Broker()
 	if b.Kind != target.BrokerApache || b.Version != rel.Version || !strings.Contains(b.Java, "version") ||
-		!slices.Equal(b.JVMFlags, []string{"-Xmx384m", "-Xms384m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"}) {
+		len(b.JVMFlags) == 0 || !slices.Equal(b.JVMFlags[:len(b.JVMFlags)-1], []string{"-Xmx384m", "-Xms384m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"}) ||
+		!strings.HasPrefix(b.JVMFlags[len(b.JVMFlags)-1], "-Djdk.net.hosts.file=") {
 		t.Errorf("broker %+v", b)
 	}
 	samples, err := lt.Sample(ctx)
