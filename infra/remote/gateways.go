@@ -47,6 +47,11 @@ type GatewaySpec struct {
 	Fields                        []string
 	Cipher                        string
 	Crypto                        string
+	// TLSVersion, TLSCipher and TLSKey are the client leg's TLS, the
+	// rows' tls_version, tls_cipher and tls_key ("" for each default, and
+	// for a plaintext client leg): the gateway's listener is narrowed to
+	// them and its certificate has that key, as on the local target.
+	TLSVersion, TLSCipher, TLSKey string
 }
 
 // GatewaySpecs returns the gateway modes rows run through, one per mode
@@ -72,8 +77,13 @@ func GatewaySpecs(rows []planner.Row, modeKey func(*planner.Row) string) []Gatew
 		if tr == "" {
 			tr = planner.DefaultGatewayTransport
 		}
-		out = append(out, GatewaySpec{Key: k, Security: r.Security, Transport: tr, Encoding: enc,
-			Fields: r.EncryptFields, Cipher: r.FieldCipher, Crypto: r.GatewayCrypto})
+		s := GatewaySpec{Key: k, Security: r.Security, Transport: tr, Encoding: enc,
+			Fields: r.EncryptFields, Cipher: r.FieldCipher, Crypto: r.GatewayCrypto}
+		if tr != planner.SecurityPlaintext {
+			c := r.ClusterSecurity()
+			s.TLSVersion, s.TLSCipher, s.TLSKey = c.TLSVersion, c.TLSCipher, c.TLSKey
+		}
+		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b GatewaySpec) int { return strings.Compare(a.Key, b.Key) })
 	return out
@@ -223,8 +233,9 @@ func (d *Deployment) startGateways(ctx context.Context, specs []GatewaySpec, cou
 	perHost := placeGateways(specs, count, gws, d.modes)
 	hosts := sortedKeys(perHost)
 	started := &startedGateways{bootstraps: map[string][]string{}, cryptos: map[string]*gateway.CryptoInfo{}, metrics: map[string][]hostMetrics{}}
+	key := gatewayKey(specs)
 	err = d.each(ctx, hosts, func(ctx context.Context, h *deployed) error {
-		tls, err := uploadGatewayTLS(ctx, h, ca, caPEM)
+		tls, err := uploadGatewayTLS(ctx, h, ca, caPEM, key)
 		if err != nil {
 			return err
 		}
@@ -272,12 +283,25 @@ func placeGateways(specs []GatewaySpec, count int, gws []string, modes map[strin
 	return perHost
 }
 
-// uploadGatewayTLS issues gateway host h a certificate from ca and uploads
-// it, its key and the CA's certificate caPEM, 0600, into its gateway
-// directory.
-func uploadGatewayTLS(ctx context.Context, h *deployed, ca *pki.Authority, caPEM []byte) (gatewayTLS, error) {
+// gatewayKey is the key kind of the gateway hosts' certificate for specs:
+// their tls_key ("" for ecdsa-p256). The specs of one group share it (the
+// group's key holds the rows' tls_key); a spec with a plaintext client
+// leg names none.
+func gatewayKey(specs []GatewaySpec) string {
+	for _, s := range specs {
+		if s.TLSKey != "" {
+			return s.TLSKey
+		}
+	}
+	return ""
+}
+
+// uploadGatewayTLS issues gateway host h a certificate from ca with a key
+// of kind key (pki.Authority.GatewayWithKey) and uploads it, its key and
+// the CA's certificate caPEM, 0600, into its gateway directory.
+func uploadGatewayTLS(ctx context.Context, h *deployed, ca *pki.Authority, caPEM []byte, key string) (gatewayTLS, error) {
 	gdir := path.Join(h.dir, "gateway")
-	certPath, keyPath, err := ca.Gateway("gateway-"+h.Name, h.Private)
+	certPath, keyPath, err := ca.GatewayWithKey("gateway-"+h.Name, key, h.Private)
 	if err != nil {
 		return gatewayTLS{}, err
 	}
@@ -384,7 +408,8 @@ func uploadSchemas(ctx context.Context, h *deployed, dir string) error {
 }
 
 // GatewayConfigYAML renders the config file of `xp gateway` for spec on a
-// remote host: local.GatewayConfig for setup and, for encrypt and
+// remote host: local.GatewayConfig for setup, its client leg narrowed to
+// spec's tls_version and tls_cipher, and, for encrypt and
 // field_encrypt, the encrypt section on the key vault at vault (created
 // beforehand, never by the gateway); avro and protobuf field_encrypt read
 // the load generator's schemas from schemaDir (uploadSchemas).
@@ -392,7 +417,9 @@ func GatewayConfigYAML(setup local.GatewaySetup, spec GatewaySpec, vault, schema
 	file := struct {
 		*gateway.Config `yaml:",inline"`
 		Encrypt         *encrypt.Config `yaml:"encrypt,omitempty"`
-	}{Config: local.GatewayConfig(setup)}
+	}{}
+	setup.TLSVersion, setup.TLSCipher = spec.TLSVersion, spec.TLSCipher
+	file.Config = local.GatewayConfig(setup)
 	switch spec.Security {
 	case planner.SecurityProxy:
 	case planner.SecurityEncrypt, planner.SecurityFieldEncrypt:

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -74,6 +75,8 @@ func TestGatewayConfigYAML(t *testing.T) {
 			upstream: planner.SecurityTLS, wantFilter: true, wantSchema: "cipher: fpe"},
 		{name: "field_encrypt of avro without its schema", spec: GatewaySpec{Key: "field_encrypt.avro", Security: "field_encrypt", Transport: "tls", Encoding: "avro"},
 			wantErr: "record.avsc", noSchemas: true},
+		{name: "proxy over sasl_ssl narrowed to tls 1.2 with a suite", spec: GatewaySpec{Key: "proxy.sasl_ssl", Security: "proxy", Transport: "sasl_ssl",
+			TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherAES256GCM}, upstream: planner.SecurityTLS},
 		{name: "proxy over plaintext", spec: GatewaySpec{Key: "proxy.plaintext", Security: "proxy", Transport: "plaintext"}, upstream: planner.SecurityPlaintext},
 		{name: "not a gateway mode", spec: GatewaySpec{Key: "tls", Security: "tls", Transport: "tls"}, wantErr: `"tls" is not a gateway mode`},
 	}
@@ -106,6 +109,10 @@ func TestGatewayConfigYAML(t *testing.T) {
 				cfg.Upstream.Transport != tc.upstream || cfg.Client.Transport != tc.spec.Transport {
 				t.Errorf("listen %s, upstream %v over %s, client %s:\n%s", cfg.Listen.Host, cfg.Upstream.Bootstrap, cfg.Upstream.Transport, cfg.Client.Transport, b)
 			}
+			wantVersion, wantCipher := cmp.Or(tc.spec.TLSVersion, planner.TLSDefault), cmp.Or(tc.spec.TLSCipher, planner.TLSDefault)
+			if cfg.Client.TLSVersion != wantVersion || cfg.Client.TLSCipher != wantCipher {
+				t.Errorf("client leg narrowed to %q %q, want %q %q", cfg.Client.TLSVersion, cfg.Client.TLSCipher, wantVersion, wantCipher)
+			}
 			if got := len(cfg.Filters) > 0; got != tc.wantFilter {
 				t.Errorf("filters %d, want filter %v", len(cfg.Filters), tc.wantFilter)
 			}
@@ -137,6 +144,41 @@ func TestGatewaySpecs(t *testing.T) {
 	}
 	if got, want := strings.Join(keys, ","), "encrypt.fast/tls/json,field_encrypt.avro/tls/avro,field_encrypt.fpe.sasl_ssl/sasl_ssl/jsonfpe,field_encrypt.sasl_ssl/sasl_ssl/json,proxy/tls/json"; got != want {
 		t.Errorf("specs %s, want %s", got, want)
+	}
+}
+
+// TestGatewaySpecsTLS: a gateway spec carries its rows' tls_version,
+// tls_cipher and tls_key for the client leg (each default as ""), none
+// for a plaintext client leg; the gateway hosts' certificate takes the
+// key the specs name.
+func TestGatewaySpecsTLS(t *testing.T) {
+	row := func(tr, version, cipher, key string) planner.Row {
+		return planner.Row{Security: planner.SecurityProxy, GatewayTransport: tr, TLSVersion: version, TLSCipher: cipher, TLSKey: key}
+	}
+	for _, tc := range []struct {
+		name    string
+		row     planner.Row
+		want    [3]string
+		wantKey string
+	}{
+		{"defaults", row(planner.SecurityTLS, planner.TLSDefault, planner.TLSDefault, planner.TLSKeyECDSAP256), [3]string{}, ""},
+		{"tls 1.2 with a suite and an rsa key", row(planner.SecuritySASLSSL, planner.TLSVersion12, planner.TLSCipherAES256GCM, planner.TLSKeyRSA2048),
+			[3]string{planner.TLSVersion12, planner.TLSCipherAES256GCM, planner.TLSKeyRSA2048}, planner.TLSKeyRSA2048},
+		{"plaintext client leg", row(planner.SecurityPlaintext, planner.TLSVersion13, planner.TLSDefault, planner.TLSKeyRSA4096), [3]string{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			specs := GatewaySpecs([]planner.Row{tc.row}, target.ModeKey)
+			if len(specs) != 1 {
+				t.Fatalf("%d specs", len(specs))
+			}
+			s := specs[0]
+			if got := [3]string{s.TLSVersion, s.TLSCipher, s.TLSKey}; got != tc.want {
+				t.Errorf("client leg TLS %q, want %q", got, tc.want)
+			}
+			if k := gatewayKey(specs); k != tc.wantKey {
+				t.Errorf("gateway certificate key %q, want %q", k, tc.wantKey)
+			}
+		})
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/xp-bench/xp/infra/endpoint"
+	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/kroxylicious"
 	"github.com/xp-bench/xp/infra/release"
 	"github.com/xp-bench/xp/infra/ssh"
@@ -380,7 +381,8 @@ func (x *kroxyDeploy) startGateway(ctx context.Context, h *deployed, in gatewayI
 	s := in.Spec
 	port := GatewayPortBase + 100*in.Slot
 	setup := kroxylicious.Setup{Version: x.k.Version, Name: in.Service, Host: h.Private, Port: port, Brokers: x.d.brokers, FirstNodeID: x.d.firstNodeID, Upstream: in.Upstream,
-		Transport: s.Transport, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key, Mode: s.Security, ManagementPort: port + 99}
+		Transport: s.Transport, CA: in.TLS.CA, Cert: in.TLS.Cert, Key: in.TLS.Key, Mode: s.Security, ManagementPort: port + 99,
+		TLS: kafkaconf.TLSChoice{Version: s.TLSVersion, Cipher: s.TLSCipher}}
 	if s.Security == planner.SecurityEncrypt {
 		setup.KMS = kms
 		if kms.Vault != nil {

@@ -60,52 +60,56 @@ func (d *Deployer) ServesSurface(r *planner.Row) error {
 
 // servesSurface says why a remote target, running Apache Kafka on its
 // broker hosts or the embedded cluster (apache false), cannot serve r's
-// security surface, or nil. Everywhere it serves tls_version and
-// tls_cipher on the load generators (and on Apache Kafka's listeners
-// too), connection_churn, and sasl_mechanism plain and scram-sha-256 on
-// direct rows; on Apache Kafka also inter_broker_security tls and mtls,
-// tls_key on direct rows, authorizer acl on direct mtls and sasl_ssl
-// rows, and sasl_mechanism gssapi (a KDC on the first client host:
-// startKDC) on direct rows. OAUTHBEARER is refused by name: the local
-// target serves it.
+// security surface, or nil. It serves what the local target serves, for
+// the same reasons: everywhere tls_version and tls_cipher on the load
+// generators (and on Apache Kafka's listeners and the gateway hosts'
+// client legs too: GatewaySpec), connection_churn, and sasl_mechanism
+// plain and scram-sha-256, direct and through the gateways, which relay
+// the exchange to the brokers; on Apache Kafka also
+// inter_broker_security tls and mtls, tls_key (the brokers' and the
+// gateway hosts' certificates), authorizer acl on direct mtls and
+// sasl_ssl rows and through a gateway whose transport is sasl_ssl, and
+// sasl_mechanism gssapi (a KDC on the first client host: startKDC) on
+// direct rows. OAUTHBEARER is refused by name: the local target serves
+// it.
 func servesSurface(r *planner.Row, apache bool) error {
 	const onKafka = "run it on Apache Kafka (kafka.distribution a release in the target file)"
+	gw := r.NeedsGateway()
+	kroxy := gw && r.GatewayKind == planner.GatewayKindKroxylicious
 	switch {
 	case r.InterBrokerSecurity != planner.SecurityPlaintext && !apache:
 		return fmt.Errorf("inter_broker_security %s: the embedded cluster's brokers share one process and replicate over nothing; %s", r.InterBrokerSecurity, onKafka)
 	case r.Authorizer != planner.AuthorizerNone && !apache:
 		return fmt.Errorf("authorizer %s: the embedded cluster runs no authorizer; %s", r.Authorizer, onKafka)
-	case r.Authorizer != planner.AuthorizerNone && (r.NeedsGateway() || (r.Security != planner.SecurityMTLS && r.Security != planner.SecuritySASLSSL)):
-		return fmt.Errorf("authorizer %s with security %s: only mtls and sasl_ssl clients have an identity of their own (plaintext and tls clients are ANONYMOUS, xp's admin and a super user; a gateway's upstream leg is not given ACLs); use security mtls or sasl_ssl", r.Authorizer, r.Security)
-	case r.TLSKey != planner.TLSKeyECDSAP256 && (!apache || r.NeedsGateway()):
-		return fmt.Errorf("tls_key %s: remote hosts issue such keys to Apache Kafka's brokers and clients only, not to the embedded cluster or the gateway hosts; %s, direct", r.TLSKey, onKafka)
+	case r.Authorizer != planner.AuthorizerNone && gw && r.GatewayTransport != planner.SecuritySASLSSL:
+		return fmt.Errorf("authorizer %s with security %s and gateway_transport %s: through a gateway only sasl_ssl clients keep an identity of their own (the gateway relays their SASL exchange; its tls and plaintext upstream legs are ANONYMOUS, xp's admin, and its mtls one presents the gateway's certificate, which is given no ACLs); use gateway_transport sasl_ssl", r.Authorizer, r.Security, r.GatewayTransport)
+	case r.Authorizer != planner.AuthorizerNone && !gw && r.Security != planner.SecurityMTLS && r.Security != planner.SecuritySASLSSL:
+		return fmt.Errorf("authorizer %s with security %s: only mtls and sasl_ssl clients have an identity of their own (plaintext and tls clients are ANONYMOUS, xp's admin and a super user); use security mtls or sasl_ssl", r.Authorizer, r.Security)
+	case r.TLSKey != planner.TLSKeyECDSAP256 && !apache:
+		return fmt.Errorf("tls_key %s: the embedded cluster's listeners, and the gateway modes it serves itself when the group has no gateway host, have ecdsa-p256 certificates only; %s", r.TLSKey, onKafka)
 	}
 	switch r.SASLMechanism {
-	case planner.SASLScramSHA512:
-	case planner.SASLPlain, planner.SASLScramSHA256:
-		// The embedded cluster's SASL server speaks both, as on the
-		// local target.
-		if r.NeedsGateway() {
-			return fmt.Errorf("sasl_mechanism %s on a gateway row: the gateway hosts' client legs are not set up for it on remote targets; run it direct (security: sasl_ssl)", r.SASLMechanism)
-		}
+	case planner.SASLScramSHA512, planner.SASLPlain, planner.SASLScramSHA256:
+		// The embedded cluster's SASL server and Apache Kafka speak
+		// them; the gateways relay them.
 	case planner.SASLGSSAPI:
 		// startKDC serves the group's realm from the first client host.
 		switch {
 		case !apache:
-			return fmt.Errorf("sasl_mechanism gssapi: the embedded cluster's SASL server speaks PLAIN and SCRAM-SHA-512 only; %s", onKafka)
-		case r.NeedsGateway():
-			return fmt.Errorf("sasl_mechanism gssapi on a gateway row: the gateways' client legs are not set up for GSSAPI; run it direct (security: sasl_ssl)")
+			return fmt.Errorf("sasl_mechanism gssapi: the embedded cluster's SASL server speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only; %s", onKafka)
+		case gw:
+			return fmt.Errorf("sasl_mechanism gssapi on a gateway row: a Kerberos client asks for a ticket to kafka/<the host it connects to>, the gateway's, which the brokers' keytabs do not hold (each broker serves kafka/<its own address>), so the relayed exchange fails; run it direct (security: sasl_ssl)")
 		}
 	case planner.SASLOAuthBearer:
 		return fmt.Errorf("sasl_mechanism oauthbearer: remote targets start no identity provider for the hosts (its token endpoint would take the client secret over the network in the clear, and its key set must be one for every client host); run it on the local target (platform: local with kafka:)")
 	default:
-		return fmt.Errorf("sasl_mechanism %s: remote targets do not know it; use scram-sha-512, scram-sha-256 or plain", r.SASLMechanism)
+		return fmt.Errorf("sasl_mechanism %s: remote targets do not know it; use scram-sha-512, scram-sha-256, plain or gssapi", r.SASLMechanism)
 	}
 	if r.TLSCipher != planner.TLSDefault && r.TLSVersion == planner.TLSVersion13 {
 		switch {
-		case r.NeedsGateway():
-			return fmt.Errorf("tls_cipher %s with tls_version 1.3 on a gateway row: the gateway's listener is not narrowed to one suite; use tls_version 1.2", r.TLSCipher)
-		case !apache:
+		case gw && !kroxy:
+			return fmt.Errorf("tls_cipher %s with tls_version 1.3 through gateway_kind %s: its listener is not narrowed to one TLS 1.3 suite (xp's gateway is Go's crypto/tls, which lets a server choose none; a command gateway is yours); use tls_version 1.2 or gateway_kind kroxylicious", r.TLSCipher, r.GatewayKind)
+		case !gw && !apache:
 			return fmt.Errorf("tls_cipher %s with tls_version 1.3: the embedded cluster's TLS is Go's crypto/tls, which lets neither side choose a TLS 1.3 suite; use tls_version 1.2 or %s", r.TLSCipher, onKafka)
 		}
 	}

@@ -38,13 +38,19 @@ func TestServesSurface(t *testing.T) {
 		{"scram-sha-256 on embedded", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLScramSHA256 }), false, ""},
 		{"plain through the gateway", row(func(r *planner.Row) {
 			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLPlain
-		}), true, "sasl_mechanism plain on a gateway row"},
+		}), true, ""},
+		{"scram-sha-256 through the gateway on embedded", row(func(r *planner.Row) {
+			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLScramSHA256
+		}), false, ""},
+		{"scram-sha-256 through kroxylicious", row(func(r *planner.Row) {
+			r.Security, r.GatewayKind, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.GatewayKindKroxylicious, planner.SecuritySASLSSL, planner.SASLScramSHA256
+		}), true, ""},
 		{"oauthbearer on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLOAuthBearer }), true, "sasl_mechanism oauthbearer: remote targets start no identity provider"},
 		{"gssapi on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), true, ""},
 		{"gssapi on embedded", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), false, "sasl_mechanism gssapi: the embedded cluster"},
 		{"gssapi through the gateway", row(func(r *planner.Row) {
 			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLGSSAPI
-		}), true, "sasl_mechanism gssapi on a gateway row"},
+		}), true, "sasl_mechanism gssapi on a gateway row: a Kerberos client asks for a ticket to kafka/<the host it connects to>"},
 		{"1.2 chacha20 on embedded", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion12, planner.TLSCipherChaCha20 }), false, ""},
 		{"1.2 aes128 through the gateway", row(func(r *planner.Row) {
 			r.Security, r.TLSVersion, r.TLSCipher = planner.SecurityProxy, planner.TLSVersion12, planner.TLSCipherAES128GCM
@@ -53,7 +59,16 @@ func TestServesSurface(t *testing.T) {
 		{"1.3 chacha20 on embedded", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion13, planner.TLSCipherChaCha20 }), false, "tls_cipher chacha20-poly1305 with tls_version 1.3: the embedded cluster"},
 		{"1.3 chacha20 through the gateway", row(func(r *planner.Row) {
 			r.Security, r.TLSVersion, r.TLSCipher = planner.SecurityProxy, planner.TLSVersion13, planner.TLSCipherChaCha20
-		}), true, "tls_cipher chacha20-poly1305 with tls_version 1.3 on a gateway row"},
+		}), true, "tls_cipher chacha20-poly1305 with tls_version 1.3 through gateway_kind builtin"},
+		{"1.3 chacha20 through a command gateway", row(func(r *planner.Row) {
+			r.Security, r.GatewayKind, r.TLSVersion, r.TLSCipher = planner.SecurityProxy, planner.GatewayKindCommand, planner.TLSVersion13, planner.TLSCipherChaCha20
+		}), true, "tls_cipher chacha20-poly1305 with tls_version 1.3 through gateway_kind command"},
+		{"1.3 chacha20 through kroxylicious", row(func(r *planner.Row) {
+			r.Security, r.GatewayKind, r.TLSVersion, r.TLSCipher = planner.SecurityProxy, planner.GatewayKindKroxylicious, planner.TLSVersion13, planner.TLSCipherChaCha20
+		}), true, ""},
+		{"1.3 aes256 through kroxylicious on embedded", row(func(r *planner.Row) {
+			r.Security, r.GatewayKind, r.TLSVersion, r.TLSCipher = planner.SecurityProxy, planner.GatewayKindKroxylicious, planner.TLSVersion13, planner.TLSCipherAES256GCM
+		}), false, ""},
 		{"inter-broker tls on kafka", row(func(r *planner.Row) { r.InterBrokerSecurity = planner.SecurityTLS }), true, ""},
 		{"inter-broker mtls through the gateway", row(func(r *planner.Row) {
 			r.Security, r.InterBrokerSecurity = planner.SecurityProxy, planner.SecurityMTLS
@@ -64,11 +79,15 @@ func TestServesSurface(t *testing.T) {
 			r.Security, r.Authorizer, r.ACLs = planner.SecurityMTLS, planner.AuthorizerACL, 10
 		}), true, ""},
 		{"authorizer on kafka plaintext", row(func(r *planner.Row) { r.Security, r.Authorizer = planner.SecurityPlaintext, planner.AuthorizerACL }), true, "authorizer acl with security plaintext"},
-		{"authorizer through the gateway", row(func(r *planner.Row) { r.Security, r.Authorizer = planner.SecurityProxy, planner.AuthorizerACL }), true, "authorizer acl with security proxy"},
+		{"authorizer through the gateway over tls", row(func(r *planner.Row) { r.Security, r.Authorizer = planner.SecurityProxy, planner.AuthorizerACL }), true, "authorizer acl with security proxy and gateway_transport tls"},
+		{"authorizer through the gateway over sasl_ssl", row(func(r *planner.Row) {
+			r.Security, r.GatewayTransport, r.Authorizer, r.ACLs = planner.SecurityProxy, planner.SecuritySASLSSL, planner.AuthorizerACL, 10
+		}), true, ""},
 		{"authorizer on embedded", row(func(r *planner.Row) { r.Authorizer, r.ACLs = planner.AuthorizerACL, 10 }), false, "authorizer acl: the embedded cluster"},
 		{"rsa key on kafka", row(func(r *planner.Row) { r.TLSKey = planner.TLSKeyRSA4096 }), true, ""},
 		{"rsa key on embedded", row(func(r *planner.Row) { r.TLSKey = planner.TLSKeyRSA2048 }), false, "tls_key rsa2048"},
-		{"rsa key through the gateway", row(func(r *planner.Row) { r.Security, r.TLSKey = planner.SecurityEncrypt, planner.TLSKeyRSA2048 }), true, "tls_key rsa2048"},
+		{"rsa key through the gateway", row(func(r *planner.Row) { r.Security, r.TLSKey = planner.SecurityEncrypt, planner.TLSKeyRSA2048 }), true, ""},
+		{"rsa key through the gateway on embedded", row(func(r *planner.Row) { r.Security, r.TLSKey = planner.SecurityEncrypt, planner.TLSKeyRSA4096 }), false, "tls_key rsa4096: the embedded cluster"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := servesSurface(tc.row, tc.apache)
