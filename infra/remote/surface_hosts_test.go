@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"crypto/rsa"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -33,15 +34,19 @@ import (
 // TestSurfaceOnKafkaHosts deploys, as xp run on the hosts platform does,
 // Apache Kafka 4 on three namespace broker hosts and a client host for a
 // group whose security surface is inter_broker_security tls, authorizer
-// acl with 100 ACLs and tls_version 1.2 with chacha20-poly1305, with a
-// gssapi row, so a KDC on the client host. Four rows run their load from
+// acl with 100 ACLs, tls_version 1.2 with chacha20-poly1305 and tls_key
+// rsa2048, with a gssapi row, so a KDC on the client host, and a gateway
+// row, so xp's gateway on a gateway host. Five rows run their load from
 // the client host with replication factor 3 and acks all: mtls, which
-// negotiates TLS 1.2 with that suite; sasl_ssl with scram-sha-256 and
-// connection_churn 50, which authenticates with SCRAM-SHA-256 and
-// reconnects; sasl_ssl with plain and with gssapi, which authenticate
-// with PLAIN and with GSSAPI, the KDC having issued xp tickets for the
-// brokers; all healthy, the negotiated values in the result the attempt
-// records. Every broker replicates over the other brokers' INTERNAL
+// negotiates TLS 1.2 with that suite and the brokers' RSA key; sasl_ssl
+// with scram-sha-256 and connection_churn 50, which authenticates with
+// SCRAM-SHA-256 and reconnects; sasl_ssl with plain and with gssapi,
+// which authenticate with PLAIN and with GSSAPI, the KDC having issued xp
+// tickets for the brokers; proxy over sasl_ssl with scram-sha-256, whose
+// gateway's client leg negotiates TLS 1.2 with the suite and an RSA key
+// of its own (the gateway host's certificate) and relays the SCRAM-SHA-256
+// exchange to the brokers, which authorize xp's user; all healthy, the
+// negotiated values in the result the attempt records. Every broker replicates over the other brokers' INTERNAL
 // port, which speaks TLS 1.2 with the suite, the followers' connections
 // there having received at least twice the bytes produced, and no broker
 // holds a connection to another's plaintext port. The cluster holds the
@@ -51,13 +56,13 @@ import (
 func TestSurfaceOnKafkaHosts(t *testing.T) {
 	bin := buildXP(t)
 	rel := disttest.Kafka(t, 4)
-	n := netnstest.New(t, 4)
+	n := netnstest.New(t, 5)
 	host := func(i int, name string) tf.Host {
 		return tf.Host{Name: name, PublicAddress: n.Hosts[i].Addr, PrivateAddress: n.Hosts[i].Addr, SSHPort: n.Hosts[i].SSHPort}
 	}
 	inv := &tf.Inventory{SSHUser: n.User, Hosts: tf.Hosts{
 		Brokers: []tf.Host{host(0, "broker-0"), host(1, "broker-1"), host(2, "broker-2")},
-		Clients: []tf.Host{host(3, "client-3")}}}
+		Clients: []tf.Host{host(3, "client-3")}, Gateways: []tf.Host{host(4, "gateway-4")}}}
 	log := &syncBuf{}
 	d, err := NewDeployer(DeployerOptions{Campaign: "s1",
 		Kafka:      targetfile.Kafka{Version: rel.Version, Distribution: rel.Path, SHA512: rel.SHA512, Heap: "384m", JVMFlags: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"},
@@ -73,18 +78,19 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 	const acls = 100
 	base := planner.Row{Platform: "hosts", Brokers: 3, KafkaVersion: rel.Version, InterBrokerSecurity: planner.SecurityTLS,
 		Authorizer: planner.AuthorizerACL, ACLs: acls, TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherChaCha20,
-		TLSKey: planner.TLSKeyECDSAP256, SASLMechanism: planner.SASLScramSHA512, GatewayKind: planner.GatewayKindBuiltin}
-	mtls, scram, plain, gssapi := base, base, base, base
+		TLSKey: planner.TLSKeyRSA2048, SASLMechanism: planner.SASLScramSHA512, GatewayKind: planner.GatewayKindBuiltin, Gateways: 1}
+	mtls, scram, plain, gssapi, proxy := base, base, base, base, base
 	mtls.Security = planner.SecurityMTLS
 	scram.Security, scram.SASLMechanism, scram.ConnectionChurn = planner.SecuritySASLSSL, planner.SASLScramSHA256, 50
 	plain.Security, plain.SASLMechanism = planner.SecuritySASLSSL, planner.SASLPlain
 	gssapi.Security, gssapi.SASLMechanism = planner.SecuritySASLSSL, planner.SASLGSSAPI
-	for _, r := range []*planner.Row{&mtls, &scram, &plain, &gssapi} {
+	proxy.Security, proxy.GatewayTransport, proxy.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLScramSHA256
+	for _, r := range []*planner.Row{&mtls, &scram, &plain, &gssapi, &proxy} {
 		if err := d.ServesSurface(r); err != nil {
 			t.Fatalf("%s row refused: %v", r.Security, err)
 		}
 	}
-	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram, plain, gssapi}}
+	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram, plain, gssapi, proxy}}
 	start := time.Now()
 	ep, err := d.Deploy(ctx, g, inv)
 	if err != nil {
@@ -103,10 +109,11 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		row                               *planner.Row
 		wantVersion, wantCipher, wantMech string
 	}{
-		{&mtls, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", ""},
-		{&scram, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "SCRAM-SHA-256"},
-		{&plain, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "PLAIN"},
-		{&gssapi, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "GSSAPI"},
+		{&mtls, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", ""},
+		{&scram, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "SCRAM-SHA-256"},
+		{&plain, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "PLAIN"},
+		{&gssapi, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "GSSAPI"},
+		{&proxy, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "SCRAM-SHA-256"},
 	} {
 		r := tc.row
 		cfg := loadgen.Config{Rate: 200, MessageSize: 128, Partitions: 3, ReplicationFactor: 3, MinInsyncReplicas: 2, Acks: "all",
@@ -118,12 +125,35 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		}
 		produced += res.Published + res.Warmup.Published
 		c := res.Connections
-		if c == nil || c.TLSVersion != tc.wantVersion || c.TLSCipher != tc.wantCipher || c.SASLMechanism != tc.wantMech || c.TLSKey != planner.TLSKeyECDSAP256 {
+		if c == nil || c.TLSVersion != tc.wantVersion || c.TLSCipher != tc.wantCipher || c.SASLMechanism != tc.wantMech || c.TLSKey != planner.TLSKeyRSA2048 {
 			t.Errorf("%s load negotiated %+v, want %s %s %q", r.Security, c, tc.wantVersion, tc.wantCipher, tc.wantMech)
 			continue
 		}
 		if r.ConnectionChurn > 0 && (c.Churn != r.ConnectionChurn || c.Reconnects == 0 || c.Handshakes < c.Reconnects) {
 			t.Errorf("%s load with churn %d: %+v, want reconnects and a handshake each", r.Security, r.ConnectionChurn, c)
+		}
+	}
+
+	// The gateway row ran through xp's gateway on the gateway host,
+	// whose listener is narrowed to TLS 1.2 with the suite (a client
+	// offering TLS 1.3 gets 1.2) and serves an RSA 2048 certificate.
+	gwMode := ep.Modes[target.ModeKey(&proxy)]
+	if gwMode.Upstream == nil || len(gwMode.Bootstrap) != 1 || !strings.HasPrefix(gwMode.Bootstrap[0], n.Hosts[4].Addr+":") {
+		t.Errorf("mode %s bootstraps from %v, want the gateway host %s", target.ModeKey(&proxy), gwMode.Bootstrap, n.Hosts[4].Addr)
+	}
+	for _, addr := range gwMode.Bootstrap {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr,
+			&tls.Config{RootCAs: d.Deployment().ca.CertPool(), ServerName: strings.Split(addr, ":")[0], MaxVersion: tls.VersionTLS13})
+		if err != nil {
+			t.Errorf("gateway %s: %v", addr, err)
+			continue
+		}
+		st := conn.ConnectionState()
+		conn.Close()
+		leaf := st.PeerCertificates[0]
+		rsaKey, isRSA := leaf.PublicKey.(*rsa.PublicKey)
+		if st.Version != tls.VersionTLS12 || st.CipherSuite != tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 || !isRSA || rsaKey.N.BitLen() != 2048 {
+			t.Errorf("gateway %s negotiated %s %s with a %s key, want TLS 1.2 with ChaCha20-Poly1305 and RSA 2048", addr, tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), leaf.PublicKeyAlgorithm)
 		}
 	}
 
@@ -172,7 +202,7 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		}
 		st := conn.ConnectionState()
 		conn.Close()
-		if st.Version != tls.VersionTLS12 || st.CipherSuite != tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 {
+		if st.Version != tls.VersionTLS12 || st.CipherSuite != tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 {
 			t.Errorf("INTERNAL listener %s negotiated %s %s, want TLS 1.2 with ChaCha20-Poly1305", addr, tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite))
 		}
 	}
