@@ -2,6 +2,7 @@ package kafkaconf
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/kerberos"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
+
+	"github.com/xp-bench/xp/infra/pki"
 )
 
 // Properties of OAUTHBEARER (librdkafka's names, sasl.oauthbearer.method
@@ -52,8 +55,18 @@ func oauthMechanism(props map[string]string) (sasl.Mechanism, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, propErr(OAuthTokenURL, "%q: want an http or https URL", props[OAuthTokenURL])
 	}
-	ts := &tokenSource{url: u.String(), id: props[OAuthClientID], secret: props[OAuthClientSecret],
-		http: &http.Client{Timeout: 30 * time.Second}}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	if u.Scheme == "https" && props[SSLCALocation] != "" {
+		// An https token endpoint is verified against the CA the
+		// brokers' certificates are (ssl.ca.location), as xp's identity
+		// provider on remote hosts has a certificate from it.
+		pool, err := pki.LoadPool(props[SSLCALocation])
+		if err != nil {
+			return nil, &PropertyError{SSLCALocation, err}
+		}
+		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	}
+	ts := &tokenSource{url: u.String(), id: props[OAuthClientID], secret: props[OAuthClientSecret], http: hc}
 	return oauth.Oauth(func(ctx context.Context) (oauth.Auth, error) {
 		tok, err := ts.token(ctx)
 		return oauth.Auth{Token: tok}, err

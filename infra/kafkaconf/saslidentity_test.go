@@ -47,6 +47,50 @@ func TestTokenSource(t *testing.T) {
 	}
 }
 
+// TestTokenEndpointHTTPS: an https token endpoint is verified against
+// ssl.ca.location, the brokers' CA (xp's identity provider on remote
+// hosts has a certificate from it); without that CA the fetch fails at
+// the TLS handshake and no token is issued.
+func TestTokenEndpointHTTPS(t *testing.T) {
+	ca, err := pki.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key, err := ca.Server("idp", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idp, err := oauthidp.Start(oauthidp.Options{ClientID: "xp", ClientSecret: "pw", Listen: "127.0.0.1:0", CertFile: cert, KeyFile: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idp.Close()
+	props := func(ca string) map[string]string {
+		return map[string]string{OAuthMethod: "oidc", OAuthTokenURL: idp.TokenURL(), OAuthClientID: "xp", OAuthClientSecret: "pw", SSLCALocation: ca}
+	}
+	for _, tc := range []struct {
+		name, ca, wantErr string
+		wantIssued        int64
+	}{
+		{"trusting the CA", ca.CAPath(), "", 1},
+		{"trusting the system's roots", "", "certificate", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := oauthMechanism(props(tc.ca))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = m.Authenticate(context.Background(), "127.0.0.1:9093")
+			if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("got %v, want error %q", err, tc.wantErr)
+			}
+			if idp.Issued() != tc.wantIssued {
+				t.Errorf("%d tokens issued, want %d", idp.Issued(), tc.wantIssued)
+			}
+		})
+	}
+}
+
 // TestIdentityMechanisms: OAUTHBEARER and GSSAPI properties, happy and
 // sad, as ClientOpts reads them and as the Java client's config writes
 // them.
@@ -132,7 +176,7 @@ func TestIdentityServer(t *testing.T) {
 	if strings.Contains(string(plain), "OAUTHBEARER") || strings.Contains(string(plain), "GSSAPI") || strings.Contains(string(plain), "reauth") {
 		t.Errorf("without OAuth and Kerberos:\n%s", plain)
 	}
-	s.OAuth = &OAuthServer{JWKSURL: "http://127.0.0.1:1/jwks", Issuer: "http://127.0.0.1:1", Audience: "xp-kafka"}
+	s.OAuth = &OAuthServer{JWKSURL: "http://127.0.0.1:1/jwks", Issuer: "http://127.0.0.1:1", Audience: "xp-kafka", Truststore: "/pki/ca.pem"}
 	s.Kerberos = &KerberosServer{ServiceName: "kafka", Realm: "XP.TEST", Keytab: "/b.keytab"}
 	s.ReauthMs = 5000
 	for id, addr := range map[int]string{1: "127.0.0.2", 2: "127.0.0.3"} {
@@ -146,6 +190,7 @@ func TestIdentityServer(t *testing.T) {
 			"listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
 			"listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.jwks.endpoint.url=http://127.0.0.1:1/jwks",
 			"listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.expected.audience=xp-kafka",
+			`listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ssl.truststore.location="/pki/ca.pem" ssl.truststore.type="PEM";`,
 			`principal="kafka/` + addr + `@XP.TEST"`,
 		} {
 			if !strings.Contains(string(b), w) {

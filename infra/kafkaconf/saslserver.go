@@ -16,6 +16,11 @@ type OAuthServer struct {
 	// Issuer and Audience are sasl.oauthbearer.expected.issuer and
 	// sasl.oauthbearer.expected.audience.
 	Issuer, Audience string
+	// Truststore, when set, is the PEM file of the CA an https JWKSURL's
+	// certificate is verified against (the login module's
+	// ssl.truststore.location, which Kafka's key set fetcher reads); ""
+	// trusts the JVM's defaults.
+	Truststore string
 }
 
 // KerberosServer enables GSSAPI on the SASL_SSL listener: each broker
@@ -71,8 +76,11 @@ func (s *Server) writeIdentitySASL(w *propsWriter, node *Node) {
 	w.kv("listener.name.sasl_ssl.connections.max.reauth.ms", strconv.Itoa(reauth))
 	if o := s.OAuth; o != nil {
 		w.comment("OAUTHBEARER: JWTs validated against the identity provider's key set")
-		w.kv("listener.name.sasl_ssl.oauthbearer.sasl.jaas.config",
-			"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;")
+		jaas := "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required"
+		if o.Truststore != "" {
+			jaas += fmt.Sprintf(` ssl.truststore.location="%s" ssl.truststore.type="PEM"`, jaasEscape(o.Truststore))
+		}
+		w.kv("listener.name.sasl_ssl.oauthbearer.sasl.jaas.config", jaas+";")
 		w.kv("listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class",
 			"org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler")
 		w.kv("listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.jwks.endpoint.url", o.JWKSURL)

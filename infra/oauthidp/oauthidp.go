@@ -1,5 +1,6 @@
 // Package oauthidp is the identity provider xp serves for a group of
-// OAUTHBEARER runs: on loopback only, a JSON Web Key Set (RFC 7517) the
+// OAUTHBEARER runs: on loopback (the local target) or, over HTTPS, on a
+// remote target's client host, a JSON Web Key Set (RFC 7517) the
 // brokers validate tokens against (Kafka's
 // OAuthBearerValidatorCallbackHandler, sasl.oauthbearer.jwks.endpoint.url)
 // and an OAuth 2.0 token endpoint (RFC 6749 §4.4, client credentials) the
@@ -15,6 +16,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -46,6 +48,13 @@ type Options struct {
 	// Lifetime is each token's, from issue to exp; default 1 hour. A short
 	// one makes clients re-authenticate during a run (KIP-368).
 	Lifetime time.Duration
+	// Listen is the address served (host:port); default 127.0.0.1 on a
+	// port of the system's choice.
+	Listen string
+	// CertFile and KeyFile, when set, serve HTTPS with that certificate
+	// (PEM), so the client secret and the tokens never cross a network in
+	// the clear; Listen other than loopback requires them.
+	CertFile, KeyFile string
 }
 
 // Server is a running identity provider.
@@ -59,7 +68,7 @@ type Server struct {
 	issued atomic.Int64
 }
 
-// Start serves the endpoints on 127.0.0.1 on a port of the system's choice
+// Start serves the endpoints on o.Listen (HTTPS with o's certificate)
 // until Close.
 func Start(o Options) (*Server, error) {
 	if o.ClientID == "" || o.ClientSecret == "" {
@@ -72,11 +81,33 @@ func Start(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("oauthidp: listen %q: %w", o.Listen, err)
+	}
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && o.CertFile == "" {
+		return nil, fmt.Errorf("oauthidp: listen %q: off loopback the endpoints are served over HTTPS only; give a certificate and key", o.Listen)
+	}
+	scheme := "http"
+	var cfg *tls.Config
+	if o.CertFile != "" || o.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("oauthidp: %w", err)
+		}
+		scheme, cfg = "https", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("oauthidp: %w", err)
 	}
-	s := &Server{opts: o, key: key, kid: keyID(&key.PublicKey), url: "http://" + ln.Addr().String(), ln: ln}
+	if cfg != nil {
+		ln = tls.NewListener(ln, cfg)
+	}
+	s := &Server{opts: o, key: key, kid: keyID(&key.PublicKey), url: scheme + "://" + ln.Addr().String(), ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+JWKSPath, s.jwks)
 	mux.HandleFunc("POST "+TokenPath, s.token)

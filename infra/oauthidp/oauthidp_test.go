@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xp-bench/xp/infra/pki"
 )
 
 // TestServer: the token endpoint issues, to its client only, ES256 JWTs
@@ -102,5 +105,53 @@ func TestServer(t *testing.T) {
 	}
 	if _, err := VerifyES256(pub, forged); err == nil {
 		t.Error("a token signed with another key verified")
+	}
+}
+
+// TestServerHTTPS: with a certificate the endpoints are HTTPS, the
+// issuer and URLs say so, a client trusting the CA gets a token and one
+// that does not is refused by its TLS; off loopback, plain HTTP is
+// refused before anything listens.
+func TestServerHTTPS(t *testing.T) {
+	ca, err := pki.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key, err := ca.Server("idp", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(Options{ClientID: "xp", ClientSecret: "pw", Listen: "127.0.0.1:0", CertFile: cert, KeyFile: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.HasPrefix(s.Issuer(), "https://127.0.0.1:") || !strings.HasPrefix(s.TokenURL(), s.Issuer()) || !strings.HasPrefix(s.JWKSURL(), s.Issuer()) {
+		t.Errorf("issuer %s, token %s, key set %s: want https", s.Issuer(), s.TokenURL(), s.JWKSURL())
+	}
+	trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.CertPool()}}}
+	req, _ := http.NewRequest(http.MethodPost, s.TokenURL(), strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("xp", "pw")
+	resp, err := trusting.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || s.Issued() != 1 {
+		t.Errorf("token over HTTPS: HTTP %d, issued %d", resp.StatusCode, s.Issued())
+	}
+	if _, err := http.Get(s.JWKSURL()); err == nil {
+		t.Error("a client not trusting the CA fetched the key set")
+	}
+	for _, tc := range []struct{ name, listen, want string }{
+		{"off loopback without a certificate", "192.0.2.1:0", "served over HTTPS only"},
+		{"not host:port", "localhost", "listen \"localhost\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Start(Options{ClientID: "xp", ClientSecret: "pw", Listen: tc.listen}); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
