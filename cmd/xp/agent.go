@@ -23,7 +23,7 @@ func newAgentCmd(st *state) *cobra.Command {
 		Hidden: true,
 	}
 	cmd.AddCommand(newAgentStartCmd(st), newAgentStopCmd(st), newAgentStatusCmd(st),
-		newAgentTelemetryCmd(st), newAgentInfoCmd(st), newAgentKafkaReadyCmd(st), newAgentKDCCmd(st))
+		newAgentTelemetryCmd(st), newAgentInfoCmd(st), newAgentKafkaReadyCmd(st), newAgentKDCCmd(st), newAgentIDPCmd(st))
 	return cmd
 }
 
