@@ -190,7 +190,7 @@ func TestIdentityServer(t *testing.T) {
 			"listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
 			"listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.jwks.endpoint.url=http://127.0.0.1:1/jwks",
 			"listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.expected.audience=xp-kafka",
-			`listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ssl.truststore.location="/pki/ca.pem" ssl.truststore.type="PEM";`,
+			`listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ssl.truststore.location="/pki/ca.pem" ssl.truststore.type="PEM" unsecuredLoginStringClaim_sub="unused-broker-login";`,
 			`principal="kafka/` + addr + `@XP.TEST"`,
 		} {
 			if !strings.Contains(string(b), w) {

@@ -23,6 +23,10 @@ type OAuthServer struct {
 	Truststore string
 }
 
+// oauthBrokerLogin is the subject of the broker's own, unused, unsecured
+// OAUTHBEARER login token (writeIdentitySASL).
+const oauthBrokerLogin = "unused-broker-login"
+
 // KerberosServer enables GSSAPI on the SASL_SSL listener: each broker
 // logs in as ServiceName/<its address>@Realm from Keytab
 // (Krb5LoginModule), with the KDCs of the JVM's
@@ -78,7 +82,13 @@ func (s *Server) writeIdentitySASL(w *propsWriter, node *Node) {
 		w.comment("OAUTHBEARER: JWTs validated against the identity provider's key set")
 		jaas := "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required"
 		if o.Truststore != "" {
-			jaas += fmt.Sprintf(` ssl.truststore.location="%s" ssl.truststore.type="PEM"`, jaasEscape(o.Truststore))
+			// With any option the login module's default (unsecured)
+			// login handler makes the broker a token of its own, which
+			// needs a subject; it is never presented (the listener takes
+			// signed tokens only and brokers do not replicate over
+			// OAUTHBEARER).
+			jaas += fmt.Sprintf(` ssl.truststore.location="%s" ssl.truststore.type="PEM" unsecuredLoginStringClaim_sub="%s"`,
+				jaasEscape(o.Truststore), oauthBrokerLogin)
 		}
 		w.kv("listener.name.sasl_ssl.oauthbearer.sasl.jaas.config", jaas+";")
 		w.kv("listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class",

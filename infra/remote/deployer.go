@@ -137,6 +137,7 @@ func (d *Deployer) Deploy(ctx context.Context, g target.Group, inv *tf.Inventory
 	sec := KafkaSecurity{ClusterSecurity: g.Key.Security}
 	for _, r := range g.Rows {
 		sec.GSSAPI = sec.GSSAPI || r.SASLMechanism == planner.SASLGSSAPI
+		sec.OAuth = sec.OAuth || r.SASLMechanism == planner.SASLOAuthBearer
 	}
 	modes, err := d.startCluster(ctx, dep, g.Key.Brokers, g.Key.KafkaVersion, sec)
 	if err != nil {

@@ -95,6 +95,9 @@ type kafkaPlan struct {
 	acls                  int
 	// kerberos is the realm's files with GSSAPI rows (addKerberos).
 	kerberos *kerberos
+	// oauthJWKS is the identity provider's key set URL with OAUTHBEARER
+	// rows, which the brokers' JVMs allow.
+	oauthJWKS string
 }
 
 // planKafka lays the cluster out on the broker and controller hosts (node
@@ -136,9 +139,15 @@ func (d *Deployment) planKafka(clientDir string, sec KafkaSecurity) (*kafkaPlan,
 	if sec.GSSAPI {
 		srv.Kerberos = kerberosServer()
 	}
+	if sec.OAuthIssuer != "" {
+		srv.OAuth = oauthServer(sec.OAuthIssuer)
+	}
 
 	p := &kafkaPlan{clusterID: kafkaconf.NewClusterID(), clientFiles: map[string][]byte{}, modes: map[string]endpoint.Endpoint{},
 		authority: ca, caDir: tmp}
+	if srv.OAuth != nil {
+		p.oauthJWKS = srv.OAuth.JWKSURL
+	}
 	if p.ca, err = os.ReadFile(ca.CAPath()); err != nil {
 		return nil, err
 	}
@@ -195,6 +204,11 @@ func planNode(srv *kafkaconf.Server, ca *pki.Authority, h *deployed, node kafkac
 		k := *s.Kerberos
 		k.Keytab = path.Join(h.dir, kafkaPKI, brokerKeytab)
 		s.Kerberos = &k
+	}
+	if s.OAuth != nil {
+		o := *s.OAuth
+		o.Truststore = s.Truststore
+		s.OAuth = &o
 	}
 	var err error
 	if kn.props, err = s.Properties(node.ID); err != nil {
@@ -303,6 +317,9 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease, sec Kafka
 		return nil, errors.New("remote: no broker host")
 	}
 	clientDir := path.Join(path.Dir(d.hosts[checkers[0]].dir), kafkaClients)
+	if sec.OAuth {
+		sec.OAuthIssuer = idpIssuer(d.hosts[checkers[0]].Private)
+	}
 	p, err := d.planKafka(clientDir, sec)
 	if err != nil {
 		return nil, err
@@ -320,6 +337,16 @@ func (d *Deployment) StartKafka(ctx context.Context, rel KafkaRelease, sec Kafka
 			return nil, err
 		}
 		if err := p.addKerberos(k, clientDir); err != nil {
+			return nil, err
+		}
+	}
+	if sec.OAuthIssuer != "" {
+		// Before the brokers, whose validators fetch its key set.
+		secret := newIDPSecret()
+		if err := d.startIDP(ctx, d.hosts[checkers[0]], p.authority, secret); err != nil {
+			return nil, err
+		}
+		if err := p.addOAuth(sec.OAuthIssuer, secret); err != nil {
 			return nil, err
 		}
 	}
@@ -469,6 +496,11 @@ func (d *Deployment) startNode(ctx context.Context, n *kafkaNode, rel KafkaRelea
 			// The JVM finds the KDC through it; not one of the recorded
 			// JVM flags (h.jvm), which say how the broker was tuned.
 			argv = append([]string{argv[0], "-Djava.security.krb5.conf=" + path.Join(h.dir, kafkaPKI, krb5Conf)}, argv[1:]...)
+		}
+		if p.oauthJWKS != "" {
+			// Kafka 4 fetches only the URLs this allows; not a recorded
+			// JVM flag either.
+			argv = append([]string{argv[0], kafkaconf.AllowedURLsFlag(p.oauthJWKS)}, argv[1:]...)
 		}
 	}
 	if err := h.writeFiles(ctx, files); err != nil {

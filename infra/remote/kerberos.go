@@ -14,11 +14,19 @@ import (
 
 // KafkaSecurity is what a group's cluster needs of the security surface:
 // its cluster part, and whether a row logs in with GSSAPI, for which a
-// KDC serves the group's realm.
+// KDC serves the group's realm, or OAUTHBEARER, for which xp's identity
+// provider serves tokens.
 type KafkaSecurity struct {
 	planner.ClusterSecurity
 	// GSSAPI starts an MIT KDC on the first client host (startKDC).
 	GSSAPI bool
+	// OAuth starts xp's identity provider on the first client host
+	// (startIDP), at OAuthIssuer.
+	OAuth bool
+	// OAuthIssuer, when set, is the issuer URL of the identity provider
+	// OAUTHBEARER rows log in at (idpIssuer of the first client host:
+	// startIDP), the brokers validating its tokens.
+	OAuthIssuer string
 }
 
 // The group's Kerberos realm and the files of its KDC.

@@ -68,10 +68,10 @@ func (d *Deployer) ServesSurface(r *planner.Row) error {
 // the exchange to the brokers; on Apache Kafka also
 // inter_broker_security tls and mtls, tls_key (the brokers' and the
 // gateway hosts' certificates), authorizer acl on direct mtls and
-// sasl_ssl rows and through a gateway whose transport is sasl_ssl, and
-// sasl_mechanism gssapi (a KDC on the first client host: startKDC) on
-// direct rows. OAUTHBEARER is refused by name: the local target serves
-// it.
+// sasl_ssl rows and through a gateway whose transport is sasl_ssl,
+// sasl_mechanism oauthbearer (xp's identity provider over HTTPS on the
+// first client host: startIDP), direct and through the gateways, and
+// gssapi (a KDC there: startKDC) direct.
 func servesSurface(r *planner.Row, apache bool) error {
 	const onKafka = "run it on Apache Kafka (kafka.distribution a release in the target file)"
 	gw := r.NeedsGateway()
@@ -92,18 +92,17 @@ func servesSurface(r *planner.Row, apache bool) error {
 	case planner.SASLScramSHA512, planner.SASLPlain, planner.SASLScramSHA256:
 		// The embedded cluster's SASL server and Apache Kafka speak
 		// them; the gateways relay them.
-	case planner.SASLGSSAPI:
-		// startKDC serves the group's realm from the first client host.
+	case planner.SASLGSSAPI, planner.SASLOAuthBearer:
+		// startKDC serves the group's realm, startIDP its identity
+		// provider (over HTTPS), from the first client host.
 		switch {
 		case !apache:
-			return fmt.Errorf("sasl_mechanism gssapi: the embedded cluster's SASL server speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only; %s", onKafka)
-		case gw:
+			return fmt.Errorf("sasl_mechanism %s: the embedded cluster's SASL server speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only; %s", r.SASLMechanism, onKafka)
+		case gw && r.SASLMechanism == planner.SASLGSSAPI:
 			return fmt.Errorf("sasl_mechanism gssapi on a gateway row: a Kerberos client asks for a ticket to kafka/<the host it connects to>, the gateway's, which the brokers' keytabs do not hold (each broker serves kafka/<its own address>), so the relayed exchange fails; run it direct (security: sasl_ssl)")
 		}
-	case planner.SASLOAuthBearer:
-		return fmt.Errorf("sasl_mechanism oauthbearer: remote targets start no identity provider for the hosts (its token endpoint would take the client secret over the network in the clear, and its key set must be one for every client host); run it on the local target (platform: local with kafka:)")
 	default:
-		return fmt.Errorf("sasl_mechanism %s: remote targets do not know it; use scram-sha-512, scram-sha-256, plain or gssapi", r.SASLMechanism)
+		return fmt.Errorf("sasl_mechanism %s: remote targets do not know it; use scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi", r.SASLMechanism)
 	}
 	if r.TLSCipher != planner.TLSDefault && r.TLSVersion == planner.TLSVersion13 {
 		switch {

@@ -35,14 +35,18 @@ import (
 // Apache Kafka 4 on three namespace broker hosts and a client host for a
 // group whose security surface is inter_broker_security tls, authorizer
 // acl with 100 ACLs, tls_version 1.2 with chacha20-poly1305 and tls_key
-// rsa2048, with a gssapi row, so a KDC on the client host, and a gateway
-// row, so xp's gateway on a gateway host. Five rows run their load from
+// rsa2048, with a gssapi row, so a KDC on the client host, an
+// oauthbearer row, so xp's identity provider there over HTTPS, and a
+// gateway row, so xp's gateway on a gateway host. Six rows run their load from
 // the client host with replication factor 3 and acks all: mtls, which
 // negotiates TLS 1.2 with that suite and the brokers' RSA key; sasl_ssl
 // with scram-sha-256 and connection_churn 50, which authenticates with
 // SCRAM-SHA-256 and reconnects; sasl_ssl with plain and with gssapi,
 // which authenticate with PLAIN and with GSSAPI, the KDC having issued xp
-// tickets for the brokers; proxy over sasl_ssl with scram-sha-256, whose
+// tickets for the brokers; sasl_ssl with oauthbearer, which authenticates
+// with a token from the client host's identity provider (fetched over
+// HTTPS, verified against the cluster's CA) that the brokers validate
+// against its key set (fetched over HTTPS too); proxy over sasl_ssl with scram-sha-256, whose
 // gateway's client leg negotiates TLS 1.2 with the suite and an RSA key
 // of its own (the gateway host's certificate) and relays the SCRAM-SHA-256
 // exchange to the brokers, which authorize xp's user; all healthy, the
@@ -79,18 +83,19 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 	base := planner.Row{Platform: "hosts", Brokers: 3, KafkaVersion: rel.Version, InterBrokerSecurity: planner.SecurityTLS,
 		Authorizer: planner.AuthorizerACL, ACLs: acls, TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherChaCha20,
 		TLSKey: planner.TLSKeyRSA2048, SASLMechanism: planner.SASLScramSHA512, GatewayKind: planner.GatewayKindBuiltin, Gateways: 1}
-	mtls, scram, plain, gssapi, proxy := base, base, base, base, base
+	mtls, scram, plain, gssapi, oauth, proxy := base, base, base, base, base, base
 	mtls.Security = planner.SecurityMTLS
 	scram.Security, scram.SASLMechanism, scram.ConnectionChurn = planner.SecuritySASLSSL, planner.SASLScramSHA256, 50
 	plain.Security, plain.SASLMechanism = planner.SecuritySASLSSL, planner.SASLPlain
 	gssapi.Security, gssapi.SASLMechanism = planner.SecuritySASLSSL, planner.SASLGSSAPI
+	oauth.Security, oauth.SASLMechanism = planner.SecuritySASLSSL, planner.SASLOAuthBearer
 	proxy.Security, proxy.GatewayTransport, proxy.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLScramSHA256
-	for _, r := range []*planner.Row{&mtls, &scram, &plain, &gssapi, &proxy} {
+	for _, r := range []*planner.Row{&mtls, &scram, &plain, &gssapi, &oauth, &proxy} {
 		if err := d.ServesSurface(r); err != nil {
 			t.Fatalf("%s row refused: %v", r.Security, err)
 		}
 	}
-	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram, plain, gssapi, proxy}}
+	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram, plain, gssapi, oauth, proxy}}
 	start := time.Now()
 	ep, err := d.Deploy(ctx, g, inv)
 	if err != nil {
@@ -113,6 +118,7 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		{&scram, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "SCRAM-SHA-256"},
 		{&plain, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "PLAIN"},
 		{&gssapi, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "GSSAPI"},
+		{&oauth, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "OAUTHBEARER"},
 		{&proxy, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "SCRAM-SHA-256"},
 	} {
 		r := tc.row
@@ -155,6 +161,21 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		if st.Version != tls.VersionTLS12 || st.CipherSuite != tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 || !isRSA || rsaKey.N.BitLen() != 2048 {
 			t.Errorf("gateway %s negotiated %s %s with a %s key, want TLS 1.2 with ChaCha20-Poly1305 and RSA 2048", addr, tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), leaf.PublicKeyAlgorithm)
 		}
+	}
+
+	// The OAUTHBEARER load's tokens came from the identity provider on
+	// the client host, over HTTPS with a certificate from the cluster's
+	// CA; the client secret is in the 0600 client config only.
+	sasl := hostClientProps(t, n.Hosts[3], "s1", "sasl_ssl.properties")
+	if u := sasl[kafkaconf.OAuthTokenURL]; u != "https://"+n.Hosts[3].Addr+":8443/token" {
+		t.Errorf("token endpoint %q, want the client host's, over HTTPS", u)
+	}
+	idp, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", n.Hosts[3].Addr+":8443",
+		&tls.Config{RootCAs: d.Deployment().ca.CertPool(), ServerName: n.Hosts[3].Addr})
+	if err != nil {
+		t.Errorf("the identity provider's TLS, verified against the cluster's CA: %v", err)
+	} else {
+		idp.Close()
 	}
 
 	// The GSSAPI load's tickets came from the KDC on the client host,

@@ -45,7 +45,11 @@ func TestServesSurface(t *testing.T) {
 		{"scram-sha-256 through kroxylicious", row(func(r *planner.Row) {
 			r.Security, r.GatewayKind, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.GatewayKindKroxylicious, planner.SecuritySASLSSL, planner.SASLScramSHA256
 		}), true, ""},
-		{"oauthbearer on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLOAuthBearer }), true, "sasl_mechanism oauthbearer: remote targets start no identity provider"},
+		{"oauthbearer on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLOAuthBearer }), true, ""},
+		{"oauthbearer through the gateway", row(func(r *planner.Row) {
+			r.Security, r.GatewayTransport, r.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLOAuthBearer
+		}), true, ""},
+		{"oauthbearer on embedded", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLOAuthBearer }), false, "sasl_mechanism oauthbearer: the embedded cluster"},
 		{"gssapi on kafka", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), true, ""},
 		{"gssapi on embedded", row(func(r *planner.Row) { r.SASLMechanism = planner.SASLGSSAPI }), false, "sasl_mechanism gssapi: the embedded cluster"},
 		{"gssapi through the gateway", row(func(r *planner.Row) {
@@ -126,13 +130,17 @@ func TestSurfaceServer(t *testing.T) {
 // certificate (inter-broker mtls), whose certificate, with an RSA 2048
 // key, serves and authenticates as a client; TLS narrowed to 1.2 with
 // one suite; the authorizer with its super users on every node; GSSAPI
-// with each broker's principal from the keytab in its directory; the
-// run's principals and the other ACLs for the readiness agent; the
-// client hosts' GSSAPI login. The defaults render none of it.
+// with each broker's principal from the keytab in its directory;
+// OAUTHBEARER validated against the client host's identity provider's key
+// set over HTTPS, trusting the broker's CA file, the URL its JVM allows;
+// the run's principals and the other ACLs for the readiness agent; the
+// client hosts' GSSAPI and OAUTHBEARER logins. The defaults render none
+// of it.
 func TestPlanKafkaSurface(t *testing.T) {
 	d := renderDeployment(3, 0, 1)
 	p, err := d.planKafka("/c", KafkaSecurity{ClusterSecurity: planner.ClusterSecurity{InterBroker: planner.SecurityMTLS, Authorizer: planner.AuthorizerACL, ACLs: 1000,
-		TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherAES128GCM, TLSKey: planner.TLSKeyRSA2048}, GSSAPI: true})
+		TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherAES128GCM, TLSKey: planner.TLSKeyRSA2048}, GSSAPI: true,
+		OAuth: true, OAuthIssuer: idpIssuer("10.0.0.9")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +150,10 @@ func TestPlanKafkaSurface(t *testing.T) {
 		for _, want := range []string{"INTERNAL:SSL", "listener.name.internal.ssl.client.auth=required\n", "ssl.enabled.protocols=TLSv1.2\n",
 			"ssl.cipher.suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\n", "authorizer.class.name=" + kafkaconf.StandardAuthorizer + "\n",
 			"super.users=User:ANONYMOUS;User:CN=broker-0,O=xp;User:CN=broker-1,O=xp;User:CN=broker-2,O=xp\n",
-			"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,GSSAPI\n",
+			"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER,GSSAPI\n",
+			"listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.jwks.endpoint.url=https://10.0.0.9:8443/jwks\n",
+			"listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.expected.issuer=https://10.0.0.9:8443\n",
+			`OAuthBearerLoginModule required ssl.truststore.location="` + n.h.dir + `/kafka-pki/ca.pem" ssl.truststore.type="PEM" unsecuredLoginStringClaim_sub="unused-broker-login";`,
 			`keyTab="` + n.h.dir + `/kafka-pki/kafka.keytab" principal="kafka/` + n.h.Private + `@XP.TEST";`} {
 			if !strings.Contains(props, want) {
 				t.Errorf("%s: server.properties lacks %q:\n%s", n.h.Name, want, props)
@@ -153,6 +164,9 @@ func TestPlanKafkaSurface(t *testing.T) {
 			t.Errorf("%s: certificate with a %s key for %v, want RSA for server and client", n.h.Name, leaf.PublicKeyAlgorithm, leaf.ExtKeyUsage)
 		}
 	}
+	if p.oauthJWKS != "https://10.0.0.9:8443/jwks" {
+		t.Errorf("the brokers' JVMs allow %q, want the identity provider's key set", p.oauthJWKS)
+	}
 	if strings.Join(p.aclPrincipals, ";") != "User:CN=client,O=xp;User:xp" || p.acls != 1000 {
 		t.Errorf("ACLs for the readiness agent: %q and %d others", p.aclPrincipals, p.acls)
 	}
@@ -162,12 +176,16 @@ func TestPlanKafkaSurface(t *testing.T) {
 	if err := p.addKerberos(&kerberos{krb5Conf: []byte("conf"), brokers: []byte("brokers"), client: []byte("client")}, "/c"); err != nil {
 		t.Fatal(err)
 	}
+	if err := p.addOAuth(idpIssuer("10.0.0.9"), "s3cret"); err != nil {
+		t.Fatal(err)
+	}
 	props, err := kafkaconf.ParseClientConfig(p.clientFiles["/c/sasl_ssl.properties"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if props[kafkaconf.KerberosPrincipal] != "xp@XP.TEST" || props[kafkaconf.KerberosKeytab] != "/c/xp.keytab" || props[kafkaconf.KerberosKrb5Conf] != "/c/krb5.conf" ||
-		props[kafkaconf.SASLMechanism] != "SCRAM-SHA-512" || string(p.clientFiles["/c/xp.keytab"]) != "client" || string(p.clientFiles["/c/krb5.conf"]) != "conf" {
+		props[kafkaconf.SASLMechanism] != "SCRAM-SHA-512" || string(p.clientFiles["/c/xp.keytab"]) != "client" || string(p.clientFiles["/c/krb5.conf"]) != "conf" ||
+		props[kafkaconf.OAuthTokenURL] != "https://10.0.0.9:8443/token" || props[kafkaconf.OAuthClientSecret] != "s3cret" || props[kafkaconf.SSLCALocation] != "/c/ca.pem" {
 		t.Errorf("the client hosts' GSSAPI login: %v", props)
 	}
 
@@ -177,7 +195,7 @@ func TestPlanKafkaSurface(t *testing.T) {
 	}
 	defer os.RemoveAll(q.caDir)
 	rendered := string(q.nodes[0].props)
-	for _, unwanted := range []string{"INTERNAL:SSL", "internal.ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites", "authorizer.class.name", "super.users", "GSSAPI"} {
+	for _, unwanted := range []string{"INTERNAL:SSL", "internal.ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites", "authorizer.class.name", "super.users", "GSSAPI", "OAUTHBEARER"} {
 		if strings.Contains(rendered, unwanted) {
 			t.Errorf("the defaults render %q:\n%s", unwanted, rendered)
 		}
