@@ -100,6 +100,8 @@ func servesSurface(r *planner.Row, apache bool) error {
 			return fmt.Errorf("sasl_mechanism %s: the embedded cluster's SASL server speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only; %s", r.SASLMechanism, onKafka)
 		case gw && r.SASLMechanism == planner.SASLGSSAPI:
 			return fmt.Errorf("sasl_mechanism gssapi on a gateway row: a Kerberos client asks for a ticket to kafka/<the host it connects to>, the gateway's, which the brokers' keytabs do not hold (each broker serves kafka/<its own address>), so the relayed exchange fails; run it direct (security: sasl_ssl)")
+		case r.SASLMechanism == planner.SASLOAuthBearer && r.Client != "" && r.Client != planner.ClientFranzGo:
+			return fmt.Errorf("sasl_mechanism oauthbearer with client %s: on remote targets the token endpoint is HTTPS with a certificate from xp's CA, which only xp's franz-go load generator is set up to trust; use client %s", r.Client, planner.ClientFranzGo)
 		}
 	default:
 		return fmt.Errorf("sasl_mechanism %s: remote targets do not know it; use scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi", r.SASLMechanism)
