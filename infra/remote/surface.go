@@ -70,8 +70,8 @@ func (d *Deployer) ServesSurface(r *planner.Row) error {
 // gateway hosts' certificates), authorizer acl on direct mtls and
 // sasl_ssl rows and through a gateway whose transport is sasl_ssl,
 // sasl_mechanism oauthbearer (xp's identity provider over HTTPS on the
-// first client host: startIDP), direct and through the gateways, and
-// gssapi (a KDC there: startKDC) direct.
+// first client host: startIDP; franz-go clients only), direct and
+// through the gateways, and gssapi (a KDC there: startKDC) direct.
 func servesSurface(r *planner.Row, apache bool) error {
 	const onKafka = "run it on Apache Kafka (kafka.distribution a release in the target file)"
 	gw := r.NeedsGateway()
