@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -154,6 +155,34 @@ func TestIdentitySASLOnKafka(t *testing.T) {
 		if got := idp.Issued() - issued; got < 2 {
 			t.Errorf("%d tokens issued over a run twice their lifetime, want renewals", got)
 		}
+	})
+	// The librdkafka client churns its connections as the Go client does:
+	// each of its producers' clients is destroyed and created again every
+	// 1000 records, so 6000 records in the window make 6 reconnects over
+	// SCRAM, each timed and with its handshakes counted.
+	t.Run("librdkafka/churn", func(t *testing.T) {
+		cfg := quick(base)
+		cfg.ConnectionChurn = 1000
+		cfg.Client, cfg.RdkafkaClient, cfg.CacheDir = planner.ClientLibrdkafka, disttest.RdkafkaClient(t).Path, t.TempDir()
+		res, err := Run(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Healthy || res.Published != 6000 || res.Consumed != 6000 || res.Duplicates != 0 {
+			t.Fatalf("healthy %v %v %v, published %d consumed %d duplicates %d", res.Healthy, res.Reasons, res.ErrorSamples, res.Published, res.Consumed, res.Duplicates)
+		}
+		cn := res.Connections
+		if cn == nil || cn.Churn != 1000 || cn.Reconnects != 6 || cn.SASLMechanism == "" {
+			t.Fatalf("connections %+v, want 6 reconnects of churn 1000 over the row's mechanism", cn)
+		}
+		h, err := hdrhistogram.Decode([]byte(cn.Reconnect))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cn.Handshakes < cn.Reconnects || cn.HandshakesPerS != float64(cn.Handshakes)/3 || cn.ReconnectMs.P50 <= 0 || h.TotalCount() != cn.Reconnects {
+			t.Errorf("handshakes %d (%v/s), reconnect %+v with %d timed: want a handshake and a time for each reconnect", cn.Handshakes, cn.HandshakesPerS, cn.ReconnectMs, h.TotalCount())
+		}
+		t.Logf("librdkafka churn: %d reconnects, %d handshakes, reconnect p50 %.1f ms", cn.Reconnects, cn.Handshakes, cn.ReconnectMs.P50)
 	})
 	t.Run("forged token", func(t *testing.T) {
 		other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

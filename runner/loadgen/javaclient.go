@@ -108,6 +108,11 @@ type externalReport struct {
 	ClientName    string   `json:"client_name"`
 	ClientVersion string   `json:"client_version"`
 	ClientRuntime string   `json:"client_runtime"`
+	// Reconnects, Handshakes and Reconnect are connection churn's counts
+	// and reconnect-time histogram (base64 V2-compressed HDR, us).
+	Reconnects int64  `json:"reconnects"`
+	Handshakes int64  `json:"handshakes"`
+	Reconnect  string `json:"reconnect"`
 }
 
 // executeExternal is execute with an external client: the topics here,
@@ -273,6 +278,7 @@ func (r *run) writeJob(dir string, existed bool, x external) (string, error) {
 		{"drain.timeout.ns", strconv.FormatInt(int64(cfg.DrainTimeout), 10)},
 		{"seed", strconv.FormatInt(cfg.Seed, 10)},
 		{"assign.timeout.ns", strconv.FormatInt(int64(externalAssignTimeout), 10)},
+		{"connection.churn", strconv.Itoa(cfg.ConnectionChurn)},
 	}
 	var b strings.Builder
 	b.WriteString("# xp loadgen --client " + cfg.Client + ": one run\n")
@@ -436,7 +442,37 @@ func (r *run) externalResult(x external, rep *externalReport, rss float64) (*Res
 		}
 		*dst = string(b)
 	}
+	if cfg.ConnectionChurn > 0 {
+		c, err := externalConnections(x, rep, r.saslMech, cfg)
+		if err != nil {
+			return nil, err
+		}
+		res.Connections = c
+	}
 	return res, nil
+}
+
+// externalConnections is the Connections of a run with churn: the row's
+// SASL mechanism and the reconnects, handshakes and reconnect times the
+// external side counted (no TLS: librdkafka reports none it negotiated).
+func externalConnections(x external, rep *externalReport, mech string, cfg Config) (*Connections, error) {
+	c := &Connections{SASLMechanism: mech, Churn: cfg.ConnectionChurn, Reconnects: rep.Reconnects, Handshakes: rep.Handshakes}
+	c.HandshakesPerS = float64(c.Handshakes) / cfg.Duration.Seconds()
+	h := NewHistogram()
+	if rep.Reconnect != "" {
+		d, err := hdrhistogram.Decode([]byte(rep.Reconnect))
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: %s reconnect histogram: %w", x.name, err)
+		}
+		h.Merge(d)
+	}
+	c.ReconnectMs = Summarize(h)
+	b, err := EncodeHistogram(h)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: encode histogram: %w", err)
+	}
+	c.Reconnect = string(b)
+	return c, nil
 }
 
 // nsecOf is the seconds of measurement, as both sides count them.

@@ -82,9 +82,9 @@ func writeRdkafkaConfig(cfg Config, path string, props map[string]string) error 
 // security surface or client config, "" when it can: librdkafka sets no
 // TLS protocol version (ssl.cipher.suites narrows only the TLS 1.2 suites,
 // and TLS 1.3 would still be negotiated) and reports no negotiated version
-// or suite to check; the wheel's librdkafka has no GSSAPI; its load
-// generator does not churn connections; and it reads PEM files, not the
-// Java client's stores.
+// or suite to check; the wheel's librdkafka has no GSSAPI; and it reads
+// PEM files, not the Java client's stores. connection_churn is applied:
+// each producer's client is destroyed and created again every N records.
 func (c Config) rdkafkaRefused() string {
 	if c.TLSVersion != "" && c.TLSVersion != planner.TLSDefault || c.TLSCipher != "" && c.TLSCipher != planner.TLSDefault {
 		return "tls_version and tls_cipher cannot be applied: librdkafka has no setting for the TLS version (ssl.cipher.suites narrows TLS 1.2 suites only, and TLS 1.3 is still negotiated) and reports no negotiated version or suite to check"
@@ -98,9 +98,6 @@ func (c Config) rdkafkaRefused() string {
 	}
 	if mech == planner.SASLOAuthBearer && c.ClientConfig[kafkaconf.OAuthMethod] != "oidc" {
 		return "sasl_mechanism oauthbearer needs a token endpoint in the client config (sasl.oauthbearer.method=oidc)"
-	}
-	if c.ConnectionChurn != 0 {
-		return "connection_churn cannot be applied: the librdkafka load generator keeps one client per producer for the run"
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.ClientConfig)) {
 		switch k {

@@ -604,7 +604,7 @@ typedef struct {
     int index;
 } topic_ix_t;
 static topic_ix_t *by_name; /* sorted by name */
-static int producers, groups, per_group, in_flight, nsec;
+static int producers, groups, per_group, in_flight, nsec, churn;
 static int64_t rate, warmup_ns, duration_ns, drain_ns, assign_ns;
 static int npayloads;
 static uint8_t **payloads;
@@ -617,6 +617,15 @@ static atomic_llong acked_all, consumed_all, pub_measured, pub_warm, cons_measur
 static atomic_llong errs, unsent, duplicates, sent, completed, backlog_max;
 static atomic_llong *topic_pub, *topic_cons;
 static atomic_llong **seen;
+/* Connection churn (job key connection.churn, 0: none): each producer's
+ * client is flushed, destroyed and created again every churn records.
+ * reconnects counts those set off by a record intended in the window,
+ * reconnect_h how long each took (reconnect_mu guards it), handshakes the
+ * producers' connections set up in the window, as the Go side counts
+ * them. */
+static atomic_llong reconnects, handshakes;
+static hist_t reconnect_h;
+static pthread_mutex_t reconnect_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int stopping, closing, consumers_stop;
 /* assigning is set until every group holds its partitions: a consumer
  * that subscribes before its broker has the run's fresh topics in its
@@ -948,6 +957,8 @@ typedef struct {
     int closed;
     handle_err_t err;
     pthread_t thread, poller;
+    atomic_int poll_stop;
+    int sent; /* records since the client was opened (churn) */
     int tix;
     uint64_t rng;
 } producer_t;
@@ -988,14 +999,41 @@ static atomic_int pollers_stop;
 /* poller serves a producer's delivery reports. */
 static void *poller(void *arg) {
     producer_t *p = arg;
-    while (!atomic_load(&pollers_stop)) {
+    while (!atomic_load(&pollers_stop) && !atomic_load(&p->poll_stop)) {
         rd_kafka_poll(p->rk, 100);
     }
     return NULL;
 }
 
-static void new_producer(producer_t *p, int k) {
-    p->k = k;
+/* close_producer destroys producer p's first n topics and its client
+ * (its poller stopped). */
+static void close_producer(producer_t *p, int n) {
+    for (int i = 0; i < n; i++) {
+        rd_kafka_topic_destroy(p->rkt[i]);
+    }
+    rd_kafka_destroy(p->rk);
+    p->rk = NULL;
+}
+
+/* connect_cb connects a producer's socket (as librdkafka does, the
+ * socket non-blocking, so EINPROGRESS is a connection under way) and
+ * counts it in handshakes when it is set up in the window. */
+static int connect_cb(int fd, const struct sockaddr *addr, int addrlen, const char *id, void *opaque) {
+    (void)id;
+    (void)opaque;
+    if (connect(fd, addr, (socklen_t)addrlen) == -1 && errno != EINPROGRESS) {
+        return errno;
+    }
+    if (second_of(now_ns()) >= 0) {
+        atomic_fetch_add(&handshakes, 1);
+    }
+    return 0;
+}
+
+/* open_producer creates producer p's client, its topics and their
+ * metadata, and starts its poller; 0 with e set when it cannot. */
+static int open_producer(producer_t *p, char *e, size_t elen) {
+    int k = p->k;
     rd_kafka_conf_t *c = base_conf(&p->err);
     int64_t size = job_int("message.size");
     int64_t buffer_records = job_int("buffer.records");
@@ -1031,18 +1069,22 @@ static void new_producer(producer_t *p, int k) {
     snprintf(v, sizeof v, "%" PRId64, drain_ms);
     conf_set(c, "message.timeout.ms", v, "producer");
     rd_kafka_conf_set_dr_msg_cb(c, dr_cb);
-    char e[512];
-    p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, e, sizeof e);
+    rd_kafka_conf_set_connect_cb(c, connect_cb);
+    p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, e, elen);
     if (!p->rk) {
-        die("producer: %s", e);
+        return 0;
     }
-    p->rkt = xmalloc(ntopics * sizeof(rd_kafka_topic_t *));
+    if (!p->rkt) {
+        p->rkt = xmalloc(ntopics * sizeof(rd_kafka_topic_t *));
+    }
     for (int i = 0; i < ntopics; i++) {
         rd_kafka_topic_conf_t *tc = rd_kafka_default_topic_conf_dup(p->rk);
         rd_kafka_topic_conf_set_opaque(tc, (void *)(intptr_t)(i + 1));
         p->rkt[i] = rd_kafka_topic_new(p->rk, topics[i], tc);
         if (!p->rkt[i]) {
-            die("producer: topic %s: %s", topics[i], rd_kafka_err2str(rd_kafka_last_error()));
+            snprintf(e, elen, "topic %s: %s", topics[i], rd_kafka_err2str(rd_kafka_last_error()));
+            close_producer(p, i);
+            return 0;
         }
         /* The first send of a topic waits for its metadata, which would
          * be send delay of the first records: fetch it now. */
@@ -1051,11 +1093,64 @@ static void new_producer(producer_t *p, int k) {
         if (err) {
             char last[ERR_LEN];
             last_error(&p->err, last, sizeof last);
-            die("producer: metadata of %s: %s (last client error: %s)", topics[i], rd_kafka_err2str(err), last);
+            snprintf(e, elen, "metadata of %s: %s (last client error: %s)", topics[i], rd_kafka_err2str(err), last);
+            close_producer(p, i + 1);
+            return 0;
         }
         rd_kafka_metadata_destroy(md);
     }
+    atomic_store(&p->poll_stop, 0);
     pthread_create(&p->poller, NULL, poller, p);
+    return 1;
+}
+
+static void new_producer(producer_t *p, int k) {
+    p->k = k;
+    char e[2 * ERR_LEN];
+    if (!open_producer(p, e, sizeof e)) {
+        die("producer: %s", e);
+    }
+}
+
+/* churn_tick counts one record of producer p, intended for ti, sent;
+ * every churn records it waits for the client's records to be
+ * acknowledged (flush), destroys it and creates a new one, which
+ * connects, handshakes and authenticates again, as the Go load
+ * generator's churner does. A reconnect counts in the window when the
+ * record that set it off does; its time is from creating the client to
+ * its topics' metadata in (a connection set up, authenticated and
+ * answering), as the Java client times it. 0 when the client could not
+ * be reopened or the run is stopping. */
+static int churn_tick(producer_t *p, int64_t ti) {
+    if (churn == 0 || ++p->sent < churn) {
+        return 1;
+    }
+    p->sent = 0;
+    int64_t left = (meas_end + drain_ns - now_ns()) / 1000000;
+    if (rd_kafka_flush(p->rk, left > 1 ? (int)left : 1) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        note_err("producer: flush before reconnecting: %s", rd_kafka_err2str(RD_KAFKA_RESP_ERR__TIMED_OUT));
+        return 0;
+    }
+    atomic_store(&p->poll_stop, 1);
+    pthread_join(p->poller, NULL);
+    close_producer(p, ntopics);
+    if (atomic_load(&stopping)) {
+        return 0;
+    }
+    int64_t start = mono_ns();
+    char e[2 * ERR_LEN];
+    if (!open_producer(p, e, sizeof e)) {
+        note_err("producer: reconnect: %s", e);
+        return 0;
+    }
+    int64_t took = (mono_ns() - start) / 1000;
+    if (second_of(ti) >= 0) {
+        atomic_fetch_add(&reconnects, 1);
+        pthread_mutex_lock(&reconnect_mu);
+        h_record(&reconnect_h, took < H_LOWEST ? H_LOWEST : took > H_HIGHEST ? H_HIGHEST : took);
+        pthread_mutex_unlock(&reconnect_mu);
+    }
+    return 1;
 }
 
 static uint64_t splitmix(uint64_t *s) {
@@ -1147,6 +1242,13 @@ static void open_loop(producer_t *p, double r) {
         if (++tix == ntopics) {
             tix = 0;
         }
+        if (!churn_tick(p, ti)) {
+            int64_t due = (int64_t)ceil((meas_end - ti) / period) - 1;
+            if (due > 0) {
+                atomic_fetch_add(&unsent, due);
+            }
+            return;
+        }
     }
 }
 
@@ -1176,6 +1278,9 @@ static void closed_loop(producer_t *p) {
         send_one(p, now, tix);
         if (++tix == ntopics) {
             tix = 0;
+        }
+        if (!churn_tick(p, now)) {
+            return;
         }
     }
 }
@@ -1371,6 +1476,17 @@ static char *result(int drained, int64_t drain_at, int64_t unacked) {
     add_hists(&s, "publish", &pub_rec);
     add_hists(&s, "e2e", &e2e_rec);
     add_hists(&s, "send_delay", &delay_rec);
+    NUM("reconnects", atomic_load(&reconnects));
+    NUM("handshakes", atomic_load(&handshakes));
+    sb_key(&s, "reconnect");
+    size_t rn;
+    pthread_mutex_lock(&reconnect_mu);
+    uint8_t *renc = h_encode(&reconnect_h, &rn);
+    pthread_mutex_unlock(&reconnect_mu);
+    char *r64 = base64(renc, rn);
+    free(renc);
+    sb_quote(&s, r64);
+    free(r64);
     sb_key(&s, "client_name");
     sb_quote(&s, "librdkafka");
     char v[128];
@@ -1417,6 +1533,12 @@ static void load(const char *path) {
     duration_ns = job_int("duration.ns");
     drain_ns = job_int("drain.timeout.ns");
     assign_ns = job_int("assign.timeout.ns");
+    /* A job without the key (written before churn was honoured) has
+     * none. */
+    churn = props_get(&job, "connection.churn") ? (int)job_int("connection.churn") : 0;
+    if (churn < 0) {
+        die("job: connection.churn=%d is negative", churn);
+    }
     nsec = (int)((duration_ns + SECOND - 1) / SECOND);
     rec_init(&pub_rec, nsec);
     rec_init(&e2e_rec, nsec);
@@ -1500,7 +1622,9 @@ static char *execute(void) {
      * record consumed by every group, or the deadline. */
     for (int k = 0; k < producers; k++) {
         int64_t left = (drain_end - now_ns()) / 1000000;
-        rd_kafka_flush(prs[k].rk, left > 1 ? (int)left : 1);
+        if (prs[k].rk) { /* none after a failed reconnect */
+            rd_kafka_flush(prs[k].rk, left > 1 ? (int)left : 1);
+        }
     }
     int drained = 0;
     while (now_ns() < drain_end && !atomic_load(&stopping)) {
@@ -1521,15 +1645,17 @@ static char *execute(void) {
     }
     char *res = result(drained, drain_at, unacked);
     for (int k = 0; k < producers; k++) {
-        rd_kafka_purge(prs[k].rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+        if (prs[k].rk) {
+            rd_kafka_purge(prs[k].rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+        }
     }
     atomic_store(&pollers_stop, 1);
     for (int k = 0; k < producers; k++) {
-        pthread_join(prs[k].poller, NULL);
-        for (int i = 0; i < ntopics; i++) {
-            rd_kafka_topic_destroy(prs[k].rkt[i]);
+        if (!prs[k].rk) {
+            continue;
         }
-        rd_kafka_destroy(prs[k].rk);
+        pthread_join(prs[k].poller, NULL);
+        close_producer(&prs[k], ntopics);
     }
     for (int i = 0; i < total; i++) {
         rd_kafka_consumer_close(ms[i].rk);
