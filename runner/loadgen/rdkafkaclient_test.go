@@ -159,6 +159,30 @@ func TestRdkafkaClientRuns(t *testing.T) {
 			t.Errorf("healthy %v %v: published %d, consumed %d", res.Healthy, res.Reasons, res.Published, res.Consumed)
 		}
 	})
+	// Churn in the closed loop: each of two producers reopens its client
+	// every 50 records, its window of records in flight acknowledged
+	// first, so the reconnects are the records sent over 50, less at most
+	// one share per producer (150 records or more make at least one).
+	// acks 1: an idempotent producer's first records wait for its
+	// producer id, which would leave a second of this loop few records.
+	t.Run("closed loop churn", func(t *testing.T) {
+		cfg := quick(props(t, c, planner.SecurityPlaintext))
+		cfg.Client, cfg.RdkafkaClient, cfg.CacheDir = planner.ClientLibrdkafka, rk.Path, cache
+		cfg.Rate, cfg.Concurrency, cfg.Warmup, cfg.Duration, cfg.Producers, cfg.ConnectionChurn = 0, 8, 0, time.Second, 2, 50
+		cfg.Acks = "1"
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Healthy || res.Published < 150 || res.Consumed != res.Published {
+			t.Fatalf("healthy %v %v %v: published %d, consumed %d", res.Healthy, res.Reasons, res.ErrorSamples, res.Published, res.Consumed)
+		}
+		cn := res.Connections
+		if cn == nil || cn.Churn != 50 || cn.Reconnects > res.Published/50 || cn.Reconnects < res.Published/50-2 || cn.Handshakes < cn.Reconnects-2 {
+			t.Errorf("connections %+v for %d records, want %d reconnects (less at most 2), each with a handshake", cn, res.Published, res.Published/50)
+		}
+		t.Logf("closed loop churn: %d records, %d reconnects, %d handshakes, reconnect p50 %.1f ms", res.Published, cn.Reconnects, cn.Handshakes, cn.ReconnectMs.P50)
+	})
 }
 
 // TestRdkafkaClientInterrupted: an interrupt during the measurement ends

@@ -1132,6 +1132,10 @@ static int churn_tick(producer_t *p, int64_t ti) {
         return 0;
     }
     atomic_store(&p->poll_stop, 1);
+    /* The poller's wait on the main queue ends now, not in 100 ms. */
+    rd_kafka_queue_t *mq = rd_kafka_queue_get_main(p->rk);
+    rd_kafka_queue_yield(mq);
+    rd_kafka_queue_destroy(mq);
     pthread_join(p->poller, NULL);
     close_producer(p, ntopics);
     if (atomic_load(&stopping)) {
