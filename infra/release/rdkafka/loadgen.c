@@ -624,6 +624,9 @@ static atomic_llong **seen;
  * producers' connections set up in the window, as the Go side counts
  * them. */
 static atomic_llong reconnects, handshakes;
+/* window_known is set once warm_end and meas_end are, which the first
+ * clients' threads may read before (connect_cb). */
+static atomic_int window_known;
 static hist_t reconnect_h;
 static pthread_mutex_t reconnect_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int stopping, closing, consumers_stop;
@@ -1024,7 +1027,7 @@ static int connect_cb(int fd, const struct sockaddr *addr, int addrlen, const ch
     if (connect(fd, addr, (socklen_t)addrlen) == -1 && errno != EINPROGRESS) {
         return errno;
     }
-    if (second_of(now_ns()) >= 0) {
+    if (atomic_load(&window_known) && second_of(now_ns()) >= 0) {
         atomic_fetch_add(&handshakes, 1);
     }
     return 0;
@@ -1592,6 +1595,7 @@ static char *execute(void) {
     t0 = now_ns() + 100000000LL;
     warm_end = t0 + warmup_ns;
     meas_end = warm_end + duration_ns;
+    atomic_store(&window_known, 1);
     int64_t drain_end = meas_end + drain_ns;
     uint64_t seed = (uint64_t)job_int("seed");
     int nf = 0;
