@@ -63,6 +63,24 @@ func WriteJavaClientConfig(path string, props map[string]string) error {
 	return os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
+// JavaSystemProperties are the JVM system properties a Java client
+// logging in as props needs beside its properties: for OAUTHBEARER the
+// token endpoint allowed (AllowedURLsProperty), for GSSAPI the krb5.conf
+// of its KDCs (java.security.krb5.conf); none for the other mechanisms.
+func JavaSystemProperties(props map[string]string) map[string]string {
+	mech := props[SASLMechanism]
+	if mech == "" {
+		mech = props[SASLMechanisms]
+	}
+	switch strings.ToUpper(mech) {
+	case "OAUTHBEARER":
+		return map[string]string{AllowedURLsProperty: props[OAuthTokenURL]}
+	case "GSSAPI":
+		return map[string]string{"java.security.krb5.conf": props[KerberosKrb5Conf]}
+	}
+	return nil
+}
+
 // javaSASL sets, in the Java client's properties out, the SASL login of
 // props: sasl.mechanism and sasl.jaas.config, and what OAUTHBEARER and
 // GSSAPI need besides (javaIdentitySASL).

@@ -43,10 +43,13 @@ type KerberosServer struct {
 // re-authenticates on the same connection (KIP-368) or is disconnected.
 const ReauthMs = 10 * 60 * 1000
 
-// AllowedURLsFlag is the JVM flag that lets Kafka 4 (and 3.9.1 on) fetch
-// urls from OAUTHBEARER settings (org.apache.kafka.sasl.oauthbearer.allowed.urls).
+// AllowedURLsProperty is the JVM system property that lets Kafka 4 (and
+// 3.9.1 on) fetch urls from OAUTHBEARER settings.
+const AllowedURLsProperty = "org.apache.kafka.sasl.oauthbearer.allowed.urls"
+
+// AllowedURLsFlag is the JVM flag setting AllowedURLsProperty to urls.
 func AllowedURLsFlag(urls ...string) string {
-	s := "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls="
+	s := "-D" + AllowedURLsProperty + "="
 	for i, u := range urls {
 		if i > 0 {
 			s += ","

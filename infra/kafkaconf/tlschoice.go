@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -27,6 +28,21 @@ func (c TLSChoice) Protocols() string {
 		return "TLSv1.3"
 	}
 	return ""
+}
+
+// JavaProperties are the Java client's (JSSE's) properties narrowing its
+// TLS to the choice: ssl.enabled.protocols and ssl.protocol for the
+// version, ssl.cipher.suites for the cipher (the IANA names, which are
+// JSSE's); none when open.
+func (c TLSChoice) JavaProperties() map[string]string {
+	out := map[string]string{}
+	if p := c.Protocols(); p != "" {
+		out["ssl.enabled.protocols"], out["ssl.protocol"] = p, p
+	}
+	if cs := c.CipherSuites(); cs != nil {
+		out["ssl.cipher.suites"] = strings.Join(cs, ",")
+	}
+	return out
 }
 
 // CipherSuites are the IANA names (Kafka's ssl.cipher.suites, which are

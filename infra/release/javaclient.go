@@ -37,12 +37,24 @@ const javaClientJar = "xp-java-loadgen.jar"
 //go:embed loadgen/Loadgen.java
 var javaClientSource []byte
 
+// Jose4jVersion and JacksonVersion are the jose4j and jackson-databind
+// the Java client release carries: Kafka's OAUTHBEARER login handler
+// (OAuthBearerLoginCallbackHandler) needs both, but kafka-clients' pom
+// leaves them out (Apache Kafka's release ships them beside
+// kafka-clients; these are 4.4's).
+const (
+	Jose4jVersion  = "0.9.6"
+	JacksonVersion = "2.21.7"
+)
+
 // JavaClientArtifacts are the Maven artifacts of the Java client release
 // with kafka-clients version (a release number or a range).
 func JavaClientArtifacts(version string) []Artifact {
 	return []Artifact{
 		{"org.apache.kafka", "kafka-clients", version},
 		{"org.hdrhistogram", "HdrHistogram", HdrHistogramVersion},
+		{"org.bitbucket.b_c", "jose4j", Jose4jVersion},
+		{"com.fasterxml.jackson.core", "jackson-databind", JacksonVersion},
 	}
 }
 

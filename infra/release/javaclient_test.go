@@ -38,7 +38,7 @@ func TestAssembledJavaClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := filepath.Join(dir, want.Top)
-	for _, prefix := range []string{"kafka-clients-" + r.Version, "HdrHistogram-" + release.HdrHistogramVersion, "xp-java-loadgen"} {
+	for _, prefix := range []string{"kafka-clients-" + r.Version, "HdrHistogram-" + release.HdrHistogramVersion, "jose4j-" + release.Jose4jVersion, "jackson-databind-" + release.JacksonVersion, "xp-java-loadgen"} {
 		if m, _ := filepath.Glob(filepath.Join(home, "libs", prefix+"*.jar")); len(m) == 0 {
 			t.Errorf("libs/ has no %s*.jar", prefix)
 		}

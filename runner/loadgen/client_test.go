@@ -46,7 +46,8 @@ func TestValidateClient(t *testing.T) {
 		{"librdkafka without its release", planner.ClientLibrdkafka, "", "--client librdkafka needs --rdkafka-client", ""},
 		{"unknown", "sarama", "", `--client "sarama": want franz-go, java or librdkafka`, ""},
 		{"java at the default mechanism", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", "", planner.SASLScramSHA512},
-		{"java with another mechanism", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", "the Java load generator does not apply", planner.SASLPlain},
+		{"java with another mechanism", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", "", planner.SASLPlain},
+		{"java with an unknown mechanism", planner.ClientJava, "out/dist/xp-java-client-4.4.0.tgz", `--sasl-mechanism "scram-sha-1"`, "scram-sha-1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

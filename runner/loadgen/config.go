@@ -319,10 +319,6 @@ func (c Config) validateSecurity() error {
 	default:
 		return bad("--sasl-mechanism %q: want scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi", c.SASLMechanism)
 	}
-	if c.Client == planner.ClientJava && (c.TLSVersion != "" && c.TLSVersion != planner.TLSDefault || c.TLSCipher != "" && c.TLSCipher != planner.TLSDefault ||
-		c.SASLMechanism != "" && c.SASLMechanism != planner.SASLScramSHA512 || c.ConnectionChurn != 0) {
-		return bad("--client java: the Java load generator does not apply tls_version, tls_cipher, sasl_mechanism or connection_churn yet; use --client franz-go")
-	}
 	if c.ConnectionChurn < 0 {
 		return bad("--connection-churn %d: want 0 (one connection for the run) or the records per producer between reconnects", c.ConnectionChurn)
 	}

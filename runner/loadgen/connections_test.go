@@ -114,21 +114,3 @@ func TestSASLMechanism(t *testing.T) {
 		t.Errorf("gssapi: %v, want a refusal naming the Kerberos settings the client config lacks", err)
 	}
 }
-
-// TestJavaClientRefusesSurface: the Java load generator does not apply
-// the security surface yet, so a config asking for it is refused by name,
-// not run without it.
-func TestJavaClientRefusesSurface(t *testing.T) {
-	for _, c := range []Config{
-		{Client: planner.ClientJava, ConnectionChurn: 10},
-		{Client: planner.ClientJava, TLSVersion: planner.TLSVersion12},
-		{Client: planner.ClientJava, SASLMechanism: planner.SASLPlain},
-	} {
-		if err := c.validateSecurity(); err == nil || !strings.Contains(err.Error(), "--client java") {
-			t.Errorf("%+v: %v, want a refusal naming --client java", c, err)
-		}
-	}
-	if err := (Config{Client: planner.ClientJava, TLSVersion: planner.TLSDefault}).validateSecurity(); err != nil {
-		t.Errorf("java at the defaults: %v", err)
-	}
-}

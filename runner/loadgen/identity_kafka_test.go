@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,13 +30,18 @@ import (
 	"github.com/xp-bench/xp/planner"
 )
 
-// TestIdentitySASLOnKafka runs OAUTHBEARER and GSSAPI on one Apache Kafka
-// 4 broker whose SASL_SSL listener validates JWTs against xp's identity
-// provider and Kerberos tickets from a real MIT KDC: xp's load generator
-// and Kafka's own console producer each authenticate and produce (xp's
-// also consumes); tokens that expire during the run are renewed and the
-// connections re-authenticate; a token signed with another key and a
-// keytab of replaced keys are refused.
+// TestIdentitySASLOnKafka runs every SASL mechanism on one Apache Kafka 4
+// broker whose SASL_SSL listener also validates JWTs against xp's
+// identity provider and Kerberos tickets from a real MIT KDC. For
+// OAUTHBEARER and GSSAPI xp's load generator produces and consumes;
+// tokens that expire during the run are renewed and the connections
+// re-authenticate; a token signed with another key and a keytab of
+// replaced keys are refused. For every mechanism Kafka's own console
+// producer writes a record its console consumer reads back, and where
+// Debian's kcat (librdkafka 2.0.2) can speak the mechanism to Kafka 4
+// (PLAIN, GSSAPI) kcat writes and reads one too. xp's Java load
+// generator runs on the same broker with every mechanism and every
+// tls_version and tls_cipher (subtest java), and churns its connections.
 func TestIdentitySASLOnKafka(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -80,15 +86,56 @@ func TestIdentitySASLOnKafka(t *testing.T) {
 		t.Fatalf("raising the authenticator's log level: %v %+v", err, resp)
 	}
 	serverLog := filepath.Join(c.Brokers()[0].Dir, "logs", "server.log")
+	withMech := func(mech string) map[string]string {
+		p := maps.Clone(base)
+		p[kafkaconf.SASLMechanism] = planner.KafkaSASLMechanism(mech)
+		return p
+	}
 	for _, tc := range []struct {
 		mech     string
 		props    map[string]string
 		jvmFlags []string
 	}{
+		{planner.SASLScramSHA512, withMech(planner.SASLScramSHA512), nil},
+		{planner.SASLScramSHA256, withMech(planner.SASLScramSHA256), nil},
+		{planner.SASLPlain, withMech(planner.SASLPlain), nil},
 		{planner.SASLOAuthBearer, oauthProps, []string{kafkaconf.AllowedURLsFlag(idp.TokenURL())}},
 		{planner.SASLGSSAPI, krbProps, []string{"-Djava.security.krb5.conf=" + k.Krb5Conf}},
 	} {
 		t.Run(tc.mech, func(t *testing.T) {
+			topic := "java-" + tc.mech
+			if _, err := kadm.NewClient(admin).CreateTopic(ctx, 1, -1, nil, topic); err != nil {
+				t.Fatal(err)
+			}
+			javaConf := filepath.Join(dir, tc.mech+".java.properties")
+			if err := kafkaconf.WriteJavaClientConfig(javaConf, tc.props); err != nil {
+				t.Fatal(err)
+			}
+			// Kafka's own console producer and consumer with the
+			// mechanism: one record written and read back.
+			tool := func(stdin, class string, args ...string) string {
+				t.Helper()
+				args = append(append(append([]string{}, tc.jvmFlags...), "-cp", filepath.Join(c.Release().Dir, "libs", "*"),
+					class, "--bootstrap-server", kafkaconf.Bootstrap(tc.props)[0], "--topic", topic), args...)
+				cmd := exec.CommandContext(ctx, javaPath(t), args...)
+				var out, errb bytes.Buffer
+				cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, &errb
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("%s: %v\n%s", class, err, errb.String())
+				}
+				return out.String()
+			}
+			tool("from-java\n", "org.apache.kafka.tools.ConsoleProducer", "--producer.config", javaConf)
+			if got := tool("", "org.apache.kafka.tools.consumer.ConsoleConsumer", "--command-config", javaConf,
+				"--from-beginning", "--max-messages", "1", "--timeout-ms", "30000"); got != "from-java\n" {
+				t.Errorf("console consumer read %q over %s, want the console producer's record", got, tc.mech)
+			}
+			if tc.mech == planner.SASLPlain || tc.mech == planner.SASLGSSAPI {
+				kcatRoundTrip(t, ctx, tc.props, topic, tc.mech)
+			}
+			if tc.mech != planner.SASLOAuthBearer && tc.mech != planner.SASLGSSAPI {
+				return // xp's load generator: TestSecuritySurfaceOnKafka, and java below
+			}
 			issued := idp.Issued()
 			cfg := quick(tc.props)
 			cfg.SASLMechanism = tc.mech
@@ -113,28 +160,6 @@ func TestIdentitySASLOnKafka(t *testing.T) {
 					t.Errorf("%d tokens issued and %d re-authentications in the broker's log over the run; want at least 2 of each", got, reauths)
 				}
 				t.Logf("%d tokens issued, %d re-authentications logged by the broker", idp.Issued()-issued, reauths)
-			}
-			// Kafka's own console producer with the same identity.
-			topic := "java-" + tc.mech
-			if _, err := kadm.NewClient(admin).CreateTopic(ctx, 1, -1, nil, topic); err != nil {
-				t.Fatal(err)
-			}
-			javaConf := filepath.Join(dir, tc.mech+".java.properties")
-			if err := kafkaconf.WriteJavaClientConfig(javaConf, tc.props); err != nil {
-				t.Fatal(err)
-			}
-			args := append(append([]string{}, tc.jvmFlags...), "-cp", filepath.Join(c.Release().Dir, "libs", "*"),
-				"org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", kafkaconf.Bootstrap(tc.props)[0],
-				"--topic", topic, "--producer.config", javaConf)
-			cmd := exec.CommandContext(ctx, javaPath(t), args...)
-			var out bytes.Buffer
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader("from-java\n"), &out, &out
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("console producer: %v\n%s", err, out.String())
-			}
-			got := readOne(t, ctx, tc.props, topic)
-			if got != "from-java" {
-				t.Errorf("read %q over %s, want the console producer's record", got, tc.mech)
 			}
 		})
 	}
@@ -186,6 +211,20 @@ func TestIdentitySASLOnKafka(t *testing.T) {
 			t.Errorf("handshakes %d (%v/s), reconnect %+v with %d timed: want a handshake and a time for each reconnect", cn.Handshakes, cn.HandshakesPerS, cn.ReconnectMs, h.TotalCount())
 		}
 		t.Logf("librdkafka churn: %d reconnects, %d handshakes, reconnect p50 %.1f ms", cn.Reconnects, cn.Handshakes, cn.ReconnectMs.P50)
+	})
+	mtls, err := kafkaconf.ReadClientConfig(c.Modes()[planner.SecurityMTLS].ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("java", func(t *testing.T) {
+		javaSurface(t, ctx, map[string]map[string]string{planner.SASLScramSHA512: base, planner.SASLScramSHA256: base, planner.SASLPlain: base,
+			planner.SASLOAuthBearer: oauthProps, planner.SASLGSSAPI: krbProps, "": mtls}, func() int {
+			log, err := os.ReadFile(serverLog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return bytes.Count(log, []byte("Beginning re-authentication"))
+		})
 	})
 	t.Run("forged token", func(t *testing.T) {
 		other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -265,28 +304,4 @@ func pingErr(ctx context.Context, opts []kgo.Opt) error {
 	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	return cl.Ping(pctx)
-}
-
-// readOne reads the first record of topic with props.
-func readOne(t *testing.T, ctx context.Context, props map[string]string, topic string) string {
-	t.Helper()
-	opts, err := kafkaconf.ClientOpts(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	fs := cl.PollRecords(fctx, 1)
-	if err := fs.Err0(); err != nil {
-		t.Fatal(err)
-	}
-	if recs := fs.Records(); len(recs) > 0 {
-		return string(recs[0].Value)
-	}
-	return ""
 }

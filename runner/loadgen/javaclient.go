@@ -4,15 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +39,16 @@ import (
 // the external side counted, with the same health rules. The external side
 // runs the schedule, the producers and consumer groups, the digest check,
 // the sampler and the histograms, and reports them.
+//
+// A row's security surface reaches the Java side as Kafka's own client
+// properties: tls_version and tls_cipher as ssl.enabled.protocols,
+// ssl.protocol and ssl.cipher.suites (kafkaconf.TLSChoice.JavaProperties),
+// sasl_mechanism as sasl.mechanism with its login (kafkaconf's Java
+// translation, and the JVM system properties OAUTHBEARER and GSSAPI
+// need), and connection_churn as a job key. The Java side reads what its
+// TLS connections negotiated from its own SSL engines; this side checks
+// it against the row as the Go path checks each connection, and builds
+// the same Connections.
 
 // external is a load generator in a process of its own, run on the same
 // job, payload file and report.
@@ -49,14 +62,31 @@ type external struct {
 	writeConfig func(cfg Config, path string, props map[string]string) error
 	// command runs the load generator on the job.
 	command func(cfg Config, home, job string) *exec.Cmd
+	// jobKeys, when set, are job keys of this client only, from the
+	// run's client properties.
+	jobKeys func(props map[string]string) [][2]string
 }
 
 // javaExternal is the Java client.
 var javaExternal = external{
 	name: "java client",
 	home: javaClientHome,
-	writeConfig: func(_ Config, path string, props map[string]string) error {
-		return kafkaconf.WriteJavaClientConfig(path, props)
+	writeConfig: func(cfg Config, path string, props map[string]string) error {
+		if err := kafkaconf.WriteJavaClientConfig(path, props); err != nil {
+			return err
+		}
+		return appendJavaTLS(path, props, kafkaconf.TLSChoice{Version: cfg.TLSVersion, Cipher: cfg.TLSCipher})
+	},
+	// The login's JVM system properties are set by the Java side, not
+	// given as flags, so the runtime it records keeps the JVM flags of
+	// the run only (a krb5.conf path or a random port is not tuning).
+	jobKeys: func(props map[string]string) [][2]string {
+		sys := kafkaconf.JavaSystemProperties(props)
+		var keys [][2]string
+		for _, k := range slices.Sorted(maps.Keys(sys)) {
+			keys = append(keys, [2]string{"system." + k, sys[k]})
+		}
+		return keys
 	},
 	command: func(cfg Config, home, job string) *exec.Cmd {
 		java := cfg.Java
@@ -108,6 +138,9 @@ type externalReport struct {
 	ClientName    string   `json:"client_name"`
 	ClientVersion string   `json:"client_version"`
 	ClientRuntime string   `json:"client_runtime"`
+	// TLSSessions are the distinct "PROTOCOL,SUITE,KEY" the TLS
+	// connections negotiated (JSSE's names, e.g. "TLSv1.3").
+	TLSSessions []string `json:"tls_sessions"`
 	// Reconnects, Handshakes and Reconnect are connection churn's counts
 	// and reconnect-time histogram (base64 V2-compressed HDR, us).
 	Reconnects int64  `json:"reconnects"`
@@ -233,6 +266,10 @@ func (r *run) writeJob(dir string, existed bool, x external) (string, error) {
 			props[k] = v
 		}
 	}
+	if r.saslMech != "" {
+		props[kafkaconf.SASLMechanism] = r.saslMech
+		delete(props, kafkaconf.SASLMechanisms)
+	}
 	clientPath := filepath.Join(dir, "client.properties")
 	if err := x.writeConfig(cfg, clientPath, props); err != nil {
 		return "", fmt.Errorf("%w: --client-config: %v", ErrConfig, err)
@@ -280,6 +317,9 @@ func (r *run) writeJob(dir string, existed bool, x external) (string, error) {
 		{"assign.timeout.ns", strconv.FormatInt(int64(externalAssignTimeout), 10)},
 		{"connection.churn", strconv.Itoa(cfg.ConnectionChurn)},
 	}
+	if x.jobKeys != nil {
+		job = append(job, x.jobKeys(props)...)
+	}
 	var b strings.Builder
 	b.WriteString("# xp loadgen --client " + cfg.Client + ": one run\n")
 	esc := strings.NewReplacer(`\`, `\\`, "\n", `\n`)
@@ -288,6 +328,25 @@ func (r *run) writeJob(dir string, existed bool, x external) (string, error) {
 	}
 	path := filepath.Join(dir, "job.properties")
 	return path, os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// appendJavaTLS adds to the Java client properties at path, on a TLS
+// connection, the row's TLS narrowing and the Java side's engine factory
+// (Kafka's, noting each engine so that what it negotiated is read back).
+func appendJavaTLS(path string, props map[string]string, choice kafkaconf.TLSChoice) error {
+	if p := kafkaconf.Protocol(props); p != "ssl" && p != "sasl_ssl" {
+		return nil
+	}
+	add := choice.JavaProperties()
+	add["ssl.engine.factory.class"] = release.JavaClientClass + "$Engines"
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(add)) {
+		fmt.Fprintf(f, "%s=%s\n", k, add[k])
+	}
+	return f.Close()
 }
 
 // runExternal runs x on job and reads its report; rss is its peak
@@ -442,37 +501,73 @@ func (r *run) externalResult(x external, rep *externalReport, rss float64) (*Res
 		}
 		*dst = string(b)
 	}
-	if cfg.ConnectionChurn > 0 {
-		c, err := externalConnections(x, rep, r.saslMech, cfg)
-		if err != nil {
-			return nil, err
+	conns, departures, err := r.javaConnections(rep)
+	if err != nil {
+		return nil, err
+	}
+	res.Connections = conns
+	for _, why := range departures {
+		res.Errors++
+		if len(res.ErrorSamples) < maxErrSamples {
+			res.ErrorSamples = append(res.ErrorSamples, "tls: "+why)
 		}
-		res.Connections = c
 	}
 	return res, nil
 }
 
-// externalConnections is the Connections of a run with churn: the row's
-// SASL mechanism and the reconnects, handshakes and reconnect times the
-// external side counted (no TLS: librdkafka reports none it negotiated).
-func externalConnections(x external, rep *externalReport, mech string, cfg Config) (*Connections, error) {
-	c := &Connections{SASLMechanism: mech, Churn: cfg.ConnectionChurn, Reconnects: rep.Reconnects, Handshakes: rep.Handshakes}
+// javaConnections is the Connections of the Java side's report, in the
+// Go path's form: the TLS negotiated under Go's names (the first of the
+// sessions reported), the row's SASL mechanism, and churn's counts and
+// reconnect histogram; departures are the reported sessions that are not
+// what the row asked for, as TLSChoice.Check words them.
+func (r *run) javaConnections(rep *externalReport) (*Connections, []string, error) {
+	cfg := r.cfg
+	c := &Connections{SASLMechanism: r.saslMech, Churn: cfg.ConnectionChurn, Reconnects: rep.Reconnects, Handshakes: rep.Handshakes}
 	c.HandshakesPerS = float64(c.Handshakes) / cfg.Duration.Seconds()
+	var departures []string
+	for i, s := range rep.TLSSessions {
+		proto, rest, _ := strings.Cut(s, ",")
+		suite, key, _ := strings.Cut(rest, ",")
+		cs := tls.ConnectionState{Version: jsseVersions[proto], CipherSuite: cipherSuiteID(suite)}
+		if why := r.conns.choice.Check(cs); why != "" {
+			departures = append(departures, why)
+		}
+		if i == 0 {
+			c.TLSVersion, c.TLSCipher, c.TLSKey = proto, suite, key
+			if cs.Version != 0 {
+				c.TLSVersion = tls.VersionName(cs.Version)
+			}
+		}
+	}
 	h := NewHistogram()
 	if rep.Reconnect != "" {
 		d, err := hdrhistogram.Decode([]byte(rep.Reconnect))
 		if err != nil {
-			return nil, fmt.Errorf("loadgen: %s reconnect histogram: %w", x.name, err)
+			return nil, nil, fmt.Errorf("loadgen: %s client reconnect histogram: %w", r.cfg.Client, err)
 		}
 		h.Merge(d)
 	}
 	c.ReconnectMs = Summarize(h)
 	b, err := EncodeHistogram(h)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: encode histogram: %w", err)
+		return nil, nil, fmt.Errorf("loadgen: encode histogram: %w", err)
 	}
 	c.Reconnect = string(b)
-	return c, nil
+	return c, departures, nil
+}
+
+// jsseVersions are JSSE's protocol names as crypto/tls versions.
+var jsseVersions = map[string]uint16{"TLSv1": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11, "TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
+
+// cipherSuiteID is the crypto/tls ID of an IANA suite name (JSSE's names
+// are IANA's), 0 for a suite Go does not know.
+func cipherSuiteID(name string) uint16 {
+	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		if s.Name == name {
+			return s.ID
+		}
+	}
+	return 0
 }
 
 // nsecOf is the seconds of measurement, as both sides count them.

@@ -19,6 +19,13 @@
 // drain; UNIX_NS when it ends at the latest), then "result JSON"; or
 // "error MESSAGE" and exit status 1 when the cluster cannot be used. End
 // of standard input stops the run early (it still reports).
+//
+// The security surface of a row reaches this class as Kafka client
+// properties (ssl.enabled.protocols, ssl.cipher.suites, sasl.mechanism and
+// its login, written by xp) and one job key, connection.churn. What the
+// TLS connections negotiated is read back from the client's own SSL
+// engines (Engines, set as ssl.engine.factory.class) and reported, not
+// assumed from the properties.
 package xp.loadgen;
 
 import java.io.BufferedInputStream;
@@ -29,6 +36,11 @@ import java.io.InputStream;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
+import java.security.KeyStore;
+import java.security.PublicKey;
+import java.security.cert.Certificate;
+import java.security.interfaces.ECPublicKey;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -39,17 +51,25 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32;
 import java.util.zip.CRC32C;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
+
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSession;
 
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -58,10 +78,14 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.security.auth.SslEngineFactory;
+import org.apache.kafka.common.security.ssl.DefaultSslEngineFactory;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -109,6 +133,17 @@ public final class Loadgen {
     final List<long[]> series = new ArrayList<>();
     double cpuStart, cpuEnd;
 
+    // Connection churn (job key connection.churn, 0: none): each producer
+    // closes its KafkaProducer every churn records and opens a new one.
+    // The current producers, the reconnects set off by a record intended
+    // in the window, the connections the producers so opened set up
+    // (their connection-creation-total) and how long each reconnect took.
+    final int churn;
+    AtomicReferenceArray<KafkaProducer<byte[], byte[]>> current;
+    boolean[] churnedInWindow;
+    final AtomicLong reconnects = new AtomicLong(), handshakes = new AtomicLong();
+    final Histogram reconnectHist = Recorder.newHistogram();
+
     Loadgen(Properties job) throws IOException {
         this.job = job;
         try (InputStream in = new FileInputStream(job.getProperty("client.config"))) {
@@ -133,6 +168,7 @@ public final class Loadgen {
         warmupNs = Long.parseLong(job.getProperty("warmup.ns"));
         durationNs = Long.parseLong(job.getProperty("duration.ns"));
         drainNs = Long.parseLong(job.getProperty("drain.timeout.ns"));
+        churn = Integer.parseInt(job.getProperty("connection.churn", "0"));
         nsec = (int) ((durationNs + SECOND - 1) / SECOND);
         pub = new Recorder(nsec);
         e2e = new Recorder(nsec);
@@ -193,9 +229,18 @@ public final class Loadgen {
         }
     }
 
+    // message names t and its causes (a KafkaException that failed to
+    // construct a client says why only in them).
     static String message(Throwable t) {
-        String m = t.getMessage();
-        return t.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+        StringBuilder b = new StringBuilder();
+        for (int depth = 0; t != null && depth < 4; t = t.getCause(), depth++) {
+            if (depth > 0) {
+                b.append("; caused by ");
+            }
+            String m = t.getMessage();
+            b.append(t.getClass().getSimpleName()).append(m == null ? "" : ": " + m);
+        }
+        return b.toString();
     }
 
     int second(long ti) {
@@ -431,6 +476,63 @@ public final class Loadgen {
         return pr;
     }
 
+    // connectionsOpened is a producer's connection-creation-total: every
+    // connection it set up (TCP, TLS, SASL), to the bootstrap servers and
+    // to the brokers.
+    static long connectionsOpened(KafkaProducer<byte[], byte[]> pr) {
+        for (Map.Entry<MetricName, ? extends Metric> e : pr.metrics().entrySet()) {
+            MetricName n = e.getKey();
+            if (n.name().equals("connection-creation-total") && n.group().equals("producer-metrics")) {
+                return (long) ((Number) e.getValue().metricValue()).doubleValue();
+            }
+        }
+        return 0;
+    }
+
+    // churnTick counts one record of producer k, intended for ti, sent;
+    // every churn records it waits for the producer's records to be
+    // acknowledged (flush), closes it and opens a new one, which connects,
+    // handshakes and authenticates again, as the Go load generator's
+    // churner does. A reconnect counts in the window when the record that
+    // set it off does; its time is from the new producer's construction
+    // to its topics' metadata in (a connection set up, authenticated and
+    // answering). False when the producer could not be reopened or the run
+    // is stopping.
+    boolean churnTick(int k, int[] count, long ti) {
+        if (churn == 0 || ++count[0] < churn) {
+            return true;
+        }
+        count[0] = 0;
+        KafkaProducer<byte[], byte[]> old = current.get(k);
+        old.flush();
+        if (churnedInWindow[k]) {
+            handshakes.addAndGet(connectionsOpened(old));
+        }
+        old.close(Duration.ofSeconds(30));
+        Engines.collect(this, false);
+        if (stopping.get()) {
+            return false;
+        }
+        long start = System.nanoTime();
+        KafkaProducer<byte[], byte[]> pr;
+        try {
+            pr = newProducer(k);
+        } catch (RuntimeException e) {
+            noteErr("producer: " + message(e));
+            return false;
+        }
+        long took = System.nanoTime() - start;
+        current.set(k, pr);
+        churnedInWindow[k] = second(ti) >= 0;
+        if (churnedInWindow[k]) {
+            reconnects.incrementAndGet();
+            synchronized (reconnectHist) {
+                reconnectHist.recordValue(Math.max(1, Math.min(60_000_000L, took / 1000)));
+            }
+        }
+        return true;
+    }
+
     // send produces one record with intended time ti to topic tix; done
     // runs when it is acknowledged or has failed.
     void send(KafkaProducer<byte[], byte[]> pr, SplittableRandom rng, long ti, int tix, Runnable done) {
@@ -484,8 +586,9 @@ public final class Loadgen {
     // openLoop sends record i at t0 + i/rate, at once when behind; records
     // due in the window may be sent up to SEND_GRACE after it, later ones
     // are never sent (a shortfall the rate rule sees).
-    void openLoop(KafkaProducer<byte[], byte[]> pr, SplittableRandom rng, int tix, double rate) {
+    void openLoop(int k, SplittableRandom rng, int tix, double rate) {
         long stop = measEnd + SEND_GRACE;
+        int[] count = new int[1];
         double period = 1e9 / rate;
         for (long i = 0;; i++) {
             long ti = t0 + (long) (i * period);
@@ -510,17 +613,21 @@ public final class Loadgen {
             if (sec >= 0) {
                 sendDelay.record(sec, now - ti);
             }
-            send(pr, rng, ti, tix, null);
+            send(current.get(k), rng, ti, tix, null);
             if (++tix == topics.length) {
                 tix = 0;
+            }
+            if (!churnTick(k, count, ti)) {
+                return;
             }
         }
     }
 
     // closedLoop keeps inFlight records in flight; the intended send time
     // is the moment a slot frees.
-    void closedLoop(KafkaProducer<byte[], byte[]> pr, SplittableRandom rng, int tix) throws InterruptedException {
+    void closedLoop(int k, SplittableRandom rng, int tix) throws InterruptedException {
         Semaphore win = new Semaphore(inFlight);
+        int[] count = new int[1];
         if (!paceUntil(t0)) {
             return;
         }
@@ -533,9 +640,12 @@ public final class Loadgen {
                 win.release();
                 return;
             }
-            send(pr, rng, now, tix, win::release);
+            send(current.get(k), rng, now, tix, win::release);
             if (++tix == topics.length) {
                 tix = 0;
+            }
+            if (!churnTick(k, count, now)) {
+                return;
             }
         }
     }
@@ -626,12 +736,13 @@ public final class Loadgen {
             t.start();
             consThreads.add(t);
         }
-        List<KafkaProducer<byte[], byte[]>> prs = new ArrayList<>();
+        current = new AtomicReferenceArray<>(producers);
+        churnedInWindow = new boolean[producers];
         try {
             awaitAssignment(ms);
             try {
                 for (int k = 0; k < producers; k++) {
-                    prs.add(newProducer(k));
+                    current.set(k, newProducer(k));
                 }
             } catch (RuntimeException e) {
                 throw new Failure("producer: " + message(e));
@@ -644,15 +755,15 @@ public final class Loadgen {
             int[] firstTopic = ints(job.getProperty("first.topics"));
             List<Thread> prodThreads = new ArrayList<>();
             for (int k = 0; k < producers; k++) {
-                KafkaProducer<byte[], byte[]> pr = prs.get(k);
+                int pk = k;
                 SplittableRandom rng = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + k + 1);
                 int tix = firstTopic[k];
                 Thread t = new Thread(() -> {
                     try {
                         if (rate > 0) {
-                            openLoop(pr, rng, tix, (double) rate / producers);
+                            openLoop(pk, rng, tix, (double) rate / producers);
                         } else {
-                            closedLoop(pr, rng, tix);
+                            closedLoop(pk, rng, tix);
                         }
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
@@ -677,8 +788,8 @@ public final class Loadgen {
             // Drain: every buffered record acknowledged, every acknowledged
             // record consumed by every group, or the deadline.
             Thread flusher = new Thread(() -> {
-                for (KafkaProducer<byte[], byte[]> pr : prs) {
-                    pr.flush();
+                for (int k = 0; k < producers; k++) {
+                    current.get(k).flush();
                 }
             }, "xp-flush");
             flusher.setDaemon(true);
@@ -704,12 +815,21 @@ public final class Loadgen {
             for (Thread t : consThreads) {
                 t.join(5000);
             }
+            for (int k = 0; k < producers; k++) {
+                if (churnedInWindow[k]) {
+                    handshakes.addAndGet(connectionsOpened(current.get(k)));
+                }
+            }
+            Engines.collect(this, true);
             return result(drained, drainAt, unacked);
         } finally {
             closing.set(true);
             consumersStop = true;
-            for (KafkaProducer<byte[], byte[]> pr : prs) {
-                pr.close(Duration.ofSeconds(5));
+            for (int k = 0; k < producers; k++) {
+                KafkaProducer<byte[], byte[]> pr = current.get(k);
+                if (pr != null) {
+                    pr.close(Duration.ofSeconds(5));
+                }
             }
             for (Member m : ms) {
                 m.consumer.wakeup();
@@ -755,6 +875,13 @@ public final class Loadgen {
         j.str("client_name", "java");
         j.str("client_version", "kafka-clients " + clientsVersion());
         j.str("client_runtime", runtime());
+        synchronized (tlsSessions) {
+            j.strs("tls_sessions", new ArrayList<>(tlsSessions));
+        }
+        j.num("reconnects", reconnects.get()).num("handshakes", handshakes.get());
+        synchronized (reconnectHist) {
+            j.str("reconnect", Base64.getEncoder().encodeToString(Recorder.encode(reconnectHist)));
+        }
         return j.end();
     }
 
@@ -787,6 +914,100 @@ public final class Loadgen {
         b.append("; gc: ").append(String.join(", ", gcs));
         b.append("; max heap ").append(Runtime.getRuntime().maxMemory() >> 20).append(" MiB");
         return b.toString();
+    }
+
+    // tlsSessions are the distinct "PROTOCOL,SUITE,KEY" the client's TLS
+    // connections negotiated (JSSE's names; KEY the server certificate's,
+    // as a row's tls_key names it).
+    final Set<String> tlsSessions = new TreeSet<>();
+
+    // Engines is the Java client's SSL engine factory: Kafka's own
+    // (DefaultSslEngineFactory), every client engine it makes noted so that
+    // what each connection negotiated is read from the connection itself.
+    // xp loadgen names it in ssl.engine.factory.class on TLS connections.
+    public static final class Engines implements SslEngineFactory {
+        static final ConcurrentLinkedQueue<SSLEngine> made = new ConcurrentLinkedQueue<>();
+        final DefaultSslEngineFactory kafka = new DefaultSslEngineFactory();
+
+        @Override
+        public void configure(Map<String, ?> configs) {
+            kafka.configure(configs);
+        }
+
+        @Override
+        public SSLEngine createClientSslEngine(String peerHost, int peerPort, String endpointIdentification) {
+            SSLEngine e = kafka.createClientSslEngine(peerHost, peerPort, endpointIdentification);
+            made.add(e);
+            return e;
+        }
+
+        @Override
+        public SSLEngine createServerSslEngine(String peerHost, int peerPort) {
+            return kafka.createServerSslEngine(peerHost, peerPort);
+        }
+
+        @Override
+        public boolean shouldBeRebuilt(Map<String, Object> nextConfigs) {
+            return kafka.shouldBeRebuilt(nextConfigs);
+        }
+
+        @Override
+        public Set<String> reconfigurableConfigs() {
+            return kafka.reconfigurableConfigs();
+        }
+
+        @Override
+        public KeyStore keystore() {
+            return kafka.keystore();
+        }
+
+        @Override
+        public KeyStore truststore() {
+            return kafka.truststore();
+        }
+
+        @Override
+        public void close() throws IOException {
+            kafka.close();
+        }
+
+        // collect moves the sessions of the engines whose handshake is done
+        // into lg's tlsSessions; with all, the engines that never finished
+        // one (a failed connection) are dropped too.
+        static void collect(Loadgen lg, boolean all) {
+            for (SSLEngine e : made) {
+                SSLSession s = e.getSession();
+                if ("NONE".equals(s.getProtocol())) {
+                    if (all) {
+                        made.remove(e);
+                    }
+                    continue;
+                }
+                String key = "unknown";
+                try {
+                    Certificate[] chain = s.getPeerCertificates();
+                    key = keyName(chain[0].getPublicKey());
+                } catch (SSLException ex) {
+                    // no peer certificate: the key stays unknown
+                }
+                synchronized (lg.tlsSessions) {
+                    lg.tlsSessions.add(s.getProtocol() + "," + s.getCipherSuite() + "," + key);
+                }
+                made.remove(e);
+            }
+        }
+
+        // keyName names a certificate's key as a row's tls_key does
+        // (ecdsa-p256, rsa2048, rsa4096), other keys by algorithm.
+        static String keyName(PublicKey k) {
+            if (k instanceof ECPublicKey ec) {
+                return "ecdsa-p" + ec.getParams().getCurve().getField().getFieldSize();
+            }
+            if (k instanceof RSAPublicKey rsa) {
+                return "rsa" + rsa.getModulus().bitLength();
+            }
+            return k.getAlgorithm().toLowerCase();
+        }
     }
 
     // Recorder keeps one histogram per second of measurement for one kind:
@@ -932,6 +1153,14 @@ public final class Loadgen {
         Properties job = new Properties();
         try (InputStream in = new FileInputStream(args[0])) {
             job.load(in);
+        }
+        // The login's JVM system properties (job keys system.NAME: the
+        // OAUTHBEARER token endpoint allowed, GSSAPI's krb5.conf), set
+        // before any client reads them.
+        for (String k : job.stringPropertyNames()) {
+            if (k.startsWith("system.")) {
+                System.setProperty(k.substring("system.".length()), job.getProperty(k));
+            }
         }
         Loadgen lg = new Loadgen(job);
         Thread stdin = new Thread(() -> {
