@@ -2,6 +2,7 @@ package kafkaconf
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -138,18 +139,25 @@ func TestIdentityMechanisms(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct {
-		name  string
-		props map[string]string
-		want  []string
+		name   string
+		props  map[string]string
+		want   []string
+		system map[string]string
 	}{
 		{"oauthbearer", oauth, []string{"sasl.mechanism=OAUTHBEARER",
 			"sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
 			"sasl.oauthbearer.token.endpoint.url=http://127.0.0.1:1/token",
-			`OAuthBearerLoginModule required clientId="xp" clientSecret="pw";`}},
+			`OAuthBearerLoginModule required clientId="xp" clientSecret="pw";`},
+			map[string]string{AllowedURLsProperty: "http://127.0.0.1:1/token"}},
 		{"gssapi", gss, []string{"sasl.mechanism=GSSAPI", "sasl.kerberos.service.name=kafka",
-			`Krb5LoginModule required useKeyTab=true storeKey=true doNotPrompt=true keyTab="` + filepath.Join(dir, "none.keytab") + `" principal="xp@XP.TEST";`}},
+			`Krb5LoginModule required useKeyTab=true storeKey=true doNotPrompt=true keyTab="` + filepath.Join(dir, "none.keytab") + `" principal="xp@XP.TEST";`},
+			map[string]string{"java.security.krb5.conf": krb5}},
+		{"scram", edit(base, SASLMechanism, "SCRAM-SHA-256"), []string{"sasl.mechanism=SCRAM-SHA-256", "ScramLoginModule required"}, nil},
 	} {
 		t.Run("java "+tc.name, func(t *testing.T) {
+			if got := JavaSystemProperties(tc.props); !maps.Equal(got, tc.system) {
+				t.Errorf("JavaSystemProperties = %v, want %v", got, tc.system)
+			}
 			path := filepath.Join(dir, tc.name+".java.properties")
 			if err := WriteJavaClientConfig(path, tc.props); err != nil {
 				t.Fatal(err)

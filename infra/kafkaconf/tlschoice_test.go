@@ -2,6 +2,7 @@ package kafkaconf
 
 import (
 	"crypto/tls"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -63,5 +64,27 @@ func TestTLSChoice(t *testing.T) {
 	}
 	if !slices.Equal((TLSChoice{Version: planner.TLSVersion13, Cipher: planner.TLSCipherChaCha20}).CipherSuites(), []string{"TLS_CHACHA20_POLY1305_SHA256"}) {
 		t.Error("TLS 1.3 ChaCha20 suite")
+	}
+}
+
+// TestJavaTLSChoice: a Java client is narrowed by the same levels through
+// JSSE's properties (which take the IANA names CipherSuites gives), and
+// an open choice sets none of them.
+func TestJavaTLSChoice(t *testing.T) {
+	for _, tc := range []struct {
+		choice TLSChoice
+		want   map[string]string
+	}{
+		{TLSChoice{}, map[string]string{}},
+		{TLSChoice{Version: planner.TLSDefault, Cipher: planner.TLSDefault}, map[string]string{}},
+		{TLSChoice{Version: planner.TLSVersion12}, map[string]string{"ssl.enabled.protocols": "TLSv1.2", "ssl.protocol": "TLSv1.2"}},
+		{TLSChoice{Version: planner.TLSVersion12, Cipher: planner.TLSCipherChaCha20}, map[string]string{"ssl.enabled.protocols": "TLSv1.2", "ssl.protocol": "TLSv1.2",
+			"ssl.cipher.suites": "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"}},
+		{TLSChoice{Version: planner.TLSVersion13, Cipher: planner.TLSCipherAES256GCM}, map[string]string{"ssl.enabled.protocols": "TLSv1.3", "ssl.protocol": "TLSv1.3",
+			"ssl.cipher.suites": "TLS_AES_256_GCM_SHA384"}},
+	} {
+		if got := tc.choice.JavaProperties(); !maps.Equal(got, tc.want) {
+			t.Errorf("%+v: %v, want %v", tc.choice, got, tc.want)
+		}
 	}
 }

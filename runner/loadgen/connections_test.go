@@ -2,9 +2,12 @@ package loadgen
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/planner"
 )
 
@@ -112,5 +115,52 @@ func TestSASLMechanism(t *testing.T) {
 	// client config, which this one lacks: refused before connecting.
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "GSSAPI needs sasl.kerberos.principal, sasl.kerberos.keytab and xp.kerberos.krb5.conf") {
 		t.Errorf("gssapi: %v, want a refusal naming the Kerberos settings the client config lacks", err)
+	}
+}
+
+// TestJavaConnections: the Java side's report becomes the Go path's
+// Connections: JSSE's protocol under Go's name, the suite and key as
+// reported, churn's counts and its reconnect histogram decoded and
+// summarized; a session that is not what the row asked for is a
+// departure worded as TLSChoice.Check words the Go client's.
+func TestJavaConnections(t *testing.T) {
+	h := NewHistogram()
+	for _, us := range []int64{1000, 2000, 3000} {
+		h.RecordValue(us)
+	}
+	enc, err := EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name           string
+		choice         kafkaconf.TLSChoice
+		sessions       []string
+		wantVersion    string
+		wantDepartures []string
+	}{
+		{"as asked", kafkaconf.TLSChoice{Version: planner.TLSVersion13, Cipher: planner.TLSCipherChaCha20},
+			[]string{"TLSv1.3,TLS_CHACHA20_POLY1305_SHA256,rsa2048"}, "TLS 1.3", nil},
+		{"another suite", kafkaconf.TLSChoice{Version: planner.TLSVersion13, Cipher: planner.TLSCipherChaCha20},
+			[]string{"TLSv1.3,TLS_AES_128_GCM_SHA256,rsa2048"}, "TLS 1.3", []string{"negotiated TLS_AES_128_GCM_SHA256, but tls_cipher is chacha20-poly1305"}},
+		{"another version", kafkaconf.TLSChoice{Version: planner.TLSVersion12},
+			[]string{"TLSv1.3,TLS_AES_128_GCM_SHA256,rsa2048"}, "TLS 1.3", []string{"negotiated TLS 1.3, but tls_version is 1.2"}},
+		{"plaintext", kafkaconf.TLSChoice{}, nil, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &run{cfg: Config{Duration: 2 * time.Second, ConnectionChurn: 1000}, saslMech: "SCRAM-SHA-512"}
+			r.conns = newConnWatch(r, tc.choice)
+			c, departures, err := r.javaConnections(&externalReport{TLSSessions: tc.sessions, Reconnects: 3, Handshakes: 6, Reconnect: string(enc)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.TLSVersion != tc.wantVersion || len(tc.sessions) > 0 && c.TLSKey != planner.TLSKeyRSA2048 || !slices.Equal(departures, tc.wantDepartures) {
+				t.Errorf("connections %+v, departures %q; want %s and %q", c, departures, tc.wantVersion, tc.wantDepartures)
+			}
+			if c.SASLMechanism != "SCRAM-SHA-512" || c.Churn != 1000 || c.Reconnects != 3 || c.Handshakes != 6 || c.HandshakesPerS != 3 ||
+				c.ReconnectMs.P50 != Summarize(h).P50 || c.Reconnect == "" {
+				t.Errorf("connections %+v: want the report's counts and histogram", c)
+			}
+		})
 	}
 }
