@@ -38,8 +38,9 @@ kroxylicious-dist:
 	$(GO) run ./cmd/xpdist kroxylicious -version '$(KROXYLICIOUS_VERSION)' -out out/dist
 
 # out/dist/xp-java-client-VERSION.tgz (+ .sha512): xp's Java load generator
-# (infra/release/loadgen, compiled by javac) with kafka-clients VERSION and
-# HdrHistogram from Maven Central, strict checksums; xp loadgen --client java
+# (infra/release/loadgen, compiled by javac) with kafka-clients VERSION,
+# HdrHistogram, and jose4j and jackson-databind (OAUTHBEARER's login) from
+# Maven Central, strict checksums; xp loadgen --client java
 # runs it. JAVA_CLIENT_VERSION: empty for the newest 4.x, or exact.
 JAVA_CLIENT_VERSION ?=
 java-client:
