@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xp-bench/xp/infra/kafkaconf"
+	"github.com/xp-bench/xp/internal/disttest"
 	"github.com/xp-bench/xp/internal/kafkatest"
 	"github.com/xp-bench/xp/planner"
 )
@@ -127,7 +128,8 @@ func TestSecuritySurfaceOnKafka(t *testing.T) {
 // ChaCha20-Poly1305 (ssl.enabled.protocols, ssl.cipher.suites) is what the
 // connections negotiate and record, and a row asking for another suite
 // fails rather than measuring the wrong one. The broker's certificate has
-// an RSA 2048 key (tls_key), which the connections record too.
+// an RSA 2048 key (tls_key), which the connections record too, the Java
+// client's as well as the Go client's.
 func TestTLS13SuiteOnKafka(t *testing.T) {
 	choice := kafkaconf.TLSChoice{Version: planner.TLSVersion13, Cipher: planner.TLSCipherChaCha20}
 	c := kafkatest.Start(t, kafkatest.Options{TLS: choice, TLSKey: planner.TLSKeyRSA2048})
@@ -144,6 +146,16 @@ func TestTLS13SuiteOnKafka(t *testing.T) {
 	if !res.Healthy || res.Connections.TLSVersion != "TLS 1.3" || res.Connections.TLSCipher != "TLS_CHACHA20_POLY1305_SHA256" ||
 		res.Connections.TLSKey != planner.TLSKeyRSA2048 {
 		t.Fatalf("healthy %v %v, negotiated %+v", res.Healthy, res.Reasons, res.Connections)
+	}
+	java := cfg
+	java.Client, java.JavaClient, java.CacheDir, java.Warmup = planner.ClientJava, disttest.JavaClient(t).Path, t.TempDir(), 0
+	res, err = Run(context.Background(), java)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Healthy || res.Client.Name != planner.ClientJava || res.Connections.TLSVersion != "TLS 1.3" ||
+		res.Connections.TLSCipher != "TLS_CHACHA20_POLY1305_SHA256" || res.Connections.TLSKey != planner.TLSKeyRSA2048 {
+		t.Fatalf("java: healthy %v %v, negotiated %+v", res.Healthy, res.Reasons, res.Connections)
 	}
 	cfg.TLSCipher = planner.TLSCipherAES128GCM
 	res, err = Run(context.Background(), cfg)
