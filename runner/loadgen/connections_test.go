@@ -150,7 +150,7 @@ func TestJavaConnections(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &run{cfg: Config{Duration: 2 * time.Second, ConnectionChurn: 1000}, saslMech: "SCRAM-SHA-512"}
 			r.conns = newConnWatch(r, tc.choice)
-			c, departures, err := r.javaConnections(&externalReport{TLSSessions: tc.sessions, Reconnects: 3, Handshakes: 6, Reconnect: string(enc)})
+			c, departures, err := r.externalConnections(&externalReport{TLSSessions: tc.sessions, Reconnects: 3, Handshakes: 6, Reconnect: string(enc)})
 			if err != nil {
 				t.Fatal(err)
 			}

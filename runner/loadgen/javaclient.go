@@ -501,7 +501,7 @@ func (r *run) externalResult(x external, rep *externalReport, rss float64) (*Res
 		}
 		*dst = string(b)
 	}
-	conns, departures, err := r.javaConnections(rep)
+	conns, departures, err := r.externalConnections(rep)
 	if err != nil {
 		return nil, err
 	}
@@ -515,12 +515,13 @@ func (r *run) externalResult(x external, rep *externalReport, rss float64) (*Res
 	return res, nil
 }
 
-// javaConnections is the Connections of the Java side's report, in the
-// Go path's form: the TLS negotiated under Go's names (the first of the
-// sessions reported), the row's SASL mechanism, and churn's counts and
-// reconnect histogram; departures are the reported sessions that are not
-// what the row asked for, as TLSChoice.Check words them.
-func (r *run) javaConnections(rep *externalReport) (*Connections, []string, error) {
+// externalConnections is the Connections of an external client's report,
+// in the Go path's form: the TLS negotiated under Go's names (the first of
+// the sessions reported; the Java side reports them, librdkafka none), the
+// row's SASL mechanism, and churn's counts and reconnect histogram;
+// departures are the reported sessions that are not what the row asked
+// for, as TLSChoice.Check words them.
+func (r *run) externalConnections(rep *externalReport) (*Connections, []string, error) {
 	cfg := r.cfg
 	c := &Connections{SASLMechanism: r.saslMech, Churn: cfg.ConnectionChurn, Reconnects: rep.Reconnects, Handshakes: rep.Handshakes}
 	c.HandshakesPerS = float64(c.Handshakes) / cfg.Duration.Seconds()
