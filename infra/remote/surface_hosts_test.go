@@ -26,6 +26,7 @@ import (
 	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/infra/tf"
 	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/internal/kafkatest"
 	"github.com/xp-bench/xp/internal/netnstest"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
@@ -254,7 +255,7 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		t.Errorf("the cluster holds %d ACLs, want %d others and 3 for each of the 2 run principals", got, want)
 	}
 	xp := hostClientProps(t, client, "s1", "sasl_ssl.properties")
-	if err := produceOne(ctx, xp, "elsewhere"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+	if err := kafkatest.ProduceOne(ctx, xp, "elsewhere"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Errorf("xp's user outside %s*: %v, want TOPIC_AUTHORIZATION_FAILED", agent.ACLPrefix, err)
 	}
 }
@@ -332,21 +333,4 @@ func hostClientProps(t *testing.T, h *netnstest.Host, campaign, name string) map
 		}
 	}
 	return p
-}
-
-// produceOne produces one record to topic with props and returns the
-// error.
-func produceOne(ctx context.Context, props map[string]string, topic string) error {
-	opts, err := kafkaconf.ClientOpts(props)
-	if err != nil {
-		return err
-	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	return cl.ProduceSync(pctx, &kgo.Record{Topic: topic, Value: []byte("x")}).FirstErr()
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/kdc"
 	"github.com/xp-bench/xp/infra/local/kafkaproc"
@@ -69,4 +70,23 @@ func Start(tb testing.TB, o Options) *kafkaproc.Cluster {
 	}
 	tb.Cleanup(func() { c.Close() })
 	return c
+}
+
+// ProduceOne produces one record to topic with the client properties
+// props (kafkaconf's form) and returns the produce's error: how a test
+// asks whether a principal is admitted to a topic (nil) or refused (an
+// authorization error), within 30 s.
+func ProduceOne(ctx context.Context, props map[string]string, topic string) error {
+	opts, err := kafkaconf.ClientOpts(props)
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return cl.ProduceSync(pctx, &kgo.Record{Topic: topic, Value: []byte("x")}).FirstErr()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/xp-bench/xp/infra/kafkaconf"
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/internal/disttest"
+	"github.com/xp-bench/xp/internal/kafkatest"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner/loadgen"
 )
@@ -130,7 +131,7 @@ func TestACLsAndKroxyliciousOnApacheKafka(t *testing.T) {
 		intruder := read(mode)
 		intruder[kafkaconf.SASLMechanism] = planner.KafkaSASLMechanism(planner.SASLScramSHA256)
 		intruder[kafkaconf.SASLUsername], intruder[kafkaconf.SASLPassword] = "intruder", "intruder-password"
-		if err := produceOne(ctx, intruder, "xp-intruder"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		if err := kafkatest.ProduceOne(ctx, intruder, "xp-intruder"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 			t.Errorf("%s: a user without an ACL: %v, want TOPIC_AUTHORIZATION_FAILED", mode, err)
 		}
 	}
@@ -175,21 +176,4 @@ func countACLs(ctx context.Context, t *testing.T, admin map[string]string) int {
 		n += len(r.Described)
 	}
 	return n
-}
-
-// produceOne produces one record to topic with props and returns the
-// error.
-func produceOne(ctx context.Context, props map[string]string, topic string) error {
-	opts, err := kafkaconf.ClientOpts(props)
-	if err != nil {
-		return err
-	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	return cl.ProduceSync(pctx, &kgo.Record{Topic: topic, Value: []byte("x")}).FirstErr()
 }
