@@ -122,7 +122,8 @@ func warmRows(rows []planner.Row) []planner.Row {
 
 // warmUp runs the discarded warm-up load of group g after its cluster
 // came up (or was restarted): every mode at once, in rounds, until each
-// mode is warm (warmedUp) or the load has run o.WarmupCap; and records it
+// mode is warm (warmedUp) or the load has run o.WarmupCap (a cap shorter
+// than warmWindow shortens the first round); and records it
 // as the group's "warmup" event with its length. A load that fails ends
 // the warm-up: the error is recorded, and the rows that follow meet the
 // cluster as it is.
@@ -143,12 +144,16 @@ func (r *run) warmUp(ctx, wctx context.Context, g target.Group, ep target.Endpoi
 	rec := warmupRecord{CapS: r.o.WarmupCap.Seconds(), Modes: modes,
 		Rule: fmt.Sprintf("over the last %d s, no Mann-Kendall trend (p < %g) of the publish latency p50 falling to ×%.2g or of the rate rising ×%g", warmWindow, trendAlpha, warmFall, warmRise)}
 	var loadErr error
+	capS := int(r.o.WarmupCap.Seconds())
 	for round := 0; ; round++ {
 		secs := warmRound
 		if round == 0 {
-			secs = warmWindow
+			// A cap shorter than the rule's window bounds the first round
+			// too (at least a second of load): too short to find the
+			// cluster warm, it is recorded as not warm.
+			secs = max(1, min(warmWindow, capS))
 		}
-		if rec.LoadS+secs > int(r.o.WarmupCap.Seconds()) && round > 0 {
+		if rec.LoadS+secs > capS && round > 0 {
 			break
 		}
 		if loadErr = r.warmRound(ctx, modes, secs); loadErr != nil {

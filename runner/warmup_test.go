@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"context"
+	"encoding/json"
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/xp-bench/xp/planner"
+	"github.com/xp-bench/xp/results"
 )
 
 // TestWarmedUp: a mode is warm once its last 6 s show no falling latency
@@ -72,5 +76,64 @@ func TestWarmRows(t *testing.T) {
 	}
 	if want := []string{"c", "b", "f"}; !slices.Equal(got, want) {
 		t.Errorf("warm-up rows %v, want %v", got, want)
+	}
+}
+
+// TestWarmupCap: the warm-up of a flat (synthetic) cluster stops after
+// its first 6 s round, found warm; a cap shorter than that round bounds
+// it (at least a second), recorded as not warm; a negative cap runs none.
+func TestWarmupCap(t *testing.T) {
+	spec := smallSpec("cap", []string{"plaintext", "tls"}, 1)
+	for _, tc := range []struct {
+		name   string
+		cap    time.Duration
+		events int
+		loadS  int
+		stable bool
+	}{
+		{"default", 0, 1, 6, true},
+		{"under the window", 2 * time.Second, 1, 2, false},
+		{"under a second", 300 * time.Millisecond, 1, 1, false},
+		{"none", -1, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			plan := writePlan(t, dir, "cap", spec)
+			tgt := &synthetic{}
+			var stderr syncBuffer
+			if _, err := Run(context.Background(), Options{Platforms: only(tgt), Plan: plan, WarmupCap: tc.cap, Stderr: &stderr}); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			if tc.events == 0 {
+				s, err := results.OpenReadOnly(context.Background(), DefaultDB(plan))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				evs, _ := s.InfraEvents(context.Background())
+				for _, e := range evs {
+					if e.Event == "warmup" {
+						t.Fatalf("a warm-up with a negative cap: %+v", e)
+					}
+				}
+				if tgt.loads != 2 {
+					t.Errorf("%d loads, want the 2 rows' alone", tgt.loads)
+				}
+				return
+			}
+			ev := checkWarmupRecorded(t, DefaultDB(plan), tc.events)[0]
+			var rec warmupRecord
+			if err := json.Unmarshal(ev.Outputs, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec.LoadS != tc.loadS || rec.Stable != tc.stable || len(rec.Modes) != 2 {
+				t.Errorf("warm-up %s: want %d s of load, stable %v, on 2 modes", ev.Outputs, tc.loadS, tc.stable)
+			}
+			for _, m := range rec.Modes {
+				if len(m.Seconds) != tc.loadS {
+					t.Errorf("mode %s: %d seconds measured, want %d", m.Mode, len(m.Seconds), tc.loadS)
+				}
+			}
+		})
 	}
 }
