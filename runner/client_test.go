@@ -26,7 +26,8 @@ func TestClientRecordedInEveryAttempt(t *testing.T) {
 	plan := writePlan(t, dir, "clients", spec)
 	var stderr syncBuffer
 	_, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr,
-		JavaClient: disttest.JavaClient(t).Path, RdkafkaClient: disttest.RdkafkaClient(t).Path, JVMOpts: []string{"-Xmx256m"}})
+		JavaClient: disttest.JavaClient(t).Path, RdkafkaClient: disttest.RdkafkaClient(t).Path, JVMOpts: []string{"-Xmx256m"},
+		WarmupCap: noWarmup})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}

@@ -36,7 +36,7 @@ fixed:
 `
 	plan := writePlan(t, dir, "gwc", spec)
 	var stderr syncBuffer
-	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr}); err != nil {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr, WarmupCap: noWarmup}); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
 	s, err := results.OpenReadOnly(ctx, DefaultDB(plan))

@@ -26,6 +26,15 @@ func only(t target.Target) target.Platforms {
 	return target.Platforms{"local": func(target.Config) (target.Target, error) { return t, nil }}
 }
 
+// Group warm-up caps (Options.WarmupCap) for tests on real clusters:
+// noWarmup where a test does not look at the warm-up, briefWarmup (a
+// second of load, recorded as not warm) where it checks that the warm-up
+// is recorded in its place. TestWarmupCap tests the warm-up's rounds.
+const (
+	noWarmup    time.Duration = -1
+	briefWarmup               = time.Second
+)
+
 // smallSpec is a campaign of short, gentle rows on the embedded cluster:
 // one row per security level and replicate.
 func smallSpec(name string, levels []string, replicates int) string {

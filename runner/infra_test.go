@@ -150,7 +150,7 @@ func TestTargetFailuresPolicy(t *testing.T) {
 			defer cancel()
 			var sleeps []time.Duration
 			var stderr syncBuffer
-			_, err := Run(ctx, Options{Platforms: only(tc.s), Plan: plan, Stderr: &stderr,
+			_, err := Run(ctx, Options{Platforms: only(tc.s), Plan: plan, Stderr: &stderr, WarmupCap: briefWarmup,
 				UpRetry: Retry{Tries: tc.tries, Backoff: 10 * time.Millisecond, MaxBackoff: 15 * time.Millisecond},
 				Sleep: func(ctx context.Context, d time.Duration) error {
 					sleeps = append(sleeps, d)
@@ -283,7 +283,7 @@ func TestLoadAndTelemetrySeams(t *testing.T) {
 			sub := t.TempDir()
 			plan := writePlan(t, sub, "seam", short(smallSpec("seam", []string{"plaintext", "tls"}, 1)))
 			var stderr syncBuffer
-			if _, err := Run(context.Background(), Options{Platforms: only(tc.t), Plan: plan, Stderr: &stderr}); err != nil {
+			if _, err := Run(context.Background(), Options{Platforms: only(tc.t), Plan: plan, Stderr: &stderr, WarmupCap: briefWarmup}); err != nil {
 				t.Fatalf("run: %v\n%s", err, stderr.String())
 			}
 			s, err := results.OpenReadOnly(context.Background(), DefaultDB(plan))
@@ -365,7 +365,7 @@ func TestRetryAfterRestartRunsSetWhole(t *testing.T) {
 				tg = sameInstance{s, s}
 			}
 			var stderr syncBuffer
-			if _, err := Run(context.Background(), Options{Platforms: only(tg), Plan: plan, Stderr: &stderr}); err != nil {
+			if _, err := Run(context.Background(), Options{Platforms: only(tg), Plan: plan, Stderr: &stderr, WarmupCap: noWarmup}); err != nil {
 				t.Fatalf("run: %v\n%s", err, stderr.String())
 			}
 			if want := map[bool]int{false: 1, true: 0}[tc.noRestart]; s.restarts != want {

@@ -62,7 +62,7 @@ func TestBudgetAndTeardownPolicy(t *testing.T) {
 			dir := t.TempDir()
 			plan := writePlan(t, dir, "paid", smallSpec("paid", []string{"plaintext", "tls", "mtls"}, 1))
 			p := &paidLocal{Target: localtarget.New(filepath.Join(dir, "work")), allowed: tc.allowed}
-			_, err := Run(ctx, Options{Platforms: only(p), Plan: plan, Keep: tc.keep})
+			_, err := Run(ctx, Options{Platforms: only(p), Plan: plan, Keep: tc.keep, WarmupCap: noWarmup})
 			if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 				t.Fatalf("run: %v, want %v", err, tc.wantErr)
 			}

@@ -228,7 +228,9 @@ func TestSurvivesSIGKILL(t *testing.T) {
 	killedIn := map[string]int{}
 	resume := false
 	for _, phase := range phases {
-		args := []string{"run", plan, "--db", db}
+		// No group warm-up (--warmup-cap 0) here and in the tests below:
+		// none of them looks at it.
+		args := []string{"run", plan, "--db", db, "--warmup-cap", "0"}
 		if resume {
 			args = append(args, "--resume")
 		}
@@ -264,7 +266,7 @@ func TestSurvivesSIGKILL(t *testing.T) {
 		resume = true
 	}
 	// Finish the campaign.
-	c := startXP(t, bin, "run", plan, "--db", db, "--resume")
+	c := startXP(t, bin, "run", plan, "--db", db, "--resume", "--warmup-cap", "0")
 	if code := c.exitCode(t, 2*time.Minute); code != 0 {
 		t.Fatalf("final resume exited %d; stderr:\n%s", code, c.stderr.String())
 	}
@@ -325,7 +327,7 @@ func TestSurvivesSIGKILL(t *testing.T) {
 
 	// The same plan uninterrupted gives the same set of done rows.
 	ref := filepath.Join(dir, "ref.db")
-	rc := startXP(t, bin, "run", plan, "--db", ref)
+	rc := startXP(t, bin, "run", plan, "--db", ref, "--warmup-cap", "0")
 	if code := rc.exitCode(t, 2*time.Minute); code != 0 {
 		t.Fatalf("uninterrupted run exited %d; stderr:\n%s", code, rc.stderr.String())
 	}
@@ -343,7 +345,7 @@ func TestSecondWriterAndSIGINT(t *testing.T) {
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "two", smallSpec("two", []string{"plaintext", "tls"}, 1))
 	db := filepath.Join(dir, "two.db")
-	first := startXP(t, bin, "run", plan, "--db", db)
+	first := startXP(t, bin, "run", plan, "--db", db, "--warmup-cap", "0")
 	first.waitPhase(t, "warmup", 60*time.Second)
 
 	second := startXP(t, bin, "run", plan, "--db", db, "--resume")
@@ -396,7 +398,7 @@ func TestCtrlCToProcessGroup(t *testing.T) {
 	spec := strings.Replace(smallSpec("ctrlc", []string{"plaintext", "tls"}, 1), "duration_s: 2", "duration_s: 120", 1)
 	plan := writePlan(t, dir, "ctrlc", spec)
 	db := filepath.Join(dir, "ctrlc.db")
-	x := startXPWith(t, bin, func(c *exec.Cmd) { c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }, "run", plan, "--db", db)
+	x := startXPWith(t, bin, func(c *exec.Cmd) { c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }, "run", plan, "--db", db, "--warmup-cap", "0")
 	if !x.waitPhase(t, "measure", 60*time.Second) {
 		t.Fatalf("no measure phase:\n%s", x.stderr.String())
 	}
@@ -466,9 +468,9 @@ func TestTwoStageSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("xp exited %d before the kill; stderr:\n%s", code, c.stderr.String())
 		}
 	}
-	killIn("-r1", "run", plan, "--db", db, "--halfwidth", "0.0001%", "--max-replicates", "3")
-	killIn("-r3", "run", plan, "--db", db, "--resume")
-	c := startXP(t, bin, "run", plan, "--db", db, "--resume")
+	killIn("-r1", "run", plan, "--db", db, "--halfwidth", "0.0001%", "--max-replicates", "3", "--warmup-cap", "0")
+	killIn("-r3", "run", plan, "--db", db, "--resume", "--warmup-cap", "0")
+	c := startXP(t, bin, "run", plan, "--db", db, "--resume", "--warmup-cap", "0")
 	if code := c.exitCode(t, 3*time.Minute); code != 0 {
 		t.Fatalf("final resume exited %d; stderr:\n%s", code, c.stderr.String())
 	}

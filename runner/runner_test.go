@@ -153,7 +153,7 @@ func TestGatewayRowsRunLocally(t *testing.T) {
 		"  encoding: json\n  gateway_transport: mtls\n"
 	plan := writePlan(t, dir, "gw", spec)
 	var stderr syncBuffer
-	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr}); err != nil {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr, WarmupCap: noWarmup}); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
 	checkNamesKfake(t, stderr.String(), DefaultDB(plan))
@@ -273,7 +273,7 @@ func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
 	plan := writePlan(t, dir, "happy", smallSpec("happy", []string{"plaintext", "tls"}, 1))
 	db := DefaultDB(plan)
 	var stderr syncBuffer
-	sum, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr})
+	sum, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr, WarmupCap: briefWarmup})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
@@ -429,7 +429,7 @@ func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
 	db := DefaultDB(plan)
 	broken := brokenTLS{localtarget.New(filepath.Join(dir, "work"))}
 
-	_, err := Run(ctx, Options{Platforms: only(broken), Plan: plan, MaxAttempts: 2})
+	_, err := Run(ctx, Options{Platforms: only(broken), Plan: plan, MaxAttempts: 2, WarmupCap: briefWarmup})
 	if !errors.Is(err, ErrUnfinished) {
 		t.Fatalf("run with a broken mode: %v, want ErrUnfinished", err)
 	}
@@ -480,7 +480,7 @@ func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
 	if !errors.Is(err, ErrUnfinished) || sum.Ran != 0 || sum.Skipped != 1 {
 		t.Fatalf("resume at the limit: ran %d skipped %d, %v", sum.Ran, sum.Skipped, err)
 	}
-	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Resume: true, MaxAttempts: 3}); err != nil {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Resume: true, MaxAttempts: 3, WarmupCap: noWarmup}); err != nil {
 		t.Fatalf("resume with a sound target: %v", err)
 	}
 	st = readDB(t, db)
@@ -512,7 +512,7 @@ func TestInterruptRecordsAndResumes(t *testing.T) {
 		}
 	}()
 	var stderr syncBuffer
-	_, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr})
+	_, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr, WarmupCap: briefWarmup})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted\n%s", err, stderr.String())
 	}
@@ -535,7 +535,7 @@ func TestInterruptRecordsAndResumes(t *testing.T) {
 
 	// Resume with --keep: the infrastructure is not taken down at the end
 	// and its files stay.
-	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, Keep: true}); err != nil {
+	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, Keep: true, WarmupCap: briefWarmup}); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 	s, _ = results.OpenReadOnly(context.Background(), db)
@@ -685,7 +685,7 @@ func TestPartialSetRunsAgainWhole(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: io.Discard}); !errors.Is(err, ErrInterrupted) {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: io.Discard, WarmupCap: noWarmup}); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
 	}
 	st := readDB(t, db)
@@ -700,7 +700,7 @@ func TestPartialSetRunsAgainWhole(t *testing.T) {
 		t.Fatalf("dry run: %v\n%s", err, dry.String())
 	}
 	var stderr syncBuffer
-	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, Stderr: &stderr}); err != nil {
+	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, Stderr: &stderr, WarmupCap: noWarmup}); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr.String())
 	}
 	if want := "matched set " + first.Pair + " replicate 1 was left partial: " + first.Run + " run again"; !strings.Contains(stderr.String(), want) {

@@ -72,7 +72,7 @@ func TestSurfaceRecorded(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "srr", surfaceSpec("srr", "tls, sasl_ssl", "  tls_version: \"1.2\"\n  tls_cipher: aes256-gcm\n  connection_churn: 100\n"))
-	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan}); err != nil {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, WarmupCap: noWarmup}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := results.OpenReadOnly(ctx, DefaultDB(plan))

@@ -126,7 +126,7 @@ fixed:
 	plan := writePlan(t, dir, "kept", spec)
 	tt := &tls12Target{Target: localtarget.New(filepath.Join(dir, "work")), opensslConf: conf, kcat: make(chan error, 4)}
 	var stderr syncBuffer
-	if _, err := Run(ctx, Options{Platforms: only(tt), Plan: plan, Stderr: &stderr}); err != nil {
+	if _, err := Run(ctx, Options{Platforms: only(tt), Plan: plan, Stderr: &stderr, WarmupCap: noWarmup}); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
 	close(tt.kcat)

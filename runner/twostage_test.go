@@ -133,7 +133,7 @@ func TestTwoStageRun(t *testing.T) {
 	}()
 	var stderr syncBuffer
 	ts := &TwoStage{HalfWidth: 0.0001, MaxReplicates: 3}
-	_, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr, TwoStage: ts})
+	_, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, Stderr: &stderr, TwoStage: ts, WarmupCap: noWarmup})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted in the second stage\n%s", err, stderr.String())
 	}
@@ -176,7 +176,7 @@ func TestTwoStageRun(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, TwoStage: other}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "two-stage design differs") {
 		t.Fatalf("another design: %v", err)
 	}
-	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true}); err != nil {
+	if _, err := Run(context.Background(), Options{Platforms: localPlatforms, Plan: plan, Resume: true, WarmupCap: noWarmup}); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 	dbs := readDB(t, db)
