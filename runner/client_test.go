@@ -18,6 +18,7 @@ import (
 // Go release, java with kafka-clients' version and the JVM with its flags,
 // librdkafka with its version and how its release was built.
 func TestClientRecordedInEveryAttempt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	spec := smallSpec("clients", []string{"plaintext", "tls"}, 1) + "  client: java\n"

@@ -14,6 +14,7 @@ import (
 // their own, and each attempt records the gateway (xp's builtin, with the
 // crypto asked for) and the record layer and cipher that ran.
 func TestGatewayCryptoRecorded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	spec := `campaign: gwc

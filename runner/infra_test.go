@@ -103,6 +103,7 @@ func short(spec string) string {
 // services and a restart that fails for good fails the group's remaining
 // rows.
 func TestTargetFailuresPolicy(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		s     *scripted
@@ -267,6 +268,7 @@ func (u upDownOnly) Down(ctx context.Context) error { return u.t.Down(ctx) }
 // itself as the client host; without a TelemetrySource there are no
 // per-host CPU metrics.
 func TestLoadAndTelemetrySeams(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	counting := &countingLoads{Target: localtarget.New(filepath.Join(dir, "w1"))}
 	tests := []struct {
@@ -331,6 +333,7 @@ func TestLoadAndTelemetrySeams(t *testing.T) {
 // and a retry on a target that cannot restart (the same instance) reruns
 // no partner.
 func TestRetryAfterRestartRunsSetWhole(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		fail      int  // index in plan order of the row whose first load fails

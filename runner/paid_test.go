@@ -44,6 +44,7 @@ func (p *paidLocal) Down(ctx context.Context) error {
 }
 
 func TestBudgetAndTeardownPolicy(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		allowed  int

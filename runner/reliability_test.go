@@ -214,6 +214,7 @@ func runningAttempts(t *testing.T, db string) []int64 {
 // resumes after each kill, and checks that no finished run was lost and no
 // killed one was counted.
 func TestSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	bin := xpBinary(t)
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "kill", smallSpec("kill", []string{"plaintext", "tls", "mtls"}, 1))
@@ -341,6 +342,7 @@ func TestSurvivesSIGKILL(t *testing.T) {
 // with a clear message and changes nothing; SIGINT to the first records the
 // run in flight as interrupted and exits 130.
 func TestSecondWriterAndSIGINT(t *testing.T) {
+	t.Parallel()
 	bin := xpBinary(t)
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "two", smallSpec("two", []string{"plaintext", "tls"}, 1))
@@ -393,6 +395,7 @@ func TestSecondWriterAndSIGINT(t *testing.T) {
 // died under it), is recorded as interrupted, and xp says what it is doing
 // and exits 130.
 func TestCtrlCToProcessGroup(t *testing.T) {
+	t.Parallel()
 	bin := xpBinary(t)
 	dir := t.TempDir()
 	spec := strings.Replace(smallSpec("ctrlc", []string{"plaintext", "tls"}, 1), "duration_s: 2", "duration_s: 120", 1)
@@ -438,6 +441,7 @@ func TestCtrlCToProcessGroup(t *testing.T) {
 // and its one decision recorded once, the second stage's matched set
 // appended once, every row done with exactly one attempt that counts.
 func TestTwoStageSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	bin := xpBinary(t)
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "twokill", smallSpec("twokill", []string{"plaintext", "tls"}, 2))

@@ -147,6 +147,7 @@ func bumpSchema(t *testing.T, path string) {
 // the run log (which says once, before starting, that kfake runs instead
 // of the rows' kafka_version), cells.csv, runs.csv or the report.
 func TestGatewayRowsRunLocally(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	spec := smallSpec("gw", []string{"plaintext", "proxy", "encrypt", "field_encrypt"}, 1) +
@@ -268,6 +269,7 @@ func TestLocalTargetRefusesRows(t *testing.T) {
 }
 
 func TestRunStoresEvidenceAndRefusesRerun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "happy", smallSpec("happy", []string{"plaintext", "tls"}, 1))
@@ -423,6 +425,7 @@ func breakTLS(ep target.Endpoints, err error) (target.Endpoints, error) {
 }
 
 func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "flaky", smallSpec("flaky", []string{"plaintext", "tls"}, 1))
@@ -494,6 +497,7 @@ func TestFailedRowsRetriedUpToMaxAttempts(t *testing.T) {
 }
 
 func TestInterruptRecordsAndResumes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "intr", smallSpec("intr", []string{"plaintext", "tls"}, 1))
 	db := DefaultDB(plan)
@@ -660,6 +664,7 @@ func TestFindDB(t *testing.T) {
 // one cluster; the member that had finished keeps its earlier attempt as
 // evidence, marked superseded, and analysis pairs only the new attempts.
 func TestPartialSetRunsAgainWhole(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "partial", smallSpec("partial", []string{"plaintext", "tls"}, 2))
 	pl, err := readPlan(plan)

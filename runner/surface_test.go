@@ -69,6 +69,7 @@ func TestSurfaceRefusedByName(t *testing.T) {
 // environment and metrics record what the connections negotiated and how
 // often they were made.
 func TestSurfaceRecorded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "srr", surfaceSpec("srr", "tls, sasl_ssl", "  tls_version: \"1.2\"\n  tls_cipher: aes256-gcm\n  connection_churn: 100\n"))

@@ -91,6 +91,7 @@ func (e *kcatError) Error() string { return "kcat: " + e.err.Error() + "\n" + e.
 // that none were kept and shows nothing; a replicate whose counters could
 // not be read records why and shows "not counted".
 func TestGatewayTLSKeptRecorded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "openssl-tls12.cnf")

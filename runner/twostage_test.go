@@ -114,6 +114,7 @@ func TestSteinTwoStageSynthetic(t *testing.T) {
 // it, and xp status reports the stage. Asking another design of the same
 // db is refused.
 func TestTwoStageRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	plan := writePlan(t, dir, "two", smallSpec("two", []string{"plaintext", "tls"}, 2))
 	db := DefaultDB(plan)
