@@ -161,6 +161,7 @@ func TestAnalyseBadInput(t *testing.T) {
 // (plaintext vs tls vs proxy, one configuration, two replicates, 2 s runs)
 // and analyses the db the runner wrote.
 func TestAnalyseNativeCampaign(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := analysisWriteFile(t, dir, "tiny.yaml", `campaign: tiny
 seed: 1
@@ -185,7 +186,7 @@ fixed:
 	}
 	// A loaded machine may fail the health gate of a run (exit 3); the
 	// analysis must then count it out, which is checked below.
-	if code, _, stderr := runXP(t, "run", plan, "--db", db); code != 0 && code != exitInvalidRuns {
+	if code, _, stderr := runXP(t, "run", plan, "--db", db, "--warmup-cap", "0"); code != 0 && code != exitInvalidRuns {
 		t.Fatalf("run exit %d: %s", code, stderr)
 	}
 	out := filepath.Join(dir, "out")

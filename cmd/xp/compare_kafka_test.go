@@ -38,6 +38,7 @@ func readCSV(t *testing.T, path string) [][]string {
 // and interval, and says whether it replicated; the summary counts them
 // with the 83 % reference.
 func TestCompareOnApacheKafka(t *testing.T) {
+	t.Parallel()
 	r4 := disttest.Kafka(t, 4)
 	dir := t.TempDir()
 	tgt := apacheTarget(t, dir, r4)

@@ -26,6 +26,7 @@ import (
 // the campaign ends. xp run finishes every row with exit 0, never refused
 // or slowed into an error by the explorer's reads.
 func TestExploreServeFollowsRunningCampaign(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	plan := expandSpec(t, dir, "live", `campaign: live
 seed: 11

@@ -90,6 +90,7 @@ const terraformKillPoint = 60 * time.Second
 // kill point is what proves xp did not kill it: there is no shorter proof
 // of the absence of a 60 s timer.
 func TestTerraformSlowToStopIsNotKilled(t *testing.T) {
+	t.Parallel()
 	delay := terraformKillPoint + 2*time.Second
 	check := func(t *testing.T, p *xpProcess, s *slowTerraform, signalled time.Time, op, db string) {
 		t.Helper()

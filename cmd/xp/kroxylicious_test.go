@@ -148,6 +148,7 @@ func alive(pid string) bool {
 // producer put in its header, each carries Kroxylicious's encryption
 // header. No Kroxylicious JVM is left afterwards.
 func TestRunKroxyliciousOnApacheKafka(t *testing.T) {
+	t.Parallel()
 	r4, kx := disttest.Kafka(t, 4), disttest.Kroxylicious(t)
 	dir := t.TempDir()
 	tgt := writeRunFile(t, dir, "kroxy.yaml", fmt.Sprintf("platform: local\nkafka: {heap: 384m, distribution: %s, sha512: %s}\n%s",
@@ -329,6 +330,7 @@ func measuringKroxyEncrypt(db string) bool {
 // JVMs (gateways: 2), runs done with both in its bootstrap and both
 // sampled. No Kroxylicious JVM is left.
 func TestRunKroxyliciousStartFails(t *testing.T) {
+	t.Parallel()
 	kx := disttest.Kroxylicious(t)
 	dir := t.TempDir()
 	lame := withoutEntry(t, kx.Path, filepath.Join(dir, "kroxylicious-lame.tar.gz"), "/libs/kroxylicious-record-encryption-")

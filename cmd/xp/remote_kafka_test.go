@@ -60,6 +60,7 @@ const testJVMFlags = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 // version, the Java runtime and the JVM flags of each broker host. No xp
 // and no java process is left on any host.
 func TestRunKafkaOnNamespaceHosts(t *testing.T) {
+	t.Parallel()
 	rel := disttest.Kafka(t, 4)
 	dir := t.TempDir()
 	n := netnstest.New(t, 6)

@@ -174,6 +174,7 @@ func noXPLeft(t *testing.T, n *netnstest.Net) {
 // and finish every row, or runs `xp infra down`, which must leave no
 // Terraform state, the group recorded down and no xp process on any host.
 func TestKilledRunOnNamespaceHosts(t *testing.T) {
+	t.Parallel()
 	agent := filepath.Join(t.TempDir(), "xp")
 	if out, err := exec.Command("go", "build", "-o", agent, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -157,6 +157,7 @@ func runOnHosts(tb testing.TB, dir string, n *netnstest.Net, tpath, spec string,
 // retried on restarted services with its matched set; xp analyse makes the
 // report; no xp process is left on any host.
 func TestRunOnNamespaceHosts(t *testing.T) {
+	t.Parallel()
 	var down linkDown
 	var sealed sealedRecord
 	db, dir, n := runOnNamespaceHosts(t, remoteE2ESpec, down.run, sealed.run)

@@ -23,6 +23,7 @@ import (
 // the cap; the overloaded row is invalid as overloaded, the gentle rows are
 // done.
 func TestWarmupAndOverloadOnApacheKafka(t *testing.T) {
+	t.Parallel()
 	r4 := disttest.Kafka(t, 4)
 	dir := t.TempDir()
 	tgt := apacheTarget(t, dir, r4)
