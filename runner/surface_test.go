@@ -113,12 +113,13 @@ func TestSurfaceRecorded(t *testing.T) {
 // runs healthy, and its attempt's environment records what its clients
 // negotiated with the gateway.
 func TestGatewaySurfaceRecorded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	spec := strings.Replace(surfaceSpec("gsr", "proxy", "  gateway_transport: sasl_ssl\n  sasl_mechanism: scram-sha-256\n"+
 		"  tls_version: \"1.2\"\n  tls_cipher: chacha20-poly1305\n  tls_key: rsa2048\n"), "baseline: tls", "baseline: proxy", 1)
 	plan := writePlan(t, dir, "gsr", spec)
-	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan}); err != nil {
+	if _, err := Run(ctx, Options{Platforms: localPlatforms, Plan: plan, WarmupCap: noWarmup}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := results.OpenReadOnly(ctx, DefaultDB(plan))
