@@ -3,8 +3,10 @@ TERRAFORM ?= terraform
 BIN     := bin/xp
 PKGS    := ./...
 # make test must stay under 20 minutes on 2 cores, the releases' download
-# included.
-TESTFLAGS ?= -count=1 -timeout 18m
+# included. -parallel 4: the tests marked t.Parallel mostly wait on timed
+# loads and child processes (JVMs, namespace hosts), not on the CPU, so a
+# package runs four of them at once, not GOMAXPROCS (2).
+TESTFLAGS ?= -count=1 -timeout 18m -parallel 4
 # Kafka releases assembled from Maven Central by make kafka-dist: empty for
 # the newest 4.x, a minor version (3.9) for its newest release, or exact.
 KAFKA_VERSION ?=
