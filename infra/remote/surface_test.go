@@ -65,7 +65,7 @@ func TestServesSurface(t *testing.T) {
 		{"1.3 chacha20 on embedded", row(func(r *planner.Row) { r.TLSVersion, r.TLSCipher = planner.TLSVersion13, planner.TLSCipherChaCha20 }), false, "tls_cipher chacha20-poly1305 with tls_version 1.3: the embedded cluster"},
 		{"1.3 chacha20 through the gateway", row(func(r *planner.Row) {
 			r.Security, r.TLSVersion, r.TLSCipher = planner.SecurityProxy, planner.TLSVersion13, planner.TLSCipherChaCha20
-		}), true, "tls_cipher chacha20-poly1305 with tls_version 1.3 through gateway_kind builtin"},
+		}), true, "tls_cipher chacha20-poly1305 with tls_version 1.3 through xp's gateway"},
 		{"1.3 chacha20 through a command gateway", row(func(r *planner.Row) {
 			r.Security, r.GatewayKind, r.TLSVersion, r.TLSCipher = planner.SecurityProxy, planner.GatewayKindCommand, planner.TLSVersion13, planner.TLSCipherChaCha20
 		}), true, "tls_cipher chacha20-poly1305 with tls_version 1.3 through gateway_kind command"},
