@@ -1,7 +1,6 @@
 package localtarget
 
 import (
-
 	"github.com/xp-bench/xp/infra/target"
 	"github.com/xp-bench/xp/planner"
 )
