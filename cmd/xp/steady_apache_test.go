@@ -22,8 +22,10 @@ import (
 // rows, not the overloaded one) and whether the cluster was warm within
 // the cap; the overloaded row is invalid as overloaded, the gentle rows are
 // done.
+//
+// It does not run in parallel: it asserts that gentle rows come out steady,
+// which other tests' JVMs starting beside it would not let hold.
 func TestWarmupAndOverloadOnApacheKafka(t *testing.T) {
-	t.Parallel()
 	r4 := disttest.Kafka(t, 4)
 	dir := t.TempDir()
 	tgt := apacheTarget(t, dir, r4)
