@@ -86,7 +86,7 @@ func (fl *loadgenFlags) register(cmd *cobra.Command) {
 	f.StringVar(&cfg.JavaClient, "java-client", "", "with --client java: the Java client release, its .tgz or unpacked directory (default $XP_JAVA_CLIENT, else the newest out/dist/xp-java-client-*.tgz; make java-client)")
 	f.StringVar(&cfg.RdkafkaClient, "rdkafka-client", "", "with --client librdkafka: the librdkafka client release, its .tgz or unpacked directory (default $XP_RDKAFKA_CLIENT, else the newest out/dist/xp-rdkafka-client-*.tgz; make rdkafka-client)")
 	f.StringVar(&cfg.Java, "java", "", "with --client java: the java binary (default java on PATH)")
-	f.StringVar(&fl.jvmOpts, "jvm-opts", "", "with --client java: JVM flags, space-separated (default: none, the JVM's defaults)")
+	f.StringVar(&fl.jvmOpts, "jvm-opts", "", "with --client java: JVM flags, space-separated, replacing the default "+strings.Join(loadgen.DefaultJVMOpts, " "))
 	f.StringVar(&cfg.TLSVersion, "tls-version", "default", "TLS version the clients allow: default, 1.2 or 1.3 (a row's tls_version)")
 	f.StringVar(&cfg.TLSCipher, "tls-cipher", "default", "bulk cipher of the TLS suite: default, aes128-gcm, aes256-gcm or chacha20-poly1305 (a row's tls_cipher; needs --tls-version)")
 	f.StringVar(&cfg.SASLMechanism, "sasl-mechanism", "", "SASL mechanism replacing the client config's: scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi (a row's sasl_mechanism; the last two need their properties in the client config)")

@@ -12,6 +12,7 @@ import (
 	"github.com/xp-bench/xp/infra/targetfile"
 	"github.com/xp-bench/xp/planner"
 	"github.com/xp-bench/xp/runner"
+	"github.com/xp-bench/xp/runner/loadgen"
 )
 
 func newRunCmd(st *state) *cobra.Command {
@@ -110,7 +111,7 @@ rows, 130 interrupted, 1 other failures.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "validate and print what would run; write nothing")
 	f.StringVar(&o.JavaClient, "java-client", "", "the Java client release rows with client: java run, its .tgz or unpacked directory (default $XP_JAVA_CLIENT, else the newest out/dist/xp-java-client-*.tgz; make java-client)")
 	f.StringVar(&o.RdkafkaClient, "rdkafka-client", "", "the librdkafka client release rows with client: librdkafka run, its .tgz or unpacked directory (default $XP_RDKAFKA_CLIENT, else the newest out/dist/xp-rdkafka-client-*.tgz; make rdkafka-client)")
-	f.StringVar(&jvmOpts, "jvm-opts", "", "JVM flags of the Java client, space-separated (default: none, the JVM's defaults)")
+	f.StringVar(&jvmOpts, "jvm-opts", "", "JVM flags of the Java client, space-separated, replacing the default "+strings.Join(loadgen.DefaultJVMOpts, " "))
 	f.IntVar(&o.MaxAttempts, "max-attempts", 3, "failed attempts allowed per row before it stays failed")
 	f.BoolVar(&o.Keep, "keep", false, "leave the infrastructure up at the end and keep DB.work (local Apache Kafka brokers keep running; the embedded cluster still ends with the process)")
 	f.DurationVar(&o.WarmupCap, "warmup-cap", runner.DefaultWarmupCap, "longest discarded warm-up load after a group's cluster comes up or restarts, until it is warm (0: none)")

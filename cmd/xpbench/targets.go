@@ -113,7 +113,7 @@ var targets = []target{
 		{"runner/perftest", "Clients/rate/librdkafka/10k", "send_delay_p99_ms", "<", 1},
 		{"runner/perftest", "Clients/rate/librdkafka/50k", "send_delay_p99_ms", "<", 1},
 	}},
-	{36, "`client: java` at --rate max within ±10% of ProducerPerformance --payload-file (same settings, alternated, medians of 3 rounds)", []check{
+	{36, "`client: java` at --rate max within ±10% of ProducerPerformance --payload-file (same settings, alternated, medians of 5 rounds)", []check{
 		{"runner/perftest", "Clients/saturated/java_vs_perf_test", "java_minus_perf_test_%", "|x|<=", 10},
 	}},
 }

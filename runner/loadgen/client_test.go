@@ -64,6 +64,32 @@ func TestValidateClient(t *testing.T) {
 	}
 }
 
+// TestDefaultJVMOpts: client java gets DefaultJVMOpts when a run gives
+// no JVM flags, a run's own flags replace them whole, and the other
+// clients get none.
+func TestDefaultJVMOpts(t *testing.T) {
+	tests := []struct {
+		name, client string
+		opts, want   []string
+	}{
+		{"java, none given", planner.ClientJava, nil, DefaultJVMOpts},
+		{"java, its own", planner.ClientJava, []string{"-Xmx512m"}, []string{"-Xmx512m"}},
+		{"franz-go", planner.ClientFranzGo, nil, nil},
+		{"librdkafka", planner.ClientLibrdkafka, nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Config{Client: tc.client, JVMOpts: tc.opts}.WithDefaults().JVMOpts
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("JVM flags %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if !slices.Contains(DefaultJVMOpts, "-XX:+UseG1GC") || !slices.Contains(DefaultJVMOpts, "-XX:G1HeapRegionSize=16m") {
+		t.Errorf("DefaultJVMOpts %q: want G1 named and regions that keep fetch buffers out of humongous allocation", DefaultJVMOpts)
+	}
+}
+
 // TestJavaClientInterrupted: an interrupt during the measurement ends a
 // client java run early, as it ends a franz-go one: the JVM is told (its
 // input closes), stops sending, reports what it counted, and Run returns
@@ -93,6 +119,10 @@ func TestJavaClientInterrupted(t *testing.T) {
 	}
 	if res.Client.Name != planner.ClientJava || res.Healthy {
 		t.Errorf("client %q healthy %v: want java's partial, unhealthy result", res.Client.Name, res.Healthy)
+	}
+	// No flags given: the JVM ran with the defaults, and says so.
+	if want := "flags: " + strings.Join(DefaultJVMOpts, " "); !strings.Contains(res.Client.Runtime, want) {
+		t.Errorf("runtime %q: want %q", res.Client.Runtime, want)
 	}
 	if len(phases) == 0 || phases[0] != "measure" || slices.Contains(phases, "done") {
 		t.Errorf("phases %v: want measure and no done", phases)

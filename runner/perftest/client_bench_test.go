@@ -14,22 +14,24 @@ import (
 	"github.com/xp-bench/xp/runner/loadgen"
 )
 
-// benchJVM are the JVM flags of both Java tools in the client benchmark:
-// the heap ProducerPerformance gets in BenchmarkProducerPerformance.
+// benchJVM are the JVM flags of both Java tools in the client benchmark's
+// saturated runs: the heap ProducerPerformance gets in
+// BenchmarkProducerPerformance.
 var benchJVM = []string{"-Xmx512m"}
 
 // BenchmarkClients measures the client factor on one Apache Kafka broker
 // (a local JVM from out/dist), side by side in one run:
 //
 //   - rate/CLIENT/{10k,50k}: each client open loop at 10k and 50k msg/s of
-//     1 KiB with one consumer group, plaintext, after an unmeasured pass
-//     of every client over the just-started broker, three rounds in
-//     rotated order, medians: the rate error and the send delay (targets:
-//     ±0.5%, p99 under 1 ms);
+//     1 KiB with one consumer group, plaintext, each warm (30 s of
+//     warm-up; the Java client with its default JVM flags), after an
+//     unmeasured pass of every client over the just-started broker,
+//     three rounds in rotated order, medians: the rate error and the
+//     send delay (targets: ±0.5%, p99 under 1 ms);
 //   - saturated/java vs ProducerPerformance: client java at --rate max
 //     against ProducerPerformance --payload-file (1 KiB lines, so it
 //     refills no random bytes per record), same acks, linger, batch,
-//     heap, partitions and no consumers, alternated over three rounds,
+//     heap, partitions and no consumers, alternated over five rounds,
 //     medians (target: java within ±10%);
 //   - modes/CLIENT/MODE: each client saturated in every direct mode,
 //     alternated over three rounds: throughput, publish p99, client CPU
@@ -49,10 +51,18 @@ func BenchmarkClients(b *testing.B) {
 	jc := disttest.JavaClient(b).Path
 	rk := disttest.RdkafkaClient(b).Path
 	cache := b.TempDir()
-	run := func(client string, props map[string]string, rate int64, groups int) *loadgen.Result {
-		cfg := loadgen.Config{ClientConfig: props, Client: client, JavaClient: jc, RdkafkaClient: rk, CacheDir: cache, JVMOpts: benchJVM,
+	// The fixed rates measure each client warm, the Java client with its
+	// default JVM flags: 30 s of warm-up, for every client alike, since a
+	// JVM's C2 compiles the producer's and consumer's loop methods
+	// (Sender.runOnce, Selector.pollSelectionKeys, the fetch collector)
+	// only after some 15,000 iterations of each, 20 to 30 s at 10k msg/s,
+	// on the cores the pacer needs. The saturated runs give both Java
+	// tools the same heap.
+	rateWarmup := 30 * time.Second
+	runAt := func(client string, props map[string]string, rate int64, groups int, jvm []string, warmup time.Duration) *loadgen.Result {
+		cfg := loadgen.Config{ClientConfig: props, Client: client, JavaClient: jc, RdkafkaClient: rk, CacheDir: cache, JVMOpts: jvm,
 			Rate: rate, MessageSize: benchSize, LingerMs: benchLinger, BatchBytes: benchBatch, Acks: benchAcks,
-			Partitions: 6, ConsumerGroups: groups, Warmup: 2 * time.Second, Duration: d, DrainTimeout: 30 * time.Second, Seed: 1}
+			Partitions: 6, ConsumerGroups: groups, Warmup: warmup, Duration: d, DrainTimeout: 30 * time.Second, Seed: 1}
 		ctx, cancel := context.WithTimeout(context.Background(), d+3*time.Minute)
 		defer cancel()
 		res, err := loadgen.Run(ctx, cfg)
@@ -64,6 +74,9 @@ func BenchmarkClients(b *testing.B) {
 		}
 		return res
 	}
+	run := func(client string, props map[string]string, rate int64, groups int) *loadgen.Result {
+		return runAt(client, props, rate, groups, benchJVM, 2*time.Second)
+	}
 	clients := []string{planner.ClientFranzGo, planner.ClientJava, planner.ClientLibrdkafka}
 	plain := readProps(b, apache.Modes()[planner.SecurityPlaintext].ClientConfig)
 
@@ -72,7 +85,7 @@ func BenchmarkClients(b *testing.B) {
 	// (xp's runner discards a warm-up after every broker start for the
 	// same reason).
 	for _, client := range clients {
-		run(client, plain, 50_000, 1)
+		runAt(client, plain, 50_000, 1, nil, 2*time.Second)
 	}
 	// The fixed rates in three rounds, the clients in another order each
 	// round, medians reported: one run's p99 of a few seconds moves with
@@ -87,7 +100,7 @@ func BenchmarkClients(b *testing.B) {
 		for j := range clients {
 			client := clients[(j+round)%len(clients)]
 			for _, rate := range rateRuns {
-				res := run(client, plain, rate, 1)
+				res := runAt(client, plain, rate, 1, nil, rateWarmup)
 				k := rateKey{client, rate}
 				rateErr[k] = append(rateErr[k], 100*(res.PublishRate-float64(rate))/float64(rate))
 				sendP99[k] = append(sendP99[k], res.SendDelayMs.P99)
@@ -113,7 +126,7 @@ func BenchmarkClients(b *testing.B) {
 
 	payload := payloadFile(b, benchSize, 1000)
 	var java, pp []float64
-	for round := range 3 {
+	for round := range 5 {
 		runJava := func() float64 {
 			res := run(planner.ClientJava, plain, 0, 0)
 			java = append(java, res.PublishRate)
