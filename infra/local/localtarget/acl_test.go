@@ -47,6 +47,17 @@ func surfaceRow(edit func(*planner.Row)) planner.Row {
 // and Kroxylicious refuses a client offering TLS 1.3 only or other TLS
 // 1.2 suites.
 func TestACLsAndKroxyliciousOnApacheKafka(t *testing.T) {
+	aclsThroughGateway(t, planner.GatewayKindKroxylicious)
+}
+
+// TestACLsThroughXPGatewayOnApacheKafka: the same through xp's own
+// gateway, whose listener takes the rows' TLS 1.2 suite and key and
+// which relays the SASL exchange as Kroxylicious does.
+func TestACLsThroughXPGatewayOnApacheKafka(t *testing.T) {
+	aclsThroughGateway(t, planner.GatewayKindBuiltin)
+}
+
+func aclsThroughGateway(t *testing.T, kind string) {
 	rel := disttest.Kafka(t, 4)
 	kx := disttest.Kroxylicious(t)
 	dir := t.TempDir()
@@ -61,7 +72,7 @@ func TestACLsAndKroxyliciousOnApacheKafka(t *testing.T) {
 	defer lt.Down(context.Background())
 	const others = 100
 	surface := func(r *planner.Row) {
-		r.KafkaVersion, r.Gateways, r.GatewayKind, r.Authorizer, r.ACLs = rel.Version, 1, planner.GatewayKindKroxylicious, planner.AuthorizerACL, others
+		r.KafkaVersion, r.Gateways, r.GatewayKind, r.Authorizer, r.ACLs = rel.Version, 1, kind, planner.AuthorizerACL, others
 		r.TLSVersion, r.TLSCipher, r.TLSKey = planner.TLSVersion12, planner.TLSCipherAES128GCM, planner.TLSKeyRSA4096
 	}
 	rows := []planner.Row{surfaceRow(surface)}
@@ -90,8 +101,8 @@ func TestACLsAndKroxyliciousOnApacheKafka(t *testing.T) {
 		t.Errorf("broker %+v, want the StandardAuthorizer with %d ACLs", b, others)
 	}
 	gwMode := target.ModeKey(&rows[1])
-	if e := ep.Modes[gwMode]; e.Gateway == nil || e.Gateway.Kind != planner.GatewayKindKroxylicious || len(e.Bootstrap) != 1 {
-		t.Fatalf("mode %s: %+v, want one Kroxylicious", gwMode, e)
+	if e := ep.Modes[gwMode]; e.Gateway == nil || e.Gateway.Kind != kind || len(e.Bootstrap) != 1 {
+		t.Fatalf("mode %s: %+v, want one %s gateway", gwMode, e, kind)
 	}
 	read := func(mode string) map[string]string {
 		p, err := kafkaconf.ReadClientConfig(ep.Modes[mode].ClientConfig)
@@ -123,7 +134,7 @@ func TestACLsAndKroxyliciousOnApacheKafka(t *testing.T) {
 		}
 	}
 	// A user the broker knows but no ACL names is refused, directly and
-	// through Kroxylicious, which relays its SASL exchange.
+	// through the gateway, which relays its SASL exchange.
 	if err := agent.UpsertSCRAM(ctx, admin, "intruder", "intruder-password"); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +147,7 @@ func TestACLsAndKroxyliciousOnApacheKafka(t *testing.T) {
 		}
 	}
 
-	// Kroxylicious's listener itself holds to the rows' TLS, whatever a
+	// The gateway's listener itself holds to the rows' TLS, whatever a
 	// client offers.
 	for _, offer := range []*tls.Config{{MinVersion: tls.VersionTLS13},
 		{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256}}} {
@@ -144,7 +155,7 @@ func TestACLsAndKroxyliciousOnApacheKafka(t *testing.T) {
 		if conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", ep.Modes[gwMode].Bootstrap[0], offer); err == nil {
 			cs := conn.ConnectionState()
 			conn.Close()
-			t.Errorf("Kroxylicious accepted a client offering %x..%x %v with %s %s", offer.MinVersion, offer.MaxVersion, offer.CipherSuites,
+			t.Errorf("the %s gateway accepted a client offering %x..%x %v with %s %s", kind, offer.MinVersion, offer.MaxVersion, offer.CipherSuites,
 				tls.VersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite))
 		}
 	}
