@@ -208,7 +208,7 @@ func studentT(v []float64, conf float64) (lo, hi float64, ok bool) {
 		return math.NaN(), math.NaN(), false
 	}
 	m, s2 := meanVar(v)
-	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1-(1-conf)/2) * math.Sqrt(s2/float64(n))
+	half := tQuantile(float64(n-1), conf) * math.Sqrt(s2/float64(n))
 	return m - half, m + half, true
 }
 
@@ -255,7 +255,7 @@ func strataT(v []float64, strata [][]int32, conf float64) (lo, hi, df float64, o
 	if dfDen > 0 {
 		df = math.Min(df, se2*se2/dfDen)
 	}
-	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1-(1-conf)/2) * math.Sqrt(se2)
+	half := tQuantile(df, conf) * math.Sqrt(se2)
 	return mean - half, mean + half, df, true
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -201,6 +202,27 @@ func averageRanks(v []float64) []float64 {
 }
 
 // tQuantile is the two-sided quantile of Student's t at confidence conf.
+// The inverse incomplete beta behind it is costly and the same few
+// degrees of freedom recur (n-1 of every configuration, a pool's, each
+// leave-one-out of the fragility check), so each value is computed once
+// per process and remembered: the same arguments give the same bits.
 func tQuantile(df, conf float64) float64 {
+	if math.IsNaN(df) || math.IsNaN(conf) {
+		return tQuantileOf(df, conf)
+	}
+	k := [2]float64{df, conf}
+	if q, ok := tQuantiles.Load(k); ok {
+		return q.(float64)
+	}
+	q := tQuantileOf(df, conf)
+	tQuantiles.Store(k, q)
+	return q
+}
+
+// tQuantiles remembers tQuantile's values by degrees of freedom and
+// confidence.
+var tQuantiles sync.Map
+
+func tQuantileOf(df, conf float64) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-conf)/2)
 }
