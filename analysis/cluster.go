@@ -51,11 +51,28 @@ func (j *bootJob) tabulable() bool {
 
 // tableShape is the distinct inner resamples of a cluster of one size:
 // count vectors, cumulative probabilities, and where the inverse-CDF
-// search of a uniform u in [k/len(start), (k+1)/len(start)) starts.
+// search of a uniform u in [k/len(start), (k+1)/len(start)) starts. A
+// start of m >= 0 is the search's answer for every u of its bucket (the
+// bucket lies below cum[m]); ^m, negative, marks a bucket straddling
+// cum[m], where the search goes on from m.
 type tableShape struct {
 	ms    [][]int32
 	cum   []float64
 	start []int32
+}
+
+// pick is the inverse-CDF search: the resample of the table that u in
+// [0, 1) falls on, the first m with u < cum[m] (the last if none).
+func (sh *tableShape) pick(u float64) int {
+	m := int(sh.start[int(u*float64(len(sh.start)))])
+	if m >= 0 {
+		return m
+	}
+	m = ^m
+	for m < len(sh.cum)-1 && u >= sh.cum[m] {
+		m++
+	}
+	return m
 }
 
 // resampleTabled is the two-level bootstrap drawing, for each drawn
@@ -93,7 +110,13 @@ func (j *bootJob) resampleTabled(rng *rand.Rand, w []int32, vals [][nStats][]flo
 				for m < len(cum)-1 && float64(k)/float64(len(start)) >= cum[m] {
 					m++
 				}
-				start[k] = int32(m)
+				// The bucket's bounds are exact (a power-of-two count), so
+				// u < (k+1)/len(start) <= cum[m] settles the search at m.
+				if m == len(cum)-1 || float64(k+1)/float64(len(start)) <= cum[m] {
+					start[k] = int32(m)
+				} else {
+					start[k] = ^int32(m)
+				}
 			}
 			si = len(shapes)
 			shapeOfSize[len(c)] = si
@@ -125,28 +148,36 @@ func (j *bootJob) resampleTabled(rng *rand.Rand, w []int32, vals [][nStats][]flo
 	}
 	acc := make([]float64, ns*stride)
 	block := ns * stride
+	// A resample's draws are made first, then their sums added in the
+	// same order: the adds' loads no longer wait on the random stream, so
+	// they overlap (the sums of large jobs lie beyond the fast caches).
+	type draw struct {
+		o     int // the drawn resample's sums in sums
+		ci, m int32
+	}
+	draws := make([]draw, nc)
 	for r := range len(vals[0][0]) {
-		clear(acc)
-		if !j.meanOnly {
-			clear(w)
-		}
 		W := 0
-		for range nc {
+		for d := range draws {
 			ci := rng.IntN(nc)
 			sh := &shapes[shapeOf[ci]]
-			u := rng.Float64()
-			m := int(sh.start[int(u*float64(len(sh.start)))])
-			for m < len(sh.cum)-1 && u >= sh.cum[m] {
-				m++
-			}
-			o := off[ci] + m*block
-			for k, v := range sums[o : o+block] {
-				acc[k] += v
-			}
+			m := sh.pick(rng.Float64())
+			draws[d] = draw{o: off[ci] + m*block, ci: int32(ci), m: int32(m)}
 			W += len(sh.ms[m])
-			if !j.meanOnly {
-				c := j.clusters[ci]
-				for k, cnt := range sh.ms[m] {
+		}
+		clear(acc)
+		for _, d := range draws {
+			add := sums[d.o : d.o+block]
+			to := acc[:len(add)]
+			for k := range add {
+				to[k] += add[k]
+			}
+		}
+		if !j.meanOnly {
+			clear(w)
+			for _, d := range draws {
+				c := j.clusters[d.ci]
+				for k, cnt := range shapes[shapeOf[d.ci]].ms[d.m] {
 					w[c[k]] += cnt
 				}
 			}
