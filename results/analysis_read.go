@@ -144,6 +144,12 @@ func (s *Store) telemetryAround(ctx context.Context, windows []Window, mj, pj st
 	return nil
 }
 
+// telemetryAroundQuery finds, per host and metric (k), the last sample
+// time before and the first after each end's zone (t1, t2 and t3, t4) and
+// the peak's (tp). No sample lies between t1 and the zone nor between the
+// zone and t2, so an end's samples are the one index range [t1, t2]
+// (the zone's own bound where t1 or t2 is missing): a seek and a short
+// walk, where a seek per time and another per zone cost half as much again.
 const telemetryAroundQuery = `
 WITH RECURSIVE h(host) AS (
 	SELECT min(host) FROM telemetry WHERE attempt = ?1
@@ -161,13 +167,13 @@ k(host, metric, t1, t2, t3, t4, tp) AS MATERIALIZED (
 			AND ts BETWEEN ?2 + ?4 AND ?3 - ?4 ORDER BY value DESC LIMIT 1) END
 	FROM hm)
 SELECT t.rowid, t.host, t.ts, t.metric, t.value FROM k CROSS JOIN telemetry t ON t.attempt = ?1 AND t.host = k.host AND t.metric = k.metric
-	AND t.ts IN (k.t1, k.t2, k.t3, k.t4, k.tp)
+	AND t.ts BETWEEN coalesce(k.t1, ?2 - ?4) AND coalesce(k.t2, ?2 + ?4)
 UNION
 SELECT t.rowid, t.host, t.ts, t.metric, t.value FROM k CROSS JOIN telemetry t ON t.attempt = ?1 AND t.host = k.host AND t.metric = k.metric
-	AND t.ts BETWEEN ?2 - ?4 AND ?2 + ?4
+	AND t.ts BETWEEN coalesce(k.t3, ?3 - ?4) AND coalesce(k.t4, ?3 + ?4)
 UNION
 SELECT t.rowid, t.host, t.ts, t.metric, t.value FROM k CROSS JOIN telemetry t ON t.attempt = ?1 AND t.host = k.host AND t.metric = k.metric
-	AND t.ts BETWEEN ?3 - ?4 AND ?3 + ?4
+	AND t.ts = k.tp
 ORDER BY 1`
 
 // NamedLogs returns the decompressed log called name of every attempt
