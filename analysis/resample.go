@@ -231,7 +231,8 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 	}
 	jack := j.jackknife(w)
 
-	rng := rand.New(rand.NewPCG(cfg.seed, streamSeed(j.key)))
+	src := rand.NewPCG(cfg.seed, streamSeed(j.key))
+	rng := rand.New(src)
 	if j.clusters == nil && n <= exactLimit && !j.direct {
 		j.runCounted(cfg, s, rng, w, jack)
 		return
@@ -239,7 +240,7 @@ func (j *bootJob) run(cfg bootConfig, s *bootScratch) {
 	vals := s.values(ns, cfg.resamples)
 	switch {
 	case j.clusters != nil && j.tabulable() && !j.direct:
-		j.resampleTabled(rng, w, vals)
+		j.resampleTabled(src, w, vals)
 	case j.clusters != nil && j.meanOnly:
 		j.resampleMeans(rng, vals)
 	default:
