@@ -25,9 +25,20 @@ func Write(dir string, res *analysis.Result) error {
 			return err
 		}
 	}
-	if err := writeCSVs(dir, res); err != nil {
-		return err
+	// The CSVs are written beside the rest: both only read res, and each
+	// file is the same whichever finishes first. A CSV's error is
+	// reported before the others', as when they were written in turn.
+	csvErr := make(chan error, 1)
+	go func() { csvErr <- writeCSVs(dir, res) }()
+	err := writeDocuments(dir, res)
+	if cerr := <-csvErr; cerr != nil {
+		return cerr
 	}
+	return err
+}
+
+// writeDocuments writes tables.tex, figures/*.svg and report.html.
+func writeDocuments(dir string, res *analysis.Result) error {
 	if err := writeLaTeX(filepath.Join(dir, "tables.tex"), res); err != nil {
 		return err
 	}
