@@ -56,11 +56,8 @@ func oauthMechanism(props map[string]string) (sasl.Mechanism, error) {
 		return nil, propErr(OAuthTokenURL, "%q: want an http or https URL", props[OAuthTokenURL])
 	}
 	hc := &http.Client{Timeout: 30 * time.Second}
-	if u.Scheme == "https" && props[SSLCALocation] != "" {
-		// An https token endpoint is verified against the CA the
-		// brokers' certificates are (ssl.ca.location), as xp's identity
-		// provider on remote hosts has a certificate from it.
-		pool, err := pki.LoadPool(props[SSLCALocation])
+	if ca := OAuthTokenCA(props); ca != "" {
+		pool, err := pki.LoadPool(ca)
 		if err != nil {
 			return nil, &PropertyError{SSLCALocation, err}
 		}
@@ -71,6 +68,19 @@ func oauthMechanism(props map[string]string) (sasl.Mechanism, error) {
 		tok, err := ts.token(ctx)
 		return oauth.Auth{Token: tok}, err
 	}), nil
+}
+
+// OAuthTokenCA is the CA file an https token endpoint of props is
+// verified against, "" for the client's default roots: the CA the
+// brokers' certificates are verified against (ssl.ca.location), as xp's
+// identity provider on remote hosts has a certificate from it. Every
+// client takes it: franz-go (oauthMechanism), the Java client (its login
+// module's ssl.truststore.location) and librdkafka (https.ca.location).
+func OAuthTokenCA(props map[string]string) string {
+	if !strings.HasPrefix(strings.ToLower(props[OAuthTokenURL]), "https://") {
+		return ""
+	}
+	return props[SSLCALocation]
 }
 
 // tokenSource fetches and caches client-credentials tokens.
@@ -172,8 +182,15 @@ func javaIdentitySASL(out, props map[string]string, mech string) error {
 		}
 		out["sasl.login.callback.handler.class"] = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 		out[OAuthTokenURL] = props[OAuthTokenURL]
-		out["sasl.jaas.config"] = fmt.Sprintf(`org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="%s" clientSecret="%s";`,
+		jaas := fmt.Sprintf(`org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="%s" clientSecret="%s"`,
 			jaasEscape(props[OAuthClientID]), jaasEscape(props[OAuthClientSecret]))
+		if ca := OAuthTokenCA(props); ca != "" {
+			// Kafka's token fetcher takes its TLS settings from the
+			// login module's options, as the brokers' key set fetcher
+			// does (OAuthServer.Truststore).
+			jaas += fmt.Sprintf(` ssl.truststore.location="%s" ssl.truststore.type="PEM"`, jaasEscape(ca))
+		}
+		out["sasl.jaas.config"] = jaas + ";"
 	case "GSSAPI":
 		if props[KerberosPrincipal] == "" || props[KerberosKeytab] == "" {
 			return propErr(KerberosPrincipal, "GSSAPI needs %s and %s", KerberosPrincipal, KerberosKeytab)

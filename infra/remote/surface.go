@@ -62,14 +62,13 @@ func (d *Deployer) ServesSurface(r *planner.Row) error {
 // security surface, or nil: target.ServesSurface's rules, where the
 // embedded cluster's gateway modes are its own (ecdsa-p256 only) and
 // oauthbearer's identity provider is HTTPS on the first client host
-// (startIDP) with a certificate from xp's CA, which only the franz-go
-// load generator is set up to trust. The brokers' part is applied by
+// (startIDP) with a certificate from xp's CA, which every client trusts
+// through the client config's ssl.ca.location (kafkaconf.OAuthTokenCA).
+// The brokers' part is applied by
 // surfaceServer, the gateway hosts' by GatewaySpec, the KDC by startKDC.
 func servesSurface(r *planner.Row, apache bool) error {
 	return target.ServesSurface(r, target.SurfaceLimits{Apache: apache, Target: "remote targets",
-		OnKafka:      "kafka.distribution a release in the target file",
-		OAuthClients: []string{planner.ClientFranzGo},
-		OAuthWhy:     "on remote targets the token endpoint is HTTPS with a certificate from xp's CA, which only xp's franz-go load generator is set up to trust"})
+		OnKafka: "kafka.distribution a release in the target file"})
 }
 
 // surfaceServer sets the cluster part of a group's security surface on

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"crypto/rsa"
 	"crypto/tls"
@@ -47,7 +48,9 @@ import (
 // tickets for the brokers; sasl_ssl with oauthbearer, which authenticates
 // with a token from the client host's identity provider (fetched over
 // HTTPS, verified against the cluster's CA) that the brokers validate
-// against its key set (fetched over HTTPS too); proxy over sasl_ssl with scram-sha-256, whose
+// against its key set (fetched over HTTPS too), with xp's franz-go load
+// generator and with its Java one (the token fetch trusting the CA
+// through its login module's truststore); proxy over sasl_ssl with scram-sha-256, whose
 // gateway's client leg negotiates TLS 1.2 with the suite and an RSA key
 // of its own (the gateway host's certificate) and relays the SCRAM-SHA-256
 // exchange to the brokers, which authorize xp's user; all healthy, the
@@ -84,19 +87,21 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 	base := planner.Row{Platform: "hosts", Brokers: 3, KafkaVersion: rel.Version, InterBrokerSecurity: planner.SecurityTLS,
 		Authorizer: planner.AuthorizerACL, ACLs: acls, TLSVersion: planner.TLSVersion12, TLSCipher: planner.TLSCipherChaCha20,
 		TLSKey: planner.TLSKeyRSA2048, SASLMechanism: planner.SASLScramSHA512, GatewayKind: planner.GatewayKindBuiltin, Gateways: 1}
-	mtls, scram, plain, gssapi, oauth, proxy := base, base, base, base, base, base
+	mtls, scram, plain, gssapi, oauth, oauthJava, proxy := base, base, base, base, base, base, base
 	mtls.Security = planner.SecurityMTLS
 	scram.Security, scram.SASLMechanism, scram.ConnectionChurn = planner.SecuritySASLSSL, planner.SASLScramSHA256, 50
 	plain.Security, plain.SASLMechanism = planner.SecuritySASLSSL, planner.SASLPlain
 	gssapi.Security, gssapi.SASLMechanism = planner.SecuritySASLSSL, planner.SASLGSSAPI
 	oauth.Security, oauth.SASLMechanism = planner.SecuritySASLSSL, planner.SASLOAuthBearer
+	oauthJava = oauth
+	oauthJava.Client = planner.ClientJava
 	proxy.Security, proxy.GatewayTransport, proxy.SASLMechanism = planner.SecurityProxy, planner.SecuritySASLSSL, planner.SASLScramSHA256
-	for _, r := range []*planner.Row{&mtls, &scram, &plain, &gssapi, &oauth, &proxy} {
+	for _, r := range []*planner.Row{&mtls, &scram, &plain, &gssapi, &oauth, &oauthJava, &proxy} {
 		if err := d.ServesSurface(r); err != nil {
 			t.Fatalf("%s row refused: %v", r.Security, err)
 		}
 	}
-	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram, plain, gssapi, oauth, proxy}}
+	g := target.Group{Key: mtls.InfraKey(), Rows: []planner.Row{mtls, scram, plain, gssapi, oauth, oauthJava, proxy}}
 	start := time.Now()
 	ep, err := d.Deploy(ctx, g, inv)
 	if err != nil {
@@ -110,6 +115,7 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		t.Errorf("broker %+v, want apache %s with inter-broker tls, the StandardAuthorizer and %d ACLs", b, rel.Version, acls)
 	}
 
+	javaClient := disttest.JavaClient(t).Path
 	var produced int64
 	for _, tc := range []struct {
 		row                               *planner.Row
@@ -120,15 +126,20 @@ func TestSurfaceOnKafkaHosts(t *testing.T) {
 		{&plain, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "PLAIN"},
 		{&gssapi, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "GSSAPI"},
 		{&oauth, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "OAUTHBEARER"},
+		{&oauthJava, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "OAUTHBEARER"},
 		{&proxy, "TLS 1.2", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "SCRAM-SHA-256"},
 	} {
 		r := tc.row
 		cfg := loadgen.Config{Rate: 200, MessageSize: 128, Partitions: 3, ReplicationFactor: 3, MinInsyncReplicas: 2, Acks: "all",
 			ConsumerGroups: 1, LingerMs: 1, Warmup: time.Second, Duration: 2 * time.Second, DrainTimeout: 20 * time.Second, Seed: 7,
-			TLSVersion: r.TLSVersion, TLSCipher: r.TLSCipher, SASLMechanism: r.SASLMechanism, ConnectionChurn: r.ConnectionChurn}
+			TLSVersion: r.TLSVersion, TLSCipher: r.TLSCipher, SASLMechanism: r.SASLMechanism, ConnectionChurn: r.ConnectionChurn,
+			Client: r.Client, JavaClient: javaClient}
 		res, err := d.RunLoad(ctx, target.Load{Row: r, Endpoint: ep.Modes[target.ModeKey(r)], Config: cfg})
 		if err != nil || !res.Healthy {
-			t.Fatalf("%s load: %v %+v\nserver logs:\n%s", r.Security, err, res, serverLogs(d.Deployment()))
+			t.Fatalf("%s %s load: %v %+v\nserver logs:\n%s", r.Security, r.Client, err, res, serverLogs(d.Deployment()))
+		}
+		if want := cmp.Or(r.Client, planner.ClientFranzGo); res.Client.Name != want {
+			t.Errorf("%s load ran client %q, want %s", r.Security, res.Client.Name, want)
 		}
 		produced += res.Published + res.Warmup.Published
 		c := res.Connections

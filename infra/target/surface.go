@@ -2,9 +2,7 @@ package target
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/xp-bench/xp/planner"
 )
@@ -57,10 +55,6 @@ type SurfaceLimits struct {
 	// still takes tls_key (the gateway is a process of its own, issued a
 	// certificate of the row's key).
 	GatewayKeys bool
-	// OAuthClients, when set, are the only clients whose token fetch is
-	// set up for the target's identity provider, with why.
-	OAuthClients []string
-	OAuthWhy     string
 }
 
 // ServesSurface says why a target with limits l cannot serve r's security
@@ -106,8 +100,6 @@ func ServesSurface(r *planner.Row, l SurfaceLimits) error {
 			return fmt.Errorf("sasl_mechanism %s: the embedded cluster's SASL server speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 only; %s", r.SASLMechanism, onKafka)
 		case gw && r.SASLMechanism == planner.SASLGSSAPI:
 			return fmt.Errorf("sasl_mechanism gssapi on a gateway row: a Kerberos client asks for a ticket to kafka/<the host it connects to>, the gateway's, which the brokers' keytabs do not hold (each broker serves kafka/<its own address>), so the relayed exchange fails; run it direct (security: sasl_ssl)")
-		case r.SASLMechanism == planner.SASLOAuthBearer && l.OAuthClients != nil && !slices.Contains(l.OAuthClients, client):
-			return fmt.Errorf("sasl_mechanism oauthbearer with client %s: %s; use client %s", client, l.OAuthWhy, strings.Join(l.OAuthClients, " or "))
 		}
 	default:
 		return fmt.Errorf("sasl_mechanism %s: %s does not know it; use scram-sha-512, scram-sha-256, plain, oauthbearer or gssapi", r.SASLMechanism, l.Target)

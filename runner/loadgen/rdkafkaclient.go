@@ -60,12 +60,17 @@ func rdkafkaClientHome(ctx context.Context, cfg Config) (string, error) {
 	return c.Dir, nil
 }
 
+// rdkafkaHTTPSCALocation is librdkafka's CA file for its own HTTPS
+// requests (the OIDC token endpoint).
+const rdkafkaHTTPSCALocation = "https.ca.location"
+
 // writeRdkafkaConfig writes props (librdkafka's names; no
 // bootstrap.servers, which the job carries) as the librdkafka client
 // reads them, 0600: on SASL the row's sasl_mechanism in place of the
-// config's (as the Go client applies it), and an empty
+// config's (as the Go client applies it), an empty
 // ssl.endpoint.identification.algorithm (the Java client's way to turn it
-// off) as librdkafka's none.
+// off) as librdkafka's none, and an https token endpoint's CA
+// (kafkaconf.OAuthTokenCA) as https.ca.location.
 func writeRdkafkaConfig(cfg Config, path string, props map[string]string) error {
 	out := maps.Clone(props)
 	if m := planner.KafkaSASLMechanism(cfg.SASLMechanism); m != "" && strings.HasPrefix(kafkaconf.Protocol(out), "sasl_") {
@@ -74,6 +79,11 @@ func writeRdkafkaConfig(cfg Config, path string, props map[string]string) error 
 	}
 	if v, ok := out[kafkaconf.SSLEndpointIdentAlg]; ok && v == "" {
 		out[kafkaconf.SSLEndpointIdentAlg] = "none"
+	}
+	// librdkafka verifies an https token endpoint against
+	// https.ca.location, not ssl.ca.location.
+	if ca := kafkaconf.OAuthTokenCA(out); ca != "" && out[rdkafkaHTTPSCALocation] == "" {
+		out[rdkafkaHTTPSCALocation] = ca
 	}
 	return kafkaconf.WriteClientConfig(path, out)
 }
