@@ -367,7 +367,7 @@ func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ 
 	}
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := startTimerSlack(cmd); err != nil {
 		return nil, 0, r.fail("%s: %v", x.name, err)
 	}
 	limit := externalAssignTimeout + cfg.Warmup + cfg.Duration + cfg.DrainTimeout + time.Minute
@@ -410,6 +410,13 @@ func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ 
 			if err := json.Unmarshal([]byte(rest), rep); err != nil {
 				failure = fmt.Sprintf("unreadable report: %v", err)
 				rep = nil
+			}
+		case "pacer":
+			// A pacer thread's id: it gets the Go pacer's scheduling
+			// (the process's own threads only).
+			if tid, err := strconv.Atoi(rest); err == nil && tid > 0 && ownThread(cmd.Process.Pid, tid) {
+				applied := hintThread(tid)
+				r.pacerPriority.CompareAndSwap(nil, &applied)
 			}
 		case "error":
 			failure = rest
@@ -454,6 +461,9 @@ func (r *run) externalResult(x external, rep *externalReport, rss float64) (*Res
 	res.Warmup = WarmupCounts{Seconds: cfg.Warmup.Seconds(), Published: rep.WarmPublished, Consumed: rep.WarmConsumed}
 	res.ErrorSamples = rep.ErrorSamples
 	res.Config = echo(cfg, r.name, r.bootstrap)
+	if p := r.pacerPriority.Load(); p != nil {
+		res.Config.PacerPriority = *p
+	}
 	res.Client = ClientInfo{Name: rep.ClientName, Version: rep.ClientVersion, Runtime: rep.ClientRuntime}
 	res.Series = make([]Second, len(rep.Series))
 	for i, s := range rep.Series {

@@ -242,7 +242,8 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 // paceUntil sleeps until t (Unix ns): long waits on a timer that ctx can
 // cut short, the last 2 ms with nanosleep on the locked thread (wakes
-// within about 0.1 ms where a Go timer wakes about 1 ms late).
+// within about 0.1 ms where a Go timer wakes about 1 ms late), never for
+// less than pacerWake.
 func (r *run) paceUntil(ctx context.Context, t int64) bool {
 	const fine = 2 * time.Millisecond
 	if d := time.Duration(t - r.now()); d > fine {
@@ -255,7 +256,7 @@ func (r *run) paceUntil(ctx context.Context, t int64) bool {
 		if d <= 0 {
 			return ctx.Err() == nil
 		}
-		ts := syscall.NsecToTimespec(d)
+		ts := syscall.NsecToTimespec(max(d, int64(pacerWake)))
 		syscall.Nanosleep(&ts, nil) // EINTR: loop recomputes the rest
 	}
 }

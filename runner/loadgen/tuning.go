@@ -1,9 +1,13 @@
 package loadgen
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,7 +49,7 @@ func tuneGC() (restore func()) {
 	}
 }
 
-// pacerSlice is the scheduler slice asked for the pacer's thread. Linux's
+// pacerSlice is the scheduler slice asked for a pacer thread. Linux's
 // EEVDF scheduler (6.6 and later; custom slices from 6.12) gives a thread
 // with a short slice an early deadline, so when it wakes it preempts a
 // thread running a long one instead of waiting out that thread's slice
@@ -53,14 +57,31 @@ func tuneGC() (restore func()) {
 // no privilege; older kernels ignore the value.
 const pacerSlice = 100_000 // ns, the kernel's minimum
 
-// pacerNice is the pacer thread's nice value where the process may raise
+// pacerNice is a pacer thread's nice value where the process may raise
 // priority (root or CAP_SYS_NICE): its weight then wins the CPU back from
 // busy threads sooner. The pacer uses little CPU, so this costs the rest
 // of the machine little, and it shortens the send-delay tail on a busy
 // machine beyond what the short slice alone does.
 const pacerNice = -10
 
-// Pacer priorities, as the result's config reports them.
+// pacerWake is the shortest sleep of a pacer: when the next record is due
+// sooner, the pacer sleeps this long and then sends every record that has
+// come due. A pacer that woke for each record at high rates (20 us apart
+// at 50k msg/s) would spend its CPU on wake-ups (a timer and two context
+// switches each, and exits to the hypervisor on a virtual machine) and,
+// never sleeping long, would lose the scheduler's wake-up preference and
+// wait milliseconds behind busy threads. It adds at most pacerWake to a
+// record's send delay. The Java and C load generators use the same value.
+const pacerWake = 50 * time.Microsecond
+
+// The pacer threads' timer slack: the kernel may fire a sleeping thread's
+// timer this late to coalesce wake-ups (50 us by default), and with the
+// default slack a pacer's wake-ups come late by milliseconds now and then
+// even on an idle machine. Setting it needs no privilege.
+const pacerTimerSlack = 1 // ns
+
+// Pacer priorities, as the result's config reports them. Every pacer also
+// gets pacerTimerSlack, which needs no privilege.
 const (
 	PacerNiceSlice = "nice -10, slice 0.1 ms"
 	PacerSlice     = "slice 0.1 ms"
@@ -68,21 +89,50 @@ const (
 )
 
 // hintLatency raises the calling thread's scheduling priority (the thread
-// is locked to the pacer goroutine) as far as it is allowed: nice -10 and
-// a short slice, else the short slice alone. It returns what it set and
-// the function that gives the thread the defaults back before it is
-// unlocked.
+// is locked to the pacer goroutine) as far as it is allowed, and sets its
+// timer slack to pacerTimerSlack. It returns what it set and the function
+// that gives the thread the defaults back before it is unlocked.
 func hintLatency() (restore func(), applied string) {
-	a := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Runtime: pacerSlice, Nice: pacerNice}
-	applied = PacerNiceSlice
-	if unix.SchedSetAttr(0, &a, 0) != nil {
-		a.Nice, applied = 0, PacerSlice
-		if unix.SchedSetAttr(0, &a, 0) != nil {
-			return func() {}, PacerDefault
-		}
-	}
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, pacerTimerSlack, 0, 0, 0)
+	applied = hintThread(0)
 	return func() {
-		a.Runtime, a.Nice = 0, 0 // the defaults; raising nice needs no privilege
+		// The defaults; raising nice needs no privilege, and a slack of 0
+		// restores the thread's default slack.
+		a := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
 		_ = unix.SchedSetAttr(0, &a, 0)
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0)
 	}, applied
+}
+
+// hintThread gives thread tid (0: the calling thread) a pacer's
+// scheduling as far as this process may: nice -10 and a short slice, else
+// the short slice alone. It returns what it set.
+func hintThread(tid int) string {
+	a := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Runtime: pacerSlice, Nice: pacerNice}
+	if unix.SchedSetAttr(tid, &a, 0) == nil {
+		return PacerNiceSlice
+	}
+	a.Nice = 0
+	if unix.SchedSetAttr(tid, &a, 0) == nil {
+		return PacerSlice
+	}
+	return PacerDefault
+}
+
+// startTimerSlack starts cmd (a Java or C load generator) from a thread
+// whose timer slack is pacerTimerSlack: a process inherits its creator's
+// slack, and each of its threads its own creator's, so its pacers get it
+// without privilege, as the Go pacer does.
+func startTimerSlack(cmd *exec.Cmd) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, pacerTimerSlack, 0, 0, 0)
+	defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0)
+	return cmd.Start()
+}
+
+// ownThread reports whether tid is a thread of process pid.
+func ownThread(pid, tid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", pid, tid))
+	return err == nil
 }

@@ -3,6 +3,7 @@ package localtarget
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,6 +104,12 @@ func TestJavaClientOnApacheKafka(t *testing.T) {
 		}
 		if res.Client.Name != client || res.Client.Version == "" || res.Client.Runtime == "" || res.Config.Client != client {
 			t.Errorf("client %+v, config's %q: want %s with its version and runtime", res.Client, res.Config.Client, client)
+		}
+		// The open loop's pacer got the Go pacer's scheduling: all of it
+		// as root, and never nothing (the short slice needs no privilege).
+		if want := loadgen.PacerNiceSlice; os.Geteuid() == 0 && res.Config.PacerPriority != want ||
+			res.Config.PacerPriority != loadgen.PacerNiceSlice && res.Config.PacerPriority != loadgen.PacerSlice {
+			t.Errorf("pacer priority %q, want %s (root) or %s", res.Config.PacerPriority, loadgen.PacerNiceSlice, loadgen.PacerSlice)
 		}
 		var perSecond int64
 		for _, s := range res.Series[:2] {

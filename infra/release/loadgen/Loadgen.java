@@ -16,7 +16,8 @@
 //
 // Protocol: java -cp 'libs/*' xp.loadgen.Loadgen JOB.properties. Lines on
 // stdout: "phase NAME UNIX_NS" as each phase starts (NAME warmup, measure,
-// drain; UNIX_NS when it ends at the latest), then "result JSON"; or
+// drain; UNIX_NS when it ends at the latest), "pacer TID" as each open-loop
+// pacer thread starts, then "result JSON"; or
 // "error MESSAGE" and exit status 1 when the cluster cannot be used. End
 // of standard input stops the run early (it still reports).
 //
@@ -36,6 +37,8 @@ import java.io.InputStream;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.PublicKey;
 import java.security.cert.Certificate;
@@ -579,10 +582,17 @@ public final class Loadgen {
         });
     }
 
+    // PACER_WAKE is the pacer's shortest park (ns), the Go pacer's
+    // pacerWake: when the next record is due sooner, the pacer parks this
+    // long and then sends every record that has come due, instead of
+    // waking for each record at high rates.
+    static final long PACER_WAKE = 50_000;
+
     // paceUntil parks until run-clock time t (in parks of at most 100 ms,
-    // so that a stop is seen). A park wakes within the timer slack (about
-    // 50 us on Linux), as the Go pacer's nanosleep does; neither spins,
-    // so the pacer's CPU is not part of the client's cost.
+    // so that a stop is seen, and of at least PACER_WAKE). xp starts the
+    // JVM with a timer slack of 1 ns, so a park wakes on time, as the Go
+    // pacer's nanosleep does; neither spins, so the pacer's CPU is not
+    // part of the client's cost.
     boolean paceUntil(long t) {
         while (true) {
             if (stopping.get()) {
@@ -592,7 +602,19 @@ public final class Loadgen {
             if (d <= 0) {
                 return true;
             }
-            LockSupport.parkNanos(Math.min(d, 100_000_000L));
+            LockSupport.parkNanos(Math.max(PACER_WAKE, Math.min(d, 100_000_000L)));
+        }
+    }
+
+    // announcePacer tells xp the calling thread's id ("pacer TID"), so
+    // that it gives the thread the Go pacer's scheduling priority, which
+    // Java cannot set; without /proc the thread keeps the default.
+    static void announcePacer() {
+        try {
+            String self = Files.readSymbolicLink(Path.of("/proc/thread-self")).toString();
+            out("pacer " + self.substring(self.lastIndexOf('/') + 1));
+        } catch (IOException | UnsupportedOperationException e) {
+            // not Linux: nothing to announce
         }
     }
 
@@ -600,6 +622,7 @@ public final class Loadgen {
     // due in the window may be sent up to SEND_GRACE after it, later ones
     // are never sent (a shortfall the rate rule sees).
     void openLoop(int k, SplittableRandom rng, int tix, double rate) {
+        announcePacer();
         long stop = measEnd + SEND_GRACE;
         int[] count = new int[1];
         double period = 1e9 / rate;
