@@ -367,7 +367,7 @@ func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ 
 	}
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
-	if err := startTimerSlack(cmd); err != nil {
+	if err := cmd.Start(); err != nil {
 		return nil, 0, r.fail("%s: %v", x.name, err)
 	}
 	limit := externalAssignTimeout + cfg.Warmup + cfg.Duration + cfg.DrainTimeout + time.Minute
@@ -412,10 +412,16 @@ func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ 
 				rep = nil
 			}
 		case "pacer":
-			// A pacer thread's id: it gets the Go pacer's scheduling
-			// (the process's own threads only).
-			if tid, err := strconv.Atoi(rest); err == nil && tid > 0 && ownThread(cmd.Process.Pid, tid) {
-				applied := hintThread(tid)
+			// A pacer thread's id and timer slack: the thread gets the Go
+			// pacer's scheduling (the process's own threads only).
+			f := strings.Fields(rest)
+			if len(f) != 2 {
+				break
+			}
+			tid, err1 := strconv.Atoi(f[0])
+			slack, err2 := strconv.Atoi(f[1])
+			if err1 == nil && err2 == nil && tid > 0 && ownThread(cmd.Process.Pid, tid) {
+				applied := withSlack(hintThread(tid), slack)
 				r.pacerPriority.CompareAndSwap(nil, &applied)
 			}
 		case "error":

@@ -3,8 +3,6 @@ package loadgen
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -77,11 +75,13 @@ const pacerWake = 50 * time.Microsecond
 // The pacer threads' timer slack: the kernel may fire a sleeping thread's
 // timer this late to coalesce wake-ups (50 us by default), and with the
 // default slack a pacer's wake-ups come late by milliseconds now and then
-// even on an idle machine. Setting it needs no privilege.
+// even on an idle machine. A thread sets its own without privilege; the
+// Java and C pacers set theirs (the client's own threads keep the
+// default).
 const pacerTimerSlack = 1 // ns
 
-// Pacer priorities, as the result's config reports them. Every pacer also
-// gets pacerTimerSlack, which needs no privilege.
+// Pacer priorities, as the result's config reports them, each followed by
+// the pacer's timer slack (withSlack).
 const (
 	PacerNiceSlice = "nice -10, slice 0.1 ms"
 	PacerSlice     = "slice 0.1 ms"
@@ -90,11 +90,13 @@ const (
 
 // hintLatency raises the calling thread's scheduling priority (the thread
 // is locked to the pacer goroutine) as far as it is allowed, and sets its
-// timer slack to pacerTimerSlack. It returns what it set and the function
-// that gives the thread the defaults back before it is unlocked.
+// timer slack to pacerTimerSlack. It returns what it set (withSlack) and
+// the function that gives the thread the defaults back before it is
+// unlocked.
 func hintLatency() (restore func(), applied string) {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, pacerTimerSlack, 0, 0, 0)
-	applied = hintThread(0)
+	slack, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	applied = withSlack(hintThread(0), slack)
 	return func() {
 		// The defaults; raising nice needs no privilege, and a slack of 0
 		// restores the thread's default slack.
@@ -119,16 +121,10 @@ func hintThread(tid int) string {
 	return PacerDefault
 }
 
-// startTimerSlack starts cmd (a Java or C load generator) from a thread
-// whose timer slack is pacerTimerSlack: a process inherits its creator's
-// slack, and each of its threads its own creator's, so its pacers get it
-// without privilege, as the Go pacer does.
-func startTimerSlack(cmd *exec.Cmd) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, pacerTimerSlack, 0, 0, 0)
-	defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0)
-	return cmd.Start()
+// withSlack is a pacer priority with the timer slack the pacer thread
+// reported (ns), as config.pacer_priority records it.
+func withSlack(priority string, slack int) string {
+	return fmt.Sprintf("%s; timer slack %d ns", priority, slack)
 }
 
 // ownThread reports whether tid is a thread of process pid.

@@ -4,42 +4,42 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-// TestStartTimerSlack: a process started by startTimerSlack, and a thread
-// it creates, run with the pacers' timer slack, and the starting thread
-// has its own slack back.
-func TestStartTimerSlack(t *testing.T) {
+// TestHintLatency: a pacer thread gets the pacers' timer slack and what
+// scheduling the process may give it, reported as such, and the thread
+// has its defaults back after restore.
+func TestHintLatency(t *testing.T) {
+	want := withSlack(pacerPriorityAllowed(t), pacerTimerSlack)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	before, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The shell's own slack, then that of a thread of a child process
-	// (the child's leader; a new process is its creator's thread's copy).
-	cmd := exec.Command("sh", "-c", "cat /proc/self/timerslack_ns; sh -c 'cat /proc/$$/timerslack_ns'")
-	var out strings.Builder
-	cmd.Stdout = &out
-	if err := startTimerSlack(cmd); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Fields(out.String()); len(got) != 2 || got[0] != "1" || got[1] != "1" {
-		t.Errorf("started process's and its child's timer slack %q, want 1 and 1 (ns)", got)
-	}
-	after, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	restore, applied := hintLatency()
+	slack, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	a, err := unix.SchedGetAttr(0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after != before {
-		t.Errorf("starting thread's timer slack %d after, %d before", after, before)
+	restore()
+	if applied != want || slack != pacerTimerSlack {
+		t.Errorf("hintLatency reported %q with timer slack %d; want %q, %d", applied, slack, want, pacerTimerSlack)
+	}
+	if a.Runtime != pacerSlice {
+		t.Errorf("pacer slice %d ns, want %d", a.Runtime, pacerSlice)
+	}
+	after, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	r, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before || r.Nice != 0 || r.Runtime == pacerSlice {
+		t.Errorf("after restore: timer slack %d (was %d), nice %d, slice %d ns: want the defaults back", after, before, r.Nice, r.Runtime)
 	}
 }
 

@@ -16,8 +16,8 @@
 //
 // Protocol: java -cp 'libs/*' xp.loadgen.Loadgen JOB.properties. Lines on
 // stdout: "phase NAME UNIX_NS" as each phase starts (NAME warmup, measure,
-// drain; UNIX_NS when it ends at the latest), "pacer TID" as each open-loop
-// pacer thread starts, then "result JSON"; or
+// drain; UNIX_NS when it ends at the latest), "pacer TID SLACK_NS" as
+// each open-loop pacer thread starts, then "result JSON"; or
 // "error MESSAGE" and exit status 1 when the cluster cannot be used. End
 // of standard input stops the run early (it still reports).
 //
@@ -589,10 +589,10 @@ public final class Loadgen {
     static final long PACER_WAKE = 50_000;
 
     // paceUntil parks until run-clock time t (in parks of at most 100 ms,
-    // so that a stop is seen, and of at least PACER_WAKE). xp starts the
-    // JVM with a timer slack of 1 ns, so a park wakes on time, as the Go
-    // pacer's nanosleep does; neither spins, so the pacer's CPU is not
-    // part of the client's cost.
+    // so that a stop is seen, and of at least PACER_WAKE). The pacer's
+    // timer slack is 1 ns (announcePacer), so a park wakes on time, as
+    // the Go pacer's nanosleep does; neither spins, so the pacer's CPU is
+    // not part of the client's cost.
     boolean paceUntil(long t) {
         while (true) {
             if (stopping.get()) {
@@ -606,15 +606,21 @@ public final class Loadgen {
         }
     }
 
-    // announcePacer tells xp the calling thread's id ("pacer TID"), so
-    // that it gives the thread the Go pacer's scheduling priority, which
-    // Java cannot set; without /proc the thread keeps the default.
+    // announcePacer sets the calling thread's timer slack to 1 ns, as the
+    // Go pacer's (a thread may set its own through /proc/TID; the client's
+    // threads keep the default), and tells xp its id and slack ("pacer TID
+    // SLACK_NS"), so that xp gives the thread the Go pacer's scheduling
+    // priority, which Java cannot set. Without /proc the thread keeps the
+    // defaults.
     static void announcePacer() {
         try {
             String self = Files.readSymbolicLink(Path.of("/proc/thread-self")).toString();
-            out("pacer " + self.substring(self.lastIndexOf('/') + 1));
-        } catch (IOException | UnsupportedOperationException e) {
-            // not Linux: nothing to announce
+            String tid = self.substring(self.lastIndexOf('/') + 1);
+            Path slack = Path.of("/proc", tid, "timerslack_ns");
+            Files.writeString(slack, "1");
+            out("pacer " + tid + " " + Files.readString(slack).trim());
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            // not Linux: nothing to set or announce
         }
     }
 

@@ -15,8 +15,8 @@
  *
  * Protocol: xp-rdkafka-loadgen JOB.properties. Lines on stdout:
  * "phase NAME UNIX_NS" as each phase starts (NAME warmup, measure, drain;
- * UNIX_NS when it ends at the latest), "pacer TID" as each open-loop pacer
- * thread starts, then "result JSON"; or
+ * UNIX_NS when it ends at the latest), "pacer TID SLACK_NS" as each
+ * open-loop pacer thread starts, then "result JSON"; or
  * "error MESSAGE" and exit status 1 when the cluster cannot be used. End
  * of standard input stops the run early (it still reports).
  * xp-rdkafka-loadgen -version prints "librdkafka VERSION";
@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -1207,10 +1208,10 @@ static void send_one(producer_t *p, int64_t ti, int tix) {
 #define PACER_WAKE 50000
 
 /* pace_until sleeps until run-clock time t (in sleeps of at most 100 ms,
- * so that a stop is seen, and of at least PACER_WAKE). xp starts the
- * process with a timer slack of 1 ns, so a sleep wakes on time, as the Go
- * pacer's does; neither spins, so the pacer's CPU is not part of the
- * client's cost. */
+ * so that a stop is seen, and of at least PACER_WAKE). The pacer's timer
+ * slack is 1 ns (open_loop), so a sleep wakes on time, as the Go pacer's
+ * does; neither spins, so the pacer's CPU is not part of the client's
+ * cost. */
 static int pace_until(int64_t t) {
     for (;;) {
         if (atomic_load(&stopping)) {
@@ -1228,9 +1229,11 @@ static int pace_until(int64_t t) {
  * due in the window may be sent up to SEND_GRACE after it, later ones are
  * never sent (a shortfall the rate rule sees). */
 static void open_loop(producer_t *p, double r) {
-    /* The thread's id, so that xp gives it the Go pacer's scheduling
-     * priority. */
-    out_line("pacer %ld", (long)syscall(SYS_gettid));
+    /* The Go pacer's timer slack for this thread (librdkafka's threads
+     * keep the default), and the thread's id, so that xp gives it the Go
+     * pacer's scheduling priority. */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    out_line("pacer %ld %d", (long)syscall(SYS_gettid), prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL));
     int64_t stop = meas_end + SEND_GRACE;
     double period = 1e9 / r;
     int tix = p->tix;
