@@ -16,8 +16,9 @@ func writeDocument(w io.Writer, h header, rows []result) error {
 		"-benchmem -p 1 ./...`); do not edit it by hand. Comparisons the issues\n"+
 		"ask for are sub-benchmarks of one benchmark, measured side by side in\n"+
 		"one run. Speed and memory targets are checked here, never by timed\n"+
-		"tests. Notes on a run go in the commit message that records it; earlier\n"+
-		"runs are in git history.\n\n"+
+		"tests; the gateway has no CPU target, its cost is shown beside\n"+
+		"Kroxylicious's. Notes on a run go in the commit message that records\n"+
+		"it; earlier runs are in git history.\n\n"+
 		"Gateway rows run the gateway's default crypto, `std` (crypto/tls and\n"+
 		"crypto/cipher), unless their name says `_fast`: those run `crypto: fast`\n"+
 		"(xp's TLS 1.3 record layer and VAES AES-GCM; docs/gateway.md).\n"+
@@ -44,6 +45,7 @@ func writeDocument(w io.Writer, h header, rows []result) error {
 	writeSideBySide(b, rows)
 	writeClientModes(b, rows)
 	writeSurface(b, rows)
+	writeGatewayPeers(b, rows)
 	fmt.Fprint(b, "## Table\n\n")
 	render(b, rows)
 	return b.Flush()

@@ -14,7 +14,8 @@ import (
 func fixedNow() time.Time { return time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC) }
 
 // TestDocumentGolden writes BENCHMARKS.md from a bench.out with a header,
-// targets met, not met and without data, and a failed benchmark line.
+// targets met, not met and without data, the gateway beside Kroxylicious
+// (one cell without data), and a failed benchmark line.
 func TestDocumentGolden(t *testing.T) {
 	in, err := os.ReadFile("testdata/bench.out")
 	if err != nil {

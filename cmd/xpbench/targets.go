@@ -61,22 +61,9 @@ var targets = []target{
 		{"infra/gateway", "GatewayPublishLatency/plaintext/gateway", "added_p50_ms", "<", 0.2},
 		{"infra/gateway", "GatewayPublishLatency/tls/gateway", "added_p50_ms", "<", 0.2},
 	}},
-	{6, "gateway CPU under 1.5 µs per 1 KiB record at saturation, TLS on both legs (default crypto std)", []check{
-		{"infra/gateway", "GatewayCPU/produce_tls_both_legs", "gw_cpu_us/record", "<", 1.5},
-		{"infra/gateway", "GatewayCPU/fetch_tls_both_legs", "gw_cpu_us/record", "<", 1.5},
-	}},
-	// The encryption targets hold for crypto fast, xp's own kernels, the
-	// path they are about. Crypto std (the standard library, the default)
-	// is measured beside it (the rows without _fast) and has no target: it
-	// is the standard library's cost, reported as it is, not tuned.
-	{7, "encrypting gateway CPU per 1 KiB record, produce + fetch, TLS on both legs, crypto fast: encrypt under 2.5 µs", []check{
-		{"infra/gateway/encrypt", "GatewayCPU/encrypt_fast", "gw_us/record", "<", 2.5},
-	}},
-	{7, "field_encrypt of one field, crypto fast: Avro and Protobuf under 2.5 µs, JSON under 3.5 µs", []check{
-		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/avro_fast", "gw_us/record", "<", 2.5},
-		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/protobuf_fast", "gw_us/record", "<", 2.5},
-		{"infra/gateway/encrypt", "GatewayCPU/field_encrypt/json_fast", "gw_us/record", "<", 3.5},
-	}},
+	// The gateway has no CPU target (issues #6 and #7 set some; the
+	// project dropped them): its CPU per record is reported beside
+	// Kroxylicious's (writeGatewayPeers) and in the table, not tuned.
 	{27, "`xp analyse` of 100,000 runs, either shape (factorial 6 factors x 4 levels; a configuration id column), under 60 s and 2 GiB", []check{
 		{"analysis/export", "Analyse100k/factorial_6x4", "s/analyse", "<", 60},
 		{"analysis/export", "Analyse100k/factorial_6x4", "MiB_rss", "<", 2048},
