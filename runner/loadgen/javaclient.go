@@ -418,10 +418,13 @@ func (r *run) runExternal(ctx context.Context, x external, home, job string) (_ 
 			if len(f) != 2 {
 				break
 			}
-			tid, err1 := strconv.Atoi(f[0])
-			slack, err2 := strconv.Atoi(f[1])
-			if err1 == nil && err2 == nil && tid > 0 && ownThread(cmd.Process.Pid, tid) {
-				applied := withSlack(hintThread(tid), slack)
+			if tid, err := strconv.Atoi(f[0]); err == nil && tid > 0 && ownThread(cmd.Process.Pid, tid) {
+				applied := hintThread(tid)
+				if slack, err := strconv.Atoi(f[1]); err == nil {
+					applied = withSlack(applied, slack)
+				} else {
+					applied += "; timer slack unknown"
+				}
 				r.pacerPriority.CompareAndSwap(nil, &applied)
 			}
 		case "error":

@@ -613,15 +613,26 @@ public final class Loadgen {
     // priority, which Java cannot set. Without /proc the thread keeps the
     // defaults.
     static void announcePacer() {
+        String tid;
         try {
             String self = Files.readSymbolicLink(Path.of("/proc/thread-self")).toString();
-            String tid = self.substring(self.lastIndexOf('/') + 1);
-            Path slack = Path.of("/proc", tid, "timerslack_ns");
-            Files.writeString(slack, "1");
-            out("pacer " + tid + " " + Files.readString(slack).trim());
+            tid = self.substring(self.lastIndexOf('/') + 1);
         } catch (IOException | UnsupportedOperationException | SecurityException e) {
-            // not Linux: nothing to set or announce
+            return; // not Linux: nothing to set or announce
         }
+        Path slack = Path.of("/proc", tid, "timerslack_ns");
+        String got = "unknown";
+        try {
+            Files.writeString(slack, "1");
+        } catch (IOException | SecurityException e) {
+            // the thread keeps the default slack, which is read back below
+        }
+        try {
+            got = Files.readString(slack).trim();
+        } catch (IOException | SecurityException e) {
+            // reported as unknown
+        }
+        out("pacer " + tid + " " + got);
     }
 
     // openLoop sends record i at t0 + i/rate, at once when behind; records
