@@ -53,20 +53,72 @@ func TestInfraUpWritesDurably(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"xp.auto.tfvars.json", ".xp-terraform-running"} {
-		tmp := regexp.MustCompile(`^\d+ +fsync\(\d+<` + regexp.QuoteMeta(filepath.Join(gdir, "."+f+".tmp")) + `(\d+)>\)`)
-		ok := false
-		for i, c := range calls {
-			m := tmp.FindStringSubmatch(c)
-			if m == nil || i+2 >= len(calls) {
-				continue
-			}
-			renamed := strings.Contains(calls[i+1], "rename") && strings.Contains(calls[i+1], f+".tmp"+m[1]) &&
-				strings.Contains(calls[i+1], filepath.Join(gdir, f)+`"`)
-			synced := regexp.MustCompile(`^\d+ +fsync\(\d+<` + regexp.QuoteMeta(gdir) + `>\)`).MatchString(calls[i+2])
-			ok = ok || renamed && synced
-		}
-		if !ok {
+		if !writtenDurably(calls, gdir, f) {
 			t.Errorf("%s is not fsynced, renamed and its directory fsynced; the calls on %s:\n%s", f, gdir, strings.Join(calls, "\n"))
 		}
+	}
+}
+
+// writtenDurably reports whether strace -f -y lines calls show file f
+// written into dir durably. strace interleaves threads: a call another
+// thread's line cuts in two is "fsync(...> <unfinished ...>" and, later,
+// "<... fsync resumed>) = 0" (no path). So each step is looked for after
+// the last: the temporary file's fsync, the rename of that very file (its
+// random suffix) into place, then the same thread's next call on the
+// directory, which must be its fsync.
+func writtenDurably(calls []string, dir, f string) bool {
+	dirSync := regexp.MustCompile(`^\d+ +fsync\(\d+<` + regexp.QuoteMeta(dir) + `>(\)| <unfinished)`)
+	tmp := regexp.MustCompile(`^\d+ +fsync\(\d+<` + regexp.QuoteMeta(filepath.Join(dir, "."+f+".tmp")) + `(\d+)>(\)| <unfinished)`)
+	for i, c := range calls {
+		m := tmp.FindStringSubmatch(c)
+		if m == nil {
+			continue
+		}
+		j := i + 1
+		for j < len(calls) && !strings.Contains(calls[j], f+".tmp"+m[1]) {
+			j++
+		}
+		if j == len(calls) || !strings.Contains(calls[j], "rename") || !strings.Contains(calls[j], filepath.Join(dir, f)+`"`) {
+			continue
+		}
+		pid, _, _ := strings.Cut(calls[j], " ")
+		for k := j + 1; k < len(calls); k++ {
+			if strings.HasPrefix(calls[k], pid+" ") {
+				if dirSync.MatchString(calls[k]) {
+					return true
+				}
+				break
+			}
+		}
+	}
+	return false
+}
+
+// TestWrittenDurably: the trace reader accepts a write whose fsync another
+// thread's line cut in two, and refuses one whose directory is not
+// fsynced after the rename, or whose rename is of another file.
+func TestWrittenDurably(t *testing.T) {
+	const d = "/tmp/x/g1"
+	interleaved := []string{
+		`21942 fsync(13</tmp/x/g1/.xp.auto.tfvars.json.tmp141>) = 0`,
+		`21942 renameat(AT_FDCWD</w>, "/tmp/x/g1/.xp.auto.tfvars.json.tmp141", AT_FDCWD</w>, "/tmp/x/g1/xp.auto.tfvars.json") = 0`,
+		`21942 fsync(13</tmp/x/g1>) = 0`,
+		`21941 fsync(13</tmp/x/g1/..xp-terraform-running.tmp236> <unfinished ...>`,
+		`21941 renameat(AT_FDCWD</w>, "/tmp/x/g1/..xp-terraform-running.tmp236", AT_FDCWD</w>, "/tmp/x/g1/.xp-terraform-running") = 0`,
+		`21983 fsync(3</tmp/x/g1/terraform.tfstate>) = 0`,
+		`21941 fsync(13</tmp/x/g1>) = 0`,
+	}
+	for _, f := range []string{"xp.auto.tfvars.json", ".xp-terraform-running"} {
+		if !writtenDurably(interleaved, d, f) {
+			t.Errorf("%s: interleaved trace refused", f)
+		}
+	}
+	noDirSync := []string{interleaved[3], interleaved[4], interleaved[5], `21941 fsync(13</tmp/x/g1/terraform.tfstate>) = 0`, `21941 fsync(13</tmp/x/g1>) = 0`}
+	if writtenDurably(noDirSync, d, ".xp-terraform-running") {
+		t.Error("a write whose directory is not fsynced right after the rename is accepted")
+	}
+	otherRename := []string{interleaved[3], `21941 renameat(AT_FDCWD</w>, "/tmp/x/g1/..xp-terraform-running.tmp999", AT_FDCWD</w>, "/tmp/x/g1/.xp-terraform-running") = 0`, interleaved[6]}
+	if writtenDurably(otherRename, d, ".xp-terraform-running") {
+		t.Error("a rename of another temporary file is accepted")
 	}
 }
