@@ -221,8 +221,10 @@ type ConfigEcho struct {
 	// client's JVM flags.
 	Client  string   `json:"client"`
 	JVMOpts []string `json:"jvm_opts,omitempty"`
-	// PacerPriority is the scheduling the open loop's pacer threads got:
-	// PacerNiceSlice, PacerSlice or PacerDefault; empty in closed loop.
+	// PacerPriority is the scheduling the open loop's pacer threads got,
+	// whichever the client: PacerNiceSlice, PacerSlice or PacerDefault,
+	// then the timer slack the pacer reported ("; timer slack 1 ns", or
+	// "unknown"); empty in closed loop.
 	PacerPriority string `json:"pacer_priority,omitempty"`
 }
 
