@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,8 +46,12 @@ import (
 func TestIdentitySASLOnKafka(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	// Tokens live 4 s: a 6 s run outlives two of them.
-	idp, err := oauthidp.Start(oauthidp.Options{ClientID: "xp", ClientSecret: "s3cret", Lifetime: 4 * time.Second})
+	// Tokens live 6 s: a run of 1 s warm-up and 6 s measured outlives
+	// them, and every client renews its token at 80 % of its lifetime.
+	// (4 s tokens left 0.8 s between renewal and expiry, and on a loaded
+	// host librdkafka once re-authenticated with an expiring token: its
+	// consumer reported an authentication failure.)
+	idp, err := oauthidp.Start(oauthidp.Options{ClientID: "xp", ClientSecret: "s3cret", Lifetime: 6 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +154,7 @@ func TestIdentitySASLOnKafka(t *testing.T) {
 				t.Fatalf("healthy %v %v, published %d consumed %d, connections %+v", res.Healthy, res.Reasons, res.Published, res.Consumed, res.Connections)
 			}
 			if tc.mech == planner.SASLOAuthBearer {
-				// 7 s of warm-up and run with 4 s tokens renewed at 3.2 s: the
+				// 7 s of warm-up and run with 6 s tokens renewed at 4.8 s: the
 				// broker ends each session at its token's expiry and the
 				// connections re-authenticate with new tokens.
 				log, err := os.ReadFile(serverLog)
@@ -167,20 +172,29 @@ func TestIdentitySASLOnKafka(t *testing.T) {
 	// The librdkafka client logs in with the same token endpoint (its own
 	// OIDC client) and renews its tokens as they expire.
 	t.Run("librdkafka/"+planner.SASLOAuthBearer, func(t *testing.T) {
-		issued := idp.Issued()
+		// Every client has its token by the end of the warm-up: a token
+		// issued after it is a renewal.
+		var measuring atomic.Int64
+		measuring.Store(-1)
 		cfg := quick(oauthProps)
 		cfg.SASLMechanism, cfg.Duration = planner.SASLOAuthBearer, 6*time.Second
+		cfg.OnPhase = func(phase string, _ time.Time) {
+			if phase == "measure" {
+				measuring.Store(idp.Issued())
+			}
+		}
 		cfg.Client, cfg.RdkafkaClient, cfg.CacheDir = planner.ClientLibrdkafka, disttest.RdkafkaClient(t).Path, t.TempDir()
 		res, err := Run(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !res.Healthy || res.Published == 0 || res.Consumed != res.Published || res.Client.Name != planner.ClientLibrdkafka {
-			t.Fatalf("healthy %v %v, published %d consumed %d, client %q", res.Healthy, res.Reasons, res.Published, res.Consumed, res.Client.Name)
+			t.Fatalf("healthy %v %v %v, published %d consumed %d, client %q", res.Healthy, res.Reasons, res.ErrorSamples, res.Published, res.Consumed, res.Client.Name)
 		}
-		if got := idp.Issued() - issued; got < 2 {
-			t.Errorf("%d tokens issued over a run twice their lifetime, want renewals", got)
+		if m := measuring.Load(); m < 0 || idp.Issued()-m < 2 {
+			t.Errorf("tokens issued: %d by the measured window, %d in all; want renewals by the producer and the consumer during the run", m, idp.Issued())
 		}
+		t.Logf("librdkafka: %d tokens issued by the measured window, %d in all", measuring.Load(), idp.Issued())
 	})
 	// The librdkafka client churns its connections as the Go client does:
 	// each of its two producers' clients is destroyed and created again
