@@ -109,6 +109,10 @@ func evidenceOf(res *loadgen.Result, runErr error, samples []results.Sample) res
 	if res.Published > 0 {
 		m["client_cpu_us_per_msg"] = res.ClientCPUS * 1e6 / float64(res.Published)
 	}
+	if s := res.Scheduling; s != nil {
+		m["pacer_wait_ms"] = s.PacerWaitMs
+		m["host_steal_pct"] = s.StealPct
+	}
 	if res.ClientRSSMaxMiB > m["client_rss_max_mib"] {
 		m["client_rss_max_mib"] = res.ClientRSSMaxMiB
 	}

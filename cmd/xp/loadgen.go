@@ -255,4 +255,7 @@ func printResult(st *state, r *loadgen.Result) {
 	row("publish", r.PublishLatencyMs)
 	row("end-to-end", r.E2ELatencyMs)
 	row("send delay", r.SendDelayMs)
+	if s := r.Scheduling; s != nil && s.Pacers > 0 {
+		fmt.Fprintf(w, "pacers waited %.1f ms for a CPU over %d turns  host steal %.2f%%\n", s.PacerWaitMs, s.PacerRuns, s.StealPct)
+	}
 }

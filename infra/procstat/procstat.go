@@ -118,3 +118,62 @@ func SelfMaxRSS() float64 {
 	}
 	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }
+
+// ThreadSched is the calling thread's scheduling so far, from
+// /proc/thread-self/schedstat: the time it was runnable but waited for a
+// CPU, and the turns on a CPU it got. The caller must be locked to its
+// thread (runtime.LockOSThread).
+func ThreadSched() (wait time.Duration, runs int64, err error) {
+	return parseSchedstat("/proc/thread-self/schedstat")
+}
+
+// parseSchedstat reads a schedstat file: on-CPU ns, run-queue wait ns,
+// timeslices.
+func parseSchedstat(path string) (time.Duration, int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0, 0, fmt.Errorf("%s: %q", path, b)
+	}
+	wait, err1 := strconv.ParseInt(f[1], 10, 64)
+	runs, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("%s: %q", path, b)
+	}
+	return time.Duration(wait), runs, nil
+}
+
+// HostCPU is the host's CPU time so far, summed over its CPUs, from the
+// "cpu" line of /proc/stat (in USER_HZ ticks): all of it, and the part its
+// hypervisor gave to other guests (steal; 0 on bare metal).
+func HostCPU() (total, steal uint64, err error) {
+	return hostCPU("/proc/stat")
+}
+
+func hostCPU(path string) (total, steal uint64, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	// cpu user nice system idle iowait irq softirq steal [guest guest_nice]:
+	// guest time is also counted in user, so it is left out of the total.
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("%s: first line %q", path, line)
+	}
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %v", path, err)
+		}
+		total += n
+		if i == 7 {
+			steal = n
+		}
+	}
+	return total, steal, nil
+}

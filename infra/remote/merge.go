@@ -84,6 +84,7 @@ func mergeBase(first loadgen.Result) loadgen.Result {
 	out.Published, out.Consumed, out.Errors, out.Duplicates = 0, 0, 0, 0
 	out.BacklogMax, out.DrainS, out.ClientCPUS, out.ClientRSSMaxMiB = 0, 0, 0, 0
 	out.Warmup = loadgen.WarmupCounts{}
+	out.Scheduling = nil
 	out.Intervals = nil
 	return out
 }
@@ -117,6 +118,17 @@ func addPart(out *loadgen.Result, host string, r *loadgen.Result) {
 	out.Warmup.Published += r.Warmup.Published
 	out.Warmup.Consumed += r.Warmup.Consumed
 	out.Topics = append(out.Topics, r.Topics...)
+	if s := r.Scheduling; s != nil {
+		// Each host's pacers add up; steal is each host's own, and the
+		// worst host's is what the merged run suffered.
+		if out.Scheduling == nil {
+			out.Scheduling = &loadgen.Scheduling{}
+		}
+		out.Scheduling.PacerWaitMs += s.PacerWaitMs
+		out.Scheduling.PacerRuns += s.PacerRuns
+		out.Scheduling.Pacers += s.Pacers
+		out.Scheduling.StealPct = max(out.Scheduling.StealPct, s.StealPct)
+	}
 	if r.Start.Before(out.Start) {
 		out.Start = r.Start
 	}

@@ -140,3 +140,25 @@ func TestMergeConnections(t *testing.T) {
 		t.Errorf("a run without connections: %+v, %v", got.Connections, err)
 	}
 }
+
+// TestMergeScheduling: the client hosts' pacers add up, the merged steal
+// is the worst host's, and a run whose parts measured nothing has none.
+func TestMergeScheduling(t *testing.T) {
+	part := func(host string, s *loadgen.Scheduling) Part {
+		return Part{Host: host, Result: loadgen.Result{Healthy: true, Scheduling: s}}
+	}
+	got, err := Merge([]Part{
+		part("client-0", &loadgen.Scheduling{PacerWaitMs: 1.5, PacerRuns: 100, Pacers: 2, StealPct: 0.5}),
+		part("client-1", nil),
+		part("client-2", &loadgen.Scheduling{PacerWaitMs: 2, PacerRuns: 50, Pacers: 1, StealPct: 3}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (loadgen.Scheduling{PacerWaitMs: 3.5, PacerRuns: 150, Pacers: 3, StealPct: 3}); got.Scheduling == nil || *got.Scheduling != want {
+		t.Errorf("merged scheduling %+v, want %+v", got.Scheduling, want)
+	}
+	if got, err := Merge([]Part{part("client-0", nil), part("client-1", nil)}); err != nil || got.Scheduling != nil {
+		t.Errorf("merging parts without scheduling: %+v, %v; want none", got.Scheduling, err)
+	}
+}

@@ -182,6 +182,9 @@ func BenchmarkRateAccuracy(b *testing.B) {
 			b.ReportMetric(res.SendDelayMs.P50, "send_delay_p50_ms")
 			b.ReportMetric(res.SendDelayMs.P90, "send_delay_p90_ms")
 			b.ReportMetric(res.SendDelayMs.P99, "send_delay_p99_ms")
+			if sc := res.Scheduling; sc != nil {
+				b.ReportMetric(sc.PacerWaitMs, "pacer_wait_ms")
+			}
 			b.ReportMetric(res.PublishLatencyMs.P50, "publish_p50_ms")
 			b.ReportMetric(res.PublishLatencyMs.P99, "publish_p99_ms")
 			b.ReportMetric(res.E2ELatencyMs.P99, "e2e_p99_ms")

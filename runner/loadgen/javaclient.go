@@ -146,6 +146,12 @@ type externalReport struct {
 	Reconnects int64  `json:"reconnects"`
 	Handshakes int64  `json:"handshakes"`
 	Reconnect  string `json:"reconnect"`
+	// PacerWaitNs, PacerRuns and Pacers are the pacer threads' run-queue
+	// wait and turns on a CPU over the window, from their own
+	// /proc/thread-self/schedstat (Scheduling); Pacers 0 where unreadable.
+	PacerWaitNs int64 `json:"pacer_wait_ns"`
+	PacerRuns   int64 `json:"pacer_runs"`
+	Pacers      int   `json:"pacers"`
 }
 
 // executeExternal is execute with an external client: the topics here,
@@ -473,6 +479,10 @@ func (r *run) externalResult(x external, rep *externalReport, rss float64) (*Res
 	if p := r.pacerPriority.Load(); p != nil {
 		res.Config.PacerPriority = *p
 	}
+	r.sched.pacers.Add(int32(rep.Pacers))
+	r.sched.wait.Add(rep.PacerWaitNs)
+	r.sched.runs.Add(rep.PacerRuns)
+	res.Scheduling = r.sched.result()
 	res.Client = ClientInfo{Name: rep.ClientName, Version: rep.ClientVersion, Runtime: rep.ClientRuntime}
 	res.Series = make([]Second, len(rep.Series))
 	for i, s := range rep.Series {

@@ -100,6 +100,8 @@ func (r *run) openLoop(ctx context.Context, cl **kgo.Client, ch *churner, rng *r
 	restore, applied := hintLatency()
 	defer restore()
 	r.pacerPriority.CompareAndSwap(nil, &applied)
+	var ps pacerSched
+	defer ps.stop(&r.sched) // before restore: on the pacer's own thread
 	stop := r.measEnd + int64(sendGrace)
 	// ctx, not a deadline context: kgo fails buffered records whose
 	// context ends, and records due in the window must be delivered.
@@ -125,6 +127,7 @@ func (r *run) openLoop(ctx context.Context, cl **kgo.Client, ch *churner, rng *r
 			return
 		}
 		if sec := r.second(ti); sec >= 0 {
+			ps.start()
 			r.sendDelay.record(sec, now-ti)
 		}
 		r.send(pctx, *cl, rng, ti, tix, promise)

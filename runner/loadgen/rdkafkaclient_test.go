@@ -146,6 +146,7 @@ func TestRdkafkaClientRuns(t *testing.T) {
 		if len(res.Series) < 2 || res.Series[0].Published+res.Series[1].Published == 0 {
 			t.Errorf("series %+v: want the measured seconds", res.Series)
 		}
+		checkScheduling(t, res, 1)
 	})
 	t.Run("closed loop", func(t *testing.T) {
 		cfg := quick(props(t, c, planner.SecurityPlaintext))

@@ -89,6 +89,9 @@ type Result struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Topics holds each topic's share of the measured records.
 	Topics []TopicCount `json:"topics"`
+	// Scheduling is what the machine did to the pacers in the window
+	// (Linux).
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
 	// Connections is what the clients negotiated and, with churn, the
 	// producers' reconnects.
 	Connections *Connections `json:"connections,omitempty"`
@@ -273,6 +276,7 @@ func (r *run) result(warmEnd, measEnd time.Time, smp *sampler, dr drainOutcome) 
 	if p := r.pacerPriority.Load(); p != nil {
 		res.Config.PacerPriority = *p
 	}
+	res.Scheduling = r.sched.result()
 	res.Topics = make([]TopicCount, len(r.topics))
 	for i, t := range r.topics {
 		res.Topics[i] = TopicCount{Topic: t, Partitions: r.parts[i], Published: r.counts[i].published.Load(), Consumed: r.counts[i].consumed.Load()}

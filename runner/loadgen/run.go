@@ -68,6 +68,7 @@ type run struct {
 	errSamples             []string
 	backlogMax             atomic.Int64
 	pacerPriority          atomic.Pointer[string] // what the first pacer got (hintLatency)
+	sched                  schedWatch
 }
 
 // topicCounts are one topic's records with t_i in the window.
@@ -165,6 +166,12 @@ func (r *run) noteErr(err error) {
 // phase reports a phase; calls come from more than one goroutine, one at a
 // time and in order.
 func (r *run) phase(name string, ends time.Time) {
+	switch name {
+	case "measure":
+		r.sched.host(0)
+	case "drain":
+		r.sched.host(1)
+	}
 	if r.cfg.OnPhase != nil {
 		r.phaseMu.Lock()
 		defer r.phaseMu.Unlock()

@@ -136,6 +136,22 @@ func TestNoWarmup(t *testing.T) {
 	if want := withSlack(pacerPriorityAllowed(t), pacerTimerSlack); res.Config.PacerPriority != want {
 		t.Errorf("pacer priority %q, want %q (what this process may set)", res.Config.PacerPriority, want)
 	}
+	checkScheduling(t, res, 1)
+}
+
+// checkScheduling: a fixed-rate run of a few thousand records a second
+// measured its pacers' scheduling over the window: about one turn on a
+// CPU per record (a sleep before each), a wait within the window, and the
+// host's steal as a share.
+func checkScheduling(t *testing.T, res *Result, pacers int) {
+	t.Helper()
+	sc := res.Scheduling
+	window := res.End.Sub(res.Start).Seconds() * 1000 * float64(pacers)
+	if sc == nil || sc.Pacers != pacers || sc.PacerRuns < res.Published/4 || sc.PacerRuns > 3*res.Published ||
+		sc.PacerWaitMs < 0 || sc.PacerWaitMs > window || sc.StealPct < 0 || sc.StealPct > 100 {
+		t.Errorf("scheduling %+v: want %d pacers with about a turn per record of %d, a wait within %.0f ms, steal a share", sc, pacers, res.Published, window)
+	}
+	t.Logf("scheduling %+v, %d records", sc, res.Published)
 }
 
 // pacerPriorityAllowed probes, on a thread of its own, what scheduling

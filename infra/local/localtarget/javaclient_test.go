@@ -114,6 +114,12 @@ func TestJavaClientOnApacheKafka(t *testing.T) {
 		if want += "; timer slack 1 ns"; res.Config.PacerPriority != want {
 			t.Errorf("pacer priority %q, want %q", res.Config.PacerPriority, want)
 		}
+		// The pacer measured its own scheduling over the window: about a
+		// turn on a CPU per record at this rate (a sleep before each).
+		if sc := res.Scheduling; sc == nil || sc.Pacers != 1 || sc.PacerRuns < res.Published/4 || sc.PacerRuns > 3*res.Published ||
+			sc.PacerWaitMs < 0 || sc.PacerWaitMs > 2000 || sc.StealPct < 0 || sc.StealPct > 100 {
+			t.Errorf("scheduling %+v: want one pacer with about a turn per record of %d, a wait within the window, steal a share", sc, res.Published)
+		}
 		var perSecond int64
 		for _, s := range res.Series[:2] {
 			perSecond += s.Published

@@ -145,6 +145,9 @@ public final class Loadgen {
     AtomicReferenceArray<KafkaProducer<byte[], byte[]>> current;
     boolean[] churnedInWindow;
     final AtomicLong reconnects = new AtomicLong(), handshakes = new AtomicLong();
+    // The pacers' run-queue wait (ns) and turns on a CPU over the window,
+    // and how many were measured (threadSched).
+    final AtomicLong pacerWait = new AtomicLong(), pacerRuns = new AtomicLong(), pacers = new AtomicLong();
     final Histogram reconnectHist = Recorder.newHistogram();
 
     Loadgen(Properties job) throws IOException {
@@ -635,14 +638,43 @@ public final class Loadgen {
         out("pacer " + tid + " " + got);
     }
 
-    // openLoop sends record i at t0 + i/rate, at once when behind; records
-    // due in the window may be sent up to SEND_GRACE after it, later ones
-    // are never sent (a shortfall the rate rule sees).
+    // openLoop is a producer's pacer: pacedSends, measured over the window.
     void openLoop(int k, SplittableRandom rng, int tix, double rate) {
         announcePacer();
+        // The pacer's scheduling at its first record due in the window,
+        // and at the loop's end (the Go pacer's pacerSched).
+        long[][] sched = new long[1][];
+        try {
+            pacedSends(k, rng, tix, rate, sched);
+        } finally {
+            long[] end = sched[0] == null ? null : threadSched();
+            if (end != null) {
+                pacerWait.addAndGet(end[0] - sched[0][0]);
+                pacerRuns.addAndGet(end[1] - sched[0][1]);
+                pacers.incrementAndGet();
+            }
+        }
+    }
+
+    // threadSched is the calling thread's run-queue wait (ns) and turns on
+    // a CPU, from /proc/thread-self/schedstat; null where unreadable.
+    static long[] threadSched() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/thread-self/schedstat")).trim().split(" ");
+            return new long[] {Long.parseLong(f[1]), Long.parseLong(f[2])};
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    // pacedSends sends record i at t0 + i/rate, at once when behind;
+    // records due in the window may be sent up to SEND_GRACE after it,
+    // later ones are never sent (a shortfall the rate rule sees).
+    void pacedSends(int k, SplittableRandom rng, int tix, double rate, long[][] sched) {
         long stop = measEnd + SEND_GRACE;
         int[] count = new int[1];
         double period = 1e9 / rate;
+        boolean measuring = false;
         for (long i = 0;; i++) {
             long ti = t0 + (long) (i * period);
             if (ti >= measEnd) {
@@ -664,6 +696,10 @@ public final class Loadgen {
             }
             int sec = second(ti);
             if (sec >= 0) {
+                if (!measuring) {
+                    measuring = true;
+                    sched[0] = threadSched();
+                }
                 sendDelay.record(sec, now - ti);
             }
             send(current.get(k), rng, ti, tix, null);
@@ -931,6 +967,7 @@ public final class Loadgen {
         synchronized (tlsSessions) {
             j.strs("tls_sessions", new ArrayList<>(tlsSessions));
         }
+        j.num("pacer_wait_ns", pacerWait.get()).num("pacer_runs", pacerRuns.get()).num("pacers", pacers.get());
         j.num("reconnects", reconnects.get()).num("handshakes", handshakes.get());
         synchronized (reconnectHist) {
             j.str("reconnect", Base64.getEncoder().encodeToString(Recorder.encode(reconnectHist)));

@@ -627,6 +627,9 @@ static atomic_llong **seen;
  * producers' connections set up in the window, as the Go side counts
  * them. */
 static atomic_llong reconnects, handshakes;
+/* The pacers' run-queue wait (ns) and turns on a CPU over the window, and
+ * how many were measured (pacer_sched). */
+static atomic_llong pacer_wait, pacer_runs, pacers;
 /* window_known is set once warm_end and meas_end are, which the first
  * clients' threads may read before (connect_cb). */
 static atomic_int window_known;
@@ -1225,15 +1228,46 @@ static int pace_until(int64_t t) {
     }
 }
 
-/* open_loop sends record i at t0 + i/rate, at once when behind; records
+/* thread_sched reads the calling thread's run-queue wait (ns) and turns
+ * on a CPU from /proc/thread-self/schedstat; 0 where unreadable. */
+static int thread_sched(long long *wait, long long *runs) {
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (!f) {
+        return 0;
+    }
+    long long cpu;
+    int n = fscanf(f, "%lld %lld %lld", &cpu, wait, runs);
+    fclose(f);
+    return n == 3;
+}
+
+/* pacer_sched_t is a pacer's scheduling at its first record due in the
+ * window (state 1; 0 before it, -1 unreadable). */
+typedef struct {
+    long long wait, runs;
+    int state;
+} pacer_sched_t;
+
+static void pacer_start(pacer_sched_t *m) {
+    if (m->state == 0) {
+        m->state = thread_sched(&m->wait, &m->runs) ? 1 : -1;
+    }
+}
+
+/* pacer_stop adds the pacer's wait and turns since pacer_start. */
+static void pacer_stop(const pacer_sched_t *m) {
+    long long w, n;
+    if (m->state == 1 && thread_sched(&w, &n)) {
+        atomic_fetch_add(&pacer_wait, w - m->wait);
+        atomic_fetch_add(&pacer_runs, n - m->runs);
+        atomic_fetch_add(&pacers, 1);
+    }
+}
+
+/* paced_sends sends record i at t0 + i/rate, at once when behind; records
  * due in the window may be sent up to SEND_GRACE after it, later ones are
  * never sent (a shortfall the rate rule sees). */
-static void open_loop(producer_t *p, double r) {
-    /* The Go pacer's timer slack for this thread (librdkafka's threads
-     * keep the default), and the thread's id, so that xp gives it the Go
-     * pacer's scheduling priority. */
-    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-    out_line("pacer %ld %d", (long)syscall(SYS_gettid), prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL));
+static void paced_sends(producer_t *p, double r, pacer_sched_t *m) {
     int64_t stop = meas_end + SEND_GRACE;
     double period = 1e9 / r;
     int tix = p->tix;
@@ -1258,6 +1292,7 @@ static void open_loop(producer_t *p, double r) {
         }
         int sec = second_of(ti);
         if (sec >= 0) {
+            pacer_start(m);
             rec_record(&delay_rec, sec, now - ti);
         }
         send_one(p, ti, tix);
@@ -1272,6 +1307,19 @@ static void open_loop(producer_t *p, double r) {
             return;
         }
     }
+}
+
+/* open_loop is the producer's pacer: paced_sends, measured over the
+ * window (the Go pacer's pacerSched). */
+static void open_loop(producer_t *p, double r) {
+    /* The Go pacer's timer slack for this thread (librdkafka's threads
+     * keep the default), and the thread's id, so that xp gives it the Go
+     * pacer's scheduling priority. */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    out_line("pacer %ld %d", (long)syscall(SYS_gettid), prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL));
+    pacer_sched_t m = {0};
+    paced_sends(p, r, &m);
+    pacer_stop(&m);
 }
 
 /* closed_loop keeps in_flight records in flight; the intended send time
@@ -1498,6 +1546,9 @@ static char *result(int drained, int64_t drain_at, int64_t unacked) {
     add_hists(&s, "publish", &pub_rec);
     add_hists(&s, "e2e", &e2e_rec);
     add_hists(&s, "send_delay", &delay_rec);
+    NUM("pacer_wait_ns", atomic_load(&pacer_wait));
+    NUM("pacer_runs", atomic_load(&pacer_runs));
+    NUM("pacers", atomic_load(&pacers));
     NUM("reconnects", atomic_load(&reconnects));
     NUM("handshakes", atomic_load(&handshakes));
     sb_key(&s, "reconnect");
