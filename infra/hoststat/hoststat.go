@@ -71,6 +71,20 @@ func (r Reader) Read() (Counters, error) {
 	return c, nil
 }
 
+// CPU reads only the CPU counters of /proc/stat (the "cpu" line), into
+// Counters' CPU fields: what a load run reads at its window's ends to
+// know the host's steal.
+func CPU() (Counters, error) {
+	c := Counters{Time: time.Now()}
+	err := readStat("/proc/stat", &c)
+	return c, err
+}
+
+// CPUTotal is the sum of c's CPU counters (guest time is inside user).
+func (c Counters) CPUTotal() uint64 {
+	return c.CPUUser + c.CPUNice + c.CPUSystem + c.CPUIdle + c.CPUIOWait + c.CPUIRQ + c.CPUSoftIRQ + c.CPUSteal
+}
+
 func readStat(path string, c *Counters) error {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -121,3 +121,20 @@ func TestStreamThisHost(t *testing.T) {
 		}
 	}
 }
+
+// TestCPU: the cpu line's counters of a guest with steal add up to its
+// total (guest time left out: user already counts it), and this host's
+// read alone.
+func TestCPU(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "stat")
+	if err := os.WriteFile(p, []byte("cpu  100 5 40 800 10 1 4 40 7 0\ncpu0 50 2 20 400 5 0 2 20 7 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var c Counters
+	if err := readStat(p, &c); err != nil || c.CPUTotal() != 1000 || c.CPUSteal != 40 {
+		t.Errorf("readStat: total %d, steal %d, %v; want 1000, 40", c.CPUTotal(), c.CPUSteal, err)
+	}
+	if c, err := CPU(); err != nil || c.CPUTotal() == 0 || c.CPUSteal > c.CPUTotal() {
+		t.Errorf("CPU of this host: %+v, %v", c, err)
+	}
+}

@@ -145,35 +145,3 @@ func parseSchedstat(path string) (time.Duration, int64, error) {
 	}
 	return time.Duration(wait), runs, nil
 }
-
-// HostCPU is the host's CPU time so far, summed over its CPUs, from the
-// "cpu" line of /proc/stat (in USER_HZ ticks): all of it, and the part its
-// hypervisor gave to other guests (steal; 0 on bare metal).
-func HostCPU() (total, steal uint64, err error) {
-	return hostCPU("/proc/stat")
-}
-
-func hostCPU(path string) (total, steal uint64, err error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	// cpu user nice system idle iowait irq softirq steal [guest guest_nice]:
-	// guest time is also counted in user, so it is left out of the total.
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0, 0, fmt.Errorf("%s: first line %q", path, line)
-	}
-	for i, v := range f[1:9] {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %v", path, err)
-		}
-		total += n
-		if i == 7 {
-			steal = n
-		}
-	}
-	return total, steal, nil
-}

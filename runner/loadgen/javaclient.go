@@ -479,9 +479,7 @@ func (r *run) externalResult(x external, rep *externalReport, rss float64) (*Res
 	if p := r.pacerPriority.Load(); p != nil {
 		res.Config.PacerPriority = *p
 	}
-	r.sched.pacers.Add(int32(rep.Pacers))
-	r.sched.wait.Add(rep.PacerWaitNs)
-	r.sched.runs.Add(rep.PacerRuns)
+	r.sched.add(rep.Pacers, time.Duration(rep.PacerWaitNs), rep.PacerRuns)
 	res.Scheduling = r.sched.result()
 	res.Client = ClientInfo{Name: rep.ClientName, Version: rep.ClientVersion, Runtime: rep.ClientRuntime}
 	res.Series = make([]Second, len(rep.Series))

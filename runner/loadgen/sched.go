@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xp-bench/xp/infra/hoststat"
 	"github.com/xp-bench/xp/infra/procstat"
 )
 
@@ -41,19 +42,19 @@ type schedWatch struct {
 	hostRead   [2]bool
 }
 
-// add records one pacer's wait and turns over the window.
-func (s *schedWatch) add(wait time.Duration, runs int64) {
+// add records n pacers' wait and turns over the window.
+func (s *schedWatch) add(n int, wait time.Duration, runs int64) {
 	s.wait.Add(int64(wait))
 	s.runs.Add(runs)
-	s.pacers.Add(1)
+	s.pacers.Add(int32(n))
 }
 
 // host reads the host's CPU counters at the window's start (0) or end (1).
 func (s *schedWatch) host(i int) {
-	total, steal, err := procstat.HostCPU()
+	c, err := hoststat.CPU()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.hostTotal[i], s.hostSteal[i], s.hostRead[i] = total, steal, err == nil
+	s.hostTotal[i], s.hostSteal[i], s.hostRead[i] = c.CPUTotal(), c.CPUSteal, err == nil
 }
 
 // result is the window's Scheduling; nil when neither the pacers nor the
@@ -99,6 +100,6 @@ func (p *pacerSched) stop(s *schedWatch) {
 		return
 	}
 	if wait, runs, err := procstat.ThreadSched(); err == nil {
-		s.add(wait-p.wait, runs-p.runs)
+		s.add(1, wait-p.wait, runs-p.runs)
 	}
 }
